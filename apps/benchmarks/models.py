@@ -1,0 +1,65 @@
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from apps.briefs.models import WorkloadBrief
+from apps.catalog.models import Gpu, GpuSystem
+from apps.core.models import BaseModel, Team
+from apps.quotes.models import Quote
+
+
+class BenchmarkRun(BaseModel):
+    """One measured candidate. Never edited after import; a newer run supersedes it."""
+
+    class Phase(models.TextChoices):
+        MEMORY_FIT = "MEMORY_FIT", "Phase 1: memory fit"
+        THROUGHPUT_LATENCY = "THROUGHPUT_LATENCY", "Phase 2: throughput and latency"
+        FAILURE_OPS = "FAILURE_OPS", "Phase 3: failure and operations"
+
+    class Tool(models.TextChoices):
+        MANUAL = "MANUAL", "Entered by hand"
+        VLLM = "VLLM", "vllm bench serve"
+        GUIDELLM = "GUIDELLM", "GuideLLM"
+        AIPERF = "AIPERF", "AIPerf"
+        GENAI_PERF = "GENAI_PERF", "GenAI-Perf"
+        LLMPERF = "LLMPERF", "llmperf"
+
+    brief = models.ForeignKey(
+        WorkloadBrief, on_delete=models.PROTECT, related_name="benchmark_runs"
+    )
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="benchmark_runs")
+    gpu = models.ForeignKey(Gpu, on_delete=models.PROTECT, related_name="benchmark_runs")
+    gpu_count = models.PositiveSmallIntegerField()
+    quote = models.ForeignKey(
+        Quote, on_delete=models.PROTECT, null=True, blank=True, related_name="benchmark_runs"
+    )
+    system = models.ForeignKey(
+        GpuSystem, on_delete=models.PROTECT, null=True, blank=True, related_name="benchmark_runs"
+    )
+    phase = models.CharField(max_length=20, choices=Phase.choices)
+    tool = models.CharField(max_length=12, choices=Tool.choices, default=Tool.MANUAL)
+    tool_version = models.CharField(max_length=40, blank=True)
+    label = models.CharField(max_length=200, blank=True)
+    conditions = models.JSONField(default=dict, blank=True)
+    results = models.JSONField(default=dict, blank=True)
+    raw_file = models.FileField(upload_to="benchmark-runs/%Y/%m/", blank=True)
+    raw_sha256 = models.CharField(max_length=64, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    superseded_by = models.ForeignKey(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="supersedes"
+    )
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(gpu_count__gte=1), name="run_gpu_count_positive"),
+            models.UniqueConstraint(
+                fields=["brief", "gpu", "gpu_count", "raw_sha256", "label"],
+                condition=~Q(raw_sha256=""),
+                name="run_same_file_imported_once_per_candidate",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_phase_display()} · {self.gpu_count}x {self.gpu}"

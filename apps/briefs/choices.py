@@ -1,0 +1,101 @@
+"""The brief's vocabularies. Values match the engine's enums and the API contract."""
+
+from django.db import models
+
+
+class WorkloadType(models.TextChoices):
+    TRAINING = "TRAINING", "Pre-training"
+    FULL_FINETUNE = "FULL_FINETUNE", "Full fine-tune"
+    LORA_FINETUNE = "LORA_FINETUNE", "LoRA fine-tune"
+    QLORA_FINETUNE = "QLORA_FINETUNE", "QLoRA fine-tune"
+    BATCH_INFERENCE = "BATCH_INFERENCE", "Batch inference"
+    REALTIME_INFERENCE = "REALTIME_INFERENCE", "Real-time inference"
+    EMBEDDINGS = "EMBEDDINGS", "Embeddings"
+    IMAGE_GENERATION = "IMAGE_GENERATION", "Image generation"
+    VIDEO_GENERATION = "VIDEO_GENERATION", "Video generation"
+    EVALUATION = "EVALUATION", "Evaluation"
+
+
+TRAINING_TYPES = frozenset(
+    {
+        WorkloadType.TRAINING,
+        WorkloadType.FULL_FINETUNE,
+        WorkloadType.LORA_FINETUNE,
+        WorkloadType.QLORA_FINETUNE,
+    }
+)
+TOKEN_SERVING_TYPES = frozenset(
+    {WorkloadType.BATCH_INFERENCE, WorkloadType.REALTIME_INFERENCE, WorkloadType.EVALUATION}
+)
+MEDIA_TYPES = frozenset({WorkloadType.IMAGE_GENERATION, WorkloadType.VIDEO_GENERATION})
+
+
+class Precision(models.TextChoices):
+    FP32 = "FP32"
+    BF16 = "BF16"
+    FP16 = "FP16"
+    FP8 = "FP8"
+    INT8 = "INT8"
+    INT4 = "INT4"
+    FP4 = "FP4"
+
+
+class SuccessUnit(models.TextChoices):
+    TOKEN = "TOKEN", "Accepted output token"
+    REQUEST = "REQUEST", "Accepted request"
+    RECORD = "RECORD", "Processed record"
+    IMAGE = "IMAGE", "Accepted image"
+    CLIP = "CLIP", "Accepted clip"
+    TRAINING_RUN = "TRAINING_RUN", "Completed training run"
+    EVALUATION = "EVALUATION", "Completed evaluation"
+
+
+class LatencyPercentile(models.TextChoices):
+    P95 = "P95", "p95"
+    P99 = "P99", "p99"
+    OFFLINE = "OFFLINE", "Offline (no latency target)"
+
+
+class DutyCycle(models.TextChoices):
+    ALWAYS_ON = "ALWAYS_ON", "Always on"
+    SCHEDULED_BATCH = "SCHEDULED_BATCH", "Scheduled batch"
+    SEASONAL_BURST = "SEASONAL_BURST", "Seasonal burst"
+    EXPERIMENTAL = "EXPERIMENTAL", "Experimental"
+    NOTEBOOK = "NOTEBOOK", "Notebook"
+
+
+class OperatingBoundary(models.TextChoices):
+    PUBLIC_CLOUD = "PUBLIC_CLOUD", "Public cloud"
+    PRIVATE_NETWORK = "PRIVATE_NETWORK", "Private network"
+    DEDICATED_CLUSTER = "DEDICATED_CLUSTER", "Dedicated cluster"
+    ON_PREM = "ON_PREM", "On premises"
+    DATA_RESIDENCY = "DATA_RESIDENCY", "Data residency"
+    MANAGED_API = "MANAGED_API", "Managed API"
+
+
+class Tooling(models.TextChoices):
+    VLLM = "VLLM", "vLLM"
+    SGLANG = "SGLANG", "SGLang"
+    TENSORRT_LLM = "TENSORRT_LLM", "TensorRT-LLM"
+    TRITON = "TRITON", "Triton"
+    RAY = "RAY", "Ray"
+    SLURM = "SLURM", "Slurm"
+    KUBERNETES = "KUBERNETES", "Kubernetes"
+    COMFYUI = "COMFYUI", "ComfyUI"
+    PROVIDER_ENDPOINTS = "PROVIDER_ENDPOINTS", "Provider endpoints"
+
+
+class Optimizer(models.TextChoices):
+    ADAMW = "ADAMW", "AdamW"
+    ADAM_8BIT = "ADAM_8BIT", "Adam 8-bit (bitsandbytes)"
+    SGD = "SGD", "SGD with momentum"
+    ADAFACTOR = "ADAFACTOR", "Adafactor"
+    LION = "LION", "Lion"
+
+
+class Sharding(models.TextChoices):
+    NONE = "NONE", "None (data parallel)"
+    ZERO1 = "ZERO1", "ZeRO-1"
+    ZERO2 = "ZERO2", "ZeRO-2"
+    ZERO3 = "ZERO3", "ZeRO-3"
+    FSDP = "FSDP", "FSDP (full shard)"

@@ -1,0 +1,223 @@
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import F, Q
+
+from apps.core.models import BaseModel, Team
+
+from .choices import (
+    MEDIA_TYPES,
+    TOKEN_SERVING_TYPES,
+    TRAINING_TYPES,
+    DutyCycle,
+    LatencyPercentile,
+    OperatingBoundary,
+    Optimizer,
+    Precision,
+    Sharding,
+    SuccessUnit,
+    WorkloadType,
+)
+
+# Hours in an average month (8,760 h / 12): the ceiling for hours_per_month.
+HOURS_PER_MONTH_MAX = 744  # 31 days x 24 h, the longest month
+
+
+def _positive(field: str) -> Q:
+    return Q(**{f"{field}__isnull": True}) | Q(**{f"{field}__gt": 0})
+
+
+class WorkloadBrief(BaseModel):
+    """What a team needs to run: the input of every estimate, ranking and decision."""
+
+    name = models.CharField(max_length=200)
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="briefs")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    description = models.TextField(blank=True)
+    workload_type = models.CharField(max_length=24, choices=WorkloadType.choices)
+
+    # Model shape: a preset, a pasted Hugging Face config.json, or explicit numbers.
+    model_preset = models.CharField(max_length=64, blank=True)
+    model_hf_config = models.JSONField(null=True, blank=True)
+    params_billion = models.DecimalField(max_digits=9, decimal_places=3, null=True, blank=True)
+    layers = models.PositiveIntegerField(null=True, blank=True)
+    hidden_size = models.PositiveIntegerField(null=True, blank=True)
+    attention_heads = models.PositiveIntegerField(null=True, blank=True)
+    kv_heads = models.PositiveIntegerField(null=True, blank=True)
+    head_dim = models.PositiveIntegerField(null=True, blank=True)
+    vocab_size = models.PositiveIntegerField(null=True, blank=True)
+    intermediate_size = models.PositiveIntegerField(null=True, blank=True)
+    experts = models.PositiveIntegerField(null=True, blank=True)
+    active_experts = models.PositiveIntegerField(null=True, blank=True)
+
+    weight_precision = models.CharField(max_length=8, choices=Precision.choices, blank=True)
+    kv_cache_precision = models.CharField(max_length=8, choices=Precision.choices, blank=True)
+    context_window = models.PositiveIntegerField(null=True, blank=True)
+
+    # Request shape (token counts are per request).
+    input_tokens_p50 = models.PositiveIntegerField(null=True, blank=True)
+    input_tokens_p95 = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens_p50 = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens_p95 = models.PositiveIntegerField(null=True, blank=True)
+    concurrency = models.PositiveIntegerField(null=True, blank=True)
+    requests_per_second = models.DecimalField(
+        max_digits=10, decimal_places=3, null=True, blank=True
+    )
+    records_per_job = models.PositiveBigIntegerField(null=True, blank=True)
+    image_width = models.PositiveIntegerField(null=True, blank=True)
+    image_height = models.PositiveIntegerField(null=True, blank=True)
+    clip_seconds = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
+
+    success_unit = models.CharField(max_length=16, choices=SuccessUnit.choices, blank=True)
+    acceptance_rate = models.DecimalField(
+        max_digits=5,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0.0001")), MaxValueValidator(Decimal("1"))],
+        help_text="Share of outputs that pass quality checks (0-1].",
+    )
+
+    latency_percentile = models.CharField(
+        max_length=8, choices=LatencyPercentile.choices, blank=True
+    )
+    ttft_target_ms = models.PositiveIntegerField(null=True, blank=True)
+    itl_target_ms = models.PositiveIntegerField(null=True, blank=True)
+    e2e_target_ms = models.PositiveIntegerField(null=True, blank=True)
+
+    duty_cycle = models.CharField(max_length=16, choices=DutyCycle.choices, blank=True)
+    hours_per_month = models.DecimalField(
+        max_digits=5,
+        decimal_places=1,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0.1")), MaxValueValidator(HOURS_PER_MONTH_MAX)],
+    )
+    operating_boundary = models.CharField(
+        max_length=20, choices=OperatingBoundary.choices, blank=True
+    )
+    tooling = models.JSONField(default=list, blank=True)
+
+    # Training and fine-tuning.
+    training_tokens = models.PositiveBigIntegerField(null=True, blank=True)
+    sequence_length = models.PositiveIntegerField(null=True, blank=True)
+    global_batch_tokens = models.PositiveBigIntegerField(null=True, blank=True)
+    optimizer = models.CharField(max_length=12, choices=Optimizer.choices, blank=True)
+    sharding = models.CharField(max_length=8, choices=Sharding.choices, blank=True)
+    activation_checkpointing = models.BooleanField(default=False)
+    lora_rank = models.PositiveIntegerField(null=True, blank=True)
+    checkpoint_interval_minutes = models.PositiveIntegerField(null=True, blank=True)
+    target_eval_score = models.DecimalField(max_digits=7, decimal_places=4, null=True, blank=True)
+
+    # Bumped by every change to the brief; candidate tables record which version they used.
+    inputs_version = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(acceptance_rate__isnull=True)
+                | (Q(acceptance_rate__gt=0) & Q(acceptance_rate__lte=1)),
+                name="brief_acceptance_rate_in_0_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(hours_per_month__isnull=True)
+                | (Q(hours_per_month__gt=0) & Q(hours_per_month__lte=HOURS_PER_MONTH_MAX)),
+                name="brief_hours_per_month_in_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(input_tokens_p50__isnull=True)
+                | Q(input_tokens_p95__isnull=True)
+                | Q(input_tokens_p95__gte=F("input_tokens_p50")),
+                name="brief_input_p95_at_least_p50",
+            ),
+            models.CheckConstraint(
+                condition=Q(output_tokens_p50__isnull=True)
+                | Q(output_tokens_p95__isnull=True)
+                | Q(output_tokens_p95__gte=F("output_tokens_p50")),
+                name="brief_output_p95_at_least_p50",
+            ),
+            models.CheckConstraint(
+                condition=_positive("params_billion"), name="brief_params_positive"
+            ),
+            models.CheckConstraint(
+                condition=_positive("requests_per_second"), name="brief_rps_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(experts__isnull=True)
+                | Q(active_experts__isnull=True)
+                | Q(active_experts__lte=F("experts")),
+                name="brief_active_experts_within_experts",
+            ),
+            models.CheckConstraint(
+                condition=Q(inputs_version__gte=1), name="brief_version_positive"
+            ),
+            models.UniqueConstraint(fields=["team", "name"], name="brief_name_unique_per_team"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_training(self) -> bool:
+        return self.workload_type in TRAINING_TYPES
+
+    def has_model_shape(self) -> bool:
+        if self.model_preset or self.model_hf_config:
+            return True
+        explicit = ("params_billion", "layers", "hidden_size", "attention_heads")
+        return all(getattr(self, name) is not None for name in explicit)
+
+    def missing_fields(self) -> list[str]:
+        """The fields this brief still needs before it can be estimated and ranked.
+
+        A brief may be saved incomplete ("you are still buying possibility, not capacity");
+        it then produces no ranking until this list is empty.
+        """
+        missing: list[str] = []
+
+        def need(*names: str) -> None:
+            for name in names:
+                value = getattr(self, name)
+                if value is None or value == "":
+                    missing.append(name)
+
+        need("workload_type")
+        if not self.has_model_shape():
+            missing.append("model")
+        need("weight_precision", "success_unit", "acceptance_rate", "duty_cycle")
+        need("hours_per_month", "operating_boundary")
+        kind = self.workload_type
+        if kind in TOKEN_SERVING_TYPES or kind == WorkloadType.EMBEDDINGS:
+            need("input_tokens_p50", "input_tokens_p95")
+        if kind in TOKEN_SERVING_TYPES:
+            need("kv_cache_precision", "output_tokens_p50", "output_tokens_p95")
+        if kind == WorkloadType.REALTIME_INFERENCE:
+            if self.concurrency is None and self.requests_per_second is None:
+                missing.append("concurrency or requests_per_second")
+            need("latency_percentile")
+            if self.latency_percentile != LatencyPercentile.OFFLINE and not (
+                self.ttft_target_ms or self.itl_target_ms or self.e2e_target_ms
+            ):
+                missing.append("latency target")
+        if kind in (WorkloadType.BATCH_INFERENCE, WorkloadType.EMBEDDINGS):
+            need("records_per_job")
+        if kind in MEDIA_TYPES:
+            need("image_width", "image_height")
+            if self.concurrency is None and self.requests_per_second is None:
+                missing.append("concurrency or requests_per_second")
+        if kind == WorkloadType.VIDEO_GENERATION:
+            need("clip_seconds")
+        if kind in TRAINING_TYPES:
+            need("training_tokens", "sequence_length", "global_batch_tokens", "optimizer")
+            need("sharding", "checkpoint_interval_minutes")
+        if kind in (WorkloadType.LORA_FINETUNE, WorkloadType.QLORA_FINETUNE):
+            need("lora_rank")
+        return missing
+
+    @property
+    def is_complete(self) -> bool:
+        return not self.missing_fields()

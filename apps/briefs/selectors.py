@@ -1,0 +1,30 @@
+"""Reads of briefs, scoped to the teams a user belongs to."""
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import QuerySet
+from django.http import Http404
+
+from apps.core.models import Team
+
+from .models import WorkloadBrief
+
+
+def teams_for_user(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Team]:
+    if getattr(user, "is_superuser", False):
+        return Team.objects.order_by("name")
+    return Team.objects.filter(members=user).order_by("name")  # type: ignore[misc]
+
+
+def brief_list_for_user(user: AbstractBaseUser | AnonymousUser) -> QuerySet[WorkloadBrief]:
+    qs = WorkloadBrief.objects.select_related("team").order_by("-updated_at", "-id")
+    if getattr(user, "is_superuser", False):
+        return qs
+    return qs.filter(team__members=user)  # type: ignore[misc]
+
+
+def brief_get_for_user(user: AbstractBaseUser | AnonymousUser, pk: int) -> WorkloadBrief:
+    """The brief, or 404 when it does not exist or belongs to another team (no existence leak)."""
+    try:
+        return brief_list_for_user(user).get(pk=pk)
+    except WorkloadBrief.DoesNotExist:
+        raise Http404("No such brief.") from None

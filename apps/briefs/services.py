@@ -1,0 +1,37 @@
+"""Writes of briefs. Every change bumps the brief's inputs version and asks for a recompute."""
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import F
+
+from apps.core.models import Team
+from apps.finance.services import candidate_table_request_recompute
+
+from .models import WorkloadBrief
+
+
+@transaction.atomic
+def brief_create(*, team: Team, created_by: AbstractBaseUser, **fields: Any) -> WorkloadBrief:
+    brief = WorkloadBrief(team=team, created_by=created_by, **fields)
+    brief.full_clean()
+    brief.save()
+    candidate_table_request_recompute(brief=brief)
+    return brief
+
+
+@transaction.atomic
+def brief_update(*, brief: WorkloadBrief, **fields: Any) -> WorkloadBrief:
+    brief = WorkloadBrief.objects.select_for_update().get(pk=brief.pk)
+    changed = [name for name, value in fields.items() if getattr(brief, name) != value]
+    if not changed:
+        return brief
+    for name in changed:
+        setattr(brief, name, fields[name])
+    brief.full_clean()
+    brief.inputs_version = F("inputs_version") + 1
+    brief.save(update_fields=[*changed, "inputs_version", "updated_at"])
+    brief.refresh_from_db()
+    candidate_table_request_recompute(brief=brief)
+    return brief

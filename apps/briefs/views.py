@@ -1,0 +1,72 @@
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from apps.core.roles import BRIEF_EDITORS, has_role
+
+from .forms import BriefForm
+from .selectors import brief_get_for_user, brief_list_for_user, teams_for_user
+from .services import brief_create, brief_update
+
+
+def _require_editor(request: HttpRequest) -> None:
+    if not has_role(request.user, BRIEF_EDITORS):
+        raise PermissionDenied("Only the platform role writes briefs.")
+
+
+def _fields(form: BriefForm) -> dict[str, object]:
+    return {k: v for k, v in form.cleaned_data.items() if k != "team"}
+
+
+@login_required
+def brief_list_page(request: HttpRequest) -> HttpResponse:
+    briefs = list(brief_list_for_user(request.user))
+    return render(
+        request,
+        "briefs/brief_list.html",
+        {"briefs": briefs, "can_edit": has_role(request.user, BRIEF_EDITORS)},
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def brief_create_page(request: HttpRequest) -> HttpResponse:
+    _require_editor(request)
+    teams = teams_for_user(request.user)
+    form = BriefForm(request.POST or None, teams=teams)
+    if request.method == "POST" and form.is_valid():
+        brief = brief_create(
+            team=form.cleaned_data["team"], created_by=request.user, **_fields(form)
+        )
+        return redirect("briefs:detail", pk=brief.pk)
+    return render(request, "briefs/brief_form.html", {"form": form, "brief": None})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def brief_edit_page(request: HttpRequest, pk: int) -> HttpResponse:
+    brief = brief_get_for_user(request.user, pk)
+    _require_editor(request)
+    teams = teams_for_user(request.user)
+    form = BriefForm(request.POST or None, instance=brief, teams=teams)
+    if request.method == "POST" and form.is_valid():
+        fields = _fields(form)
+        brief_update(brief=brief, team=form.cleaned_data["team"], **fields)
+        return redirect("briefs:detail", pk=brief.pk)
+    return render(request, "briefs/brief_form.html", {"form": form, "brief": brief})
+
+
+@login_required
+def brief_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
+    brief = brief_get_for_user(request.user, pk)
+    return render(
+        request,
+        "briefs/brief_detail.html",
+        {
+            "brief": brief,
+            "missing": brief.missing_fields(),
+            "can_edit": has_role(request.user, BRIEF_EDITORS),
+        },
+    )

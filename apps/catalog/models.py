@@ -1,0 +1,137 @@
+from django.db import models
+from django.db.models import Q
+
+from apps.core.models import BaseModel
+
+
+class Gpu(BaseModel):
+    """One GPU model with its datasheet figures (dense, not sparse) and where they came from."""
+
+    class Architecture(models.TextChoices):
+        AMPERE = "AMPERE"
+        ADA = "ADA"
+        HOPPER = "HOPPER"
+        BLACKWELL = "BLACKWELL"
+        CDNA3 = "CDNA3"
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=120)
+    vendor = models.CharField(max_length=40, db_index=True)
+    form_factor = models.CharField(max_length=40)
+    architecture = models.CharField(max_length=16, choices=Architecture.choices)
+    memory_gb = models.DecimalField(max_digits=7, decimal_places=2)
+    memory_type = models.CharField(max_length=20)
+    memory_bandwidth_tbps = models.DecimalField(max_digits=6, decimal_places=3)
+    bf16_dense_tflops = models.DecimalField(max_digits=8, decimal_places=2)
+    fp8_dense_tflops = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
+    fp4_dense_tflops = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
+    int8_dense_tops = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
+    tdp_w = models.PositiveIntegerField()
+    interconnect = models.CharField(max_length=60)
+    interconnect_gbps_bidirectional = models.DecimalField(max_digits=7, decimal_places=1)
+    max_gpus_per_node = models.PositiveSmallIntegerField()
+    source = models.CharField(max_length=300)
+    checked_date = models.DateField()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(memory_gb__gt=0), name="gpu_memory_positive"),
+            models.CheckConstraint(
+                condition=Q(memory_bandwidth_tbps__gt=0), name="gpu_bandwidth_positive"
+            ),
+            models.CheckConstraint(condition=Q(bf16_dense_tflops__gt=0), name="gpu_bf16_positive"),
+            models.CheckConstraint(
+                condition=Q(fp8_dense_tflops__isnull=True) | Q(fp8_dense_tflops__gt=0),
+                name="gpu_fp8_positive_or_null",
+            ),
+            models.CheckConstraint(
+                condition=Q(fp4_dense_tflops__isnull=True) | Q(fp4_dense_tflops__gt=0),
+                name="gpu_fp4_positive_or_null",
+            ),
+            models.CheckConstraint(
+                condition=Q(max_gpus_per_node__gte=1), name="gpu_per_node_at_least_one"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class GpuSystem(BaseModel):
+    """A node or rack shape built from one GPU model: 8x H100 HGX, GB200 NVL72."""
+
+    class Scale(models.TextChoices):
+        NODE = "NODE", "Node"
+        RACK = "RACK", "Rack-scale domain"
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=120)
+    gpu = models.ForeignKey(Gpu, on_delete=models.PROTECT, related_name="systems")
+    scale = models.CharField(max_length=8, choices=Scale.choices)
+    gpus_per_node = models.PositiveSmallIntegerField()
+    gpus_per_domain = models.PositiveSmallIntegerField(
+        help_text="GPUs that share one high-bandwidth (NVLink / Infinity Fabric) domain."
+    )
+    fabric = models.CharField(max_length=120)
+    fabric_gbps_per_gpu = models.DecimalField(max_digits=7, decimal_places=1)
+    scale_out_network = models.CharField(max_length=120, blank=True)
+    source = models.CharField(max_length=300)
+    checked_date = models.DateField()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(gpus_per_node__gte=1), name="system_gpus_per_node_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(gpus_per_domain__gte=1), name="system_gpus_per_domain_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ModelPreset(BaseModel):
+    """A known model architecture: the numbers the engine needs to size it."""
+
+    class Kind(models.TextChoices):
+        DECODER = "DECODER", "Decoder LLM"
+        ENCODER = "ENCODER", "Encoder (embeddings)"
+        DIFFUSION = "DIFFUSION", "Diffusion (image / video)"
+
+    # Common names keep their dots (llama-3.1-8b), so this is not a SlugField.
+    slug = models.CharField(max_length=64, unique=True)
+    name = models.CharField(max_length=120)
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    params_billion = models.DecimalField(max_digits=9, decimal_places=3)
+    active_params_billion = models.DecimalField(max_digits=9, decimal_places=3)
+    layers = models.PositiveIntegerField(null=True, blank=True)
+    hidden_size = models.PositiveIntegerField(null=True, blank=True)
+    attention_heads = models.PositiveIntegerField(null=True, blank=True)
+    kv_heads = models.PositiveIntegerField(null=True, blank=True)
+    head_dim = models.PositiveIntegerField(null=True, blank=True)
+    vocab_size = models.PositiveIntegerField(null=True, blank=True)
+    intermediate_size = models.PositiveIntegerField(null=True, blank=True)
+    experts = models.PositiveIntegerField(default=1)
+    active_experts = models.PositiveIntegerField(default=1)
+    source = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(params_billion__gt=0), name="preset_params_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(active_params_billion__gt=0)
+                & Q(active_params_billion__lte=models.F("params_billion")),
+                name="preset_active_within_total",
+            ),
+            models.CheckConstraint(
+                condition=Q(active_experts__gte=1) & Q(active_experts__lte=models.F("experts")),
+                name="preset_active_experts_within_experts",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,26 @@
+from typing import Any
+
+from django.http import HttpRequest
+
+from .roles import has_role
+
+# (label, url name, roles that see it; None: every signed-in user)
+NAV_ITEMS: tuple[tuple[str, str, tuple[str, ...] | None], ...] = (
+    ("Briefs", "briefs:list", None),
+    ("GPU catalog", "catalog:gpu-list", None),
+    ("API tokens", "core:tokens", None),
+    ("API docs", "api-docs", None),
+)
+
+
+def navigation(request: HttpRequest) -> dict[str, Any]:
+    """The navigation bar shows each user the sections their roles use."""
+    user = request.user
+    if not user.is_authenticated:
+        return {"nav_items": []}
+    items = [
+        (label, name) for label, name, roles in NAV_ITEMS if roles is None or has_role(user, roles)
+    ]
+    if user.is_staff:
+        items.append(("Admin", "admin:index"))
+    return {"nav_items": items}

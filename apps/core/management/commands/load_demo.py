@@ -1,0 +1,29 @@
+import os
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import timezone
+
+from apps.core.demo import demo_load
+
+# The demo accounts exist only on a developer's embedded database (DEBUG on); production
+# refuses to load them. Override with DEMO_PASSWORD if you share a demo server.
+DEFAULT_DEMO_PASSWORD = "gpuselect-demo"  # noqa: S105 - a public demo credential, by design
+
+
+class Command(BaseCommand):
+    help = "Load the demo dataset (users per role, a team, providers, quotes, briefs)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--password", default=None)
+
+    def handle(self, *args: Any, password: str | None, **options: Any) -> None:
+        if not settings.DEBUG:
+            raise CommandError("Demo data is for the embedded default only (DEBUG is off).")
+        password = password or os.environ.get("DEMO_PASSWORD") or DEFAULT_DEMO_PASSWORD
+        result = demo_load(password=password, today=timezone.localdate())
+        self.stdout.write(self.style.SUCCESS(f"Demo data loaded for team {result['team']}."))
+        self.stdout.write(f"Demo logins (password: {password}), at http://127.0.0.1:8000/ :")
+        for username in result["users"]:
+            self.stdout.write(f"  {username}")

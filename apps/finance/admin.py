@@ -1,0 +1,31 @@
+from django.contrib import admin
+
+from .models import CandidateRow, CandidateTable, FinanceAssumptions
+
+
+@admin.register(FinanceAssumptions)
+class FinanceAssumptionsAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ("__str__", "reporting_currency", "labour_rate_per_hour", "version")
+    list_select_related = ("brief",)
+
+
+class CandidateRowInline(admin.TabularInline):  # type: ignore[type-arg]
+    model = CandidateRow
+    extra = 0
+    can_delete = False
+    fields = ("rank", "candidate_kind", "quote", "api_route", "monthly_cost", "effective_unit_cost")
+    readonly_fields = fields
+
+
+@admin.register(CandidateTable)
+class CandidateTableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ("brief", "computed_at", "inputs_version", "engine_version")
+    list_select_related = ("brief",)
+    readonly_fields = ("computed_at", "inputs_version", "requested_version", "engine_version")
+    inlines = (CandidateRowInline,)
+
+
+@admin.register(CandidateRow)
+class CandidateRowAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ("table", "rank", "candidate_kind", "effective_unit_cost", "meets_constraints")
+    list_select_related = ("table__brief",)

@@ -1,0 +1,155 @@
+from django.db import models
+from django.db.models import Q
+
+from apps.briefs.models import WorkloadBrief
+from apps.catalog.models import Gpu
+from apps.core.currency import Currency
+from apps.core.models import BaseModel
+from apps.quotes.models import ApiRoute, Quote
+
+
+class FinanceAssumptions(BaseModel):
+    """Organisation defaults (brief empty) and per-brief overrides (blank field: use default)."""
+
+    brief = models.OneToOneField(
+        WorkloadBrief,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="finance_assumptions",
+    )
+    is_default = models.BooleanField(default=False, editable=False)
+    reporting_currency = models.CharField(max_length=3, choices=Currency.choices, blank=True)
+    labour_rate_per_hour = models.DecimalField(
+        max_digits=10, decimal_places=2, null=True, blank=True
+    )
+    observability_share = models.DecimalField(max_digits=5, decimal_places=4, null=True, blank=True)
+    retry_rate = models.DecimalField(max_digits=5, decimal_places=4, null=True, blank=True)
+    failure_rate = models.DecimalField(max_digits=5, decimal_places=4, null=True, blank=True)
+    acceptance_rate = models.DecimalField(max_digits=5, decimal_places=4, null=True, blank=True)
+    fx_rates = models.JSONField(
+        default=dict, blank=True, help_text='Units of reporting currency per unit: {"EUR": "1.08"}'
+    )
+    amortisation_years = models.DecimalField(max_digits=4, decimal_places=1, null=True, blank=True)
+    power_price_per_kwh = models.DecimalField(max_digits=8, decimal_places=4, null=True, blank=True)
+    hosting_cost_per_gpu_month = models.DecimalField(
+        max_digits=10, decimal_places=2, null=True, blank=True
+    )
+    version = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        verbose_name_plural = "finance assumptions"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["is_default"], condition=Q(is_default=True), name="one_organisation_default"
+            ),
+            models.CheckConstraint(
+                condition=(Q(is_default=True) & Q(brief__isnull=True))
+                | (Q(is_default=False) & Q(brief__isnull=False)),
+                name="default_xor_brief",
+            ),
+            models.CheckConstraint(
+                condition=(Q(observability_share__isnull=True) | Q(observability_share__gte=0))
+                & (Q(observability_share__isnull=True) | Q(observability_share__lt=1))
+                & (Q(retry_rate__isnull=True) | (Q(retry_rate__gte=0) & Q(retry_rate__lt=1)))
+                & (Q(failure_rate__isnull=True) | (Q(failure_rate__gte=0) & Q(failure_rate__lt=1)))
+                & (
+                    Q(acceptance_rate__isnull=True)
+                    | (Q(acceptance_rate__gt=0) & Q(acceptance_rate__lte=1))
+                ),
+                name="assumption_rates_in_range",
+            ),
+            models.CheckConstraint(
+                condition=(Q(labour_rate_per_hour__isnull=True) | Q(labour_rate_per_hour__gte=0))
+                & (Q(amortisation_years__isnull=True) | Q(amortisation_years__gt=0))
+                & (Q(power_price_per_kwh__isnull=True) | Q(power_price_per_kwh__gte=0))
+                & (
+                    Q(hosting_cost_per_gpu_month__isnull=True)
+                    | Q(hosting_cost_per_gpu_month__gte=0)
+                ),
+                name="assumption_amounts_not_negative",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Assumptions for {self.brief}" if self.brief_id else "Organisation defaults"
+
+
+class CandidateTable(BaseModel):
+    """The ranked candidates of one brief, as last computed, and the inputs they came from."""
+
+    brief = models.OneToOneField(
+        WorkloadBrief, on_delete=models.CASCADE, related_name="candidate_table"
+    )
+    currency = models.CharField(max_length=3, choices=Currency.choices, default=Currency.USD)
+    success_unit = models.CharField(max_length=16, blank=True)
+    inputs_version = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="Fingerprint of the inputs the rows were computed from.",
+    )
+    requested_version = models.CharField(
+        max_length=64, blank=True, help_text="Fingerprint of the inputs as last changed."
+    )
+    engine_version = models.CharField(max_length=20, blank=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    recompute_requested_at = models.DateTimeField(null=True, blank=True)
+
+    @property
+    def stale(self) -> bool:
+        return self.computed_at is None or self.inputs_version != self.requested_version
+
+    def __str__(self) -> str:
+        return f"Candidates for {self.brief}"
+
+
+class CandidateRow(BaseModel):
+    class Kind(models.TextChoices):
+        GPU = "GPU", "GPU capacity"
+        API_ROUTE = "API_ROUTE", "Model / API route"
+
+    class Basis(models.TextChoices):
+        ESTIMATED = "ESTIMATED"
+        MEASURED = "MEASURED"
+
+    table = models.ForeignKey(CandidateTable, on_delete=models.CASCADE, related_name="rows")
+    rank = models.PositiveIntegerField(null=True, blank=True)
+    candidate_kind = models.CharField(max_length=10, choices=Kind.choices)
+    quote = models.ForeignKey(Quote, on_delete=models.PROTECT, null=True, blank=True)
+    api_route = models.ForeignKey(ApiRoute, on_delete=models.PROTECT, null=True, blank=True)
+    gpu = models.ForeignKey(Gpu, on_delete=models.PROTECT, null=True, blank=True)
+    gpu_count = models.PositiveSmallIntegerField(null=True, blank=True)
+    replicas = models.PositiveIntegerField(null=True, blank=True)
+    pricing_term = models.CharField(max_length=20, blank=True)
+    cost_lines = models.JSONField(default=dict)
+    monthly_cost = models.DecimalField(max_digits=16, decimal_places=4)
+    accepted_outputs_per_month = models.DecimalField(max_digits=24, decimal_places=4)
+    effective_unit_cost = models.DecimalField(max_digits=20, decimal_places=10, null=True)
+    meets_constraints = models.BooleanField()
+    why_not = models.JSONField(default=list, blank=True)
+    basis = models.CharField(max_length=10, choices=Basis.choices, default=Basis.ESTIMATED)
+    p95_latency_ms = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
+    memory_headroom_gb = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
+    notes = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    Q(candidate_kind="GPU") & Q(quote__isnull=False) & Q(api_route__isnull=True)
+                )
+                | (
+                    Q(candidate_kind="API_ROUTE")
+                    & Q(api_route__isnull=False)
+                    & Q(quote__isnull=True)
+                ),
+                name="row_kind_matches_candidate",
+            ),
+            models.CheckConstraint(
+                condition=Q(monthly_cost__gte=0) & Q(accepted_outputs_per_month__gte=0),
+                name="row_figures_not_negative",
+            ),
+            models.UniqueConstraint(
+                fields=["table", "rank"], condition=Q(rank__isnull=False), name="row_rank_unique"
+            ),
+        ]

@@ -1,0 +1,43 @@
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+
+class TestGpuApi:
+    def test_lists_the_catalog_paginated(self, catalog, token_client):
+        body = token_client().get("/api/v1/gpus/", {"page_size": 5}).json()
+        assert body["count"] == 17
+        assert len(body["results"]) == 5
+        assert body["next"]
+
+    def test_filters_by_vendor(self, catalog, token_client):
+        body = token_client().get("/api/v1/gpus/", {"vendor": "amd"}).json()
+        assert sorted(g["slug"] for g in body["results"]) == ["mi300x-192gb", "mi325x-256gb"]
+
+    def test_filters_by_memory(self, catalog, token_client):
+        body = token_client().get("/api/v1/gpus/", {"min_memory_gb": 141}).json()
+        slugs = {g["slug"] for g in body["results"]}
+        assert slugs == {
+            "h200-sxm-141gb", "h200-nvl-141gb", "b200-sxm-180gb", "gb200-nvl72-186gb",
+            "mi300x-192gb", "mi325x-256gb",
+        }  # fmt: skip
+
+    def test_detail_by_slug_keeps_source_and_checked_date(self, catalog, token_client):
+        body = token_client().get("/api/v1/gpus/h100-sxm5-80gb/").json()
+        assert body["memory_gb"] == "80.00"
+        assert body["memory_bandwidth_tbps"] == "3.350"
+        assert body["bf16_dense_tflops"] == "989.00"
+        assert body["source"] == "NVIDIA H100 datasheet"
+        assert body["checked_date"] == "2026-11-30"
+
+    def test_unknown_slug_is_404(self, catalog, token_client):
+        assert token_client().get("/api/v1/gpus/nope/").status_code == 404
+
+    def test_the_catalog_is_read_only(self, catalog, token_client):
+        client = token_client()
+        assert client.post("/api/v1/gpus/", {"slug": "x"}).status_code == 405
+        assert client.delete("/api/v1/gpus/l4-24gb/").status_code == 405
+
+    def test_schema_and_docs_need_login(self, client, token_client):
+        assert client.get("/api/schema/").status_code in (401, 403)
+        assert token_client().get("/api/schema/").status_code == 200
