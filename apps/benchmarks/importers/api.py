@@ -1,0 +1,125 @@
+"""Entry points: detect a result file's tool and parse it into canonical runs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import aiperf, genai_perf, guidellm, llmperf, vllm
+from .common import (
+    AIPERF,
+    GENAI_PERF,
+    GUIDELLM,
+    LLMPERF,
+    TOOL_DISPLAY,
+    TOOLS,
+    VLLM,
+    CanonicalRun,
+    ImportFormatError,
+    load_json,
+)
+
+_Detector = Callable[[dict[str, Any]], bool]
+_Parser = Callable[[object], list[CanonicalRun]]
+
+# Order matters: AIPerf mimics GenAI-Perf's layout, so it is tried first.
+_DETECTORS: tuple[tuple[str, _Detector], ...] = (
+    (GUIDELLM, guidellm.looks_like),
+    (VLLM, vllm.looks_like),
+    (LLMPERF, llmperf.looks_like),
+    (AIPERF, aiperf.looks_like),
+    (GENAI_PERF, genai_perf.looks_like),
+)
+_PARSERS: dict[str, _Parser] = {
+    VLLM: vllm.parse,
+    GUIDELLM: guidellm.parse,
+    AIPERF: aiperf.parse,
+    GENAI_PERF: genai_perf.parse,
+    LLMPERF: llmperf.parse,
+}
+_ALIASES = {
+    "VLLM": VLLM,
+    "VLLM_BENCH_SERVE": VLLM,
+    "BENCHMARK_SERVING": VLLM,
+    "GUIDELLM": GUIDELLM,
+    "AIPERF": AIPERF,
+    "GENAI_PERF": GENAI_PERF,
+    "GENAIPERF": GENAI_PERF,
+    "LLMPERF": LLMPERF,
+}
+
+
+def detect_format(data: object) -> str | None:
+    """The tool (VLLM, GUIDELLM, AIPERF, GENAI_PERF, LLMPERF) that wrote the decoded
+    JSON ``data``, or None when it matches none of them.
+
+    A list is recognised only as vLLM ``--append-result`` lines (objects that all
+    look like vLLM results).
+    """
+    if isinstance(data, list):
+        if data and all(isinstance(item, dict) and vllm.looks_like(item) for item in data):
+            return VLLM
+        return None
+    if not isinstance(data, dict):
+        return None
+    for tool, looks_like in _DETECTORS:
+        if looks_like(data):
+            return tool
+    return None
+
+
+def normalise_tool(tool: str) -> str:
+    key = tool.strip().upper().replace("-", "_").replace(" ", "_")
+    if key not in _ALIASES:
+        raise ImportFormatError(f"unknown tool {tool!r}; expected one of {', '.join(TOOLS)}")
+    return _ALIASES[key]
+
+
+def parse_result_file(raw: bytes, *, tool: str | None = None) -> list[CanonicalRun]:
+    """Parse one result file into canonical runs (GuideLLM files may hold several).
+
+    ``tool`` names the tool the caller believes wrote the file; the content is
+    checked against it. Raises only ``ImportFormatError``.
+    """
+    try:
+        return _parse(raw, tool)
+    except ImportFormatError:
+        raise
+    except RecursionError:
+        raise ImportFormatError("not JSON: nested too deeply") from None
+    except Exception as exc:  # the contract: any input bytes give only ImportFormatError
+        raise ImportFormatError(
+            f"unreadable result file ({type(exc).__name__}); the content does not match "
+            "any supported layout"
+        ) from exc
+
+
+def _parse(raw: bytes, tool: str | None) -> list[CanonicalRun]:
+    if not isinstance(raw, bytes | bytearray | memoryview):
+        raise ImportFormatError("expected the file's bytes")
+    raw = bytes(raw)
+    named = normalise_tool(tool) if tool is not None else None
+    data = load_json(raw)
+    detected = detect_format(data)
+    if named is not None and detected is not None and detected != named:
+        raise ImportFormatError(
+            f"this is a {TOOL_DISPLAY[detected]} file, not {TOOL_DISPLAY[named]}"
+        )
+    chosen = named or detected
+    if chosen is None:
+        if isinstance(data, list):
+            raise ImportFormatError(
+                "not a benchmark result: a JSON list that is not vLLM --append-result lines"
+            )
+        if not isinstance(data, dict):
+            raise ImportFormatError(
+                f"not a benchmark result: the JSON is a {type(data).__name__}, not an object"
+            )
+        raise ImportFormatError(
+            "unrecognised result file: not vLLM, GuideLLM, AIPerf, GenAI-Perf or llmperf "
+            "output (missing required figure: ttft)"
+        )
+    runs = _PARSERS[chosen](data)
+    if not runs:
+        raise ImportFormatError(f"no runs found in this {TOOL_DISPLAY[chosen]} file")
+    return runs

@@ -1,0 +1,289 @@
+"""Shared pieces of the benchmark-result importers: the canonical record, the one
+error type, JSON loading that refuses NaN/Infinity, and number/unit helpers.
+
+Pure Python (stdlib only). Nothing here may import Django.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+VLLM: Final = "VLLM"
+GUIDELLM: Final = "GUIDELLM"
+AIPERF: Final = "AIPERF"
+GENAI_PERF: Final = "GENAI_PERF"
+LLMPERF: Final = "LLMPERF"
+TOOLS: Final = (VLLM, GUIDELLM, AIPERF, GENAI_PERF, LLMPERF)
+TOOL_DISPLAY: Final = {
+    VLLM: "vLLM",
+    GUIDELLM: "GuideLLM",
+    AIPERF: "AIPerf",
+    GENAI_PERF: "GenAI-Perf",
+    LLMPERF: "llmperf",
+}
+
+MAX_FILE_BYTES: Final = 20 * 1024 * 1024
+
+#: Latency metrics of the canonical set; each is a dict of the STATS below.
+LATENCY_METRICS: Final = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_latency_ms")
+#: Statistics a latency metric may hold (absent ones are omitted, never None).
+STATS: Final = ("mean", "p50", "p90", "p95", "p99")
+#: Scalar figures of the canonical set; None when the file does not give them.
+SCALARS: Final = (
+    "request_throughput_rps",
+    "output_tokens_per_s",
+    "total_tokens_per_s",
+    "completed",
+    "failed",
+    "goodput_rps",
+    "input_tokens_mean",
+    "output_tokens_mean",
+    "duration_s",
+)
+
+JsonObject = dict[str, Any]
+
+
+class ImportFormatError(Exception):
+    """The one error the importers raise; ``message`` says what is wrong."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class CanonicalRun:
+    """One measured run in the canonical vocabulary (see MAPPING.md).
+
+    ``results`` holds ``ttft_ms``, ``tpot_ms`` (first token excluded), ``itl_ms``
+    (gap between streamed chunks) and ``e2e_latency_ms`` as dicts of whichever of
+    mean/p50/p90/p95/p99 the file gives (a metric with none is left out), plus
+    the scalars in ``SCALARS`` (None when absent).
+    """
+
+    tool: str
+    tool_version: str | None
+    results: dict[str, Any]
+    conditions: dict[str, Any] = field(default_factory=dict)
+    source_names: dict[str, str] = field(default_factory=dict)
+    label: str | None = None
+
+
+def content_sha256(raw: bytes) -> str:
+    """Hex SHA-256 of the raw file bytes (used to de-duplicate imports)."""
+    return hashlib.sha256(raw).hexdigest()
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ImportFormatError(f"NaN in JSON: the file contains the non-standard token {name}")
+
+
+def _decode_error(text: str, err: json.JSONDecodeError) -> ImportFormatError:
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "{[":
+        return ImportFormatError("not JSON: the file does not start with '{' or '['")
+    if err.pos >= len(text.rstrip()) - 1:
+        return ImportFormatError(
+            f"truncated JSON at line {err.lineno} column {err.colno}: {err.msg}"
+        )
+    return ImportFormatError(f"not JSON: {err.msg} at line {err.lineno} column {err.colno}")
+
+
+def load_json(raw: bytes) -> Any:
+    """Decode ``raw`` as UTF-8 JSON, refusing NaN/Infinity.
+
+    A file of several JSON objects, one per line (``vllm bench serve
+    --append-result``), is returned as a list of those objects.
+    """
+    if len(raw) > MAX_FILE_BYTES:
+        raise ImportFormatError(
+            f"file too large: {len(raw)} bytes, the limit is {MAX_FILE_BYTES} bytes"
+        )
+    if not raw.strip():
+        raise ImportFormatError("empty file")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ImportFormatError(f"not JSON: not UTF-8 text (byte {exc.start})") from None
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as err:
+        if err.msg == "Extra data":
+            lines = _load_json_lines(text)
+            if lines is not None:
+                return lines
+        raise _decode_error(text, err) from None
+    except RecursionError:
+        raise ImportFormatError("not JSON: nested too deeply") from None
+
+
+def _load_json_lines(text: str) -> list[Any] | None:
+    out: list[Any] = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line, parse_constant=_refuse_constant)
+        except (json.JSONDecodeError, RecursionError):
+            return None
+        if not isinstance(item, dict):
+            return None
+        out.append(item)
+    return out if len(out) > 1 else None
+
+
+def as_object(value: object) -> JsonObject:
+    """``value`` if it is a JSON object, else an empty dict."""
+    return value if isinstance(value, dict) else {}
+
+
+def number(container: Mapping[str, Any], key: str, what: str) -> float | None:
+    """A finite, non-negative number at ``container[key]``; None if absent/null."""
+    if key not in container:
+        return None
+    value = container[key]
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ImportFormatError(
+            f"expected a number for {what}, got {type(value).__name__}: {str(value)[:40]!r}"
+        )
+    try:
+        result = float(value)
+    except OverflowError:
+        raise ImportFormatError(f"number too large for {what}") from None
+    if math.isnan(result):
+        raise ImportFormatError(f"NaN in {what}")
+    if math.isinf(result):
+        raise ImportFormatError(f"infinite value for {what}")
+    if result < 0:
+        raise ImportFormatError(f"negative value for {what}: {result}")
+    return result
+
+
+def count(container: Mapping[str, Any], key: str, what: str) -> int | None:
+    """A whole, non-negative number at ``container[key]``; None if absent/null."""
+    value = number(container, key, what)
+    if value is None:
+        return None
+    if value != math.floor(value):
+        raise ImportFormatError(f"expected a whole number for {what}, got {value}")
+    return int(value)
+
+
+def condition_value(value: object) -> Any:
+    """Keep a condition only if it is a plain JSON scalar (or a short list of them)."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+        return value[:16]
+    return None
+
+
+#: time unit -> (multiply, divide) to reach milliseconds
+_TO_MS: Final = {
+    "ms": (1.0, 1.0),
+    "s": (1000.0, 1.0),
+    "sec": (1000.0, 1.0),
+    "seconds": (1000.0, 1.0),
+    "us": (1.0, 1000.0),
+    "µs": (1.0, 1000.0),
+    "ns": (1.0, 1_000_000.0),
+}
+
+
+def to_ms(value: float, unit: str, what: str) -> float:
+    """Convert ``value`` in ``unit`` (ms, s/sec, us, ns) to milliseconds."""
+    factors = _TO_MS.get(unit.strip().lower())
+    if factors is None:
+        raise ImportFormatError(f"unknown time unit {unit!r} for {what}")
+    mul, div = factors
+    return value * mul / div
+
+
+def to_seconds(value: float, unit: str, what: str) -> float:
+    """Convert ``value`` in ``unit`` to seconds."""
+    factors = _TO_MS.get(unit.strip().lower())
+    if factors is None:
+        raise ImportFormatError(f"unknown time unit {unit!r} for {what}")
+    mul, div = factors
+    return value * mul / div / 1000.0
+
+
+class RunBuilder:
+    """Collects canonical figures and their source names, then checks and freezes them."""
+
+    def __init__(self, tool: str) -> None:
+        self.tool = tool
+        self.prefix = TOOL_DISPLAY[tool]
+        self.latency: dict[str, dict[str, float]] = {m: {} for m in LATENCY_METRICS}
+        self.scalars: dict[str, Any] = dict.fromkeys(SCALARS)
+        self.sources: dict[str, str] = {}
+
+    def stat(self, metric: str, stat: str, value: float | None, source: str) -> None:
+        if value is None:
+            return
+        self.latency[metric][stat] = value
+        self.sources[f"{metric}.{stat}"] = f"{self.prefix}: {source}"
+
+    def scalar(self, name: str, value: float | int | None, source: str) -> None:
+        if value is None:
+            return
+        self.scalars[name] = value
+        self.sources[name] = f"{self.prefix}: {source}"
+
+    def note(self, key: str, text: str) -> None:
+        """Record why a figure was left out (e.g. a first-token-inclusive field)."""
+        self.sources[key] = f"{self.prefix}: {text}"
+
+    def build(
+        self,
+        *,
+        tool_version: str | None,
+        conditions: Mapping[str, Any],
+        label: str | None,
+    ) -> CanonicalRun:
+        if not self.latency["ttft_ms"]:
+            raise ImportFormatError(
+                f"missing required figure: ttft (no time-to-first-token in this {self.prefix} "
+                "result)"
+            )
+        results: dict[str, Any] = {m: dict(s) for m, s in self.latency.items() if s}
+        results.update(self.scalars)
+        clean = {k: condition_value(v) for k, v in conditions.items()}
+        return CanonicalRun(
+            tool=self.tool,
+            tool_version=tool_version,
+            results=results,
+            conditions={k: v for k, v in clean.items() if v is not None},
+            source_names=dict(self.sources),
+            label=label,
+        )
+
+
+def derive_tpot_mean(builder: RunBuilder, how: str) -> None:
+    """tpot_ms.mean = (e2e - ttft) / (output_tokens - 1), from means.
+
+    Used only where a tool gives no first-token-excluded per-token figure.
+    It is a ratio of means, not the mean of per-request ratios.
+    """
+    e2e = builder.latency["e2e_latency_ms"].get("mean")
+    ttft = builder.latency["ttft_ms"].get("mean")
+    out_tokens = builder.scalars["output_tokens_mean"]
+    if e2e is None or ttft is None or out_tokens is None or out_tokens <= 1 or e2e < ttft:
+        return
+    builder.stat(
+        "tpot_ms",
+        "mean",
+        (e2e - ttft) / (out_tokens - 1),
+        f"derived (e2e_mean - ttft_mean) / (output_tokens_mean - 1) because {how}; "
+        "ratio of means, approximate",
+    )
