@@ -1,10 +1,14 @@
 """Production: PostgreSQL, Redis and a Celery worker; secrets only from the environment."""
 
+from django.core.exceptions import ImproperlyConfigured
+
 from .base import *  # noqa: F403
 from .base import BASE_DIR, env
 
 DEBUG = False
 SECRET_KEY = env("DJANGO_SECRET_KEY")  # no default: refuse to start without one
+if len(SECRET_KEY) < 32:
+    raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set to a random string of 32+ chars.")
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS")
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 

@@ -1,0 +1,251 @@
+"""Every efficiency factor, overhead, default and rule of thumb the engine uses.
+
+Each value names where it comes from. Values marked "engine choice" are not taken from a single
+published figure; they are conservative round numbers, and the accuracy table
+(bench/accuracy.md) is where they are checked against published measurements. Constants are
+per architecture and precision, never per benchmark point.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+ENGINE_VERSION: Final = "0.1.0"
+
+GB: Final = 1e9  # DESIGN.md: "GB means 10^9 bytes".
+
+# --- Bytes per stored value -------------------------------------------------------------------
+# IEEE / OCP formats: FP32 4 bytes, BF16 and FP16 2, FP8 (E4M3/E5M2) and INT8 1, INT4 and FP4 half.
+BYTES_FP32: Final = 4.0
+BYTES_16BIT: Final = 2.0
+BYTES_8BIT: Final = 1.0
+BYTES_4BIT: Final = 0.5
+
+# Group-wise INT4 (GPTQ / AWQ): one FP16 scale and one packed zero point per group of 128 weights
+# (AWQ paper, Lin et al. 2023, arXiv:2306.00978 section 4 uses group size 128; AutoAWQ default
+# q_group_size=128).  2 bytes scale + 0.5 byte zero per 128 weights.
+INT4_GROUP_SIZE: Final = 128
+INT4_GROUP_OVERHEAD_BYTES: Final = 2.5
+
+# NVFP4: one FP8 (E4M3) scale per block of 16 FP4 values, plus a per-tensor FP32 scale (NVIDIA
+# "Introducing NVFP4" technical blog, 2025; TensorRT Model Optimizer docs).
+FP4_BLOCK_SIZE: Final = 16
+FP4_BLOCK_SCALE_BYTES: Final = 1.0
+
+# FP8 and INT8 are per-tensor or per-channel scaled (TensorRT-LLM / vLLM fp8 docs): negligible.
+FP8_SCALE_OVERHEAD_FRACTION: Final = 0.0
+
+# QLoRA NF4 base weights with double quantization: 4 bits + 8-bit block constants per 64 weights +
+# FP32 second-level constants per 256 blocks = 4 + 8/64 + 32/(64*256) = 4.127 bits per parameter
+# (Dettmers et al. 2023, "QLoRA", arXiv:2305.14314, section 3 "Double Quantization").
+QLORA_BITS_PER_PARAM: Final = 4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)
+
+# --- Memory: serving ---------------------------------------------------------------------------
+# vLLM reserves gpu_memory_utilization=0.9 of each GPU by default; the other 10% is our safety
+# margin (vLLM engine arguments: "--gpu-memory-utilization ... default 0.9").
+USABLE_MEMORY_FRACTION: Final = 0.9
+
+# CUDA context, cuBLAS/NCCL workspaces and CUDA graphs per GPU.  PyTorch's CUDA context alone is
+# ~0.3-0.8 GB; vLLM logs report CUDA-graph capture of ~0.5-1 GiB ("Graph capturing finished in N
+# secs, took X GiB"). Engine choice: 1.5 GB per GPU for inference.
+INFERENCE_RUNTIME_OVERHEAD_GB_PER_GPU: Final = 1.5
+
+# Training adds NCCL buffers and allocator fragmentation (PyTorch CUDA caching allocator docs note
+# fragmentation; DeepSpeed ZeRO docs budget extra temp buffers). Engine choice: 2.5 GB per GPU.
+TRAINING_RUNTIME_OVERHEAD_GB_PER_GPU: Final = 2.5
+
+# Tokens processed by one forward pass during serving: vLLM V1 default max_num_batched_tokens for
+# chunked prefill is 8192 on data-centre GPUs (vLLM docs, "Optimization and Tuning: chunked
+# prefill").  Activation peak per token ~ (4 * hidden + 2 * intermediate / tp) 16-bit values.
+SERVING_PREFILL_CHUNK_TOKENS: Final = 8192
+SERVING_ACTIVATION_HIDDEN_FACTOR: Final = 4.0
+SERVING_ACTIVATION_INTERMEDIATE_FACTOR: Final = 2.0
+LOGITS_BYTES: Final = 4.0  # logits are materialised in FP32 for sampling (vLLM sampler).
+
+# Batch inference with concurrency unspecified: batch = largest that fits, capped here (vLLM
+# default max_num_seqs is 256-1024 depending on version/hardware; TensorRT-LLM perf tables use
+# batch sizes up to 1024-1280).
+BATCH_INFERENCE_MAX_CONCURRENCY: Final = 1024
+MAX_REPORTED_CONCURRENCY: Final = 1_000_000
+
+# --- Memory: training --------------------------------------------------------------------------
+# Mixed-precision Adam: 2 bytes FP16/BF16 weights + 2 bytes gradients + K=12 bytes optimizer state
+# (FP32 master weights, momentum, variance) per parameter = 16 bytes (Rajbhandari et al. 2020,
+# "ZeRO", arXiv:1910.02054, section 3.1).
+TRAIN_WEIGHT_BYTES_MIXED: Final = 2.0
+TRAIN_GRAD_BYTES_MIXED: Final = 2.0
+OPTIMIZER_BYTES_ADAMW_MIXED: Final = 12.0
+# 8-bit Adam keeps two 8-bit states (2 bytes) plus FP32 master weights (4 bytes) (Dettmers et al.
+# 2022, "8-bit Optimizers via Block-wise Quantization", arXiv:2110.02861).
+OPTIMIZER_BYTES_ADAM_8BIT_MIXED: Final = 6.0
+# SGD with momentum and Lion keep one FP32 state + FP32 master (Chen et al. 2023, "Symbolic
+# Discovery of Optimization Algorithms" (Lion) arXiv:2302.06675: one momentum buffer).
+OPTIMIZER_BYTES_SGD_MIXED: Final = 8.0
+OPTIMIZER_BYTES_LION_MIXED: Final = 8.0
+# Adafactor factors the second moment into row/column vectors (Shazeer & Stern 2018,
+# arXiv:1804.04235): ~FP32 master only; engine counts 4.5 bytes for master + factored stats.
+OPTIMIZER_BYTES_ADAFACTOR_MIXED: Final = 4.5
+# Pure FP32 training: no master copy; Adam m and v are 8 bytes, weights and grads 4 each.
+OPTIMIZER_BYTES_ADAMW_FP32: Final = 8.0
+
+# Activation memory per layer per sequence with FlashAttention / selective recomputation:
+# s * b * h * 34 bytes (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+# Transformer Models", arXiv:2205.05198, eq. 2 without the 5as/h attention-score term that
+# FlashAttention and selective recompute remove).  With full activation checkpointing only the
+# layer input (2 * s * b * h bytes) is kept per layer, plus one layer recomputed at a time.
+ACTIVATION_BYTES_PER_TOKEN_HIDDEN: Final = 34.0
+CHECKPOINTED_BYTES_PER_TOKEN_HIDDEN: Final = 2.0
+DEFAULT_MICRO_BATCH_SEQUENCES: Final = 1
+
+# LoRA: adapters trained in BF16 with FP32 master + Adam: 2 + 2 + 12 bytes per adapter parameter
+# (same ZeRO accounting as above, applied to the adapter parameters only).
+LORA_BYTES_PER_ADAPTER_PARAM: Final = 16.0
+DEFAULT_LORA_RANK: Final = 16
+
+# --- Compute ----------------------------------------------------------------------------------
+# Training FLOPs per token: 6 * N (forward 2N + backward 4N) plus attention 12 * layers * hidden *
+# seq (Chowdhery et al. 2022, "PaLM", arXiv:2204.02311, appendix B).  Full recomputation repeats
+# the forward: 8 * N (Korthikanti et al. 2022, section 5).
+TRAIN_FLOPS_PER_PARAM: Final = 6.0
+TRAIN_FLOPS_PER_PARAM_RECOMPUTE: Final = 8.0
+# LoRA skips weight gradients of the frozen base: forward 2N + activation gradients 2N = 4N
+# (Hu et al. 2021, "LoRA", arXiv:2106.09685, section 4: no gradients for frozen weights; the 4N
+# figure is the engine's accounting of that statement).
+LORA_FLOPS_PER_PARAM: Final = 4.0
+LORA_FLOPS_PER_PARAM_RECOMPUTE: Final = 6.0
+# QLoRA dequantizes NF4 weights on every forward and backward; engine choice 0.75 of LoRA speed
+# (the QLoRA paper reports it trades speed for memory; no single authoritative figure).
+QLORA_SPEED_FACTOR: Final = 0.75
+
+# Model FLOPs utilization for training (BF16) per architecture.
+#  HOPPER 0.40: Llama 3 405B on 16K H100 ran at 38-43% BF16 MFU (Llama Team 2024, "The Llama 3
+#   Herd of Models", arXiv:2407.21783, table 4: 380-430 TFLOPs/GPU); Megatron-Core reports up to
+#   47% MFU on H100 (Megatron-LM README, GPT-3 175B).
+#  AMPERE 0.45: Megatron-LM 1T-parameter run, 163 TFLOPs/GPU = 52% of A100 peak counting the
+#   recompute forward (Narayanan et al. 2021, arXiv:2104.04473), i.e. ~39% model FLOPs; small
+#   models on one node reach ~50% (MosaicML llm-foundry benchmarks table).  Engine: 0.45.
+#  BLACKWELL 0.40, CDNA3 0.30, ADA 0.35: engine choice; newer parts and PCIe-only parts reach
+#   lower MFU early in their software life (AMD ROCm training results page shows MI300X BF16
+#   Llama training well below H100 MFU).
+TRAINING_MFU: Final = {
+    "AMPERE": 0.45,
+    "HOPPER": 0.40,
+    "BLACKWELL": 0.40,
+    "ADA": 0.35,
+    "CDNA3": 0.30,
+}
+# FP8 training runs at FP8 peak with lower utilization (Transformer Engine FP8 on H100 gives ~1.3-
+# 1.5x over BF16, not 2x: NVIDIA NeMo performance tables); engine: MFU x 0.7 of the BF16 value.
+FP8_TRAINING_MFU_FACTOR: Final = 0.7
+
+# Prefill (compute-bound) model FLOPs utilization by architecture and compute path.
+#  AMPERE BF16 0.60: A100 dense GEMMs sustain 70-80% of the 312 TFLOPs peak (NVIDIA cuBLAS
+#   performance pages); end-to-end prefill loses attention/norm time.
+#  HOPPER BF16 0.55 / FP8 0.40: Hopper GEMMs reach ~ 600-700 of 989 BF16 TFLOPs; FP8 kernels
+#   reach a lower fraction of the doubled peak (TensorRT-LLM H100 FP8 first-token latencies,
+#   DeepSeek DeepGEMM README: 1350+ FP8 TFLOPs of 1979 for the best shapes only).
+#  ADA: 0.55 / 0.45 (L40S/L4 power-limited; engine choice, below Hopper).
+#  BLACKWELL 0.50 / 0.40 / FP4 0.30 (engine choice: same fractions as Hopper, lower for FP4).
+#  CDNA3 0.45 / 0.35: MI300X GEMMs reach ~ 60% of peak in vendor-independent tests
+#   (SemiAnalysis "MI300X vs H100" 2024); engine choice.
+PREFILL_MFU: Final = {
+    ("AMPERE", "BF16"): 0.60,
+    ("AMPERE", "INT8"): 0.45,
+    ("HOPPER", "BF16"): 0.55,
+    ("HOPPER", "FP8"): 0.40,
+    ("HOPPER", "INT8"): 0.40,
+    ("ADA", "BF16"): 0.55,
+    ("ADA", "FP8"): 0.45,
+    ("ADA", "INT8"): 0.45,
+    ("BLACKWELL", "BF16"): 0.50,
+    ("BLACKWELL", "FP8"): 0.40,
+    ("BLACKWELL", "FP4"): 0.30,
+    ("BLACKWELL", "INT8"): 0.40,
+    ("CDNA3", "BF16"): 0.45,
+    ("CDNA3", "FP8"): 0.35,
+    ("CDNA3", "INT8"): 0.35,
+}
+DEFAULT_PREFILL_MFU: Final = 0.40
+
+# Decode reads weights and KV cache once per step. Fraction of the datasheet HBM bandwidth that
+# decode kernels sustain: Azure measured 92% of peak on GB200 with a STREAM-like test (Microsoft
+# Tech Community, "Azure's ND GB200 v6 ..." 2025); fused decode kernels reach less.  NVIDIA parts
+# 0.75 (engine choice), AMD CDNA3 0.60 (chips-and-cheese measured ~4.0 of 5.3 TB/s on MI300X in
+# microbenchmarks, lower in serving stacks).
+DECODE_BW_EFFICIENCY: Final = {
+    "AMPERE": 0.75,
+    "HOPPER": 0.75,
+    "BLACKWELL": 0.75,
+    "ADA": 0.75,
+    "CDNA3": 0.60,
+}
+# Decode GEMMs are skinny (M = batch, at most ~1K rows) and each step also runs sampling, norms
+# and rotary kernels whose cost grows with the batch; cuBLAS reaches its peak only for large M
+# (NVIDIA "Matrix Multiplication Background User's Guide": small dimensions under-fill the GPU).
+# Engine choice: decode compute runs at 0.7 x the prefill MFU.
+DECODE_MFU_FACTOR: Final = 0.7
+
+# Weight-only quantization (W8A16 / W4A16 / FP4 weights on pre-Blackwell parts): weights are
+# dequantized to BF16 in the GEMM; Marlin-style kernels stay near ideal when memory-bound and lose
+# ~10% when compute-bound (Frantar et al. 2024, "MARLIN", arXiv:2408.11743).
+WEIGHT_ONLY_COMPUTE_EFFICIENCY: Final = 0.9
+
+# Fixed per-step cost of a decode iteration outside the roofline (kernel launches, sampling,
+# scheduler): ~ 15 us per layer without CUDA graphs, a few us with them.  Engine: 4 us per layer.
+DECODE_OVERHEAD_S_PER_LAYER: Final = 4e-6
+
+# Tensor-parallel all-reduce: 2 per transformer layer (Shoeybi et al. 2019, "Megatron-LM",
+# arXiv:1909.08053, section 3). Ring all-reduce moves 2 (n-1)/n of the message per GPU.  NCCL
+# bus-bandwidth efficiency ~0.8 of link rate on NVLink (nccl-tests all_reduce_perf on DGX H100:
+# ~360-380 GB/s of 450 GB/s unidirectional); per-hop latency a few microseconds.
+ALLREDUCES_PER_LAYER: Final = 2
+ALLREDUCE_BW_EFFICIENCY: Final = 0.8
+ALLREDUCE_HOP_LATENCY_S: Final = 2e-6
+ALLREDUCE_BASE_LATENCY_S: Final = 5e-6
+
+# Checkpoint writes: Meta's Tectonic file system sustained 2 TB/s for 16K GPUs (Llama 3 paper
+# section 3.3.1): ~0.12 GB/s per GPU of aggregate write bandwidth.
+CHECKPOINT_WRITE_GB_PER_S_PER_GPU: Final = 2000.0 / 16384.0
+
+# --- Embeddings (encoder models) ---------------------------------------------------------------
+# Encoder inference is a single compute-bound forward (2 * N FLOPs per token, Kaplan et al. 2020,
+# arXiv:2001.08361 section 2.1); short sequences keep GEMMs small: engine uses 0.8 x prefill MFU.
+ENCODER_MFU_FACTOR: Final = 0.8
+ENCODER_BATCH_CAP: Final = 1024
+
+# --- Diffusion (image / video) -----------------------------------------------------------------
+# FLOPs per denoising step at 1024x1024 (1 megapixel), per image, including classifier-free
+# guidance where the model uses it.
+#  FLUX.1-dev: DiT with 12B params on 4096 image + 512 text tokens. ~3.2B of the 12B are adaLN
+#   modulation weights applied once per sample (19 double blocks x 2 x 3072 x 18432 + 38 single
+#   blocks x 3072 x 9216, from the diffusers FluxTransformer2DModel shapes), so ~8.8B params see
+#   every token: 2 * 8.8e9 * 4608 + attention 4 * 4608^2 * 3072 * 57 ~ 9.6e13 per step
+#   (guidance-distilled: no CFG pass; Black Forest Labs model card).
+#  SDXL: 2.6B-param UNet on a 128x128 latent; SD 1.5 measures 0.84 TFLOPs per UNet pass at 64x64
+#   (NVIDIA "Stable Diffusion inference acceleration" talk: 1.68e12 per step with CFG), scaled by
+#   params (2.6/0.86) and positions (4x) with CFG (2 passes) ~ 2.0e13.
+DIFFUSION_FLOPS_PER_STEP_1MP: Final = {
+    "flux.1-dev": 9.6e13,
+    "sdxl": 2.0e13,
+}
+# DiT/UNet denoising runs as large GEMMs/convolutions: engine uses the prefill MFU.
+DIFFUSION_MFU_FACTOR: Final = 1.0
+DEFAULT_IMAGE_PIXELS: Final = 1024 * 1024
+# Video DiTs compress time 4x in the VAE (Wan 2.1 and HunyuanVideo causal 3D VAEs: 4x temporal,
+# 8x spatial) so FLOPs per clip ~ per-frame cost x frames / 4.
+VIDEO_TEMPORAL_COMPRESSION: Final = 4.0
+DEFAULT_VIDEO_FPS: Final = 16
+DEFAULT_VIDEO_SECONDS: Final = 5.0
+
+# --- Defaults -----------------------------------------------------------------------------------
+HOURS_PER_MONTH_ALWAYS_ON: Final = 730.0  # 8760 h / 12.
+DEFAULT_TRAINING_SEQUENCE_LENGTH: Final = 2048
+MAX_TOKENS_PER_REQUEST: Final = 10_000_000
+MAX_GPU_COUNT: Final = 72 * 8
+AUTO_GPU_COUNTS: Final = (1, 2, 4, 8)
+AUTO_GPU_COUNTS_LARGE_DOMAIN: Final = (16, 32, 72)
+
+# Tensor parallelism beyond one NVLink domain crosses the scale-out network: one 400 Gb/s
+# ConnectX-7 port per GPU = 50 GB/s per direction (NVIDIA DGX H100 datasheet).
+INTER_NODE_GB_PER_S_PER_GPU: Final = 50.0
+DEFAULT_LINK_GB_PER_S: Final = 32.0  # PCIe Gen4 x16 per direction, when a catalog row has none.

@@ -1,0 +1,85 @@
+"""Entry points: one evaluation (`estimate_at`) and the per-GPU answer (`estimate`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from apps.engine import constants as c
+from apps.engine.serving import estimate_serving
+from apps.engine.types import (
+    LLM_SERVING_TYPES,
+    MEDIA_TYPES,
+    TRAINING_TYPES,
+    Estimate,
+    EstimateRequest,
+    GpuSpec,
+    WorkloadType,
+)
+from apps.engine.workloads import estimate_embeddings, estimate_media, estimate_training
+
+_NO_CALIBRATION: Mapping[str, float] = {}
+
+
+def estimate_at(
+    request: EstimateRequest,
+    gpu: GpuSpec,
+    gpu_count: int,
+    calibration: Mapping[str, float] | None = None,
+) -> Estimate:
+    """Evaluate `request` on `gpu_count` x `gpu`.
+
+    `calibration` multiplies efficiency factors by name: decode_bw_efficiency, prefill_mfu,
+    training_mfu (1.0 = the documented constants).
+    """
+    cal = calibration or _NO_CALIBRATION
+    wt = request.workload_type
+    if wt in TRAINING_TYPES:
+        return estimate_training(request, gpu, gpu_count, cal)
+    if wt in MEDIA_TYPES:
+        return estimate_media(request, gpu, gpu_count, cal)
+    if wt is WorkloadType.EMBEDDINGS:
+        return estimate_embeddings(request, gpu, gpu_count, cal)
+    assert wt in LLM_SERVING_TYPES  # noqa: S101 - exhaustive dispatch
+    return estimate_serving(request, gpu, gpu_count, cal)
+
+
+def candidate_counts(gpu: GpuSpec) -> tuple[int, ...]:
+    """1, 2, 4, 8 within a node; 16, 32, 72 too for rack-scale NVLink domains (GB200 NVL72)."""
+    counts = [n for n in c.AUTO_GPU_COUNTS if n <= gpu.max_gpus_per_node]
+    if gpu.max_gpus_per_node > max(c.AUTO_GPU_COUNTS):
+        counts += [n for n in c.AUTO_GPU_COUNTS_LARGE_DOMAIN if n <= gpu.max_gpus_per_node]
+    return tuple(counts) or (1,)
+
+
+def estimate(
+    request: EstimateRequest,
+    gpus: Sequence[GpuSpec],
+    calibration: Mapping[str, float] | None = None,
+) -> tuple[Estimate, ...]:
+    """Per GPU: at `request.gpu_count` if forced, else the smallest candidate count that fits
+    (and, when a latency target is set, meets it); if none fits, the largest count (fits=False)."""
+    wanted = set(request.gpus) if request.gpus is not None else None
+    out: list[Estimate] = []
+    for gpu in gpus:
+        if wanted is not None and gpu.slug not in wanted:
+            continue
+        if request.gpu_count is not None:
+            out.append(estimate_at(request, gpu, request.gpu_count, calibration))
+            continue
+        chosen: Estimate | None = None
+        first_fit: Estimate | None = None
+        last: Estimate | None = None
+        for n in candidate_counts(gpu):
+            e = estimate_at(request, gpu, n, calibration)
+            last = e
+            if not e.fits:
+                continue
+            if first_fit is None:
+                first_fit = e
+            if e.meets_latency_target is not False:
+                chosen = e
+                break
+        pick = chosen or first_fit or last
+        if pick is not None:
+            out.append(pick)
+    return tuple(out)

@@ -1,0 +1,252 @@
+"""Memory fit: weights, KV cache, activations, gradients, optimizer, adapters, overhead."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from apps.engine import constants as c
+from apps.engine.precision import (
+    embedding_params,
+    quantized_bytes_per_param,
+    raw_bytes,
+    weight_bytes,
+)
+from apps.engine.types import (
+    GpuSpec,
+    MemoryBreakdown,
+    ModelSpec,
+    Optimizer,
+    Precision,
+    Sharding,
+    TrainingSpec,
+    WorkloadType,
+)
+
+
+def kv_bytes_per_token(model: ModelSpec, kv_precision: Precision) -> float:
+    """KV cache bytes per token for the whole model (before tensor-parallel splitting).
+
+    GQA/MHA: 2 (K and V) x layers x kv_heads x head_dim x bytes.
+    MLA (DeepSeek-V2/V3): one compressed latent (kv_lora_rank) + the decoupled RoPE key
+    (qk_rope_head_dim) per layer (DeepSeek-V2 paper, arXiv:2405.04434, section 2.1).
+    """
+    b = raw_bytes(kv_precision)
+    if model.kv_lora_rank is not None:
+        return float(model.kv_lora_rank + (model.qk_rope_head_dim or 0)) * model.layers * b
+    return 2.0 * model.layers * model.kv_heads * model.head_dim * b
+
+
+def kv_shard_fraction(model: ModelSpec, tp: int) -> float:
+    """Share of the KV cache each GPU holds under tensor parallelism.
+
+    KV heads are split across ranks; when there are fewer KV heads than ranks they are
+    replicated. The MLA latent is shared by all heads, so every rank keeps all of it.
+    """
+    if model.kv_lora_rank is not None or tp <= 1:
+        return 1.0
+    return math.ceil(model.kv_heads / tp) / model.kv_heads
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ServingMemory:
+    """Per-GPU bytes that do not depend on the number of tokens in flight, and the per-token
+    KV cost, for a model split tensor-parallel over `tp` GPUs."""
+
+    tp: int
+    capacity_per_gpu: float
+    usable_per_gpu: float
+    weights_per_gpu: float
+    activations_per_gpu: float
+    overhead_per_gpu: float
+    kv_per_token_per_gpu: float
+
+    @property
+    def fixed_per_gpu(self) -> float:
+        return self.weights_per_gpu + self.activations_per_gpu + self.overhead_per_gpu
+
+    def free_for_kv(self) -> float:
+        return self.usable_per_gpu - self.fixed_per_gpu
+
+    def max_tokens_in_flight(self) -> float:
+        if self.kv_per_token_per_gpu <= 0:
+            return math.inf
+        return max(0.0, self.free_for_kv()) / self.kv_per_token_per_gpu
+
+
+def serving_memory(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    tp: int,
+    *,
+    weight_precision: Precision,
+    kv_precision: Precision,
+    chunk_tokens: int,
+) -> ServingMemory:
+    capacity = gpu.memory_gb * c.GB
+    act_bytes = c.BYTES_16BIT
+    per_token_act = (
+        c.SERVING_ACTIVATION_HIDDEN_FACTOR * model.hidden_size
+        + c.SERVING_ACTIVATION_INTERMEDIATE_FACTOR * model.intermediate_size / tp
+    ) * act_bytes
+    return ServingMemory(
+        tp=tp,
+        capacity_per_gpu=capacity,
+        usable_per_gpu=capacity * c.USABLE_MEMORY_FRACTION,
+        weights_per_gpu=weight_bytes(model, weight_precision) / tp,
+        activations_per_gpu=chunk_tokens * per_token_act,
+        overhead_per_gpu=c.INFERENCE_RUNTIME_OVERHEAD_GB_PER_GPU * c.GB,
+        kv_per_token_per_gpu=kv_bytes_per_token(model, kv_precision) * kv_shard_fraction(model, tp),
+    )
+
+
+def breakdown(
+    *,
+    gpu_count: int,
+    capacity_per_gpu: float,
+    weights: float = 0.0,
+    kv_cache: float = 0.0,
+    activations: float = 0.0,
+    gradients: float = 0.0,
+    optimizer: float = 0.0,
+    adapters: float = 0.0,
+    overhead: float = 0.0,
+) -> MemoryBreakdown:
+    """Per-GPU bytes -> totals across `gpu_count` GPUs in GB."""
+    n = gpu_count / c.GB
+    total = weights + kv_cache + activations + gradients + optimizer + adapters + overhead
+    capacity = capacity_per_gpu * n
+    return MemoryBreakdown(
+        weights_gb=weights * n,
+        kv_cache_gb=kv_cache * n,
+        activations_gb=activations * n,
+        gradients_gb=gradients * n,
+        optimizer_gb=optimizer * n,
+        adapters_gb=adapters * n,
+        overhead_gb=overhead * n,
+        safety_margin_gb=capacity * (1.0 - c.USABLE_MEMORY_FRACTION),
+        total_gb=total * n,
+        capacity_gb=capacity,
+        headroom_gb=capacity - total * n,
+    )
+
+
+# --- Training ------------------------------------------------------------------------------------
+
+_OPTIMIZER_BYTES = {
+    Optimizer.ADAMW: c.OPTIMIZER_BYTES_ADAMW_MIXED,
+    Optimizer.ADAM_8BIT: c.OPTIMIZER_BYTES_ADAM_8BIT_MIXED,
+    Optimizer.SGD: c.OPTIMIZER_BYTES_SGD_MIXED,
+    Optimizer.ADAFACTOR: c.OPTIMIZER_BYTES_ADAFACTOR_MIXED,
+    Optimizer.LION: c.OPTIMIZER_BYTES_LION_MIXED,
+}
+
+
+def optimizer_bytes_per_param(opt: Optimizer, weight_precision: Precision) -> float:
+    if weight_precision is Precision.FP32:
+        # No FP32 master copy: subtract the 4-byte master the mixed-precision figures include.
+        if opt is Optimizer.ADAMW:
+            return c.OPTIMIZER_BYTES_ADAMW_FP32
+        return max(0.5, _OPTIMIZER_BYTES[opt] - c.BYTES_FP32)
+    return _OPTIMIZER_BYTES[opt]
+
+
+def lora_adapter_params(model: ModelSpec, rank: int) -> float:
+    """Rank-r adapters on q, k, v, o and the MLP projections (gate, up, down) of every layer;
+    for MoE models on every expert's MLP (QLoRA paper: adapters on all linear layers)."""
+    h = model.hidden_size
+    q_out = model.attention_heads * model.head_dim
+    kv_out = model.kv_heads * model.head_dim
+    attn = rank * ((h + q_out) * 2 + (h + kv_out) * 2)
+    mlp = rank * 3 * (h + model.intermediate_size) * max(1, model.experts)
+    return float(model.layers * (attn + mlp))
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TrainingMemory:
+    weights: float
+    gradients: float
+    optimizer: float
+    adapters: float
+    activations: float
+    overhead: float
+    adapter_params: float
+
+    @property
+    def total(self) -> float:
+        return (
+            self.weights
+            + self.gradients
+            + self.optimizer
+            + self.adapters
+            + self.activations
+            + self.overhead
+        )
+
+
+def training_memory(
+    model: ModelSpec,
+    workload: WorkloadType,
+    training: TrainingSpec,
+    gpu_count: int,
+    weight_precision: Precision,
+) -> TrainingMemory:
+    """Per-GPU training memory. Parallelism: data parallel over `gpu_count` with the brief's
+    ZeRO stage / FSDP sharding (no tensor or pipeline parallelism)."""
+    n = float(model.total_params)
+    dp = gpu_count
+    shard = training.sharding
+    opt_div = dp if shard is not Sharding.NONE else 1
+    grad_div = dp if shard in (Sharding.ZERO2, Sharding.ZERO3, Sharding.FSDP) else 1
+    weight_div = dp if shard in (Sharding.ZERO3, Sharding.FSDP) else 1
+
+    seq = training.sequence_length
+    micro = training.micro_batch_sequences
+    tokens = float(seq * micro)
+    h = model.hidden_size
+    if training.activation_checkpointing:
+        act = (
+            tokens
+            * h
+            * (
+                c.CHECKPOINTED_BYTES_PER_TOKEN_HIDDEN * model.layers
+                + c.ACTIVATION_BYTES_PER_TOKEN_HIDDEN
+            )
+        )
+    else:
+        act = tokens * h * c.ACTIVATION_BYTES_PER_TOKEN_HIDDEN * model.layers
+    if embedding_params(model) > 0:
+        act += tokens * model.vocab_size * c.LOGITS_BYTES
+    overhead = c.TRAINING_RUNTIME_OVERHEAD_GB_PER_GPU * c.GB
+
+    if workload in (WorkloadType.LORA_FINETUNE, WorkloadType.QLORA_FINETUNE):
+        rank = training.lora_rank or c.DEFAULT_LORA_RANK
+        adapter_params = lora_adapter_params(model, rank)
+        if workload is WorkloadType.QLORA_FINETUNE:
+            emb = embedding_params(model)
+            base = (n - emb) * c.QLORA_BITS_PER_PARAM / 8.0 + emb * c.BYTES_16BIT
+        else:
+            base = n * quantized_bytes_per_param(weight_precision)
+        return TrainingMemory(
+            weights=base / weight_div,
+            gradients=0.0,
+            optimizer=0.0,
+            adapters=adapter_params * c.LORA_BYTES_PER_ADAPTER_PARAM / opt_div,
+            activations=act,
+            overhead=overhead,
+            adapter_params=adapter_params,
+        )
+
+    if weight_precision is Precision.FP32:
+        w_bytes, g_bytes = c.BYTES_FP32, c.BYTES_FP32
+    else:
+        w_bytes, g_bytes = c.TRAIN_WEIGHT_BYTES_MIXED, c.TRAIN_GRAD_BYTES_MIXED
+    return TrainingMemory(
+        weights=n * w_bytes / weight_div,
+        gradients=n * g_bytes / grad_div,
+        optimizer=n * optimizer_bytes_per_param(training.optimizer, weight_precision) / opt_div,
+        adapters=0.0,
+        activations=act,
+        overhead=overhead,
+        adapter_params=0.0,
+    )

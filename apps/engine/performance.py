@@ -1,0 +1,186 @@
+"""Roofline performance: prefill (compute-bound), decode (bandwidth-bound), TP all-reduce.
+
+All closed forms; `ServingModel` precomputes the per-(model, GPU, count) coefficients once so that
+a step time is a handful of multiplications (the capacity search calls it ~20 times).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from apps.engine import constants as c
+from apps.engine.memory import kv_bytes_per_token, kv_shard_fraction
+from apps.engine.precision import ComputePath, embedding_params, weight_bytes
+from apps.engine.types import Bound, GpuSpec, ModelSpec, Precision
+
+
+def attention_flops_per_position(model: ModelSpec) -> float:
+    """FLOPs per generated/prefilled token per attended context position (QK^T and AV)."""
+    if model.kv_lora_rank is not None:
+        # MLA, absorbed projections: QK over (rank + rope), AV over rank.
+        per_head = 2.0 * (2 * model.kv_lora_rank + (model.qk_rope_head_dim or 0))
+        return per_head * model.attention_heads * model.layers
+    return 4.0 * model.layers * model.attention_heads * model.head_dim
+
+
+def flop_params(model: ModelSpec) -> float:
+    """Parameters that multiply each token: active params less the input embedding lookup."""
+    emb = embedding_params(model)
+    input_embedding = emb / 2 if not model.tied_embeddings else 0.0
+    return max(model.active_params - input_embedding, 1.0)
+
+
+def allreduce_time(message_bytes: float, n: int, link_gb_per_s: float) -> float:
+    """Ring all-reduce: 2 (n-1)/n of the message over each link, plus per-hop latency."""
+    if n <= 1:
+        return 0.0
+    bw = link_gb_per_s * c.GB * c.ALLREDUCE_BW_EFFICIENCY
+    return (
+        2.0 * (n - 1) / n * message_bytes / bw
+        + c.ALLREDUCE_BASE_LATENCY_S
+        + 2 * (n - 1) * c.ALLREDUCE_HOP_LATENCY_S
+    )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StepTime:
+    seconds: float
+    memory_s: float
+    compute_s: float
+    comm_s: float
+
+    @property
+    def bound(self) -> Bound:
+        if self.comm_s > max(self.memory_s, self.compute_s):
+            return Bound.COMMUNICATION
+        return Bound.COMPUTE if self.compute_s >= self.memory_s else Bound.MEMORY
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ServingModel:
+    tp: int
+    layers: int
+    hidden: int
+    bandwidth: float  # bytes/s sustained per GPU
+    rate: float  # FLOP/s sustained per GPU on the compute path
+    dense_weight_bytes: float  # per GPU, read every step
+    expert_bytes: float  # per GPU, per routed expert (all layers)
+    experts: int
+    active_experts: int
+    kv_per_token: float  # per GPU
+    flops_per_token: float  # per GPU
+    attn_flops_per_position: float  # per GPU
+    link_gb_per_s: float
+
+    def _comm(self, tokens: float) -> float:
+        per = allreduce_time(tokens * self.hidden * c.BYTES_16BIT, self.tp, self.link_gb_per_s)
+        return c.ALLREDUCES_PER_LAYER * self.layers * per
+
+    def _expert_bytes_touched(self, tokens: float) -> float:
+        if self.experts <= 1:
+            return 0.0
+        frac = self.active_experts / self.experts
+        distinct = self.experts * (1.0 - math.pow(1.0 - frac, max(tokens, 0.0)))
+        return self.expert_bytes * distinct
+
+    def step(
+        self,
+        *,
+        decode_seqs: float,
+        context: float,
+        prefill_tokens: float = 0.0,
+        prefill_context: float = 0.0,
+    ) -> StepTime:
+        """One forward pass: `decode_seqs` sequences generating one token each at average
+        context `context`, plus `prefill_tokens` prompt tokens (chunked prefill) whose average
+        attended context is `prefill_context`."""
+        tokens = decode_seqs + prefill_tokens
+        bytes_read = (
+            self.dense_weight_bytes
+            + self._expert_bytes_touched(tokens)
+            + decode_seqs * context * self.kv_per_token
+        )
+        decode_flops = decode_seqs * (self.flops_per_token + self.attn_flops_per_position * context)
+        prefill_flops = prefill_tokens * (
+            self.flops_per_token + self.attn_flops_per_position * prefill_context
+        )
+        # Decode is a roofline of bytes vs skinny-GEMM FLOPs; prompt tokens carried in the same
+        # step add their (compute-bound) time on top rather than hiding under the weight read.
+        memory_s = bytes_read / self.bandwidth
+        decode_compute_s = decode_flops / (self.rate * c.DECODE_MFU_FACTOR)
+        prefill_s = prefill_flops / self.rate
+        compute_s = decode_compute_s + prefill_s
+        comm_s = self._comm(tokens)
+        if decode_seqs > 0:
+            roofline = max(memory_s, decode_compute_s) + prefill_s
+        else:  # a prompt-only pass streams the weights while it computes
+            roofline = max(memory_s, prefill_s)
+        seconds = roofline + comm_s + self.layers * c.DECODE_OVERHEAD_S_PER_LAYER
+        return StepTime(seconds=seconds, memory_s=memory_s, compute_s=compute_s, comm_s=comm_s)
+
+    def prefill(self, tokens: float) -> StepTime:
+        """Prompt of `tokens` tokens on its own (causal: average context tokens / 2)."""
+        return self.step(
+            decode_seqs=0.0, context=0.0, prefill_tokens=tokens, prefill_context=tokens / 2.0
+        )
+
+
+def link_gb_per_s(gpu: GpuSpec, count: int) -> float:
+    """Per-direction bandwidth of the slowest link a tensor-parallel group of `count` crosses."""
+    if count > gpu.max_gpus_per_node:
+        return c.INTER_NODE_GB_PER_S_PER_GPU
+    return gpu.interconnect_gbps / 2.0
+
+
+def serving_model(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    tp: int,
+    *,
+    weight_precision: Precision,
+    kv_precision: Precision,
+    path: ComputePath,
+    bw_scale: float = 1.0,
+    mfu_scale: float = 1.0,
+) -> ServingModel:
+    total_w = weight_bytes(model, weight_precision)
+    emb = embedding_params(model)
+    # The input embedding is gathered, not streamed: drop its bytes from what a step reads.
+    per_param = total_w / model.total_params
+    input_emb_bytes = (emb / 2 if not model.tied_embeddings else 0.0) * per_param
+    streamed = max(total_w - input_emb_bytes, 0.0)
+    expert_bytes = 0.0
+    if model.is_moe and model.experts > model.active_experts:
+        per_expert_params = (model.total_params - model.active_params) / (
+            model.experts - model.active_experts
+        )
+        expert_bytes = per_expert_params * per_param
+        streamed -= expert_bytes * model.experts
+    eff = c.DECODE_BW_EFFICIENCY.get(gpu.architecture, 0.7) * bw_scale
+    return ServingModel(
+        tp=tp,
+        layers=model.layers,
+        hidden=model.hidden_size,
+        bandwidth=gpu.memory_bandwidth_tbps * 1e12 * eff,
+        rate=path.tflops * 1e12 * path.mfu * mfu_scale,
+        dense_weight_bytes=max(streamed, 0.0) / tp,
+        expert_bytes=expert_bytes / tp,
+        experts=model.experts,
+        active_experts=model.active_experts,
+        kv_per_token=kv_bytes_per_token(model, kv_precision) * kv_shard_fraction(model, tp),
+        flops_per_token=2.0 * flop_params(model) / tp,
+        attn_flops_per_position=attention_flops_per_position(model) / tp,
+        link_gb_per_s=link_gb_per_s(gpu, tp),
+    )
+
+
+def training_flops_per_token(model: ModelSpec, seq: int, per_param: float) -> float:
+    """per_param x N + attention 12 x layers x (heads x head_dim) x seq scaled the same way
+    (PaLM appendix B counts 6N + 12 L H Q T for training)."""
+    attn = 12.0 * model.layers * model.attention_heads * model.head_dim * seq
+    return per_param * flop_params(model) + attn * per_param / c.TRAIN_FLOPS_PER_PARAM
+
+
+def safe_div(a: float, b: float) -> float:
+    return a / b if b > 0 and math.isfinite(b) else 0.0

@@ -1,0 +1,270 @@
+"""Training / fine-tuning, embeddings and diffusion (image / video) estimates."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from apps.engine import constants as c
+from apps.engine.memory import breakdown, optimizer_bytes_per_param, training_memory
+from apps.engine.performance import attention_flops_per_position, training_flops_per_token
+from apps.engine.precision import compute_path, weight_bytes
+from apps.engine.types import (
+    Bound,
+    CapacityPlan,
+    Estimate,
+    EstimateRequest,
+    GpuSpec,
+    Performance,
+    Precision,
+    TrainingResult,
+    TrainingSpec,
+    WorkloadType,
+)
+
+_LORA = (WorkloadType.LORA_FINETUNE, WorkloadType.QLORA_FINETUNE)
+
+
+def _training_rate(req: EstimateRequest, gpu: GpuSpec, notes: list[str]) -> tuple[float, float]:
+    """(peak FLOP/s of the training compute path, MFU)."""
+    mfu = c.TRAINING_MFU.get(gpu.architecture, 0.35)
+    p = req.weight_precision
+    if p is Precision.FP8 and gpu.fp8_tflops and gpu.architecture != "AMPERE":
+        notes.append("FP8 training (Transformer Engine style): FP8 peak at reduced MFU")
+        return gpu.fp8_tflops * 1e12, mfu * c.FP8_TRAINING_MFU_FACTOR
+    if p is Precision.FP32:
+        notes.append("FP32 training: TF32 tensor-core rate (half of BF16)")
+        return gpu.bf16_tflops * 1e12 / 2, mfu
+    if p not in (Precision.BF16, Precision.FP16) and req.workload_type not in _LORA:
+        notes.append(f"{p} training is not a standard recipe: compute at BF16 rate")
+    return gpu.bf16_tflops * 1e12, mfu
+
+
+def estimate_training(
+    req: EstimateRequest, gpu: GpuSpec, gpu_count: int, calibration: Mapping[str, float]
+) -> Estimate:
+    model = req.model
+    training = req.training or TrainingSpec(sequence_length=c.DEFAULT_TRAINING_SEQUENCE_LENGTH)
+    notes: list[str] = [
+        f"parallelism: data parallel over {gpu_count} GPU(s) with {training.sharding} sharding"
+    ]
+    tm = training_memory(model, req.workload_type, training, gpu_count, req.weight_precision)
+    capacity = gpu.memory_gb * c.GB
+    fits = tm.total <= capacity * c.USABLE_MEMORY_FRACTION
+    if not fits:
+        notes.append(
+            "does not fit: try ZeRO-3/FSDP sharding, activation checkpointing or more GPUs"
+        )
+
+    peak, mfu = _training_rate(req, gpu, notes)
+    mfu *= calibration.get("training_mfu", 1.0)
+    lora = req.workload_type in _LORA
+    if lora:
+        per_param = (
+            c.LORA_FLOPS_PER_PARAM_RECOMPUTE
+            if training.activation_checkpointing
+            else c.LORA_FLOPS_PER_PARAM
+        )
+        notes.append("LoRA: no weight gradients for the frozen base (4N FLOPs per token)")
+    else:
+        per_param = (
+            c.TRAIN_FLOPS_PER_PARAM_RECOMPUTE
+            if training.activation_checkpointing
+            else c.TRAIN_FLOPS_PER_PARAM
+        )
+    flops_tok = training_flops_per_token(model, training.sequence_length, per_param)
+    tok_s_gpu = peak * mfu / flops_tok
+    if req.workload_type is WorkloadType.QLORA_FINETUNE:
+        tok_s_gpu *= c.QLORA_SPEED_FACTOR
+        notes.append("QLoRA: NF4 base with double quantization; dequantization slows each pass")
+    if training.activation_checkpointing:
+        notes.append(
+            "activation checkpointing: forward recomputed in backward (8N FLOPs per token)"
+        )
+    tok_s_total = tok_s_gpu * gpu_count
+    hours = training.tokens / tok_s_total / 3600.0 if training.tokens else None
+
+    if lora:
+        ckpt = tm.adapter_params * c.LORA_BYTES_PER_ADAPTER_PARAM
+    else:
+        ckpt = model.total_params * (
+            c.TRAIN_WEIGHT_BYTES_MIXED
+            + optimizer_bytes_per_param(training.optimizer, req.weight_precision)
+        )
+    ckpt_s = ckpt / (c.CHECKPOINT_WRITE_GB_PER_S_PER_GPU * c.GB * gpu_count)
+    memory = breakdown(
+        gpu_count=gpu_count,
+        capacity_per_gpu=capacity,
+        weights=tm.weights,
+        gradients=tm.gradients,
+        optimizer=tm.optimizer,
+        adapters=tm.adapters,
+        activations=tm.activations,
+        overhead=tm.overhead,
+    )
+    month_hours = req.hours_per_month if hours is None else min(hours, req.hours_per_month)
+    return Estimate(
+        gpu=gpu.slug,
+        gpu_count=gpu_count,
+        fits=fits,
+        memory=memory,
+        max_concurrency=training.micro_batch_sequences if fits else 0,
+        max_context_tokens=training.sequence_length if fits else 0,
+        performance=Performance(
+            training_tokens_per_s_per_gpu=tok_s_gpu,
+            bound=Bound.COMPUTE,
+        ),
+        meets_latency_target=None,
+        capacity=CapacityPlan(
+            max_concurrency_at_target=None,
+            replicas=1,
+            gpus_total=gpu_count,
+            gpu_hours_per_month=gpu_count * month_hours,
+        ),
+        training=TrainingResult(
+            tokens_per_s_total=tok_s_total,
+            time_to_train_hours=hours,
+            checkpoint_size_gb=ckpt / c.GB,
+            checkpoint_write_s=ckpt_s,
+            mfu=mfu,
+        ),
+        notes=tuple(notes),
+    )
+
+
+def _replica_plan(req: EstimateRequest, gpu: GpuSpec, gpu_count: int) -> tuple[bool, int, float]:
+    """Media / encoder models are small: one replica per GPU when the weights fit on one GPU,
+    otherwise one replica over all GPUs. Returns (fits, replicas, per-GPU bytes)."""
+    w = weight_bytes(req.model, req.weight_precision)
+    overhead = c.INFERENCE_RUNTIME_OVERHEAD_GB_PER_GPU * c.GB
+    usable = gpu.memory_gb * c.GB * c.USABLE_MEMORY_FRACTION
+    if w + overhead <= usable:
+        return True, gpu_count, w
+    per_gpu = w / gpu_count
+    return per_gpu + overhead <= usable, 1, per_gpu
+
+
+def estimate_embeddings(
+    req: EstimateRequest, gpu: GpuSpec, gpu_count: int, calibration: Mapping[str, float]
+) -> Estimate:
+    model = req.model
+    notes: list[str] = ["embeddings: one compute-bound encoder forward, 2N FLOPs per token"]
+    path = compute_path(gpu, req.weight_precision)
+    if path.note:
+        notes.append(path.note)
+    fits, replicas, w_gpu = _replica_plan(req, gpu, gpu_count)
+    seq = req.input_tokens_p50
+    per_token_act = (4.0 * model.hidden_size + 2.0 * model.intermediate_size) * c.BYTES_16BIT
+    usable = gpu.memory_gb * c.GB * c.USABLE_MEMORY_FRACTION
+    overhead = c.INFERENCE_RUNTIME_OVERHEAD_GB_PER_GPU * c.GB
+    free = max(usable - w_gpu - overhead, 0.0)
+    max_batch = int(min(free / (per_token_act * req.input_tokens_p95), c.MAX_REPORTED_CONCURRENCY))
+    batch = req.concurrency or max(1, min(max_batch, c.ENCODER_BATCH_CAP))
+    act = batch * req.input_tokens_p95 * per_token_act
+    fits = fits and act + w_gpu + overhead <= usable
+    flops_tok = 2.0 * model.active_params + attention_flops_per_position(model) * seq / 2
+    rate = path.tflops * 1e12 * path.mfu * c.ENCODER_MFU_FACTOR * calibration.get("prefill_mfu", 1)
+    gpus_per_replica = gpu_count // replicas
+    tok_s = rate * gpu_count / flops_tok
+    records_s = tok_s / max(seq, 1)
+    latency = seq * batch * flops_tok / (rate * gpus_per_replica)
+    memory = breakdown(
+        gpu_count=gpu_count,
+        capacity_per_gpu=gpu.memory_gb * c.GB,
+        weights=w_gpu,
+        activations=act,
+        overhead=overhead,
+    )
+    return Estimate(
+        gpu=gpu.slug,
+        gpu_count=gpu_count,
+        fits=fits,
+        memory=memory,
+        max_concurrency=max(max_batch, 0),
+        max_context_tokens=model.max_context_tokens,
+        performance=Performance(
+            ttft_ms=latency * 1e3,
+            e2e_latency_s=latency,
+            bound=Bound.COMPUTE,
+            records_per_s=records_s,
+        ),
+        meets_latency_target=(
+            None
+            if req.e2e_p95_s is None and req.ttft_p95_ms is None
+            else (req.e2e_p95_s is None or latency <= req.e2e_p95_s)
+            and (req.ttft_p95_ms is None or latency * 1e3 <= req.ttft_p95_ms)
+        ),
+        capacity=CapacityPlan(
+            max_concurrency_at_target=batch,
+            replicas=1,
+            gpus_total=gpu_count,
+            gpu_hours_per_month=gpu_count * req.hours_per_month,
+        ),
+        training=None,
+        notes=tuple(notes),
+    )
+
+
+def estimate_media(
+    req: EstimateRequest, gpu: GpuSpec, gpu_count: int, calibration: Mapping[str, float]
+) -> Estimate:
+    model = req.model
+    video = req.workload_type is WorkloadType.VIDEO_GENERATION
+    path = compute_path(gpu, req.weight_precision)
+    notes: list[str] = [
+        "diffusion: FLOPs per step at 1 MP scaled linearly with pixels and steps "
+        "(attention's quadratic growth ignored)"
+    ]
+    if path.note:
+        notes.append(path.note)
+    fits, replicas, w_gpu = _replica_plan(req, gpu, gpu_count)
+    steps = req.diffusion_steps or model.diffusion_steps or 30
+    pixels = req.image_pixels or c.DEFAULT_IMAGE_PIXELS
+    per_step = (model.diffusion_flops_per_step_1mp or 2.0 * model.active_params * 4096) * (
+        pixels / c.DEFAULT_IMAGE_PIXELS
+    )
+    flops = per_step * steps
+    if video:
+        frames = req.video_frames or int(c.DEFAULT_VIDEO_FPS * c.DEFAULT_VIDEO_SECONDS)
+        flops *= max(frames / c.VIDEO_TEMPORAL_COMPRESSION, 1.0)
+        notes.append(
+            f"video: {frames} frames, VAE temporal compression {c.VIDEO_TEMPORAL_COMPRESSION:g}x"
+        )
+    gpus_per_replica = gpu_count // replicas
+    rate = (
+        path.tflops * 1e12 * path.mfu * c.DIFFUSION_MFU_FACTOR * calibration.get("prefill_mfu", 1.0)
+    )
+    seconds = flops / (rate * gpus_per_replica)
+    per_hour = replicas * 3600.0 / seconds
+    overhead = c.INFERENCE_RUNTIME_OVERHEAD_GB_PER_GPU * c.GB
+    act = (pixels / 64.0) * model.hidden_size * c.BYTES_16BIT * 8  # latent tokens x hidden
+    memory = breakdown(
+        gpu_count=gpu_count,
+        capacity_per_gpu=gpu.memory_gb * c.GB,
+        weights=w_gpu,
+        activations=act,
+        overhead=overhead,
+    )
+    meets = None if req.e2e_p95_s is None else seconds <= req.e2e_p95_s
+    return Estimate(
+        gpu=gpu.slug,
+        gpu_count=gpu_count,
+        fits=fits,
+        memory=memory,
+        max_concurrency=replicas if fits else 0,
+        max_context_tokens=model.max_context_tokens,
+        performance=Performance(
+            e2e_latency_s=seconds,
+            bound=Bound.COMPUTE,
+            clips_per_hour=per_hour if video else None,
+            images_per_hour=None if video else per_hour,
+        ),
+        meets_latency_target=meets,
+        capacity=CapacityPlan(
+            max_concurrency_at_target=replicas,
+            replicas=1,
+            gpus_total=gpu_count,
+            gpu_hours_per_month=gpu_count * req.hours_per_month,
+        ),
+        training=None,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,62 @@
+"""Production settings refuse to run on the embedded default's shortcuts."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from django.test import override_settings
+
+from apps.core.checks import production_needs_real_services
+
+ROOT = Path(__file__).resolve().parents[2]
+SQLITE = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+POSTGRES = {"default": {"ENGINE": "django.db.backends.postgresql", "NAME": "x"}}
+
+
+class TestProductionChecks:
+    @override_settings(DATABASES=SQLITE, CELERY_TASK_ALWAYS_EAGER=True)
+    def test_sqlite_and_in_process_tasks_are_both_errors(self):
+        ids = [e.id for e in production_needs_real_services(None)]
+        assert ids == ["gpuselect.E001", "gpuselect.E002"]
+
+    @override_settings(DATABASES=POSTGRES, CELERY_TASK_ALWAYS_EAGER=False)
+    def test_postgres_and_a_broker_pass(self):
+        assert production_needs_real_services(None) == []
+
+    def test_check_deploy_fails_on_sqlite_under_production_settings(self):
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "gpuselect.settings.production",
+            "DJANGO_SECRET_KEY": "x" * 50,
+            "DJANGO_ALLOWED_HOSTS": "example.com",
+            "DATABASE_URL": "sqlite:///tmp-should-not-be-used.sqlite3",
+            "CELERY_BROKER_URL": "",
+            "REDIS_URL": "",
+        }
+        result = subprocess.run(
+            [sys.executable, "manage.py", "check", "--deploy"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.returncode != 0
+        assert "gpuselect.E001" in result.stderr
+        assert "gpuselect.E002" in result.stderr
+
+    def test_production_refuses_to_start_without_a_secret_key(self):
+        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "gpuselect.settings.production"}
+        env.pop("DJANGO_SECRET_KEY", None)
+        env["DJANGO_ALLOWED_HOSTS"] = "example.com"
+        result = subprocess.run(
+            [sys.executable, "manage.py", "check"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.returncode != 0
+        assert "DJANGO_SECRET_KEY" in result.stderr

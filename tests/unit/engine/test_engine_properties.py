@@ -1,0 +1,88 @@
+"""Properties that must hold for every preset, GPU, precision and shape."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from engine_catalog import load_gpus
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from apps.engine import PRESETS, EstimateRequest, ModelKind, Precision, WorkloadType, estimate_at
+from apps.engine.precision import PRECISION_BITS, weight_bytes
+
+DECODERS = sorted(k for k, v in PRESETS.items() if v.kind is ModelKind.DECODER)
+GPUS = load_gpus()
+
+requests = st.builds(
+    lambda preset, wp, kvp, tin, tout, conc, wt: EstimateRequest(
+        workload_type=wt,
+        model=PRESETS[preset],
+        weight_precision=wp,
+        kv_cache_precision=kvp,
+        input_tokens_p50=tin,
+        input_tokens_p95=tin * 2,
+        output_tokens_p50=tout,
+        output_tokens_p95=tout * 2,
+        concurrency=conc,
+        ttft_p95_ms=2000.0,
+        itl_p95_ms=100.0,
+    ),
+    st.sampled_from(DECODERS),
+    st.sampled_from(list(Precision)),
+    st.sampled_from([Precision.BF16, Precision.FP8, Precision.FP32]),
+    st.integers(1, 32_000),
+    st.integers(1, 4_000),
+    st.one_of(st.none(), st.integers(1, 512)),
+    st.sampled_from([WorkloadType.REALTIME_INFERENCE, WorkloadType.BATCH_INFERENCE]),
+)
+
+
+def _numbers(e: object) -> list[float]:
+    out: list[float] = []
+    for f in dataclasses.fields(e):  # type: ignore[arg-type]
+        v = getattr(e, f.name)
+        if dataclasses.is_dataclass(v):
+            out += _numbers(v)
+        elif isinstance(v, int | float) and not isinstance(v, bool):
+            out.append(float(v))
+    return out
+
+
+class TestProperties:
+    @settings(max_examples=150, deadline=None)
+    @given(requests, st.sampled_from(GPUS), st.sampled_from([1, 2, 4, 8]))
+    def test_outputs_are_finite_and_non_negative(self, req, gpu, n) -> None:  # type: ignore[no-untyped-def]
+        e = estimate_at(req, gpu, n)
+        m = e.memory
+        for value in [*_numbers(e.performance), m.total_gb, m.weights_gb, m.kv_cache_gb]:
+            assert math.isfinite(value) and value >= 0
+        assert e.max_concurrency >= 0 and e.max_context_tokens >= 0
+
+    @settings(max_examples=100, deadline=None)
+    @given(requests, st.sampled_from(GPUS), st.sampled_from([1, 2, 4]))
+    def test_more_gpu_memory_never_turns_a_fit_into_a_non_fit(self, req, gpu, n) -> None:  # type: ignore[no-untyped-def]
+        bigger = dataclasses.replace(gpu, memory_gb=gpu.memory_gb * 1.5)
+        if estimate_at(req, gpu, n).fits:
+            assert estimate_at(req, bigger, n).fits
+
+    @settings(max_examples=100, deadline=None)
+    @given(requests, st.sampled_from(GPUS), st.sampled_from([1, 2, 4]))
+    def test_more_gpus_never_lower_max_concurrency(self, req, gpu, n) -> None:  # type: ignore[no-untyped-def]
+        assert (
+            estimate_at(req, gpu, n * 2).max_concurrency >= estimate_at(req, gpu, n).max_concurrency
+        )
+
+    @given(
+        st.sampled_from(sorted(PRESETS)),
+        st.sampled_from(list(Precision)),
+        st.sampled_from(list(Precision)),
+    )
+    def test_higher_precision_never_shrinks_the_weights(self, preset, a, b) -> None:  # type: ignore[no-untyped-def]
+        lo, hi = sorted((a, b), key=lambda p: PRECISION_BITS[p])
+        model = PRESETS[preset]
+        assert (
+            weight_bytes(model, hi) >= weight_bytes(model, lo)
+            or PRECISION_BITS[hi] == PRECISION_BITS[lo]
+        )
