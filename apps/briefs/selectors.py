@@ -1,11 +1,15 @@
 """Reads of briefs, scoped to the teams a user belongs to."""
 
+from typing import Any
+
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 from django.http import Http404
 
+from apps.catalog.selectors import estimates_for_body
 from apps.core.models import Team
 
+from .contract import estimate_body_for_brief
 from .models import WorkloadBrief
 
 
@@ -28,3 +32,8 @@ def brief_get_for_user(user: AbstractBaseUser | AnonymousUser, pk: int) -> Workl
         return brief_list_for_user(user).get(pk=pk)
     except WorkloadBrief.DoesNotExist:
         raise Http404("No such brief.") from None
+
+
+def brief_estimates(brief: WorkloadBrief) -> list[dict[str, Any]]:
+    """The engine's answer for a stored brief on every catalog GPU (raises EngineInputError)."""
+    return estimates_for_body(estimate_body_for_brief(brief))

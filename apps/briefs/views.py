@@ -5,9 +5,11 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from apps.core.roles import BRIEF_EDITORS, has_role
+from apps.engine import EngineInputError
 
+from .charts import memory_breakdown_figure
 from .forms import BriefForm
-from .selectors import brief_get_for_user, brief_list_for_user, teams_for_user
+from .selectors import brief_estimates, brief_get_for_user, brief_list_for_user, teams_for_user
 from .services import brief_create, brief_update
 
 
@@ -61,6 +63,13 @@ def brief_edit_page(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def brief_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
     brief = brief_get_for_user(request.user, pk)
+    estimates: list[dict[str, object]] = []
+    engine_error = None
+    try:
+        estimates = brief_estimates(brief)
+    except EngineInputError as exc:
+        engine_error = f"{exc.field}: {exc.message}"
+    notes = sorted({note for e in estimates for note in e["notes"]})  # type: ignore[attr-defined]
     return render(
         request,
         "briefs/brief_detail.html",
@@ -68,5 +77,9 @@ def brief_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
             "brief": brief,
             "missing": brief.missing_fields(),
             "can_edit": has_role(request.user, BRIEF_EDITORS),
+            "estimates": estimates,
+            "engine_error": engine_error,
+            "assumptions": notes,
+            "memory_chart": memory_breakdown_figure(estimates) if estimates else None,
         },
     )

@@ -1,8 +1,10 @@
 """Reads of the catalog, and the one place catalog rows become engine inputs."""
 
-from django.db.models import QuerySet
+from typing import Any
 
-from apps.engine import GpuSpec
+from django.db.models import Count, Max, QuerySet
+
+from apps.engine import PRESETS, GpuSpec, estimate, estimate_to_dict, parse_estimate_request
 
 from .models import Gpu, GpuSystem
 
@@ -41,6 +43,56 @@ def gpu_spec_from_row(gpu: Gpu) -> GpuSpec:
     )
 
 
+_SPECS_CACHE: dict[tuple[int, Any], tuple[GpuSpec, ...]] = {}
+
+
 def gpu_specs() -> tuple[GpuSpec, ...]:
-    """Every catalog GPU as the engine sees it."""
-    return tuple(gpu_spec_from_row(g) for g in Gpu.objects.order_by("slug"))
+    """Every catalog GPU as the engine sees it.
+
+    The catalog changes rarely and the engine runs on every request, so the specs are built
+    once per catalog version (row count + last update), checked with one aggregate query.
+    """
+    version = Gpu.objects.aggregate(n=Count("id"), last=Max("updated_at"))
+    key = (version["n"], version["last"])
+    cached = _SPECS_CACHE.get(key)
+    if cached is None:
+        cached = tuple(gpu_spec_from_row(g) for g in Gpu.objects.order_by("slug"))
+        _SPECS_CACHE.clear()
+        _SPECS_CACHE[key] = cached
+    return cached
+
+
+def gpu_specs_by_slug() -> dict[str, GpuSpec]:
+    return {spec.slug: spec for spec in gpu_specs()}
+
+
+def estimates_for_body(body: Any) -> list[dict[str, Any]]:
+    """The engine's per-GPU answer for a contract-shaped body (raises EngineInputError)."""
+    specs = gpu_specs()
+    request = parse_estimate_request(body, known_gpus={spec.slug for spec in specs})
+    return [estimate_to_dict(e) for e in estimate(request, specs)]
+
+
+def model_preset_list() -> list[dict[str, Any]]:
+    rows = []
+    for slug, spec in sorted(PRESETS.items()):
+        rows.append(
+            {
+                "slug": slug,
+                "name": spec.name,
+                "kind": spec.kind.value,
+                "params_billion": round(spec.params_billion, 3),
+                "active_params_billion": round(spec.active_params / 1e9, 3),
+                "layers": spec.layers,
+                "hidden_size": spec.hidden_size,
+                "attention_heads": spec.attention_heads,
+                "kv_heads": spec.kv_heads,
+                "head_dim": spec.head_dim,
+                "vocab_size": spec.vocab_size,
+                "intermediate_size": spec.intermediate_size,
+                "experts": spec.experts,
+                "active_experts": spec.active_experts,
+                "max_context_tokens": spec.max_context_tokens,
+            }
+        )
+    return rows

@@ -57,7 +57,10 @@ def page(browser):
     context = browser.new_context()
     page = context.new_page()
     errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on(
+        "console",
+        lambda m: errors.append(f"{m.text} @ {m.location}") if m.type == "error" else None,
+    )
     page.console_errors = errors
     yield page
     context.close()

@@ -24,13 +24,13 @@ class TestProductionChecks:
     def test_postgres_and_a_broker_pass(self):
         assert production_needs_real_services(None) == []
 
-    def test_check_deploy_fails_on_sqlite_under_production_settings(self):
+    def test_check_deploy_fails_on_sqlite_under_production_settings(self, tmp_path):
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "gpuselect.settings.production",
             "DJANGO_SECRET_KEY": "x" * 50,
             "DJANGO_ALLOWED_HOSTS": "example.com",
-            "DATABASE_URL": "sqlite:///tmp-should-not-be-used.sqlite3",
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'never-used.sqlite3'}",
             "CELERY_BROKER_URL": "",
             "REDIS_URL": "",
         }

@@ -1,0 +1,69 @@
+"""POST /api/v1/estimate and GET /api/v1/models/: the engine over HTTP, stateless."""
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.catalog.selectors import estimates_for_body, model_preset_list
+from apps.engine import EngineInputError
+
+
+class EngineErrorSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    detail = serializers.CharField()
+    field = serializers.CharField()
+
+
+class EstimateOutputSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    estimates = serializers.ListField(child=serializers.DictField())
+
+
+def engine_error_response(exc: EngineInputError) -> Response:
+    return Response({"detail": f"{exc.field}: {exc.message}", "field": exc.field}, status=400)
+
+
+class EstimateApi(APIView):
+    """Estimate a brief (not saved) on every catalog GPU, or on the GPUs and count asked for."""
+
+    @extend_schema(
+        request=dict[str, Any],
+        responses={
+            200: EstimateOutputSerializer,
+            400: OpenApiResponse(EngineErrorSerializer, description="Bad input; names the field"),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        try:
+            estimates = estimates_for_body(request.data)
+        except EngineInputError as exc:
+            return engine_error_response(exc)
+        return Response({"estimates": estimates})
+
+
+class ModelPresetOutputSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    params_billion = serializers.FloatField()
+    active_params_billion = serializers.FloatField()
+    layers = serializers.IntegerField()
+    hidden_size = serializers.IntegerField()
+    attention_heads = serializers.IntegerField()
+    kv_heads = serializers.IntegerField()
+    head_dim = serializers.IntegerField()
+    vocab_size = serializers.IntegerField()
+    intermediate_size = serializers.IntegerField()
+    experts = serializers.IntegerField()
+    active_experts = serializers.IntegerField()
+    max_context_tokens = serializers.IntegerField()
+
+
+class ModelPresetListApi(APIView):
+    """The model presets the engine knows, by slug (use as {"model": {"preset": slug}})."""
+
+    @extend_schema(responses={200: ModelPresetOutputSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        return Response(ModelPresetOutputSerializer(model_preset_list(), many=True).data)

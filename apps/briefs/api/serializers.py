@@ -1,0 +1,225 @@
+"""The brief API speaks the estimate contract's shape plus the brief's own fields."""
+
+from decimal import Decimal
+from typing import Any
+
+from rest_framework import serializers
+
+from apps.briefs.choices import (
+    DutyCycle,
+    OperatingBoundary,
+    Optimizer,
+    Precision,
+    Sharding,
+    SuccessUnit,
+    Tooling,
+    WorkloadType,
+)
+from apps.briefs.contract import brief_to_body
+from apps.briefs.models import HOURS_PER_MONTH_MAX
+from apps.engine import PRESETS, EngineInputError, model_from_hf_config
+
+MAX_TOKENS = 10_000_000
+
+
+class TokensSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    p50 = serializers.IntegerField(min_value=1, max_value=MAX_TOKENS)
+    p95 = serializers.IntegerField(min_value=1, max_value=MAX_TOKENS, required=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "p95" in attrs and attrs["p95"] < attrs["p50"]:
+            raise serializers.ValidationError({"p95": "must be at least p50"})
+        return attrs
+
+
+class ModelShapeSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    preset = serializers.CharField(required=False, max_length=64)
+    hf_config = serializers.DictField(required=False)
+    params_billion = serializers.DecimalField(
+        max_digits=9, decimal_places=3, min_value=Decimal("0.001"), required=False
+    )
+    layers = serializers.IntegerField(min_value=1, max_value=10_000, required=False)
+    hidden_size = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False)
+    attention_heads = serializers.IntegerField(min_value=1, max_value=100_000, required=False)
+    kv_heads = serializers.IntegerField(min_value=1, max_value=100_000, required=False)
+    head_dim = serializers.IntegerField(min_value=1, max_value=100_000, required=False)
+    vocab_size = serializers.IntegerField(min_value=1, max_value=10_000_000, required=False)
+    intermediate_size = serializers.IntegerField(min_value=1, max_value=10**8, required=False)
+    experts = serializers.IntegerField(min_value=1, max_value=4096, required=False)
+    active_experts = serializers.IntegerField(min_value=1, max_value=4096, required=False)
+
+    def validate_preset(self, value: str) -> str:
+        if value not in PRESETS:
+            raise serializers.ValidationError(f"unknown preset {value[:60]!r}")
+        return value
+
+    def validate_hf_config(self, value: dict[str, Any]) -> dict[str, Any]:
+        try:
+            model_from_hf_config(value)
+        except EngineInputError as exc:
+            raise serializers.ValidationError(exc.message) from exc
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        ways = ["preset" in attrs, "hf_config" in attrs, "params_billion" in attrs]
+        if sum(ways) > 1:
+            raise serializers.ValidationError("give one of preset, hf_config or explicit numbers")
+        experts, active = attrs.get("experts"), attrs.get("active_experts")
+        if experts and active and active > experts:
+            raise serializers.ValidationError({"active_experts": "must not exceed experts"})
+        return attrs
+
+
+class LatencyTargetField(serializers.Field):  # type: ignore[type-arg]
+    """``"offline"`` or ``{"ttft_p95_ms", "itl_p95_ms", "e2e_p95_s"}`` (or the _p99_ names)."""
+
+    KEYS = {"ttft_p95_ms", "itl_p95_ms", "e2e_p95_s", "ttft_p99_ms", "itl_p99_ms", "e2e_p99_s"}
+
+    def to_internal_value(self, data: Any) -> Any:
+        if data == "offline":
+            return data
+        if not isinstance(data, dict):
+            raise serializers.ValidationError('must be "offline" or an object of targets')
+        unknown = set(data) - self.KEYS
+        if unknown:
+            raise serializers.ValidationError(f"unknown target {sorted(unknown)[0]!r}")
+        if any("_p95_" in k for k in data) and any("_p99_" in k for k in data):
+            raise serializers.ValidationError("give targets at one percentile, p95 or p99")
+        for key, value in data.items():
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                raise serializers.ValidationError(f"{key} must be a positive number")
+            if value > 10**7:
+                raise serializers.ValidationError(f"{key} is absurdly large")
+        return data
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+class MediaSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    width = serializers.IntegerField(min_value=64, max_value=16384)
+    height = serializers.IntegerField(min_value=64, max_value=16384)
+    seconds = serializers.DecimalField(
+        max_digits=7, decimal_places=2, min_value=Decimal("0.01"), required=False
+    )
+
+
+class TrainingSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    tokens = serializers.IntegerField(min_value=1, max_value=10**16, required=False)
+    sequence_length = serializers.IntegerField(min_value=1, max_value=MAX_TOKENS, required=False)
+    global_batch_tokens = serializers.IntegerField(min_value=1, max_value=10**12, required=False)
+    optimizer = serializers.ChoiceField(choices=Optimizer.choices, required=False)
+    sharding = serializers.ChoiceField(choices=Sharding.choices, required=False)
+    activation_checkpointing = serializers.BooleanField(required=False)
+    lora_rank = serializers.IntegerField(min_value=1, max_value=65536, required=False)
+    checkpoint_interval_minutes = serializers.IntegerField(
+        min_value=1, max_value=100_000, required=False
+    )
+    target_eval_score = serializers.DecimalField(max_digits=7, decimal_places=4, required=False)
+
+
+class BriefInputSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    name = serializers.CharField(max_length=200)
+    team = serializers.IntegerField(required=False, help_text="Team id; defaults to your team.")
+    description = serializers.CharField(required=False, allow_blank=True)
+    workload_type = serializers.ChoiceField(choices=WorkloadType.choices)
+    model = ModelShapeSerializer(required=False)
+    weight_precision = serializers.ChoiceField(choices=Precision.choices, required=False)
+    kv_cache_precision = serializers.ChoiceField(choices=Precision.choices, required=False)
+    context_window = serializers.IntegerField(min_value=1, max_value=MAX_TOKENS, required=False)
+    input_tokens = TokensSerializer(required=False)
+    output_tokens = TokensSerializer(required=False)
+    concurrency = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False)
+    requests_per_second = serializers.DecimalField(
+        max_digits=10, decimal_places=3, min_value=Decimal("0.001"), required=False
+    )
+    records_per_job = serializers.IntegerField(min_value=1, max_value=10**12, required=False)
+    image = MediaSerializer(required=False)
+    video = MediaSerializer(required=False)
+    success_unit = serializers.ChoiceField(choices=SuccessUnit.choices, required=False)
+    acceptance_rate = serializers.DecimalField(
+        max_digits=5,
+        decimal_places=4,
+        min_value=Decimal("0.0001"),
+        max_value=Decimal("1"),
+        required=False,
+    )
+    latency_target = LatencyTargetField(required=False)
+    duty_cycle = serializers.ChoiceField(choices=DutyCycle.choices, required=False)
+    hours_per_month = serializers.DecimalField(
+        max_digits=5,
+        decimal_places=1,
+        min_value=Decimal("0.1"),
+        max_value=Decimal(HOURS_PER_MONTH_MAX),
+        required=False,
+    )
+    operating_boundary = serializers.ChoiceField(choices=OperatingBoundary.choices, required=False)
+    tooling = serializers.ListField(
+        child=serializers.ChoiceField(choices=Tooling.choices), required=False, max_length=20
+    )
+    training = TrainingSerializer(required=False)
+    # Accepted so the estimate body can be posted as it is; a brief does not store them.
+    gpus = serializers.ListField(child=serializers.CharField(), required=False, write_only=True)
+    gpu_count = serializers.IntegerField(required=False, write_only=True)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        training_types = {
+            WorkloadType.TRAINING,
+            WorkloadType.FULL_FINETUNE,
+            WorkloadType.LORA_FINETUNE,
+            WorkloadType.QLORA_FINETUNE,
+        }
+        if attrs.get("training") and attrs["workload_type"] not in training_types:
+            raise serializers.ValidationError(
+                {"training": f"not allowed for {attrs['workload_type']}"}
+            )
+        if attrs.get("image") and attrs.get("video"):
+            raise serializers.ValidationError({"video": "give image or video, not both"})
+        return attrs
+
+
+class BriefOutputSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    """The stored brief in the contract's shape, with its id, team and completeness."""
+
+    id = serializers.IntegerField()
+    team = serializers.IntegerField(source="team_id")
+    name = serializers.CharField()
+    description = serializers.CharField()
+    workload_type = serializers.CharField()
+    model = serializers.DictField(allow_null=True)
+    weight_precision = serializers.CharField()
+    kv_cache_precision = serializers.CharField()
+    context_window = serializers.IntegerField(allow_null=True)
+    input_tokens = serializers.DictField(allow_null=True)
+    output_tokens = serializers.DictField(allow_null=True)
+    concurrency = serializers.IntegerField(allow_null=True)
+    requests_per_second = serializers.FloatField(allow_null=True)
+    records_per_job = serializers.IntegerField(allow_null=True)
+    image = serializers.DictField(required=False)
+    video = serializers.DictField(required=False)
+    success_unit = serializers.CharField()
+    acceptance_rate = serializers.FloatField(allow_null=True)
+    latency_target = serializers.JSONField(allow_null=True)
+    duty_cycle = serializers.CharField()
+    hours_per_month = serializers.FloatField(allow_null=True)
+    operating_boundary = serializers.CharField()
+    tooling = serializers.ListField(child=serializers.CharField())
+    training = serializers.DictField(required=False)
+    missing_fields = serializers.ListField(child=serializers.CharField())
+    complete = serializers.BooleanField()
+    inputs_version = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        missing = instance.missing_fields()
+        return {
+            "id": instance.pk,
+            "team": instance.team_id,
+            **brief_to_body(instance),
+            "missing_fields": missing,
+            "complete": not missing,
+            "inputs_version": instance.inputs_version,
+            "created_at": serializers.DateTimeField().to_representation(instance.created_at),
+            "updated_at": serializers.DateTimeField().to_representation(instance.updated_at),
+        }

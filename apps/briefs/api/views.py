@@ -1,0 +1,112 @@
+"""/api/v1/briefs/: create, list, read and update workload briefs; estimate a stored brief."""
+
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.briefs.contract import body_to_fields
+from apps.briefs.selectors import (
+    brief_estimates,
+    brief_get_for_user,
+    brief_list_for_user,
+    teams_for_user,
+)
+from apps.briefs.services import brief_create, brief_update
+from apps.core.models import Team
+from apps.core.pagination import StandardPagination
+from apps.core.permissions import role_permission
+from apps.core.roles import BRIEF_EDITORS
+from apps.engine import EngineInputError
+
+from .estimate import EngineErrorSerializer, EstimateOutputSerializer, engine_error_response
+from .serializers import BriefInputSerializer, BriefOutputSerializer
+
+BriefPermission = role_permission(*BRIEF_EDITORS)
+
+
+def _team_for(request: Request, team_id: int | None) -> Team:
+    teams = teams_for_user(request.user)
+    if team_id is None:
+        team = teams.first()
+        if team is None:
+            raise serializers.ValidationError({"team": "you belong to no team"})
+        return team
+    team = teams.filter(pk=team_id).first()
+    if team is None:
+        raise serializers.ValidationError({"team": "not a team you belong to"})
+    return team
+
+
+def _save_errors(exc: DjangoValidationError) -> serializers.ValidationError:
+    return serializers.ValidationError(
+        exc.message_dict if hasattr(exc, "error_dict") else exc.messages
+    )
+
+
+class BriefListCreateApi(APIView):
+    permission_classes = [BriefPermission]
+
+    @extend_schema(responses={200: BriefOutputSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        paginator = StandardPagination()
+        page = paginator.paginate_queryset(brief_list_for_user(request.user), request, view=self)
+        data = BriefOutputSerializer(page, many=True).data
+        return paginator.get_paginated_response(data)
+
+    @extend_schema(
+        request=BriefInputSerializer,
+        responses={201: BriefOutputSerializer, 400: OpenApiResponse(description="Names the field")},
+    )
+    def post(self, request: Request) -> Response:
+        payload = BriefInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data: dict[str, Any] = dict(payload.validated_data)
+        team = _team_for(request, data.pop("team", None))
+        try:
+            brief = brief_create(team=team, created_by=request.user, **body_to_fields(data))
+        except DjangoValidationError as exc:
+            raise _save_errors(exc) from exc
+        return Response(BriefOutputSerializer(brief).data, status=status.HTTP_201_CREATED)
+
+
+class BriefDetailApi(APIView):
+    permission_classes = [BriefPermission]
+
+    @extend_schema(responses={200: BriefOutputSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(BriefOutputSerializer(brief_get_for_user(request.user, pk)).data)
+
+    @extend_schema(request=BriefInputSerializer, responses={200: BriefOutputSerializer})
+    def patch(self, request: Request, pk: int) -> Response:
+        brief = brief_get_for_user(request.user, pk)
+        payload = BriefInputSerializer(data=request.data, partial=True)
+        payload.is_valid(raise_exception=True)
+        data: dict[str, Any] = dict(payload.validated_data)
+        fields = body_to_fields(data)
+        if "team" in data:
+            fields["team"] = _team_for(request, data["team"])
+        try:
+            brief = brief_update(brief=brief, **fields)
+        except DjangoValidationError as exc:
+            raise _save_errors(exc) from exc
+        return Response(BriefOutputSerializer(brief).data)
+
+
+class BriefEstimateApi(APIView):
+    """The engine's per-GPU answer for a stored brief (same shape as POST /estimate)."""
+
+    @extend_schema(
+        responses={200: EstimateOutputSerializer, 400: EngineErrorSerializer},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        brief = brief_get_for_user(request.user, pk)
+        try:
+            estimates = brief_estimates(brief)
+        except EngineInputError as exc:
+            return engine_error_response(exc)
+        return Response({"estimates": estimates})

@@ -1,0 +1,170 @@
+"""POST /api/v1/estimate: DESIGN.md's contract, exactly; bad input is a 400 naming the field."""
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytestmark = pytest.mark.django_db
+
+CONTRACT_EXAMPLE = {
+    "workload_type": "REALTIME_INFERENCE",
+    "model": {"preset": "llama-3.1-8b"},
+    "weight_precision": "FP8",
+    "kv_cache_precision": "FP8",
+    "input_tokens": {"p50": 1000, "p95": 4000},
+    "output_tokens": {"p50": 200, "p95": 800},
+    "concurrency": 32,
+    "latency_target": {"ttft_p95_ms": 500, "itl_p95_ms": 50},
+    "gpus": ["h100-sxm5-80gb", "l40s-48gb"],
+    "gpu_count": 2,
+}
+MEMORY_KEYS = {
+    "weights_gb", "kv_cache_gb", "activations_gb", "optimizer_gb", "overhead_gb", "total_gb",
+    "capacity_gb", "headroom_gb",
+}  # fmt: skip
+PERFORMANCE_KEYS = {
+    "output_tokens_per_s", "output_tokens_per_s_per_gpu", "ttft_ms", "itl_ms", "e2e_latency_s",
+    "bound", "training_tokens_per_s_per_gpu",
+}  # fmt: skip
+TOP_KEYS = {
+    "gpu", "gpu_count", "fits", "memory", "max_concurrency", "performance",
+    "meets_latency_target", "basis", "notes",
+}  # fmt: skip
+
+
+@pytest.fixture
+def api(catalog, token_client):
+    return token_client()
+
+
+def post(api, body):
+    return api.post("/api/v1/estimate", json.dumps(body), content_type="application/json")
+
+
+class TestEstimateContract:
+    def test_the_design_example_answers_with_every_contract_name(self, api):
+        response = post(api, CONTRACT_EXAMPLE)
+        assert response.status_code == 200
+        estimates = response.json()["estimates"]
+        assert [e["gpu"] for e in estimates] == ["h100-sxm5-80gb", "l40s-48gb"]
+        for e in estimates:
+            assert e.keys() >= TOP_KEYS
+            assert e["memory"].keys() >= MEMORY_KEYS
+            assert e["performance"].keys() >= PERFORMANCE_KEYS
+            assert e["gpu_count"] == 2
+            assert e["basis"] == "ESTIMATED"
+            assert isinstance(e["notes"], list)
+
+    def test_capacity_and_headroom_are_consistent(self, api):
+        h100 = post(api, CONTRACT_EXAMPLE).json()["estimates"][0]
+        memory = h100["memory"]
+        assert memory["capacity_gb"] == 160
+        expected_headroom = memory["capacity_gb"] - memory["total_gb"]
+        assert memory["headroom_gb"] == pytest.approx(expected_headroom, abs=0.2)
+        assert h100["fits"] is True
+        assert 7.5 < memory["weights_gb"] < 10  # 8B parameters at one byte each, plus scales
+        perf = h100["performance"]
+        assert perf["output_tokens_per_s"] == pytest.approx(
+            2 * perf["output_tokens_per_s_per_gpu"], rel=0.01
+        )
+
+    def test_without_a_filter_every_catalog_gpu_is_answered(self, api):
+        body = {k: v for k, v in CONTRACT_EXAMPLE.items() if k not in ("gpus", "gpu_count")}
+        estimates = post(api, body).json()["estimates"]
+        assert len(estimates) == 17
+        assert all(e["gpu_count"] >= 1 for e in estimates)
+
+    def test_a_70b_model_at_fp8_does_not_fit_one_80gb_gpu_but_fits_one_h200(self, api):
+        body = {
+            **CONTRACT_EXAMPLE,
+            "model": {"preset": "llama-3.1-70b"},
+            "gpus": ["h100-sxm5-80gb", "h200-sxm-141gb"],
+            "gpu_count": 1,
+        }
+        h100, h200 = post(api, body).json()["estimates"]
+        assert h100["fits"] is False
+        assert h200["fits"] is True
+
+    def test_needs_a_token(self, catalog, client):
+        response = client.post(
+            "/api/v1/estimate", json.dumps(CONTRACT_EXAMPLE), content_type="application/json"
+        )
+        assert response.status_code == 401
+
+    def test_models_lists_the_presets(self, api):
+        models = api.get("/api/v1/models/").json()
+        slugs = {m["slug"] for m in models}
+        assert len(models) >= 25
+        assert {"llama-3.1-8b", "mixtral-8x7b", "deepseek-v3", "gpt-j-6b", "sdxl"} <= slugs
+        llama = next(m for m in models if m["slug"] == "llama-3.1-8b")
+        assert llama["layers"] == 32 and llama["kv_heads"] == 8
+
+
+class TestEstimateBadInput:
+    @pytest.mark.parametrize(
+        ("change", "field"),
+        [
+            ({"model": {"preset": "gpt-99"}}, "model.preset"),
+            ({"model": {"hf_config": "not a dict"}}, "model.hf_config"),
+            ({"model": {"hf_config": {"model_type": "llama"}}}, "model.hf_config"),
+            ({"input_tokens": {"p50": -5, "p95": 10}}, "input_tokens.p50"),
+            ({"input_tokens": {"p50": 10**12, "p95": 10**12}}, "input_tokens.p50"),
+            ({"output_tokens": {"p50": 200, "p95": 100}}, "output_tokens.p95"),
+            ({"gpus": ["h100-sxm5-80gb", "tpu-v5"]}, "gpus[1]"),
+            ({"gpu_count": 0}, "gpu_count"),
+            ({"training": {"sequence_length": 2048}}, "training"),
+            ({"workload_type": "MINING"}, "workload_type"),
+            ({"weight_precision": "FP3"}, "weight_precision"),
+        ],
+    )
+    def test_answers_400_naming_the_field(self, api, change, field):
+        response = post(api, {**CONTRACT_EXAMPLE, **change})
+        assert response.status_code == 400
+        body = response.json()
+        assert body["field"] == field
+        assert body["detail"].startswith(field)
+
+    def test_a_body_that_is_not_an_object_is_400(self, api):
+        assert post(api, [1, 2, 3]).status_code == 400
+
+    def test_malformed_json_is_400(self, api):
+        response = api.post("/api/v1/estimate", "{oops", content_type="application/json")
+        assert response.status_code == 400
+
+    def test_fp8_on_an_a100_is_answered_with_a_note(self, api):
+        body = {**CONTRACT_EXAMPLE, "gpus": ["a100-sxm4-80gb"]}
+        response = post(api, body)
+        assert response.status_code == 200
+        notes = " ".join(response.json()["estimates"][0]["notes"])
+        assert "weight-only" in notes
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=5)
+    ),
+    max_leaves=20,
+)
+KEYS = st.sampled_from([*CONTRACT_EXAMPLE, "training", "image", "hours_per_month"])
+FUZZ = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+class TestEstimateFuzz:
+    @FUZZ
+    @given(body=JSON)
+    def test_random_json_never_causes_a_server_error(self, api, body):
+        response = post(api, body)
+        assert response.status_code in (200, 400)
+
+    @FUZZ
+    @given(changes=st.dictionaries(KEYS, JSON, max_size=3))
+    def test_random_changes_to_a_valid_body_never_cause_a_server_error(self, api, changes):
+        response = post(api, {**CONTRACT_EXAMPLE, **changes})
+        assert response.status_code in (200, 400)
+        if response.status_code == 400:
+            assert response.json()["detail"]  # names the field, or says the JSON is malformed
