@@ -19,9 +19,11 @@ class CandidateRowInline(admin.TabularInline):  # type: ignore[type-arg]
 
 @admin.register(CandidateTable)
 class CandidateTableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
-    list_display = ("brief", "computed_at", "inputs_version", "engine_version")
+    list_display = ("brief", "computed_at", "computed_version", "requested_version")
     list_select_related = ("brief",)
-    readonly_fields = ("computed_at", "inputs_version", "requested_version", "engine_version")
+    readonly_fields = (
+        "computed_at", "computed_version", "requested_version", "queued_at", "engine_version",
+    )  # fmt: skip
     inlines = (CandidateRowInline,)
 
 

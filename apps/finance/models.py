@@ -76,28 +76,44 @@ class FinanceAssumptions(BaseModel):
 
 
 class CandidateTable(BaseModel):
-    """The ranked candidates of one brief, as last computed, and the inputs they came from."""
+    """The ranked candidates of one brief, as last computed, and the inputs they came from.
+
+    Every change to an input bumps ``requested_version``; a recompute records the version it
+    started from in ``computed_version`` and never writes over a newer one. ``queued_at`` is
+    set while a recompute is waiting in the queue, so a burst of changes enqueues it once.
+    """
 
     brief = models.OneToOneField(
         WorkloadBrief, on_delete=models.CASCADE, related_name="candidate_table"
     )
     currency = models.CharField(max_length=3, choices=Currency.choices, default=Currency.USD)
     success_unit = models.CharField(max_length=16, blank=True)
-    inputs_version = models.CharField(
-        max_length=64,
-        blank=True,
-        help_text="Fingerprint of the inputs the rows were computed from.",
-    )
-    requested_version = models.CharField(
-        max_length=64, blank=True, help_text="Fingerprint of the inputs as last changed."
-    )
-    engine_version = models.CharField(max_length=20, blank=True)
+    requested_version = models.PositiveBigIntegerField(default=1)
+    computed_version = models.PositiveBigIntegerField(default=0)
+    queued_at = models.DateTimeField(null=True, blank=True)
     computed_at = models.DateTimeField(null=True, blank=True)
-    recompute_requested_at = models.DateTimeField(null=True, blank=True)
+    engine_version = models.CharField(max_length=20, blank=True)
+    inputs = models.JSONField(
+        default=dict, blank=True, help_text="Versions of the inputs the rows were computed from."
+    )
+    no_ranking_reason = models.CharField(max_length=300, blank=True)
+    capacity_model = models.JSONField(default=dict, blank=True)
+    # Engine results depend on the brief, the catalog and calibration, not on prices: they are
+    # kept here and reused when only a price changes.
+    estimates_key = models.CharField(max_length=64, blank=True)
+    estimates = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(computed_version__lte=models.F("requested_version")),
+                name="table_computed_not_ahead_of_requested",
+            )
+        ]
 
     @property
     def stale(self) -> bool:
-        return self.computed_at is None or self.inputs_version != self.requested_version
+        return self.computed_version < self.requested_version
 
     def __str__(self) -> str:
         return f"Candidates for {self.brief}"
@@ -124,7 +140,7 @@ class CandidateRow(BaseModel):
     cost_lines = models.JSONField(default=dict)
     monthly_cost = models.DecimalField(max_digits=16, decimal_places=4)
     accepted_outputs_per_month = models.DecimalField(max_digits=24, decimal_places=4)
-    effective_unit_cost = models.DecimalField(max_digits=20, decimal_places=10, null=True)
+    effective_unit_cost = models.DecimalField(max_digits=32, decimal_places=18, null=True)
     meets_constraints = models.BooleanField()
     why_not = models.JSONField(default=list, blank=True)
     basis = models.CharField(max_length=10, choices=Basis.choices, default=Basis.ESTIMATED)

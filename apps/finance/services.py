@@ -1,51 +1,125 @@
 """Candidate tables: asking for a recompute, and doing it.
 
-A change to any input marks the brief's table stale (``requested_version`` moves on) and
-enqueues one recompute after the transaction commits. The recompute is safe to run twice and
-never writes an older result over a newer one: it writes only if the version it computed is
-still the one requested.
+A change to any input (brief, quote, API route, benchmark run, finance assumption) bumps the
+affected tables' ``requested_version`` in the same transaction and enqueues one recompute per
+table after it commits. While a recompute waits in the queue (``queued_at`` set) further
+changes only bump the version, so a burst of edits causes one recompute per brief. The
+recompute is safe to run twice and never writes an older result over a newer one: it records
+the version it started from and writes only if nothing newer has been written since.
 """
 
+from collections.abc import Iterable
+from datetime import timedelta
+from typing import Any
+
 from django.db import transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from apps.briefs.models import WorkloadBrief
-from apps.engine import ENGINE_VERSION
 
-from .models import CandidateTable
+from .models import CandidateRow, CandidateTable
 
-
-def inputs_fingerprint(brief: WorkloadBrief) -> str:
-    """Which version of the inputs a table reflects (grows as quotes and runs join in)."""
-    return f"brief:{brief.inputs_version}"
+# A queued recompute not started after this long is assumed lost (worker killed, broker
+# restarted) and is enqueued again by the sweeper.
+LOST_TASK_AFTER = timedelta(minutes=2)
 
 
-@transaction.atomic
-def candidate_table_request_recompute(*, brief: WorkloadBrief) -> CandidateTable:
+def _enqueue(brief_ids: Iterable[int]) -> None:
     from .tasks import candidate_table_recompute_task
 
-    table, _ = CandidateTable.objects.select_for_update().get_or_create(brief=brief)
-    table.requested_version = inputs_fingerprint(brief)
-    table.recompute_requested_at = timezone.now()
-    table.save(update_fields=["requested_version", "recompute_requested_at", "updated_at"])
-    candidate_table_recompute_task.delay_on_commit(brief_id=brief.pk)
-    return table
+    for brief_id in brief_ids:
+        candidate_table_recompute_task.delay_on_commit(brief_id=brief_id)
 
 
 @transaction.atomic
+def candidate_tables_request_recompute(*, brief_ids: Iterable[int] | None = None) -> list[int]:
+    """Mark the tables of ``brief_ids`` (default: every brief) stale and enqueue their
+    recompute after commit, once per table however many changes arrive meanwhile.
+    Returns the brief ids whose recompute was enqueued now."""
+    briefs = WorkloadBrief.objects.all()
+    if brief_ids is not None:
+        briefs = briefs.filter(pk__in=list(brief_ids))
+    wanted = set(briefs.values_list("pk", flat=True))
+    existing = set(
+        CandidateTable.objects.filter(brief_id__in=wanted).values_list("brief_id", flat=True)
+    )
+    CandidateTable.objects.bulk_create(
+        [CandidateTable(brief_id=pk) for pk in sorted(wanted - existing)],
+        ignore_conflicts=True,
+    )
+    tables = CandidateTable.objects.filter(brief_id__in=wanted)
+    tables.update(requested_version=F("requested_version") + 1, updated_at=timezone.now())
+    to_enqueue = list(
+        tables.filter(queued_at__isnull=True)
+        .select_for_update()
+        .order_by("brief_id")
+        .values_list("brief_id", flat=True)
+    )
+    CandidateTable.objects.filter(brief_id__in=to_enqueue).update(queued_at=timezone.now())
+    _enqueue(to_enqueue)
+    return to_enqueue
+
+
+def candidate_table_request_recompute(*, brief: WorkloadBrief) -> CandidateTable:
+    candidate_tables_request_recompute(brief_ids=[brief.pk])
+    return CandidateTable.objects.get(brief=brief)
+
+
 def candidate_table_recompute(*, brief_id: int) -> CandidateTable | None:
-    """Recompute one brief's table; a no-op when the table is already current."""
-    brief = WorkloadBrief.objects.filter(pk=brief_id).first()
-    if brief is None:
-        return None
-    version = inputs_fingerprint(brief)
-    table, _ = CandidateTable.objects.select_for_update().get_or_create(brief=brief)
-    if table.inputs_version == version and table.computed_at is not None:
-        return table
-    table.success_unit = brief.success_unit
-    table.inputs_version = version
-    table.requested_version = version
-    table.engine_version = ENGINE_VERSION
-    table.computed_at = timezone.now()
-    table.save()
+    """Recompute one brief's table from the database as it is now.
+
+    Step 1 takes the table off the queue and notes the version asked for; step 2 computes
+    outside any lock; step 3 writes only if no newer result was written meanwhile.
+    """
+    from .candidates import candidate_table_build
+
+    with transaction.atomic():
+        table = CandidateTable.objects.select_for_update().filter(brief_id=brief_id).first()
+        if table is None:
+            return None
+        table.queued_at = None
+        table.save(update_fields=["queued_at", "updated_at"])
+        version = table.requested_version
+        if table.computed_version >= version:
+            return table  # already current: running twice is harmless
+    brief = WorkloadBrief.objects.select_related("team").get(pk=brief_id)
+    built = candidate_table_build(brief=brief, table=table)
+    with transaction.atomic():
+        table = CandidateTable.objects.select_for_update().get(brief_id=brief_id)
+        if table.computed_version >= version:
+            return table  # a newer result was written while we computed
+        CandidateRow.objects.filter(table=table).delete()
+        CandidateRow.objects.bulk_create(
+            [CandidateRow(table=table, **row) for row in built.rows], batch_size=500
+        )
+        for name, value in built.table_fields.items():
+            setattr(table, name, value)
+        table.computed_version = version
+        table.computed_at = timezone.now()
+        table.save()
     return table
+
+
+def candidate_tables_sweep() -> list[int]:
+    """Re-enqueue stale tables whose recompute was never queued or looks lost."""
+    lost_before = timezone.now() - LOST_TASK_AFTER
+    with transaction.atomic():
+        stale = CandidateTable.objects.select_for_update(skip_locked=True).filter(
+            Q(queued_at__isnull=True) | Q(queued_at__lt=lost_before),
+            computed_version__lt=F("requested_version"),
+        )
+        brief_ids = list(stale.values_list("brief_id", flat=True))
+        CandidateTable.objects.filter(brief_id__in=brief_ids).update(queued_at=timezone.now())
+        _enqueue(brief_ids)
+    return brief_ids
+
+
+def table_state(table: CandidateTable | None) -> dict[str, Any]:
+    if table is None:
+        return {"computed_at": None, "stale": True, "pending": False}
+    return {
+        "computed_at": table.computed_at,
+        "stale": table.stale,
+        "pending": table.queued_at is not None or table.stale,
+    }

@@ -1,0 +1,366 @@
+"""The costing core's vocabulary: enums and frozen dataclasses in and out.
+
+Re-exported by `apps.engine.costing`; import them from there. Every amount is a `Decimal` in the
+finance assumptions' reporting currency (the caller converts quotes before costing); every share
+is a `Decimal` in [0, 1].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import StrEnum
+
+from apps.engine.costing_constants import (
+    DEFAULT_CLIP_SECONDS,
+    DEFAULT_PUE,
+    DEFAULT_STORAGE_TB,
+    MODERATION_COST_PER_IMAGE,
+    MODERATION_COST_PER_VIDEO_MINUTE,
+    OPERATOR_REVIEW_MINUTES_PER_CLIP,
+    OPERATOR_REVIEW_MINUTES_PER_IMAGE,
+    OPERATOR_REVIEW_SHARE,
+    PLATFORM_LABOUR_HOURS_API,
+    PLATFORM_LABOUR_HOURS_MANAGED_ENDPOINT,
+    PLATFORM_LABOUR_HOURS_SELF_MANAGED,
+)
+from apps.engine.types import DutyCycle, EngineInputError, WorkloadType
+
+ZERO = Decimal(0)
+ONE = Decimal(1)
+
+
+class PricingTerm(StrEnum):
+    ON_DEMAND = "ON_DEMAND"
+    SPOT = "SPOT"
+    RESERVED_1Y = "RESERVED_1Y"
+    RESERVED_3Y = "RESERVED_3Y"
+    DEDICATED_CLUSTER = "DEDICATED_CLUSTER"
+    MARKETPLACE = "MARKETPLACE"
+    OWNED = "OWNED"
+
+
+# Billed only for the GPU-hours the workload runs.
+PAY_PER_USE_TERMS = frozenset({PricingTerm.ON_DEMAND, PricingTerm.SPOT, PricingTerm.MARKETPLACE})
+# Billed for every hour of the month, busy or not.
+COMMITTED_TERMS = frozenset(
+    {
+        PricingTerm.RESERVED_1Y,
+        PricingTerm.RESERVED_3Y,
+        PricingTerm.DEDICATED_CLUSTER,
+        PricingTerm.OWNED,
+    }
+)
+
+
+class SuccessUnit(StrEnum):
+    TOKEN = "TOKEN"  # noqa: S105 (a unit, not a secret)
+    REQUEST = "REQUEST"
+    RECORD = "RECORD"
+    IMAGE = "IMAGE"
+    CLIP = "CLIP"
+    TRAINING_RUN = "TRAINING_RUN"
+    EVALUATION = "EVALUATION"
+
+
+class OperatingBoundary(StrEnum):
+    PUBLIC_CLOUD = "PUBLIC_CLOUD"
+    PRIVATE_NETWORK = "PRIVATE_NETWORK"
+    DEDICATED_CLUSTER = "DEDICATED_CLUSTER"
+    ON_PREM = "ON_PREM"
+    DATA_RESIDENCY = "DATA_RESIDENCY"
+    MANAGED_API = "MANAGED_API"
+
+
+class OperatingModel(StrEnum):
+    """Who runs the serving/training stack; sets the platform labour hours."""
+
+    SELF_MANAGED = "SELF_MANAGED"
+    MANAGED_ENDPOINT = "MANAGED_ENDPOINT"
+    API = "API"
+
+
+class Basis(StrEnum):
+    ESTIMATED = "ESTIMATED"
+    MEASURED = "MEASURED"
+
+
+class CostKind(StrEnum):
+    """Which family of cost lines a row gets (see `LINES_BY_KIND`)."""
+
+    TRAINING = "TRAINING"
+    REALTIME = "REALTIME"
+    OFFLINE = "OFFLINE"  # batch inference, embeddings, evaluation
+    MEDIA = "MEDIA"
+    API = "API"
+
+
+def cost_kind(workload_type: WorkloadType) -> CostKind:
+    """The cost-line family of a workload type served on GPUs."""
+    return _KIND_BY_WORKLOAD[workload_type]
+
+
+_KIND_BY_WORKLOAD = {
+    WorkloadType.TRAINING: CostKind.TRAINING,
+    WorkloadType.FULL_FINETUNE: CostKind.TRAINING,
+    WorkloadType.LORA_FINETUNE: CostKind.TRAINING,
+    WorkloadType.QLORA_FINETUNE: CostKind.TRAINING,
+    WorkloadType.REALTIME_INFERENCE: CostKind.REALTIME,
+    WorkloadType.BATCH_INFERENCE: CostKind.OFFLINE,
+    WorkloadType.EMBEDDINGS: CostKind.OFFLINE,
+    WorkloadType.EVALUATION: CostKind.OFFLINE,
+    WorkloadType.IMAGE_GENERATION: CostKind.MEDIA,
+    WorkloadType.VIDEO_GENERATION: CostKind.MEDIA,
+}
+
+# The stable, ordered cost-line keys of each kind. A line of its kind is always present (zero
+# when nothing is owed, e.g. idle_capacity on on-demand); lines of other kinds are omitted.
+_GPU_TAIL = (
+    "idle_capacity",
+    "storage",
+    "network_egress",
+    "provider_extras",
+    "observability",
+    "platform_labour",
+)
+LINES_BY_KIND: dict[CostKind, tuple[str, ...]] = {
+    CostKind.TRAINING: ("gpu_compute", "checkpointing", "failed_run_waste", *_GPU_TAIL),
+    CostKind.REALTIME: ("gpu_compute", "retry_waste", "serving_stack", *_GPU_TAIL),
+    CostKind.OFFLINE: ("gpu_compute", "retry_waste", *_GPU_TAIL),
+    CostKind.MEDIA: (
+        "gpu_compute",
+        "failed_renders",
+        "retry_waste",
+        "queue_overhead",
+        "moderation",
+        "operator_review",
+        *_GPU_TAIL,
+    ),
+    CostKind.API: (
+        "api_input_tokens",
+        "api_output_tokens",
+        "retry_waste",
+        "observability",
+        "platform_labour",
+    ),
+}
+
+# Workload types whose API calls can use a provider's batch (asynchronous) discount.
+BATCHABLE_WORKLOADS = frozenset(
+    {WorkloadType.BATCH_INFERENCE, WorkloadType.EMBEDDINGS, WorkloadType.EVALUATION}
+)
+
+
+def _share(field: str, value: Decimal, *, upper_open: bool, lower_open: bool = False) -> None:
+    low_ok = value > ZERO if lower_open else value >= ZERO
+    high_ok = value < ONE if upper_open else value <= ONE
+    if not (low_ok and high_ok):
+        raise EngineInputError(
+            field,
+            f"must be in {'(' if lower_open else '['}0, 1{')' if upper_open else ']'}, got {value}",
+        )
+
+
+def _not_negative(field: str, value: Decimal | None) -> None:
+    if value is not None and value < ZERO:
+        raise EngineInputError(field, f"must not be negative, got {value}")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FinanceAssumptions:
+    """The organisation's (or the brief's) finance assumptions, in the reporting currency.
+
+    The first nine fields mirror `apps.finance.FinanceAssumptions`; the rest default to the
+    named constants in `costing_constants` (see there for sources).
+    """
+
+    reporting_currency: str
+    labour_rate_per_hour: Decimal
+    observability_share: Decimal  # of the GPU (or API token) bill
+    retry_rate: Decimal  # share of requests sent again; [0, 1)
+    failure_rate: Decimal  # share of requests/jobs/renders that fail outright; [0, 1)
+    acceptance_rate: Decimal  # share of outputs passing the quality filter; (0, 1]
+    amortisation_years: Decimal
+    power_price_per_kwh: Decimal
+    hosting_cost_per_gpu_month: Decimal  # colocation: space, cooling, power capacity
+    pue: Decimal = DEFAULT_PUE
+    storage_tb_default: Decimal = DEFAULT_STORAGE_TB
+    moderation_cost_per_image: Decimal = MODERATION_COST_PER_IMAGE
+    moderation_cost_per_video_minute: Decimal = MODERATION_COST_PER_VIDEO_MINUTE
+    operator_review_share: Decimal = OPERATOR_REVIEW_SHARE
+    operator_review_minutes_per_image: Decimal = OPERATOR_REVIEW_MINUTES_PER_IMAGE
+    operator_review_minutes_per_clip: Decimal = OPERATOR_REVIEW_MINUTES_PER_CLIP
+    platform_hours_self_managed: Decimal = PLATFORM_LABOUR_HOURS_SELF_MANAGED
+    platform_hours_managed_endpoint: Decimal = PLATFORM_LABOUR_HOURS_MANAGED_ENDPOINT
+    platform_hours_api: Decimal = PLATFORM_LABOUR_HOURS_API
+
+    def __post_init__(self) -> None:
+        _share("observability_share", self.observability_share, upper_open=True)
+        _share("retry_rate", self.retry_rate, upper_open=True)
+        _share("failure_rate", self.failure_rate, upper_open=True)
+        _share("acceptance_rate", self.acceptance_rate, upper_open=False, lower_open=True)
+        _share("operator_review_share", self.operator_review_share, upper_open=False)
+        if self.amortisation_years <= ZERO:
+            raise EngineInputError("amortisation_years", "must be positive")
+        if self.pue < ONE:
+            raise EngineInputError("pue", "must be at least 1")
+        for name in ("labour_rate_per_hour", "power_price_per_kwh", "hosting_cost_per_gpu_month"):
+            _not_negative(name, getattr(self, name))
+
+    def platform_hours(self, model: OperatingModel) -> Decimal:
+        if model is OperatingModel.API:
+            return self.platform_hours_api
+        if model is OperatingModel.MANAGED_ENDPOINT:
+            return self.platform_hours_managed_endpoint
+        return self.platform_hours_self_managed
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class QuoteTerms:
+    """A provider's GPU quote, converted to the reporting currency by the caller."""
+
+    pricing_term: PricingTerm
+    hourly_price_per_gpu: Decimal
+    storage_price_per_tb_month: Decimal = ZERO
+    egress_price_per_gb: Decimal = ZERO
+    network_monthly: Decimal = ZERO
+    monthly_extras: Decimal = ZERO  # support, licences, other fixed monthly fees
+    minimum_commitment_months: int = 0
+    gpu_tdp_w: Decimal | None = None  # for power when OWNED with capex
+    capex_per_gpu: Decimal | None = None  # OWNED: amortised instead of the hourly figure
+    operating_model: OperatingModel = OperatingModel.SELF_MANAGED
+
+    def __post_init__(self) -> None:
+        for name in (
+            "hourly_price_per_gpu",
+            "storage_price_per_tb_month",
+            "egress_price_per_gb",
+            "network_monthly",
+            "monthly_extras",
+            "gpu_tdp_w",
+            "capex_per_gpu",
+        ):
+            _not_negative(name, getattr(self, name))
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ApiRouteTerms:
+    """A model served by a provider's API, priced per million tokens (reporting currency)."""
+
+    input_price_per_mtok: Decimal
+    output_price_per_mtok: Decimal
+    batch_discount: Decimal = ZERO  # share off for batch jobs, [0, 1)
+    rate_limit_rpm: int | None = None
+
+    def __post_init__(self) -> None:
+        _not_negative("input_price_per_mtok", self.input_price_per_mtok)
+        _not_negative("output_price_per_mtok", self.output_price_per_mtok)
+        _share("batch_discount", self.batch_discount, upper_open=True)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CapacityFigures:
+    """The performance engine's answer for one candidate (per replica unless said otherwise)."""
+
+    gpu_count: int  # GPUs per replica
+    replicas: int
+    gpu_hours_per_month: Decimal  # busy GPU-hours at the brief's duty cycle, all replicas
+    fits: bool
+    output_tokens_per_s_per_replica: Decimal | None = None  # at the brief's latency target
+    p95_latency_ms: Decimal | None = None
+    meets_latency_target: bool | None = None
+    memory_headroom_gb: Decimal | None = None
+    basis: Basis = Basis.ESTIMATED
+    time_to_train_hours: Decimal | None = None  # one run, on gpus_total
+    checkpoint_write_s: Decimal | None = None
+    gpus_total: int | None = None  # training: GPUs of one run (default gpu_count x replicas)
+    items_per_hour_per_replica: Decimal | None = None  # images or clips
+    records_per_s_per_replica: Decimal | None = None  # embeddings
+    measured_failed_share: Decimal | None = None  # overrides finance failure_rate
+
+    def __post_init__(self) -> None:
+        if self.gpu_count < 1 or self.replicas < 1:
+            raise EngineInputError("gpu_count", "gpu_count and replicas must be at least 1")
+        if self.gpus_total is not None and self.gpus_total < 1:
+            raise EngineInputError("gpus_total", "must be at least 1")
+        _not_negative("gpu_hours_per_month", self.gpu_hours_per_month)
+        if self.measured_failed_share is not None:
+            _share("measured_failed_share", self.measured_failed_share, upper_open=True)
+
+    @property
+    def run_gpus(self) -> int:
+        """GPUs one training run (or one serving deployment) occupies."""
+        return self.gpus_total if self.gpus_total is not None else self.gpu_count * self.replicas
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Demand:
+    """What the brief asks for in a month. Token counts are per request (means)."""
+
+    workload_type: WorkloadType
+    success_unit: SuccessUnit
+    hours_per_month: Decimal  # active hours
+    duty_cycle: DutyCycle = DutyCycle.ALWAYS_ON
+    input_tokens_mean: Decimal = ZERO
+    output_tokens_mean: Decimal = ZERO
+    requests_per_month: Decimal | None = None  # real-time requests, or items for media
+    records_per_job: Decimal | None = None
+    jobs_per_month: Decimal = ONE
+    training_tokens: Decimal | None = None
+    checkpoint_interval_minutes: Decimal | None = None
+    acceptance_rate: Decimal | None = None  # overrides the finance acceptance rate
+    operating_boundary: OperatingBoundary | None = None
+    storage_tb: Decimal | None = None
+    egress_gb_per_month: Decimal | None = None
+    clip_seconds: Decimal | None = None
+    horizon_months: int | None = None  # how long the workload is expected to run
+
+    def __post_init__(self) -> None:
+        if self.hours_per_month <= ZERO:
+            raise EngineInputError("hours_per_month", "must be positive")
+        if self.acceptance_rate is not None:
+            _share("acceptance_rate", self.acceptance_rate, upper_open=False, lower_open=True)
+        if self.checkpoint_interval_minutes is not None and self.checkpoint_interval_minutes <= 0:
+            raise EngineInputError("checkpoint_interval_minutes", "must be positive")
+        for name in (
+            "input_tokens_mean",
+            "output_tokens_mean",
+            "requests_per_month",
+            "records_per_job",
+            "jobs_per_month",
+            "storage_tb",
+            "egress_gb_per_month",
+            "clip_seconds",
+        ):
+            _not_negative(name, getattr(self, name))
+
+    @property
+    def clip_seconds_or_default(self) -> Decimal:
+        return self.clip_seconds if self.clip_seconds is not None else DEFAULT_CLIP_SECONDS
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CandidateCost:
+    """One candidate row: its monthly cost lines and its effective unit cost.
+
+    `monthly_cost` is the exact sum of `cost_lines` (each quantized to 4 dp);
+    `effective_unit_cost` = monthly_cost / accepted_outputs_per_month to 10 significant digits,
+    None when nothing is accepted.
+    """
+
+    cost_lines: dict[str, Decimal]
+    monthly_cost: Decimal
+    generated_outputs_per_month: Decimal
+    accepted_outputs_per_month: Decimal
+    effective_unit_cost: Decimal | None
+    success_unit: SuccessUnit
+    meets_constraints: bool
+    why_not: tuple[str, ...]
+    notes: tuple[str, ...]
+    utilization: Decimal  # busy GPU-hours / paid GPU-hours (1 for pay-per-use and API)
+    currency: str
+    basis: Basis
+    pricing_term: PricingTerm | None  # None for an API route
+    gpus_paid: int  # GPUs billed (0 for an API route)
+    busy_gpu_hours_per_month: Decimal
+    paid_gpu_hours_per_month: Decimal

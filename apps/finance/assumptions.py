@@ -1,0 +1,66 @@
+"""Finance assumptions: organisation defaults, per-brief overrides, and what the engine gets."""
+
+from decimal import Decimal
+from typing import Any
+
+from apps.briefs.models import WorkloadBrief
+from apps.engine import costing_constants as k
+from apps.engine.costing import FinanceAssumptions as EngineFinance
+
+from .models import FinanceAssumptions
+
+# Used where the organisation has not set a default (each constant cites its source).
+FALLBACKS: dict[str, Any] = {
+    "reporting_currency": "USD",
+    "labour_rate_per_hour": k.DEFAULT_LABOUR_RATE_PER_HOUR,
+    "observability_share": k.DEFAULT_OBSERVABILITY_SHARE,
+    "retry_rate": Decimal("0.02"),  # engine choice: 2% of requests retried, no public survey
+    "failure_rate": Decimal("0.01"),  # engine choice: 1% of requests fail outright
+    "acceptance_rate": Decimal("1"),  # everything generated is accepted unless told otherwise
+    "amortisation_years": k.DEFAULT_AMORTISATION_YEARS,
+    "power_price_per_kwh": k.DEFAULT_POWER_PRICE_PER_KWH,
+    "hosting_cost_per_gpu_month": k.DEFAULT_HOSTING_COST_PER_GPU_MONTH,
+}
+FIELDS = tuple(FALLBACKS)
+
+
+def organisation_defaults() -> FinanceAssumptions | None:
+    return FinanceAssumptions.objects.filter(is_default=True).first()
+
+
+def resolved_assumptions(brief: WorkloadBrief) -> tuple[dict[str, Any], dict[str, str]]:
+    """Each assumption's value and where it came from: "brief", "organisation" or "built-in".
+
+    The brief's own acceptance rate, when set, wins over both.
+    """
+    default = organisation_defaults()
+    override = FinanceAssumptions.objects.filter(brief=brief).first()
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for name in FIELDS:
+        for source, row in (("brief", override), ("organisation", default)):
+            value = getattr(row, name, None) if row is not None else None
+            if value not in (None, ""):
+                values[name], sources[name] = value, source
+                break
+        else:
+            values[name], sources[name] = FALLBACKS[name], "built-in"
+    if brief.acceptance_rate is not None:
+        values["acceptance_rate"], sources["acceptance_rate"] = brief.acceptance_rate, "brief"
+    fx: dict[str, Any] = {}
+    for row in (default, override):
+        if row is not None:
+            fx.update(row.fx_rates or {})
+    values["fx_rates"] = fx
+    return values, sources
+
+
+def engine_finance(values: dict[str, Any]) -> EngineFinance:
+    return EngineFinance(**{name: values[name] for name in FIELDS})
+
+
+def assumptions_version(brief: WorkloadBrief) -> list[int]:
+    rows = FinanceAssumptions.objects.filter(is_default=True) | FinanceAssumptions.objects.filter(
+        brief=brief
+    )
+    return sorted(rows.values_list("version", flat=True))

@@ -1,0 +1,102 @@
+from datetime import date
+from typing import Any
+
+from django.utils import timezone
+from rest_framework import serializers
+
+from apps.catalog.models import Gpu, GpuSystem
+from apps.quotes.models import ApiRoute, Provider, Quote
+from apps.quotes.selectors import quote_age_days, quote_is_stale
+
+
+class ProviderSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
+    class Meta:
+        model = Provider
+        fields = ["id", "name", "website", "created_at", "updated_at"]
+        read_only_fields = ["id", "created_at", "updated_at"]
+
+
+class QuoteInputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
+    """Writable quote fields. Server-owned fields (version, retired, timestamps) are not here."""
+
+    provider = serializers.PrimaryKeyRelatedField(queryset=Provider.objects.all())
+    gpu = serializers.SlugRelatedField(
+        slug_field="slug", queryset=Gpu.objects.all(), required=False, allow_null=True
+    )
+    system = serializers.SlugRelatedField(
+        slug_field="slug", queryset=GpuSystem.objects.all(), required=False, allow_null=True
+    )
+
+    class Meta:
+        model = Quote
+        fields = [
+            "provider", "gpu", "system", "gpus_per_node", "region", "pricing_term",
+            "hourly_price_per_gpu", "currency", "storage_price_per_tb_month",
+            "egress_price_per_gb", "network_monthly", "monthly_extras",
+            "minimum_commitment_months", "quote_date", "valid_until", "source",
+        ]  # fmt: skip
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        instance = self.instance
+        gpu = attrs.get("gpu", getattr(instance, "gpu", None))
+        system = attrs.get("system", getattr(instance, "system", None))
+        if (gpu is None) == (system is None):
+            raise serializers.ValidationError({"gpu": "give a catalog GPU or a system, not both"})
+        quote_date = attrs.get("quote_date", getattr(instance, "quote_date", None))
+        valid_until = attrs.get("valid_until", getattr(instance, "valid_until", None))
+        if quote_date and valid_until and valid_until < quote_date:
+            raise serializers.ValidationError({"valid_until": "must not be before quote_date"})
+        return attrs
+
+
+class QuoteOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
+    provider = serializers.PrimaryKeyRelatedField(read_only=True)
+    provider_name = serializers.CharField(source="provider.name", read_only=True)
+    gpu = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    system = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    stale = serializers.SerializerMethodField()
+    age_days = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Quote
+        fields = [
+            "id", "provider", "provider_name", "gpu", "system", "gpus_per_node", "region",
+            "pricing_term", "hourly_price_per_gpu", "currency", "storage_price_per_tb_month",
+            "egress_price_per_gb", "network_monthly", "monthly_extras",
+            "minimum_commitment_months", "quote_date", "valid_until", "source", "retired",
+            "version", "stale", "age_days", "created_at", "updated_at",
+        ]  # fmt: skip
+
+    def _today(self) -> date:
+        return self.context.get("today") or timezone.localdate()
+
+    def get_stale(self, quote: Quote) -> bool:
+        return quote_is_stale(quote, today=self._today())
+
+    def get_age_days(self, quote: Quote) -> int:
+        return quote_age_days(quote, today=self._today())
+
+
+class ApiRouteInputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
+    provider = serializers.PrimaryKeyRelatedField(queryset=Provider.objects.all())
+
+    class Meta:
+        model = ApiRoute
+        fields = [
+            "provider", "model", "model_preset", "input_price_per_mtok",
+            "output_price_per_mtok", "currency", "batch_discount", "rate_limit_rpm",
+            "quote_date", "source",
+        ]  # fmt: skip
+        validators: list[Any] = []  # the live-route uniqueness is checked by the service
+
+
+class ApiRouteOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
+    provider_name = serializers.CharField(source="provider.name", read_only=True)
+
+    class Meta:
+        model = ApiRoute
+        fields = [
+            "id", "provider", "provider_name", "model", "model_preset", "input_price_per_mtok",
+            "output_price_per_mtok", "currency", "batch_discount", "rate_limit_rpm",
+            "quote_date", "source", "retired", "version", "created_at", "updated_at",
+        ]  # fmt: skip

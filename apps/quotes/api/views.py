@@ -1,0 +1,210 @@
+"""/api/v1/providers/, /api/v1/quotes/, /api/v1/api-routes/: create, list, update, retire."""
+
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.core.pagination import StandardPagination
+from apps.core.permissions import role_permission
+from apps.core.roles import QUOTE_EDITORS
+from apps.quotes import services
+from apps.quotes.csv_rows import QuoteRowParser
+from apps.quotes.models import ApiRoute, Provider
+from apps.quotes.selectors import (
+    api_route_list,
+    provider_list,
+    quote_get_for_user,
+    quote_list_for_user,
+)
+
+from .serializers import (
+    ApiRouteInputSerializer,
+    ApiRouteOutputSerializer,
+    ProviderSerializer,
+    QuoteInputSerializer,
+    QuoteOutputSerializer,
+)
+
+ProcurementWrites = role_permission(*QUOTE_EDITORS)
+MAX_CSV_BYTES = 2 * 1024 * 1024
+
+
+def _saved(call: Any, **kwargs: Any) -> Any:
+    try:
+        return call(**kwargs)
+    except DjangoValidationError as exc:
+        detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
+        raise serializers.ValidationError(detail) from exc
+
+
+def _page(view: APIView, request: Request, qs: Any, serializer: Any) -> Response:
+    paginator = StandardPagination()
+    page = paginator.paginate_queryset(qs, request, view=view)
+    return paginator.get_paginated_response(serializer(page, many=True).data)
+
+
+class ProviderListCreateApi(APIView):
+    permission_classes = [ProcurementWrites]
+
+    @extend_schema(responses={200: ProviderSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        return _page(self, request, provider_list(), ProviderSerializer)
+
+    @extend_schema(request=ProviderSerializer, responses={201: ProviderSerializer})
+    def post(self, request: Request) -> Response:
+        payload = ProviderSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        provider = _saved(services.provider_create, **payload.validated_data)
+        return Response(ProviderSerializer(provider).data, status=status.HTTP_201_CREATED)
+
+
+class ProviderDetailApi(APIView):
+    permission_classes = [ProcurementWrites]
+
+    @extend_schema(responses={200: ProviderSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(ProviderSerializer(get_object_or_404(Provider, pk=pk)).data)
+
+    @extend_schema(request=ProviderSerializer, responses={200: ProviderSerializer})
+    def patch(self, request: Request, pk: int) -> Response:
+        provider = get_object_or_404(Provider, pk=pk)
+        payload = ProviderSerializer(provider, data=request.data, partial=True)
+        payload.is_valid(raise_exception=True)
+        provider = _saved(services.provider_update, provider=provider, **payload.validated_data)
+        return Response(ProviderSerializer(provider).data)
+
+
+class QuoteListCreateApi(APIView):
+    permission_classes = [ProcurementWrites]
+
+    @extend_schema(responses={200: QuoteOutputSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        include_retired = request.query_params.get("retired") in ("1", "true", "all")
+        qs = quote_list_for_user(request.user, include_retired=include_retired)
+        return _page(self, request, qs, QuoteOutputSerializer)
+
+    @extend_schema(request=QuoteInputSerializer, responses={201: QuoteOutputSerializer})
+    def post(self, request: Request) -> Response:
+        payload = QuoteInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        quote = _saved(services.quote_create, **payload.validated_data)
+        return Response(QuoteOutputSerializer(quote).data, status=status.HTTP_201_CREATED)
+
+
+class QuoteDetailApi(APIView):
+    permission_classes = [ProcurementWrites]
+
+    @extend_schema(responses={200: QuoteOutputSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(QuoteOutputSerializer(quote_get_for_user(request.user, pk)).data)
+
+    @extend_schema(request=QuoteInputSerializer, responses={200: QuoteOutputSerializer})
+    def patch(self, request: Request, pk: int) -> Response:
+        quote = quote_get_for_user(request.user, pk)
+        payload = QuoteInputSerializer(quote, data=request.data, partial=True)
+        payload.is_valid(raise_exception=True)
+        quote = _saved(services.quote_update, quote=quote, **payload.validated_data)
+        return Response(QuoteOutputSerializer(quote).data)
+
+
+class QuoteRetireApi(APIView):
+    permission_classes = [ProcurementWrites]
+
+    @extend_schema(request=None, responses={200: QuoteOutputSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        quote = services.quote_retire(quote=quote_get_for_user(request.user, pk))
+        return Response(QuoteOutputSerializer(quote).data)
+
+
+class QuoteImportApi(APIView):
+    """CSV of quotes, one per row, validated as a whole: any bad row and nothing is saved."""
+
+    permission_classes = [ProcurementWrites]
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    @extend_schema(
+        request={
+            "multipart/form-data": inline_serializer(
+                "QuoteImport", {"file": serializers.FileField()}
+            )
+        },
+        responses={
+            201: QuoteOutputSerializer(many=True),
+            400: OpenApiResponse(description="Row numbers and reasons; nothing saved"),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise serializers.ValidationError({"file": "attach the CSV as 'file'"})
+        if upload.size > MAX_CSV_BYTES:
+            raise serializers.ValidationError({"file": "larger than 2 MB"})
+        try:
+            text = upload.read().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise serializers.ValidationError({"file": "not UTF-8 text"}) from exc
+        try:
+            quotes = services.quotes_import_csv(text=text, parse_row=QuoteRowParser())
+        except services.QuoteImportError as exc:
+            first = exc.errors[0]
+            return Response(
+                {
+                    "detail": f"row {first.row}: {first.field}: {first.message}"
+                    f" ({len(exc.errors)} error(s); nothing was saved)",
+                    "errors": [
+                        {"row": e.row, "field": e.field, "message": e.message} for e in exc.errors
+                    ],
+                },
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        return Response(QuoteOutputSerializer(quotes, many=True).data, status=201)
+
+
+class ApiRouteListCreateApi(APIView):
+    permission_classes = [ProcurementWrites]
+
+    @extend_schema(responses={200: ApiRouteOutputSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        include_retired = request.query_params.get("retired") in ("1", "true", "all")
+        return _page(
+            self, request, api_route_list(include_retired=include_retired), ApiRouteOutputSerializer
+        )
+
+    @extend_schema(request=ApiRouteInputSerializer, responses={201: ApiRouteOutputSerializer})
+    def post(self, request: Request) -> Response:
+        payload = ApiRouteInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        route = _saved(services.api_route_create, **payload.validated_data)
+        return Response(ApiRouteOutputSerializer(route).data, status=status.HTTP_201_CREATED)
+
+
+class ApiRouteDetailApi(APIView):
+    permission_classes = [ProcurementWrites]
+
+    @extend_schema(responses={200: ApiRouteOutputSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(ApiRouteOutputSerializer(get_object_or_404(ApiRoute, pk=pk)).data)
+
+    @extend_schema(request=ApiRouteInputSerializer, responses={200: ApiRouteOutputSerializer})
+    def patch(self, request: Request, pk: int) -> Response:
+        route = get_object_or_404(ApiRoute, pk=pk)
+        payload = ApiRouteInputSerializer(route, data=request.data, partial=True)
+        payload.is_valid(raise_exception=True)
+        route = _saved(services.api_route_update, route=route, **payload.validated_data)
+        return Response(ApiRouteOutputSerializer(route).data)
+
+
+class ApiRouteRetireApi(APIView):
+    permission_classes = [ProcurementWrites]
+
+    @extend_schema(request=None, responses={200: ApiRouteOutputSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        route = services.api_route_retire(route=get_object_or_404(ApiRoute, pk=pk))
+        return Response(ApiRouteOutputSerializer(route).data)

@@ -1,0 +1,87 @@
+"""One CSV row → Quote field values, shared by the import page and the import API."""
+
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from django.core.exceptions import ValidationError
+
+from apps.catalog.models import Gpu, GpuSystem
+from apps.core.currency import Currency
+
+from .models import Provider, Quote
+
+CSV_COLUMNS = (
+    "provider", "gpu", "system", "gpus_per_node", "region", "pricing_term",
+    "hourly_price_per_gpu", "currency", "storage_price_per_tb_month", "egress_price_per_gb",
+    "network_monthly", "monthly_extras", "minimum_commitment_months", "quote_date",
+    "valid_until", "source",
+)  # fmt: skip
+MONEY = (
+    "hourly_price_per_gpu", "storage_price_per_tb_month", "egress_price_per_gb",
+    "network_monthly", "monthly_extras",
+)  # fmt: skip
+
+
+class QuoteRowParser:
+    """Looks up providers, GPUs and systems once per file, not once per row."""
+
+    def __init__(self) -> None:
+        self.providers = {p.name.casefold(): p for p in Provider.objects.all()}
+        self.gpus = {g.slug: g for g in Gpu.objects.all()}
+        self.systems = {s.slug: s for s in GpuSystem.objects.all()}
+
+    def __call__(self, raw: dict[str, Any]) -> dict[str, Any]:
+        errors: dict[str, str] = {}
+        row = {k.strip(): (v or "").strip() for k, v in raw.items() if k}
+        fields: dict[str, Any] = {}
+        provider = self.providers.get(row.get("provider", "").casefold())
+        if provider is None:
+            errors["provider"] = f"unknown provider {row.get('provider', '')!r}"
+        fields["provider"] = provider
+        gpu_slug, system_slug = row.get("gpu", ""), row.get("system", "")
+        if gpu_slug and gpu_slug not in self.gpus:
+            errors["gpu"] = f"no GPU {gpu_slug!r} in the catalog"
+        if system_slug and system_slug not in self.systems:
+            errors["system"] = f"no system {system_slug!r} in the catalog"
+        if bool(gpu_slug) == bool(system_slug):
+            errors.setdefault("gpu", "give a catalog GPU or a system, not both")
+        fields["gpu"] = self.gpus.get(gpu_slug)
+        fields["system"] = self.systems.get(system_slug)
+        for name in MONEY:
+            text = row.get(name, "") or ("" if name == "hourly_price_per_gpu" else "0")
+            try:
+                value = Decimal(text)
+                if not value.is_finite():
+                    raise InvalidOperation
+                fields[name] = value
+            except InvalidOperation:
+                errors[name] = f"not a number: {text!r}"
+        currency = row.get("currency", "") or "USD"
+        if currency not in Currency.values:
+            errors["currency"] = f"unknown currency {currency!r}"
+        fields["currency"] = currency
+        term = row.get("pricing_term", "")
+        if term not in Quote.PricingTerm.values:
+            errors["pricing_term"] = f"unknown pricing term {term!r}"
+        fields["pricing_term"] = term
+        for name, default in (("gpus_per_node", "8"), ("minimum_commitment_months", "0")):
+            text = row.get(name, "") or default
+            if not text.isdigit():
+                errors[name] = f"not a whole number: {text!r}"
+            else:
+                fields[name] = int(text)
+        for name in ("quote_date", "valid_until"):
+            text = row.get(name, "")
+            if not text:
+                fields[name] = None
+                continue
+            try:
+                fields[name] = date.fromisoformat(text)
+            except ValueError:
+                errors[name] = f"not a date (YYYY-MM-DD): {text!r}"
+        fields["region"] = row.get("region", "")
+        fields["source"] = row.get("source", "")
+        if errors:
+            raise ValidationError(errors)
+        return fields

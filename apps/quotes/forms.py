@@ -1,0 +1,51 @@
+from typing import Any
+
+from django import forms
+
+from .models import ApiRoute, Quote
+
+
+class DateInput(forms.DateInput):
+    input_type = "date"
+
+
+class QuoteForm(forms.ModelForm):  # type: ignore[type-arg]
+    class Meta:
+        model = Quote
+        fields = [
+            "provider", "gpu", "system", "gpus_per_node", "region", "pricing_term",
+            "hourly_price_per_gpu", "currency", "storage_price_per_tb_month",
+            "egress_price_per_gb", "network_monthly", "monthly_extras",
+            "minimum_commitment_months", "quote_date", "valid_until", "source",
+            "confidential_to",
+        ]  # fmt: skip
+        widgets = {"quote_date": DateInput(), "valid_until": DateInput()}
+
+    def __init__(self, *args: Any, teams: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["confidential_to"].queryset = teams
+        self.fields["gpu"].queryset = self.fields["gpu"].queryset.order_by("slug")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if bool(data.get("gpu")) == bool(data.get("system")):
+            self.add_error("gpu", "Give a catalog GPU or a system, not both.")
+        start, end = data.get("quote_date"), data.get("valid_until")
+        if start and end and end < start:
+            self.add_error("valid_until", "Must not be before the quote date.")
+        return data
+
+
+class ApiRouteForm(forms.ModelForm):  # type: ignore[type-arg]
+    class Meta:
+        model = ApiRoute
+        fields = [
+            "provider", "model", "model_preset", "input_price_per_mtok",
+            "output_price_per_mtok", "currency", "batch_discount", "rate_limit_rpm",
+            "quote_date", "source",
+        ]  # fmt: skip
+        widgets = {"quote_date": DateInput()}
+
+
+class QuoteImportForm(forms.Form):
+    file = forms.FileField(help_text="CSV, one quote per row, with a header row.")

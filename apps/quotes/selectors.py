@@ -1,0 +1,68 @@
+"""Reads of providers, quotes and API routes, with the visibility and staleness rules."""
+
+from datetime import date, timedelta
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Q, QuerySet
+from django.http import Http404
+
+from .models import ApiRoute, Provider, Quote
+
+
+def quote_is_stale(quote: Quote, *, today: date) -> bool:
+    """Past its valid_until, or older than QUOTE_MAX_AGE_DAYS."""
+    if quote.valid_until is not None and quote.valid_until < today:
+        return True
+    return quote.quote_date < today - timedelta(days=settings.QUOTE_MAX_AGE_DAYS)
+
+
+def quote_age_days(quote: Quote, *, today: date) -> int:
+    return (today - quote.quote_date).days
+
+
+def _visible(user: AbstractBaseUser | AnonymousUser) -> Q:
+    """Quotes under NDA are visible only to their team."""
+    if getattr(user, "is_superuser", False):
+        return Q()
+    return Q(confidential_to__isnull=True) | Q(confidential_to__members=user)
+
+
+def provider_list() -> QuerySet[Provider]:
+    return Provider.objects.order_by("name")
+
+
+def quote_list_for_user(
+    user: AbstractBaseUser | AnonymousUser, *, include_retired: bool = False
+) -> QuerySet[Quote]:
+    qs = (
+        Quote.objects.filter(_visible(user))
+        .select_related("provider", "gpu", "system", "system__gpu", "confidential_to")
+        .order_by("provider__name", "id")
+        .distinct()
+    )
+    if not include_retired:
+        qs = qs.filter(retired=False)
+    return qs
+
+
+def quote_get_for_user(user: AbstractBaseUser | AnonymousUser, pk: int) -> Quote:
+    try:
+        return quote_list_for_user(user, include_retired=True).get(pk=pk)
+    except Quote.DoesNotExist:
+        raise Http404("No such quote.") from None
+
+
+def api_route_list(*, include_retired: bool = False) -> QuerySet[ApiRoute]:
+    qs = ApiRoute.objects.select_related("provider").order_by("provider__name", "model", "id")
+    return qs if include_retired else qs.filter(retired=False)
+
+
+def quotes_for_team(team_id: int) -> QuerySet[Quote]:
+    """Live quotes a brief of this team may be costed against."""
+    return (
+        Quote.objects.filter(retired=False)
+        .filter(Q(confidential_to__isnull=True) | Q(confidential_to_id=team_id))
+        .select_related("provider", "gpu", "system", "system__gpu")
+        .order_by("id")
+    )

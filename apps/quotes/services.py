@@ -1,0 +1,168 @@
+"""Writes of providers, quotes and API routes. Every price change asks for a recompute of the
+candidate tables after the transaction commits. Quotes and routes are retired, never deleted."""
+
+import csv
+import io
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import F
+
+from apps.finance.services import candidate_tables_request_recompute
+
+from .models import ApiRoute, Provider, Quote
+
+QUOTE_FIELDS = (
+    "provider", "gpu", "system", "gpus_per_node", "region", "pricing_term",
+    "hourly_price_per_gpu", "currency", "storage_price_per_tb_month", "egress_price_per_gb",
+    "network_monthly", "monthly_extras", "minimum_commitment_months", "quote_date",
+    "valid_until", "source", "confidential_to",
+)  # fmt: skip
+ROUTE_FIELDS = (
+    "provider", "model", "model_preset", "input_price_per_mtok", "output_price_per_mtok",
+    "currency", "batch_discount", "rate_limit_rpm", "quote_date", "source",
+)  # fmt: skip
+
+
+@transaction.atomic
+def provider_create(*, name: str, website: str = "") -> Provider:
+    provider = Provider(name=name, website=website)
+    provider.full_clean()
+    provider.save()
+    return provider
+
+
+@transaction.atomic
+def provider_update(*, provider: Provider, **fields: Any) -> Provider:
+    for name, value in fields.items():
+        setattr(provider, name, value)
+    provider.full_clean()
+    provider.save(update_fields=[*fields, "updated_at"])
+    return provider
+
+
+@transaction.atomic
+def quote_create(**fields: Any) -> Quote:
+    quote = Quote(**fields)
+    quote.full_clean()
+    quote.save()
+    candidate_tables_request_recompute()
+    return quote
+
+
+@transaction.atomic
+def quote_update(*, quote: Quote, **fields: Any) -> Quote:
+    quote = Quote.objects.select_for_update().get(pk=quote.pk)
+    if quote.retired:
+        raise ValidationError({"retired": "A retired quote cannot change; enter a new quote."})
+    changed = [name for name, value in fields.items() if getattr(quote, name) != value]
+    if not changed:
+        return quote
+    for name in changed:
+        setattr(quote, name, fields[name])
+    quote.full_clean()
+    quote.version = F("version") + 1
+    quote.save(update_fields=[*changed, "version", "updated_at"])
+    quote.refresh_from_db()
+    candidate_tables_request_recompute()
+    return quote
+
+
+@transaction.atomic
+def quote_retire(*, quote: Quote) -> Quote:
+    quote = Quote.objects.select_for_update().get(pk=quote.pk)
+    if not quote.retired:
+        quote.retired = True
+        quote.version = F("version") + 1
+        quote.save(update_fields=["retired", "version", "updated_at"])
+        quote.refresh_from_db()
+        candidate_tables_request_recompute()
+    return quote
+
+
+@transaction.atomic
+def api_route_create(**fields: Any) -> ApiRoute:
+    route = ApiRoute(**fields)
+    route.full_clean()
+    route.save()
+    candidate_tables_request_recompute()
+    return route
+
+
+@transaction.atomic
+def api_route_update(*, route: ApiRoute, **fields: Any) -> ApiRoute:
+    route = ApiRoute.objects.select_for_update().get(pk=route.pk)
+    if route.retired:
+        raise ValidationError({"retired": "A retired route cannot change; enter a new one."})
+    changed = [name for name, value in fields.items() if getattr(route, name) != value]
+    if not changed:
+        return route
+    for name in changed:
+        setattr(route, name, fields[name])
+    route.full_clean()
+    route.version = F("version") + 1
+    route.save(update_fields=[*changed, "version", "updated_at"])
+    route.refresh_from_db()
+    candidate_tables_request_recompute()
+    return route
+
+
+@transaction.atomic
+def api_route_retire(*, route: ApiRoute) -> ApiRoute:
+    route = ApiRoute.objects.select_for_update().get(pk=route.pk)
+    if not route.retired:
+        route.retired = True
+        route.version = F("version") + 1
+        route.save(update_fields=["retired", "version", "updated_at"])
+        route.refresh_from_db()
+        candidate_tables_request_recompute()
+    return route
+
+
+@dataclass(frozen=True, kw_only=True)
+class RowError:
+    row: int  # 1-based line number in the file, the header being line 1
+    field: str
+    message: str
+
+
+class QuoteImportError(Exception):
+    def __init__(self, errors: list[RowError]) -> None:
+        super().__init__(f"{len(errors)} row error(s)")
+        self.errors = errors
+
+
+MAX_IMPORT_ROWS = 5000
+
+
+@transaction.atomic
+def quotes_import_csv(*, text: str, parse_row: Any) -> list[Quote]:
+    """Import a CSV of quotes as a whole: any bad row rejects the file and nothing is saved.
+
+    ``parse_row(dict) -> dict`` turns one CSV row into Quote field values or raises
+    ``ValidationError`` (the API and the page share one row parser).
+    """
+    reader = csv.DictReader(io.StringIO(text))
+    errors: list[RowError] = []
+    quotes: list[Quote] = []
+    for index, raw in enumerate(reader, start=2):
+        if index - 1 > MAX_IMPORT_ROWS:
+            errors.append(RowError(row=index, field="", message="too many rows"))
+            break
+        try:
+            quote = Quote(**parse_row(raw))
+            quote.full_clean()
+        except ValidationError as exc:
+            for field, messages in exc.message_dict.items():
+                errors.extend(RowError(row=index, field=field, message=m) for m in messages)
+            continue
+        quotes.append(quote)
+    if not quotes and not errors:
+        errors.append(RowError(row=1, field="", message="the file holds no quote rows"))
+    if errors:
+        raise QuoteImportError(errors)
+    Quote.objects.bulk_create(quotes)
+    candidate_tables_request_recompute()
+    return quotes

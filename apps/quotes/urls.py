@@ -1,0 +1,16 @@
+from django.urls import path
+
+from . import views
+
+app_name = "quotes"
+
+urlpatterns = [
+    path("", views.quote_list_page, name="list"),
+    path("new/", views.quote_edit_page, name="create"),
+    path("import/", views.quote_import_page, name="import"),
+    path("<int:pk>/edit/", views.quote_edit_page, name="edit"),
+    path("<int:pk>/retire/", views.quote_retire_page, name="retire"),
+    path("api-routes/new/", views.api_route_edit_page, name="route-create"),
+    path("api-routes/<int:pk>/edit/", views.api_route_edit_page, name="route-edit"),
+    path("api-routes/<int:pk>/retire/", views.api_route_retire_page, name="route-retire"),
+]

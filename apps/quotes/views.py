@@ -1,0 +1,135 @@
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST
+
+from apps.briefs.selectors import teams_for_user
+from apps.core.roles import QUOTE_EDITORS, has_role
+
+from . import services
+from .csv_rows import CSV_COLUMNS, QuoteRowParser
+from .forms import ApiRouteForm, QuoteForm, QuoteImportForm
+from .models import ApiRoute
+from .selectors import api_route_list, quote_get_for_user, quote_is_stale, quote_list_for_user
+
+
+def _require_procurement(request: HttpRequest) -> None:
+    if not has_role(request.user, QUOTE_EDITORS):
+        raise PermissionDenied("Only procurement writes quotes and API routes.")
+
+
+def _form_errors(form: Any, exc: ValidationError) -> None:
+    for field, errors in exc.message_dict.items():
+        for error in errors:
+            form.add_error(field if field in form.fields else None, error)
+
+
+@login_required
+def quote_list_page(request: HttpRequest) -> HttpResponse:
+    today = timezone.localdate()
+    show_retired = request.GET.get("retired") == "1"
+    quotes = [
+        {"quote": q, "stale": quote_is_stale(q, today=today), "age": (today - q.quote_date).days}
+        for q in quote_list_for_user(request.user, include_retired=show_retired)
+    ]
+    return render(
+        request,
+        "quotes/quote_list.html",
+        {
+            "quotes": quotes,
+            "routes": list(api_route_list()),
+            "can_edit": has_role(request.user, QUOTE_EDITORS),
+            "show_retired": show_retired,
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def quote_edit_page(request: HttpRequest, pk: int | None = None) -> HttpResponse:
+    _require_procurement(request)
+    quote = quote_get_for_user(request.user, pk) if pk else None
+    form = QuoteForm(request.POST or None, instance=quote, teams=teams_for_user(request.user))
+    if request.method == "POST" and form.is_valid():
+        fields = dict(form.cleaned_data)
+        try:
+            if quote is None:
+                services.quote_create(**fields)
+            else:
+                services.quote_update(quote=quote, **fields)
+        except ValidationError as exc:
+            _form_errors(form, exc)
+        else:
+            messages.success(request, "Quote saved; candidate tables are being recomputed.")
+            return redirect("quotes:list")
+    return render(request, "quotes/quote_form.html", {"form": form, "quote": quote})
+
+
+@login_required
+@require_POST
+def quote_retire_page(request: HttpRequest, pk: int) -> HttpResponse:
+    _require_procurement(request)
+    services.quote_retire(quote=quote_get_for_user(request.user, pk))
+    messages.success(request, "Quote retired. Decision records that cite it keep it.")
+    return redirect("quotes:list")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def quote_import_page(request: HttpRequest) -> HttpResponse:
+    _require_procurement(request)
+    form = QuoteImportForm(request.POST or None, request.FILES or None)
+    row_errors: list[services.RowError] = []
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            text = upload.read(2 * 1024 * 1024 + 1).decode("utf-8-sig")
+        except UnicodeDecodeError:
+            form.add_error("file", "Not UTF-8 text.")
+        else:
+            try:
+                imported = services.quotes_import_csv(text=text, parse_row=QuoteRowParser())
+            except services.QuoteImportError as exc:
+                row_errors = exc.errors
+            else:
+                messages.success(request, f"Imported {len(imported)} quotes.")
+                return redirect("quotes:list")
+    return render(
+        request,
+        "quotes/quote_import.html",
+        {"form": form, "row_errors": row_errors, "columns": CSV_COLUMNS},
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def api_route_edit_page(request: HttpRequest, pk: int | None = None) -> HttpResponse:
+    _require_procurement(request)
+    route = get_object_or_404(ApiRoute, pk=pk) if pk else None
+    form = ApiRouteForm(request.POST or None, instance=route)
+    if request.method == "POST" and form.is_valid():
+        try:
+            if route is None:
+                services.api_route_create(**form.cleaned_data)
+            else:
+                services.api_route_update(route=route, **form.cleaned_data)
+        except ValidationError as exc:
+            _form_errors(form, exc)
+        else:
+            messages.success(request, "API route saved.")
+            return redirect("quotes:list")
+    return render(request, "quotes/api_route_form.html", {"form": form, "route": route})
+
+
+@login_required
+@require_POST
+def api_route_retire_page(request: HttpRequest, pk: int) -> HttpResponse:
+    _require_procurement(request)
+    services.api_route_retire(route=get_object_or_404(ApiRoute, pk=pk))
+    messages.success(request, "API route retired.")
+    return redirect("quotes:list")

@@ -1,0 +1,124 @@
+"""A brief's candidate table: every quote and API route costed, ranked, and kept current."""
+
+from decimal import Decimal
+
+import pytest
+
+from apps.finance.models import CandidateRow, CandidateTable, FinanceAssumptions
+from apps.finance.services import candidate_table_recompute, candidate_tables_request_recompute
+from apps.quotes.models import Quote
+from apps.quotes.services import quote_update
+from tests.factories.briefs import BriefFactory
+from tests.factories.quotes import ApiRouteFactory, QuoteFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def priced(catalog):
+    """A real-time brief with three GPU quotes and one API route for its model."""
+    brief = BriefFactory()
+    QuoteFactory(gpu_id=_gpu("h100-sxm5-80gb"), hourly_price_per_gpu=Decimal("2.50"))
+    QuoteFactory(gpu_id=_gpu("l40s-48gb"), hourly_price_per_gpu=Decimal("0.90"))
+    QuoteFactory(
+        gpu_id=_gpu("h100-sxm5-80gb"),
+        pricing_term="RESERVED_1Y",
+        hourly_price_per_gpu=Decimal("1.90"),
+        minimum_commitment_months=12,
+    )
+    ApiRouteFactory(model_preset="llama-3.1-8b")
+    return brief
+
+
+def _gpu(slug):
+    from apps.catalog.models import Gpu
+
+    return Gpu.objects.get(slug=slug).pk
+
+
+def recompute(brief):
+    candidate_tables_request_recompute(brief_ids=[brief.pk])
+    return candidate_table_recompute(brief_id=brief.pk)
+
+
+class TestCandidateTable:
+    def test_every_quote_and_matching_route_becomes_a_row(self, priced):
+        table = recompute(priced)
+        rows = list(table.rows.order_by("id"))
+        kinds = sorted(r.candidate_kind for r in rows)
+        assert kinds == ["API_ROUTE", "GPU", "GPU", "GPU"]
+        assert not table.stale
+        assert table.computed_at is not None
+
+    def test_unit_cost_is_the_sum_of_the_lines_over_accepted_outputs(self, priced):
+        table = recompute(priced)
+        for row in table.rows.all():
+            total = sum(Decimal(v) for v in row.cost_lines.values())
+            assert total == row.monthly_cost
+            if row.accepted_outputs_per_month:
+                expected = row.monthly_cost / row.accepted_outputs_per_month
+                assert row.effective_unit_cost == pytest.approx(expected, rel=Decimal("1e-9"))
+
+    def test_rows_that_meet_the_constraints_are_ranked_by_unit_cost(self, priced):
+        table = recompute(priced)
+        ranked = list(table.rows.filter(rank__isnull=False).order_by("rank"))
+        assert ranked, "at least one candidate should meet the brief"
+        costs = [r.effective_unit_cost for r in ranked]
+        assert costs == sorted(costs)
+        for row in table.rows.filter(rank__isnull=True):
+            assert row.meets_constraints is False
+            assert row.why_not
+
+    def test_a_price_change_moves_the_table_and_reuses_the_engine_answer(self, priced):
+        table = recompute(priced)
+        key, before = table.estimates_key, table.estimates
+        quote = Quote.objects.get(gpu__slug="l40s-48gb")
+        old = CandidateRow.objects.get(table=table, quote=quote).monthly_cost
+        quote_update(quote=quote, hourly_price_per_gpu=Decimal("1.80"))
+        table = candidate_table_recompute(brief_id=priced.pk)
+        new = CandidateRow.objects.get(table=table, quote=quote).monthly_cost
+        assert new > old
+        assert table.estimates_key == key and table.estimates == before
+
+    def test_an_incomplete_brief_has_no_ranking_and_says_why(self, catalog):
+        brief = BriefFactory(concurrency=None)
+        QuoteFactory()
+        table = recompute(brief)
+        assert table.rows.count() == 0
+        assert "concurrency" in table.no_ranking_reason
+
+    def test_running_twice_changes_nothing(self, priced):
+        table = recompute(priced)
+        ids = set(table.rows.values_list("id", flat=True))
+        again = candidate_table_recompute(brief_id=priced.pk)
+        assert set(again.rows.values_list("id", flat=True)) == ids
+
+    def test_an_older_recompute_never_overwrites_a_newer_one(self, priced):
+        table = recompute(priced)
+        newer = 10**6
+        CandidateTable.objects.filter(pk=table.pk).update(
+            computed_version=newer, requested_version=newer
+        )
+        result = candidate_table_recompute(brief_id=priced.pk)
+        assert result.computed_version == newer
+
+    def test_a_quote_in_a_currency_without_fx_rate_is_skipped_with_a_note(self, priced):
+        QuoteFactory(currency="EUR")
+        table = recompute(priced)
+        assert table.rows.filter(quote__currency="EUR").count() == 0
+        assert any("EUR" in s for s in table.inputs["skipped"])
+        FinanceAssumptions.objects.create(is_default=True, fx_rates={"EUR": "1.10"})
+        table = recompute(priced)
+        assert table.rows.filter(quote__currency="EUR").count() == 1
+
+    def test_a_confidential_quote_of_another_team_is_not_a_candidate(self, priced, other_team):
+        QuoteFactory(confidential_to=other_team)
+        table = recompute(priced)
+        assert table.rows.filter(quote__confidential_to=other_team).count() == 0
+
+    def test_the_capacity_model_recommends_an_option(self, priced):
+        table = recompute(priced)
+        model = table.capacity_model
+        assert model["gpu"]
+        assert model["recommended"] in {o["option"] for o in model["options"]}
+        assert len(model["curve"]) == 20

@@ -1,0 +1,180 @@
+"""Constraints, overrides and ranking of the costing core."""
+
+from __future__ import annotations
+
+from decimal import Decimal as D
+
+import pytest
+
+from apps.engine.costing import (
+    ApiRouteTerms,
+    CapacityFigures,
+    Demand,
+    OperatingBoundary,
+    PricingTerm,
+    SuccessUnit,
+    cost_api_candidate,
+    cost_gpu_candidate,
+    rank_candidates,
+)
+from apps.engine.types import EngineInputError, WorkloadType
+from tests.unit.costing.builders import finance, quote, realtime_capacity, realtime_demand
+
+
+def gpu_row(**kwargs):
+    args = {
+        "demand": realtime_demand(),
+        "capacity": realtime_capacity(),
+        "quote": quote(),
+        "finance": finance(),
+    }
+    args.update(kwargs)
+    return cost_gpu_candidate(**args)
+
+
+class TestWhyNot:
+    def test_a_candidate_that_does_not_fit_is_kept_but_fails_its_constraints(self):
+        row = gpu_row(capacity=realtime_capacity(fits=False))
+
+        assert row.meets_constraints is False
+        assert row.why_not == ("does not fit in memory",)
+        assert row.effective_unit_cost is not None
+
+    def test_missing_the_latency_target_is_a_why_not(self):
+        row = gpu_row(capacity=realtime_capacity(meets_latency_target=False))
+
+        assert row.why_not == ("misses the p95 TTFT/ITL target",)
+
+    def test_replicas_slower_than_the_demand_are_a_why_not(self):
+        row = gpu_row(capacity=realtime_capacity(output_tokens_per_s_per_replica=D(300)))
+
+        assert row.why_not == ("replicas serve 600 tok/s, demand needs 708.6 tok/s",)
+
+    def test_an_api_rate_limit_below_demand_is_a_why_not(self):
+        route = ApiRouteTerms(
+            input_price_per_mtok=D(1), output_price_per_mtok=D(1), rate_limit_rpm=100
+        )
+
+        row = cost_api_candidate(demand=realtime_demand(), route=route, finance=finance())
+
+        assert row.why_not == ("API rate limit 100 rpm below demand 170.1 rpm",)
+
+    def test_a_commitment_longer_than_the_horizon_is_a_why_not(self):
+        row = gpu_row(
+            demand=realtime_demand(horizon_months=6), quote=quote(PricingTerm.RESERVED_1Y)
+        )
+
+        assert row.why_not == ("minimum commitment 12 months exceeds the 6-month horizon",)
+
+    def test_a_managed_api_brief_rules_out_self_managed_gpus(self):
+        row = gpu_row(demand=realtime_demand(operating_boundary=OperatingBoundary.MANAGED_API))
+
+        assert row.why_not == ("brief asks for a managed API; this candidate is self-managed GPUs",)
+
+    def test_an_api_route_cannot_price_a_training_run(self):
+        demand = Demand(
+            workload_type=WorkloadType.LORA_FINETUNE,
+            success_unit=SuccessUnit.TRAINING_RUN,
+            hours_per_month=D(10),
+        )
+        route = ApiRouteTerms(input_price_per_mtok=D(1), output_price_per_mtok=D(1))
+
+        row = cost_api_candidate(demand=demand, route=route, finance=finance())
+
+        assert row.why_not == ("an API route priced per token cannot serve LORA_FINETUNE",)
+        assert row.effective_unit_cost is None
+
+
+class TestOverrides:
+    def test_a_measured_failure_share_replaces_the_assumed_failure_rate(self):
+        row = gpu_row(capacity=realtime_capacity(measured_failed_share=D("0.1")))
+
+        # 500M tokens x (1 - 0.1) x 0.9
+        assert row.accepted_outputs_per_month == D("405000000.0000")
+
+    def test_the_briefs_acceptance_rate_overrides_the_finance_one(self):
+        row = gpu_row(demand=realtime_demand(acceptance_rate=D("0.5")))
+
+        # 500M tokens x 0.99 x 0.5
+        assert row.accepted_outputs_per_month == D("247500000.0000")
+
+    def test_spot_bills_an_interruption_overhead(self):
+        row = gpu_row(quote=quote(PricingTerm.SPOT, "1.00"))
+
+        # 392 first-attempt GPU-h x $1.00 x 1.10
+        assert row.cost_lines["gpu_compute"] == D("431.2000")
+
+    def test_owned_capex_is_amortised_with_power_and_hosting(self):
+        """$36,000 / 60 months = 600 + 700 W x 1.56 x 730 h x $0.10 = 79.716 + 200 hosting
+        = 879.716 a GPU-month; 2 GPUs x 879.716 = 1,759.432 split into busy and idle."""
+        row = gpu_row(quote=quote(PricingTerm.OWNED, "0", capex_per_gpu=D(36000), gpu_tdp_w=D(700)))
+
+        lines = row.cost_lines
+        gpu_bill = lines["gpu_compute"] + lines["retry_waste"] + lines["idle_capacity"]
+        assert abs(gpu_bill - D("1759.432")) <= D("0.00015")  # three lines rounded to 4 dp
+        assert any("= 879.72 per GPU-month" in note for note in row.notes)
+        # 40 platform hours + 0.5 datacentre hours x 2 GPUs, at $100
+        assert lines["platform_labour"] == D("4100.0000")
+
+    def test_reserved_capacity_grows_by_whole_replicas_when_the_work_needs_it(self):
+        """Batch work of 1,000 GPU-h a month on 1-GPU replicas: 730 h a GPU is not enough,
+        so two GPUs are reserved."""
+        demand = Demand(
+            workload_type=WorkloadType.EMBEDDINGS,
+            success_unit=SuccessUnit.RECORD,
+            hours_per_month=D(730),
+            records_per_job=D(3_600_000),
+        )
+        capacity = CapacityFigures(
+            gpu_count=1,
+            replicas=1,
+            gpu_hours_per_month=D(0),
+            fits=True,
+            records_per_s_per_replica=D(1),
+        )
+
+        row = cost_gpu_candidate(
+            demand=demand,
+            capacity=capacity,
+            quote=quote(PricingTerm.RESERVED_1Y),
+            finance=finance(retry_rate=D(0)),
+        )
+
+        assert row.gpus_paid == 2
+        assert row.cost_lines["idle_capacity"] == D("920.0000")  # (1,460 - 1,000) x $2
+
+    def test_a_success_unit_that_does_not_fit_the_workload_counts_no_outputs(self):
+        row = gpu_row(demand=realtime_demand(success_unit=SuccessUnit.IMAGE))
+
+        assert row.accepted_outputs_per_month == D("0.0000")
+        assert row.effective_unit_cost is None
+        assert row.meets_constraints is False
+
+
+class TestValidation:
+    @pytest.mark.parametrize(
+        ("field", "value"),
+        [("retry_rate", D(1)), ("failure_rate", D("-0.1")), ("acceptance_rate", D(0))],
+    )
+    def test_rates_out_of_range_name_the_field(self, field, value):
+        with pytest.raises(EngineInputError) as error:
+            finance(**{field: value})
+
+        assert error.value.field == field
+
+
+class TestRankCandidates:
+    def test_ranks_by_unit_cost_among_rows_meeting_constraints(self):
+        cheap = gpu_row(quote=quote(price="1.00"))
+        dear = gpu_row(quote=quote(price="3.00"))
+        same = gpu_row(quote=quote(price="1.00"))
+        unfit = gpu_row(quote=quote(price="0.10"), capacity=realtime_capacity(fits=False))
+
+        ranking = rank_candidates([dear, unfit, cheap, same])
+
+        assert [(rank, row) for rank, row in ranking] == [
+            (1, cheap),
+            (1, same),
+            (3, dear),
+            (None, unfit),
+        ]
