@@ -6,6 +6,7 @@ from rest_framework.routers import SimpleRouter
 from apps.briefs.api.estimate import EstimateApi, ModelPresetListApi
 from apps.briefs.api.views import BriefDetailApi, BriefEstimateApi, BriefListCreateApi
 from apps.catalog.api.views import GpuViewSet
+from apps.finance.api import BriefRankingsApi
 from apps.quotes.api import views as quotes
 
 router = SimpleRouter(trailing_slash=True)
@@ -20,6 +21,7 @@ urlpatterns = [
     path("briefs/", BriefListCreateApi.as_view(), name="brief-list"),
     path("briefs/<int:pk>/", BriefDetailApi.as_view(), name="brief-detail"),
     path("briefs/<int:pk>/estimate", BriefEstimateApi.as_view(), name="brief-estimate"),
+    path("briefs/<int:pk>/rankings", BriefRankingsApi.as_view(), name="brief-rankings"),
     path("providers/", quotes.ProviderListCreateApi.as_view(), name="provider-list"),
     path("providers/<int:pk>/", quotes.ProviderDetailApi.as_view(), name="provider-detail"),
     path("quotes/", quotes.QuoteListCreateApi.as_view(), name="quote-list"),
@@ -28,7 +30,5 @@ urlpatterns = [
     path("quotes/<int:pk>/retire", quotes.QuoteRetireApi.as_view(), name="quote-retire"),
     path("api-routes/", quotes.ApiRouteListCreateApi.as_view(), name="api-route-list"),
     path("api-routes/<int:pk>/", quotes.ApiRouteDetailApi.as_view(), name="api-route-detail"),
-    path(
-        "api-routes/<int:pk>/retire", quotes.ApiRouteRetireApi.as_view(), name="api-route-retire"
-    ),
+    path("api-routes/<int:pk>/retire", quotes.ApiRouteRetireApi.as_view(), name="api-route-retire"),
 ]

@@ -140,6 +140,8 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "EXCEPTION_HANDLER": "apps.core.api.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    # ?format= is ours (rankings as CSV), not DRF's renderer override.
+    "URL_FORMAT_OVERRIDE": None,
 }
 REST_KNOX = {
     # Tokens are stored as SHA-512 digests only; the key is shown once, at creation.

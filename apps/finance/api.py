@@ -1,0 +1,76 @@
+"""GET /api/v1/briefs/<id>/rankings (JSON or CSV)."""
+
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.briefs.selectors import brief_get_for_user
+
+from .exports import ranking_csv
+from .selectors import ROW_FILTERS, ranking_for_brief
+
+
+class RankingRowSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    rank = serializers.IntegerField(allow_null=True)
+    candidate_kind = serializers.ChoiceField(choices=["GPU", "API_ROUTE"])
+    provider = serializers.CharField(allow_null=True)
+    gpu = serializers.CharField(allow_null=True)
+    system = serializers.CharField(allow_null=True)
+    api_model = serializers.CharField(allow_null=True)
+    gpu_count = serializers.IntegerField(allow_null=True)
+    replicas = serializers.IntegerField(allow_null=True)
+    pricing_term = serializers.CharField(allow_null=True)
+    quote_id = serializers.IntegerField(allow_null=True)
+    api_route_id = serializers.IntegerField(allow_null=True)
+    cost_lines = serializers.DictField(child=serializers.CharField())
+    monthly_cost = serializers.CharField()
+    accepted_outputs_per_month = serializers.CharField()
+    effective_unit_cost = serializers.CharField(allow_null=True)
+    meets_constraints = serializers.BooleanField()
+    why_not = serializers.ListField(child=serializers.CharField())
+    basis = serializers.ChoiceField(choices=["ESTIMATED", "MEASURED"])
+    p95_latency_ms = serializers.CharField(allow_null=True)
+    memory_headroom_gb = serializers.CharField(allow_null=True)
+    quote_age_days = serializers.IntegerField(allow_null=True)
+    quote_stale = serializers.BooleanField(allow_null=True)
+    notes = serializers.ListField(child=serializers.CharField())
+
+
+class RankingSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    brief = serializers.IntegerField()
+    computed_at = serializers.DateTimeField(allow_null=True)
+    stale = serializers.BooleanField()
+    pending = serializers.BooleanField()
+    currency = serializers.CharField(allow_null=True)
+    unit = serializers.CharField(allow_null=True)
+    no_ranking_reason = serializers.CharField(allow_null=True)
+    capacity_model = serializers.DictField()
+    rows = RankingRowSerializer(many=True)
+
+
+class BriefRankingsApi(APIView):
+    """The brief's candidate table, ranked by effective unit cost. ``?format=csv`` for CSV."""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("basis", str, enum=["ESTIMATED", "MEASURED"]),
+            OpenApiParameter("pricing_term", str),
+            OpenApiParameter("meets_constraints", str, enum=["true", "false"]),
+            OpenApiParameter("format", str, enum=["json", "csv"]),
+        ],
+        responses={200: RankingSerializer},
+    )
+    def get(self, request: Request, pk: int) -> Response | HttpResponse:
+        brief = brief_get_for_user(request.user, pk)
+        filters = {k: request.query_params[k] for k in ROW_FILTERS if k in request.query_params}
+        ranking = ranking_for_brief(brief, **filters)
+        if request.query_params.get("format") == "csv":
+            response = HttpResponse(ranking_csv(ranking), content_type="text/csv; charset=utf-8")
+            response["Content-Disposition"] = (
+                f'attachment; filename="brief-{brief.pk}-rankings.csv"'
+            )
+            return response
+        return Response(RankingSerializer(ranking).data)

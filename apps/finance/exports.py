@@ -1,0 +1,39 @@
+"""The ranking as CSV: one row per candidate, every cost line a column."""
+
+from decimal import Decimal
+from typing import Any
+
+from apps.core.csv_export import to_csv
+
+COLUMNS = (
+    "rank", "candidate_kind", "provider", "gpu", "system", "api_model", "gpu_count", "replicas",
+    "pricing_term", "quote_id", "api_route_id", "monthly_cost", "accepted_outputs_per_month",
+    "effective_unit_cost", "meets_constraints", "why_not", "basis", "p95_latency_ms",
+    "memory_headroom_gb", "quote_age_days", "quote_stale", "notes",
+)  # fmt: skip
+DECIMAL_COLUMNS = frozenset(
+    {"monthly_cost", "accepted_outputs_per_month", "effective_unit_cost", "p95_latency_ms",
+     "memory_headroom_gb"}
+)  # fmt: skip
+
+
+def ranking_csv(ranking: dict[str, Any]) -> str:
+    line_names: list[str] = []
+    for row in ranking["rows"]:
+        line_names += [n for n in row["cost_lines"] if n not in line_names]
+    header = [*COLUMNS, *(f"cost_line:{n}" for n in line_names)]
+
+    def cells(row: dict[str, Any]) -> list[Any]:
+        values: list[Any] = []
+        for column in COLUMNS:
+            value = row[column]
+            if column in DECIMAL_COLUMNS and value is not None:
+                value = Decimal(value)
+            elif isinstance(value, list):
+                value = "; ".join(value)
+            values.append(value)
+        lines = row["cost_lines"]
+        values += [Decimal(lines[n]) if n in lines else None for n in line_names]
+        return values
+
+    return to_csv(header, (cells(r) for r in ranking["rows"]))
