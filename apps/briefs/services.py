@@ -23,7 +23,7 @@ def brief_create(*, team: Team, created_by: AbstractBaseUser, **fields: Any) -> 
 
 @transaction.atomic
 def brief_update(*, brief: WorkloadBrief, **fields: Any) -> WorkloadBrief:
-    brief = WorkloadBrief.objects.select_for_update().get(pk=brief.pk)
+    brief = WorkloadBrief.objects.select_for_update(no_key=True).get(pk=brief.pk)
     changed = [name for name, value in fields.items() if getattr(brief, name) != value]
     if not changed:
         return brief

@@ -1,5 +1,7 @@
 from django.urls import path
 
+from apps.finance import views as finance_views
+
 from . import views
 
 app_name = "briefs"
@@ -9,4 +11,5 @@ urlpatterns = [
     path("new/", views.brief_create_page, name="create"),
     path("<int:pk>/", views.brief_detail_page, name="detail"),
     path("<int:pk>/edit/", views.brief_edit_page, name="edit"),
+    path("<int:pk>/finance/", finance_views.brief_finance_page, name="finance"),
 ]

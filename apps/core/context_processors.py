@@ -9,6 +9,7 @@ NAV_ITEMS: tuple[tuple[str, str, tuple[str, ...] | None], ...] = (
     ("Briefs", "briefs:list", None),
     ("GPU catalog", "catalog:gpu-list", None),
     ("Quotes", "quotes:list", None),
+    ("Finance assumptions", "finance:assumptions", None),
     ("API tokens", "core:tokens", None),
     ("API docs", "api-docs", None),
 )

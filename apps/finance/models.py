@@ -1,3 +1,6 @@
+from decimal import Decimal
+
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
@@ -6,6 +9,10 @@ from apps.catalog.models import Gpu
 from apps.core.currency import Currency
 from apps.core.models import BaseModel
 from apps.quotes.models import ApiRoute, Quote
+
+NOT_NEGATIVE = MinValueValidator(Decimal(0))
+# A share of something, 0 <= x < 1 (a retry rate of 1 would retry forever).
+SHARE = [NOT_NEGATIVE, MaxValueValidator(Decimal("0.9999"))]
 
 
 class FinanceAssumptions(BaseModel):
@@ -21,19 +28,36 @@ class FinanceAssumptions(BaseModel):
     is_default = models.BooleanField(default=False, editable=False)
     reporting_currency = models.CharField(max_length=3, choices=Currency.choices, blank=True)
     labour_rate_per_hour = models.DecimalField(
-        max_digits=10, decimal_places=2, null=True, blank=True
+        max_digits=10, decimal_places=2, null=True, blank=True, validators=[NOT_NEGATIVE]
     )
-    observability_share = models.DecimalField(max_digits=5, decimal_places=4, null=True, blank=True)
-    retry_rate = models.DecimalField(max_digits=5, decimal_places=4, null=True, blank=True)
-    failure_rate = models.DecimalField(max_digits=5, decimal_places=4, null=True, blank=True)
-    acceptance_rate = models.DecimalField(max_digits=5, decimal_places=4, null=True, blank=True)
+    observability_share = models.DecimalField(
+        max_digits=5, decimal_places=4, null=True, blank=True, validators=SHARE
+    )
+    retry_rate = models.DecimalField(
+        max_digits=5, decimal_places=4, null=True, blank=True, validators=SHARE
+    )
+    failure_rate = models.DecimalField(
+        max_digits=5, decimal_places=4, null=True, blank=True, validators=SHARE
+    )
+    acceptance_rate = models.DecimalField(
+        max_digits=5,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0.0001")), MaxValueValidator(Decimal("1"))],
+    )
     fx_rates = models.JSONField(
         default=dict, blank=True, help_text='Units of reporting currency per unit: {"EUR": "1.08"}'
     )
-    amortisation_years = models.DecimalField(max_digits=4, decimal_places=1, null=True, blank=True)
-    power_price_per_kwh = models.DecimalField(max_digits=8, decimal_places=4, null=True, blank=True)
+    amortisation_years = models.DecimalField(
+        max_digits=4, decimal_places=1, null=True, blank=True,
+        validators=[MinValueValidator(Decimal("0.1"))],
+    )  # fmt: skip
+    power_price_per_kwh = models.DecimalField(
+        max_digits=8, decimal_places=4, null=True, blank=True, validators=[NOT_NEGATIVE]
+    )
     hosting_cost_per_gpu_month = models.DecimalField(
-        max_digits=10, decimal_places=2, null=True, blank=True
+        max_digits=10, decimal_places=2, null=True, blank=True, validators=[NOT_NEGATIVE]
     )
     version = models.PositiveIntegerField(default=1)
 

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from apps.briefs.models import WorkloadBrief
 
-from .models import CandidateRow, CandidateTable
+from .models import CandidateRow, CandidateTable, FinanceAssumptions
 
 # A queued recompute not started after this long is assumed lost (worker killed, broker
 # restarted) and is enqueued again by the sweeper.
@@ -48,14 +48,18 @@ def candidate_tables_request_recompute(*, brief_ids: Iterable[int] | None = None
         [CandidateTable(brief_id=pk) for pk in sorted(wanted - existing)],
         ignore_conflicts=True,
     )
-    tables = CandidateTable.objects.filter(brief_id__in=wanted)
-    tables.update(requested_version=F("requested_version") + 1, updated_at=timezone.now())
-    to_enqueue = list(
-        tables.filter(queued_at__isnull=True)
-        .select_for_update()
+    # Lock the tables in one order (brief id) so that concurrent requests cannot deadlock;
+    # NO KEY UPDATE leaves the worker free to insert rows that reference them.
+    locked = list(
+        CandidateTable.objects.select_for_update(no_key=True)
+        .filter(brief_id__in=wanted)
         .order_by("brief_id")
-        .values_list("brief_id", flat=True)
+        .values_list("brief_id", "queued_at")
     )
+    CandidateTable.objects.filter(brief_id__in=wanted).update(
+        requested_version=F("requested_version") + 1, updated_at=timezone.now()
+    )
+    to_enqueue = [brief_id for brief_id, queued_at in locked if queued_at is None]
     CandidateTable.objects.filter(brief_id__in=to_enqueue).update(queued_at=timezone.now())
     _enqueue(to_enqueue)
     return to_enqueue
@@ -75,7 +79,9 @@ def candidate_table_recompute(*, brief_id: int) -> CandidateTable | None:
     from .candidates import candidate_table_build
 
     with transaction.atomic():
-        table = CandidateTable.objects.select_for_update().filter(brief_id=brief_id).first()
+        table = (
+            CandidateTable.objects.select_for_update(no_key=True).filter(brief_id=brief_id).first()
+        )
         if table is None:
             return None
         table.queued_at = None
@@ -86,7 +92,7 @@ def candidate_table_recompute(*, brief_id: int) -> CandidateTable | None:
     brief = WorkloadBrief.objects.select_related("team").get(pk=brief_id)
     built = candidate_table_build(brief=brief, table=table)
     with transaction.atomic():
-        table = CandidateTable.objects.select_for_update().get(brief_id=brief_id)
+        table = CandidateTable.objects.select_for_update(no_key=True).get(brief_id=brief_id)
         if table.computed_version >= version:
             return table  # a newer result was written while we computed
         CandidateRow.objects.filter(table=table).delete()
@@ -123,3 +129,28 @@ def table_state(table: CandidateTable | None) -> dict[str, Any]:
         "stale": table.stale,
         "pending": table.queued_at is not None or table.stale,
     }
+
+
+@transaction.atomic
+def finance_assumptions_update(*, brief: WorkloadBrief | None, **fields: Any) -> FinanceAssumptions:
+    """Set organisation defaults (brief None) or one brief's overrides; blank = inherit.
+    Every brief's table (defaults) or this brief's table (override) is recomputed."""
+    if brief is None:
+        row, _ = FinanceAssumptions.objects.select_for_update(no_key=True).get_or_create(
+            is_default=True
+        )
+    else:
+        row, _ = FinanceAssumptions.objects.select_for_update(no_key=True).get_or_create(
+            brief=brief
+        )
+    changed = [name for name, value in fields.items() if getattr(row, name) != value]
+    if not changed:
+        return row
+    for name in changed:
+        setattr(row, name, fields[name])
+    row.full_clean()
+    row.version = F("version") + 1
+    row.save(update_fields=[*changed, "version", "updated_at"])
+    row.refresh_from_db()
+    candidate_tables_request_recompute(brief_ids=None if brief is None else [brief.pk])
+    return row

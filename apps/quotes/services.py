@@ -54,7 +54,7 @@ def quote_create(**fields: Any) -> Quote:
 
 @transaction.atomic
 def quote_update(*, quote: Quote, **fields: Any) -> Quote:
-    quote = Quote.objects.select_for_update().get(pk=quote.pk)
+    quote = Quote.objects.select_for_update(no_key=True).get(pk=quote.pk)
     if quote.retired:
         raise ValidationError({"retired": "A retired quote cannot change; enter a new quote."})
     changed = [name for name, value in fields.items() if getattr(quote, name) != value]
@@ -72,7 +72,7 @@ def quote_update(*, quote: Quote, **fields: Any) -> Quote:
 
 @transaction.atomic
 def quote_retire(*, quote: Quote) -> Quote:
-    quote = Quote.objects.select_for_update().get(pk=quote.pk)
+    quote = Quote.objects.select_for_update(no_key=True).get(pk=quote.pk)
     if not quote.retired:
         quote.retired = True
         quote.version = F("version") + 1
@@ -93,7 +93,7 @@ def api_route_create(**fields: Any) -> ApiRoute:
 
 @transaction.atomic
 def api_route_update(*, route: ApiRoute, **fields: Any) -> ApiRoute:
-    route = ApiRoute.objects.select_for_update().get(pk=route.pk)
+    route = ApiRoute.objects.select_for_update(no_key=True).get(pk=route.pk)
     if route.retired:
         raise ValidationError({"retired": "A retired route cannot change; enter a new one."})
     changed = [name for name, value in fields.items() if getattr(route, name) != value]
@@ -111,7 +111,7 @@ def api_route_update(*, route: ApiRoute, **fields: Any) -> ApiRoute:
 
 @transaction.atomic
 def api_route_retire(*, route: ApiRoute) -> ApiRoute:
-    route = ApiRoute.objects.select_for_update().get(pk=route.pk)
+    route = ApiRoute.objects.select_for_update(no_key=True).get(pk=route.pk)
     if not route.retired:
         route.retired = True
         route.version = F("version") + 1

@@ -1,0 +1,167 @@
+"""Plotly figures for the finance page, as plain dicts built from the ranking."""
+
+from typing import Any
+
+OPTION_LABELS = {
+    "rent_on_demand": "Rent on demand",
+    "rent_spot": "Rent spot",
+    "reserve_1y": "Reserve 1 year",
+    "reserve_3y": "Reserve 3 years",
+    "buy": "Buy (owned)",
+    "api": "Model API",
+}
+
+
+def _label(row: dict[str, Any]) -> str:
+    if row["candidate_kind"] == "API_ROUTE":
+        return f"{row['provider']} · {row['api_model']} (API)"
+    term = (row["pricing_term"] or "").replace("_", " ").lower()
+    return f"{row['provider']} · {row['gpu_count']}x {row['gpu']} · {term} (#{row['quote_id']})"
+
+
+def _f(value: str | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def unit_cost_figure(rows: list[dict[str, Any]], unit: str, currency: str) -> dict[str, Any]:
+    costed = [r for r in rows if r["effective_unit_cost"] is not None]
+    return {
+        "data": [
+            {
+                "type": "bar",
+                "orientation": "h",
+                "y": [_label(r) for r in costed],
+                "x": [_f(r["effective_unit_cost"]) for r in costed],
+                "marker": {
+                    "color": ["#1f5fbf" if r["meets_constraints"] else "#b8bec8" for r in costed]
+                },
+                "hovertemplate": "%{y}<br>%{x:.4g} " + currency + "<extra></extra>",
+            }
+        ],
+        "layout": {
+            "title": {
+                "text": f"Effective cost per accepted {unit.lower()} (grey: fails a constraint)"
+            },
+            "xaxis": {"title": {"text": currency}, "type": "log"},
+            "yaxis": {"autorange": "reversed", "automargin": True},
+            "margin": {"l": 20, "t": 50},
+            "height": 120 + 26 * len(costed),
+        },
+    }
+
+
+def pareto_front(points: list[tuple[float, float, str]]) -> list[tuple[float, float, str]]:
+    """Candidates no other candidate beats on both cost and latency (lower is better)."""
+    front: list[tuple[float, float, str]] = []
+    for latency, cost, label in sorted(points):
+        if not front or cost < front[-1][1]:
+            front.append((latency, cost, label))
+    return front
+
+
+def cost_vs_latency_figure(rows: list[dict[str, Any]], currency: str) -> dict[str, Any]:
+    points = [
+        (float(r["p95_latency_ms"]), float(r["effective_unit_cost"]), _label(r))
+        for r in rows
+        if r["p95_latency_ms"] is not None and r["effective_unit_cost"] is not None
+    ]
+    front = pareto_front(points)
+    return {
+        "data": [
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "Candidates",
+                "x": [p[0] for p in points],
+                "y": [p[1] for p in points],
+                "text": [p[2] for p in points],
+                "hovertemplate": "%{text}<br>%{x:.0f} ms, %{y:.4g}<extra></extra>",
+            },
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "Pareto front",
+                "x": [p[0] for p in front],
+                "y": [p[1] for p in front],
+                "text": [p[2] for p in front],
+                "line": {"shape": "hv"},
+            },
+        ],
+        "layout": {
+            "title": {"text": "Unit cost vs p95 end-to-end latency"},
+            "xaxis": {"title": {"text": "p95 latency (ms)"}},
+            "yaxis": {"title": {"text": currency}, "type": "log"},
+        },
+    }
+
+
+def cost_breakdown_figure(rows: list[dict[str, Any]], currency: str) -> dict[str, Any]:
+    names: list[str] = []
+    for row in rows:
+        names += [n for n in row["cost_lines"] if n not in names]
+    labels = [_label(r) for r in rows]
+    return {
+        "data": [
+            {
+                "type": "bar",
+                "name": name.replace("_", " "),
+                "x": labels,
+                "y": [float(r["cost_lines"].get(name, 0)) for r in rows],
+            }
+            for name in names
+        ],
+        "layout": {
+            "barmode": "stack",
+            "title": {"text": f"Monthly cost by line ({currency})"},
+            "xaxis": {"tickangle": -30, "automargin": True},
+            "legend": {"orientation": "h", "y": -0.6},
+            "height": 560,
+        },
+    }
+
+
+def utilization_figure(capacity_model: dict[str, Any], currency: str) -> dict[str, Any] | None:
+    curve = capacity_model.get("curve") or []
+    if not curve:
+        return None
+    xs = [float(p["utilization"]) for p in curve]
+    traces: list[dict[str, Any]] = []
+    for key, label in OPTION_LABELS.items():
+        ys = [_f(p[key]) for p in curve]
+        if any(y is not None for y in ys):
+            traces.append({"type": "scatter", "mode": "lines", "name": label, "x": xs, "y": ys})
+    marks = [b for b in capacity_model.get("break_evens", []) if b["utilization"] is not None]
+    shapes = [
+        {
+            "type": "line",
+            "x0": float(b["utilization"]),
+            "x1": float(b["utilization"]),
+            "yref": "paper",
+            "y0": 0,
+            "y1": 1,
+            "line": {"dash": "dot", "width": 1, "color": "#555"},
+        }
+        for b in marks
+    ]
+    annotations = [
+        {
+            "x": float(b["utilization"]),
+            "yref": "paper",
+            "y": 1.02 + 0.05 * (i % 3),
+            "text": f"{b['cheaper_below']} | {b['cheaper_above']}",
+            "showarrow": False,
+            "font": {"size": 10},
+        }
+        for i, b in enumerate(marks)
+    ]
+    return {
+        "data": traces,
+        "layout": {
+            "title": {"text": f"Cost per accepted output vs utilization ({capacity_model['gpu']})"},
+            "xaxis": {"title": {"text": "utilization of committed GPU-hours"}, "tickformat": ".0%"},
+            "yaxis": {"title": {"text": currency}, "type": "log"},
+            "shapes": shapes,
+            "annotations": annotations,
+            "margin": {"t": 90},
+        },
+    }

@@ -1,0 +1,9 @@
+from django.urls import path
+
+from . import views
+
+app_name = "finance"
+
+urlpatterns = [
+    path("assumptions/", views.organisation_assumptions_page, name="assumptions"),
+]

@@ -1,0 +1,110 @@
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from apps.briefs.selectors import brief_get_for_user
+from apps.core.roles import FINANCE_EDITORS, has_role
+
+from . import charts
+from .assumptions import organisation_defaults, resolved_assumptions
+from .forms import MOVES, FinanceAssumptionsForm
+from .models import FinanceAssumptions
+from .selectors import ranking_for_brief
+from .services import finance_assumptions_update
+
+SORTS = {
+    "rank": lambda r: (r["rank"] is None, r["rank"] or 0),
+    "unit_cost": lambda r: (r["effective_unit_cost"] is None, float(r["effective_unit_cost"] or 0)),
+    "monthly_cost": lambda r: float(r["monthly_cost"]),
+    "latency": lambda r: (r["p95_latency_ms"] is None, float(r["p95_latency_ms"] or 0)),
+    "provider": lambda r: (r["provider"] or "").lower(),
+}
+
+
+def _save_form(request: HttpRequest, form: FinanceAssumptionsForm, brief: Any) -> bool:
+    if not form.is_valid():
+        return False
+    fields = {name: form.cleaned_data[name] for name in MOVES}
+    try:
+        finance_assumptions_update(brief=brief, **fields)
+    except ValidationError as exc:
+        for field, errors in exc.message_dict.items():
+            for error in errors:
+                form.add_error(field if field in form.fields else None, error)
+        return False
+    messages.success(request, "Assumptions saved; the candidate table is being recomputed.")
+    return True
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
+    brief = brief_get_for_user(request.user, pk)
+    can_edit = has_role(request.user, FINANCE_EDITORS)
+    override = FinanceAssumptions.objects.filter(brief=brief).first()
+    form = FinanceAssumptionsForm(request.POST or None, instance=override)
+    if request.method == "POST":
+        if not can_edit:
+            raise PermissionDenied("Only the finance role changes assumptions.")
+        if _save_form(request, form, brief):
+            return redirect("briefs:finance", pk=brief.pk)
+    ranking = ranking_for_brief(brief)
+    sort = request.GET.get("sort", "rank")
+    rows = sorted(ranking["rows"], key=SORTS.get(sort, SORTS["rank"]))
+    values, sources = resolved_assumptions(brief)
+    currency, unit = ranking["currency"] or "USD", ranking["unit"] or "output"
+    figures = {}
+    if rows:
+        figures = {
+            "unit-cost-chart": charts.unit_cost_figure(rows, unit, currency),
+            "latency-chart": charts.cost_vs_latency_figure(rows, currency),
+            "breakdown-chart": charts.cost_breakdown_figure(rows, currency),
+        }
+        utilization = charts.utilization_figure(ranking["capacity_model"], currency)
+        if utilization:
+            figures["utilization-chart"] = utilization
+    # Per-token costs read better per million tokens; the API and CSV keep the raw figure.
+    scale = 1_000_000 if ranking["unit"] == "TOKEN" else 1
+    for row in rows:
+        cost = row["effective_unit_cost"]
+        row["display_unit_cost"] = f"{float(cost) * scale:.6g}" if cost is not None else None
+    line_names: list[str] = []
+    for row in rows:
+        line_names += [n for n in row["cost_lines"] if n not in line_names]
+    return render(
+        request,
+        "finance/brief_finance.html",
+        {
+            "brief": brief,
+            "ranking": ranking,
+            "rows": rows,
+            "line_names": line_names,
+            "sort": sort,
+            "unit_cost_label": "per 1M tokens" if scale > 1 else f"per {unit.lower()}",
+            "assumptions": [
+                (name, values[name], sources.get(name, "organisation"), moves)
+                for name, moves in MOVES.items()
+            ],
+            "form": form,
+            "can_edit": can_edit,
+            "figures": [(name, f"{name}-data", figure) for name, figure in figures.items()],
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def organisation_assumptions_page(request: HttpRequest) -> HttpResponse:
+    can_edit = has_role(request.user, FINANCE_EDITORS)
+    form = FinanceAssumptionsForm(request.POST or None, instance=organisation_defaults())
+    if request.method == "POST":
+        if not can_edit:
+            raise PermissionDenied("Only the finance role changes assumptions.")
+        if _save_form(request, form, None):
+            return redirect("finance:assumptions")
+    return render(request, "finance/assumptions.html", {"form": form, "can_edit": can_edit})

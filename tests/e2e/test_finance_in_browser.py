@@ -1,0 +1,39 @@
+"""Finance opens a brief's candidate table: four charts, no CSP violation, and an assumption
+changed on the page moves the table."""
+
+from decimal import Decimal
+
+import pytest
+
+from apps.core.roles import Role
+from apps.finance.services import candidate_tables_request_recompute
+from tests.factories.briefs import BriefFactory
+from tests.factories.quotes import ApiRouteFactory, QuoteFactory
+
+from .test_briefs_in_browser import sign_in
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+class TestFinanceInTheBrowser:
+    def test_charts_render_and_an_assumption_moves_the_table(
+        self, page, live_server, catalog, make_user, team
+    ):
+        user = make_user(Role.FINANCE, username="fin")
+        brief = BriefFactory(team=team, created_by=user)
+        QuoteFactory(hourly_price_per_gpu=Decimal("2.50"))
+        QuoteFactory(pricing_term="RESERVED_1Y", hourly_price_per_gpu=Decimal("1.90"))
+        ApiRouteFactory(model_preset="llama-3.1-8b")
+        candidate_tables_request_recompute(brief_ids=[brief.pk])
+        sign_in(page, live_server, "fin")
+        page.wait_for_url("**/briefs/")
+        page.goto(f"{live_server.url}/briefs/{brief.pk}/finance/")
+        for chart in ("unit-cost-chart", "latency-chart", "breakdown-chart", "utilization-chart"):
+            page.wait_for_selector(f"#{chart} .main-svg")
+        first_cost = page.inner_text("#candidate-table tbody tr:first-child td:nth-child(6)")
+        page.fill("#id_observability_share", "0.5")
+        page.click("button:has-text('Save and recompute')")
+        page.wait_for_selector("#candidate-table")
+        new_cost = page.inner_text("#candidate-table tbody tr:first-child td:nth-child(6)")
+        assert Decimal(new_cost) > Decimal(first_cost)
+        assert page.console_errors == []
