@@ -16,6 +16,7 @@ urlpatterns = [
     path("catalog/", include("apps.catalog.urls")),
     path("quotes/", include("apps.quotes.urls")),
     path("finance/", include("apps.finance.urls")),
+    path("benchmarks/", include("apps.benchmarks.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", include("gpuselect.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
