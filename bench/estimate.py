@@ -1,15 +1,27 @@
-"""Engine speed: estimate_at evaluations/s and full-catalog estimate() calls/s per brief, and a
-per-configuration speed ratio against the PyPI package llm-analysis (when importable).
+"""Engine speed: estimate_at evaluations/s and full-catalog estimate() calls/s per brief, a
+per-configuration speed ratio against the PyPI package llm-analysis (when importable), and the
+wall time of `POST /api/v1/estimate` for a full-catalog estimate of each brief, in-process through
+Django's test client against a throwaway SQLite database.
 
-Run: .venv/bin/python bench/estimate.py [--seconds 1.0]
+Run: .venv/bin/python bench/estimate.py [--seconds 1.0] [--requests 200]
 Prints figures only; nothing here is a timed assertion.
+
+"warm" figures repeat one call, so the engine's per-(model, GPU, count) memo is hit, as it is for
+the presets and catalog GPUs a server sees on every request; "cold" figures clear that memo
+before every call.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import logging
+import os
+import platform
+import statistics
 import sys
+import tempfile
 import time
 import types
 from collections.abc import Callable
@@ -25,77 +37,77 @@ from engine_catalog import gpu, load_gpus  # noqa: E402
 from apps.engine import (  # noqa: E402
     PRESETS,
     EstimateRequest,
-    Precision,
     Sharding,
     TrainingSpec,
     WorkloadType,
     estimate,
     estimate_at,
+    parse_estimate_request,
 )
+from apps.engine.estimator import clear_caches  # noqa: E402
 
 GPUS = load_gpus()
+GPU_SLUGS = frozenset(g.slug for g in GPUS)
 
-
-def _serve(
-    preset: str, p: Precision, wt: WorkloadType, conc: int | None, **kw: Any
-) -> EstimateRequest:
-    return EstimateRequest(
-        workload_type=wt,
-        model=PRESETS[preset],
-        weight_precision=p,
-        kv_cache_precision=Precision.FP8 if p is not Precision.BF16 else Precision.BF16,
-        input_tokens_p50=1000,
-        input_tokens_p95=4000,
-        output_tokens_p50=200,
-        output_tokens_p95=800,
-        concurrency=conc,
-        **kw,
-    )
-
-
+# Contract-shaped bodies (DESIGN.md, POST /api/v1/estimate) without a `gpus` filter: the engine
+# figures parse them with the engine's own parser, the endpoint figures POST them as they are.
+_SHAPES: dict[str, Any] = {
+    "input_tokens": {"p50": 1000, "p95": 4000},
+    "output_tokens": {"p50": 200, "p95": 800},
+}
+BRIEF_BODIES: dict[str, dict[str, Any]] = {
+    "8B realtime FP8": {
+        "workload_type": "REALTIME_INFERENCE",
+        "model": {"preset": "llama-3.1-8b"},
+        "weight_precision": "FP8",
+        "kv_cache_precision": "FP8",
+        **_SHAPES,
+        "concurrency": 32,
+        "latency_target": {"ttft_p95_ms": 500, "itl_p95_ms": 50},
+    },
+    "70B realtime BF16": {
+        "workload_type": "REALTIME_INFERENCE",
+        "model": {"preset": "llama-3.1-70b"},
+        "weight_precision": "BF16",
+        "kv_cache_precision": "BF16",
+        **_SHAPES,
+        "concurrency": 16,
+        "latency_target": {"ttft_p95_ms": 1000, "itl_p95_ms": 60},
+    },
+    "Mixtral 8x7B batch": {
+        "workload_type": "BATCH_INFERENCE",
+        "model": {"preset": "mixtral-8x7b"},
+        "weight_precision": "BF16",
+        "kv_cache_precision": "BF16",
+        **_SHAPES,
+    },
+    "405B FP8 realtime": {
+        "workload_type": "REALTIME_INFERENCE",
+        "model": {"preset": "llama-3.1-405b"},
+        "weight_precision": "FP8",
+        "kv_cache_precision": "FP8",
+        **_SHAPES,
+        "concurrency": 8,
+        "latency_target": {"ttft_p95_ms": 3000, "itl_p95_ms": 100},
+    },
+    "8B LoRA finetune": {
+        "workload_type": "LORA_FINETUNE",
+        "model": {"preset": "llama-3.1-8b"},
+        "training": {"sequence_length": 4096, "tokens": 2e8, "lora_rank": 16},
+    },
+    "70B training ZeRO-3": {
+        "workload_type": "TRAINING",
+        "model": {"preset": "llama-3.1-70b"},
+        "training": {
+            "sequence_length": 8192,
+            "tokens": 1e12,
+            "sharding": "ZERO3",
+            "activation_checkpointing": True,
+        },
+    },
+}
 BRIEFS: dict[str, EstimateRequest] = {
-    "8B realtime FP8": _serve(
-        "llama-3.1-8b",
-        Precision.FP8,
-        WorkloadType.REALTIME_INFERENCE,
-        32,
-        ttft_p95_ms=500.0,
-        itl_p95_ms=50.0,
-    ),
-    "70B realtime BF16": _serve(
-        "llama-3.1-70b",
-        Precision.BF16,
-        WorkloadType.REALTIME_INFERENCE,
-        16,
-        ttft_p95_ms=1000.0,
-        itl_p95_ms=60.0,
-    ),
-    "Mixtral 8x7B batch": _serve(
-        "mixtral-8x7b", Precision.BF16, WorkloadType.BATCH_INFERENCE, None
-    ),
-    "405B FP8 realtime": _serve(
-        "llama-3.1-405b",
-        Precision.FP8,
-        WorkloadType.REALTIME_INFERENCE,
-        8,
-        ttft_p95_ms=3000.0,
-        itl_p95_ms=100.0,
-    ),
-    "8B LoRA finetune": EstimateRequest(
-        workload_type=WorkloadType.LORA_FINETUNE,
-        model=PRESETS["llama-3.1-8b"],
-        training=TrainingSpec(sequence_length=4096, tokens=2e8, lora_rank=16),
-    ),
-    "70B training ZeRO-3": EstimateRequest(
-        workload_type=WorkloadType.TRAINING,
-        model=PRESETS["llama-3.1-70b"],
-        training=TrainingSpec(
-            sequence_length=8192,
-            tokens=1e12,
-            sharding=Sharding.ZERO3,
-            activation_checkpointing=True,
-        ),
-    ),
+    name: parse_estimate_request(body, known_gpus=GPU_SLUGS) for name, body in BRIEF_BODIES.items()
 }
 
 
@@ -132,14 +144,33 @@ def _count_evaluations(req: EstimateRequest) -> int:
     return calls
 
 
+def cold(fn: Callable[[], object]) -> Callable[[], object]:
+    def call() -> object:
+        clear_caches()
+        return fn()
+
+    return call
+
+
 def engine_figures(seconds: float) -> None:
-    print(f"{'brief':24s} {'estimate_at/s':>14s} {'estimate(catalog)/s':>20s} {'evals/call':>10s}")
+    print(
+        f"{'brief':24s} {'estimate_at/s':>14s} {'(cold)':>9s} "
+        f"{'estimate(catalog)/s':>20s} {'(cold)':>8s} {'evals/call':>10s}"
+    )
+    h100 = gpu("h100-sxm5-80gb")
     for name, req in BRIEFS.items():
-        h100 = gpu("h100-sxm5-80gb")
-        at = rate(lambda req=req, h100=h100: estimate_at(req, h100, 8), seconds)
-        full = rate(lambda req=req: estimate(req, GPUS), seconds)
-        evals = _count_evaluations(req)
-        print(f"{name:24s} {at:14,.0f} {full:20,.0f} {evals:10d}")
+
+        def at(req: EstimateRequest = req) -> object:
+            return estimate_at(req, h100, 8)
+
+        def full(req: EstimateRequest = req) -> object:
+            return estimate(req, GPUS)
+
+        print(
+            f"{name:24s} {rate(at, seconds):14,.0f} {rate(cold(at), seconds):9,.0f} "
+            f"{rate(full, seconds):20,.0f} {rate(cold(full), seconds):8,.0f} "
+            f"{_count_evaluations(req):10d}"
+        )
 
 
 def _import_llm_analysis() -> Any | None:
@@ -272,8 +303,8 @@ def llm_analysis_figures(seconds: float) -> None:
     )
 
     print(
-        f"\n{'configuration (vs llm-analysis 0.2.2)':36s} {'engine/s':>10s} "
-        f"{'llm-analysis/s':>15s} {'ratio':>8s}"
+        f"\n{'configuration (vs llm-analysis 0.2.2)':36s} {'engine/s':>10s} {'(cold)':>8s} "
+        f"{'llm-analysis/s':>15s} {'ratio':>7s} {'(cold)':>7s}"
     )
     for label, ours, theirs in cases:
         try:
@@ -282,16 +313,83 @@ def llm_analysis_figures(seconds: float) -> None:
             print(f"{label:36s} llm-analysis failed: {type(exc).__name__}: {exc}")
             continue
         a = rate(ours, seconds)
+        a_cold = rate(cold(ours), seconds)
         b = rate(theirs, seconds)
-        print(f"{label:36s} {a:10,.0f} {b:15,.0f} {a / b:7.0f}x")
+        print(f"{label:36s} {a:10,.0f} {a_cold:8,.0f} {b:15,.0f} {a / b:6.1f}x {a_cold / b:6.1f}x")
+
+
+def endpoint_figures(requests: int) -> None:
+    """Median and p95 wall time of POST /api/v1/estimate per brief (no `gpus` filter)."""
+    tmp = tempfile.TemporaryDirectory(prefix="gpuselect-bench-")
+    os.environ["DJANGO_SETTINGS_MODULE"] = "gpuselect.settings.test"
+    os.environ["DATABASE_URL"] = f"sqlite:///{tmp.name}/bench.sqlite3"
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+    from django.core.management import call_command
+    from django.test import Client
+
+    from apps.core.roles import Role
+    from apps.core.services import api_token_create
+
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]  # the test client's host
+    call_command("migrate", verbosity=0)
+    call_command("load_catalog", stdout=open(os.devnull, "w"))  # noqa: SIM115
+    user = get_user_model().objects.create_user(username="bench", password=None)
+    user.groups.add(Group.objects.get_or_create(name=Role.API_CLIENT)[0])
+    _, key = api_token_create(user=user, days=1)
+    client = Client(HTTP_AUTHORIZATION=f"Token {key}")
+
+    def post(body: dict[str, Any]) -> Any:
+        return client.post("/api/v1/estimate", json.dumps(body), content_type="application/json")
+
+    print(
+        f"\nPOST /api/v1/estimate, full catalog, {requests} requests per brief "
+        "(in-process test client, SQLite)"
+    )
+    print(f"{'brief':24s} {'GPUs':>5s} {'median ms':>10s} {'p95 ms':>8s} {'max ms':>8s}")
+    try:
+        for name, body in BRIEF_BODIES.items():
+            response = post(body)
+            if response.status_code != 200:
+                print(f"{name:24s} HTTP {response.status_code}: {response.content[:200]!r}")
+                continue
+            answered = len(response.json()["estimates"])
+            for _ in range(20):  # warm-up: imports, caches, first-query costs
+                post(body)
+            times = []
+            for _ in range(requests):
+                start = time.perf_counter()
+                post(body)
+                times.append((time.perf_counter() - start) * 1e3)
+            p95 = statistics.quantiles(times, n=20)[-1]
+            print(
+                f"{name:24s} {answered:5d} {statistics.median(times):10.2f} {p95:8.2f} "
+                f"{max(times):8.2f}"
+            )
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        tmp.cleanup()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=1.0, help="time per measurement")
+    parser.add_argument("--requests", type=int, default=200, help="HTTP requests per brief")
     args = parser.parse_args()
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    print(
+        f"{now} | {platform.processor() or platform.machine()} | {os.cpu_count()} CPUs | "
+        f"Python {platform.python_version()} ({platform.python_implementation()})\n"
+    )
     engine_figures(args.seconds)
     llm_analysis_figures(args.seconds)
+    endpoint_figures(args.requests)
 
 
 if __name__ == "__main__":

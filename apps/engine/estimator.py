@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 from apps.engine import constants as c
-from apps.engine.serving import estimate_serving
+from apps.engine.performance import model_coefficients
+from apps.engine.serving import clear_serving_caches, estimate_serving
 from apps.engine.types import (
     LLM_SERVING_TYPES,
     MEDIA_TYPES,
@@ -15,7 +17,12 @@ from apps.engine.types import (
     GpuSpec,
     WorkloadType,
 )
-from apps.engine.workloads import estimate_embeddings, estimate_media, estimate_training
+from apps.engine.workloads import (
+    clear_workload_caches,
+    estimate_embeddings,
+    estimate_media,
+    estimate_training,
+)
 
 _NO_CALIBRATION: Mapping[str, float] = {}
 
@@ -33,22 +40,35 @@ def estimate_at(
     """
     cal = calibration or _NO_CALIBRATION
     wt = request.workload_type
+    if wt in LLM_SERVING_TYPES:
+        return estimate_serving(request, gpu, gpu_count, cal)
     if wt in TRAINING_TYPES:
         return estimate_training(request, gpu, gpu_count, cal)
     if wt in MEDIA_TYPES:
         return estimate_media(request, gpu, gpu_count, cal)
-    if wt is WorkloadType.EMBEDDINGS:
-        return estimate_embeddings(request, gpu, gpu_count, cal)
-    assert wt in LLM_SERVING_TYPES  # noqa: S101 - exhaustive dispatch
-    return estimate_serving(request, gpu, gpu_count, cal)
+    assert wt is WorkloadType.EMBEDDINGS  # noqa: S101 - exhaustive dispatch
+    return estimate_embeddings(request, gpu, gpu_count, cal)
 
 
 def candidate_counts(gpu: GpuSpec) -> tuple[int, ...]:
     """1, 2, 4, 8 within a node; 16, 32, 72 too for rack-scale NVLink domains (GB200 NVL72)."""
-    counts = [n for n in c.AUTO_GPU_COUNTS if n <= gpu.max_gpus_per_node]
-    if gpu.max_gpus_per_node > max(c.AUTO_GPU_COUNTS):
-        counts += [n for n in c.AUTO_GPU_COUNTS_LARGE_DOMAIN if n <= gpu.max_gpus_per_node]
+    return _counts_up_to(gpu.max_gpus_per_node)
+
+
+@lru_cache(maxsize=64)
+def _counts_up_to(max_per_node: int) -> tuple[int, ...]:
+    counts = [n for n in c.AUTO_GPU_COUNTS if n <= max_per_node]
+    if max_per_node > max(c.AUTO_GPU_COUNTS):
+        counts += [n for n in c.AUTO_GPU_COUNTS_LARGE_DOMAIN if n <= max_per_node]
     return tuple(counts) or (1,)
+
+
+def clear_caches() -> None:
+    """Forget every memoised per-(model, GPU, count) value (benchmarks measure cold calls)."""
+    _counts_up_to.cache_clear()
+    clear_serving_caches()
+    clear_workload_caches()
+    model_coefficients.cache_clear()
 
 
 def estimate(

@@ -21,6 +21,8 @@ from apps.engine.types import (
     Sharding,
     TrainingSpec,
     WorkloadType,
+    fast_init,
+    new_memory_breakdown,
 )
 
 
@@ -48,6 +50,7 @@ def kv_shard_fraction(model: ModelSpec, tp: int) -> float:
     return math.ceil(model.kv_heads / tp) / model.kv_heads
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ServingMemory:
     """Per-GPU bytes that do not depend on the number of tokens in flight, and the per-token
@@ -113,22 +116,50 @@ def breakdown(
     overhead: float = 0.0,
 ) -> MemoryBreakdown:
     """Per-GPU bytes -> totals across `gpu_count` GPUs in GB."""
-    n = gpu_count / c.GB
-    total = weights + kv_cache + activations + gradients + optimizer + adapters + overhead
-    capacity = capacity_per_gpu * n
-    return MemoryBreakdown(
-        weights_gb=weights * n,
-        kv_cache_gb=kv_cache * n,
-        activations_gb=activations * n,
-        gradients_gb=gradients * n,
-        optimizer_gb=optimizer * n,
-        adapters_gb=adapters * n,
-        overhead_gb=overhead * n,
-        safety_margin_gb=capacity * (1.0 - c.USABLE_MEMORY_FRACTION),
-        total_gb=total * n,
-        capacity_gb=capacity,
-        headroom_gb=capacity - total * n,
+    return breakdown_of(
+        gpu_count,
+        capacity_per_gpu,
+        weights,
+        kv_cache,
+        activations,
+        gradients,
+        optimizer,
+        adapters,
+        overhead,
     )
+
+
+def breakdown_of(
+    gpu_count: int,
+    capacity_per_gpu: float,
+    weights: float,
+    kv_cache: float,
+    activations: float,
+    gradients: float,
+    optimizer: float,
+    adapters: float,
+    overhead: float,
+) -> MemoryBreakdown:
+    """`breakdown` with every argument positional (the engine's hot paths)."""
+    n = gpu_count / c.GB
+    total = (weights + kv_cache + activations + gradients + optimizer + adapters + overhead) * n
+    capacity = capacity_per_gpu * n
+    return new_memory_breakdown(
+        weights * n,
+        kv_cache * n,
+        activations * n,
+        gradients * n,
+        optimizer * n,
+        adapters * n,
+        overhead * n,
+        capacity * _SAFETY_FRACTION,
+        total,
+        capacity,
+        capacity - total,
+    )
+
+
+_SAFETY_FRACTION = 1.0 - c.USABLE_MEMORY_FRACTION
 
 
 # --- Training ------------------------------------------------------------------------------------
@@ -162,6 +193,7 @@ def lora_adapter_params(model: ModelSpec, rank: int) -> float:
     return float(model.layers * (attn + mlp))
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TrainingMemory:
     weights: float

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from apps.engine import constants as c
 from apps.engine.memory import kv_bytes_per_token, kv_shard_fraction
 from apps.engine.precision import ComputePath, embedding_params, weight_bytes
-from apps.engine.types import Bound, GpuSpec, ModelSpec, Precision
+from apps.engine.types import Bound, GpuSpec, ModelSpec, Precision, fast_init
 
 
 def attention_flops_per_position(model: ModelSpec) -> float:
@@ -43,6 +44,13 @@ def allreduce_time(message_bytes: float, n: int, link_gb_per_s: float) -> float:
     )
 
 
+def bound_of(memory_s: float, compute_s: float, comm_s: float) -> Bound:
+    if comm_s > max(memory_s, compute_s):
+        return Bound.COMMUNICATION
+    return Bound.COMPUTE if compute_s >= memory_s else Bound.MEMORY
+
+
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class StepTime:
     seconds: float
@@ -52,11 +60,10 @@ class StepTime:
 
     @property
     def bound(self) -> Bound:
-        if self.comm_s > max(self.memory_s, self.compute_s):
-            return Bound.COMMUNICATION
-        return Bound.COMPUTE if self.compute_s >= self.memory_s else Bound.MEMORY
+        return bound_of(self.memory_s, self.compute_s, self.comm_s)
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ServingModel:
     tp: int
@@ -72,17 +79,54 @@ class ServingModel:
     flops_per_token: float  # per GPU
     attn_flops_per_position: float  # per GPU
     link_gb_per_s: float
+    # Derived once from the fields above (see `serving_model`) so a step is a few operations.
+    decode_rate: float  # rate x DECODE_MFU_FACTOR
+    expert_miss: float  # 1 - active_experts / experts (probability an expert is not routed to)
+    step_overhead_s: float  # layers x DECODE_OVERHEAD_S_PER_LAYER
+    allreduces: int  # ALLREDUCES_PER_LAYER x layers
+    ar_fraction: float  # 2 (tp-1)/tp of the ring all-reduce message crosses each link
+    ar_bandwidth: float  # bytes/s of one link at the all-reduce efficiency
+    ar_hop_s: float  # 2 (tp-1) x per-hop latency
 
-    def _comm(self, tokens: float) -> float:
-        per = allreduce_time(tokens * self.hidden * c.BYTES_16BIT, self.tp, self.link_gb_per_s)
-        return c.ALLREDUCES_PER_LAYER * self.layers * per
-
-    def _expert_bytes_touched(self, tokens: float) -> float:
+    def times(
+        self, decode_seqs: float, context: float, prefill_tokens: float, prefill_context: float
+    ) -> tuple[float, float, float, float]:
+        """(seconds, memory_s, compute_s, comm_s) of one forward pass; see `step`."""
+        tokens = decode_seqs + prefill_tokens
         if self.experts <= 1:
-            return 0.0
-        frac = self.active_experts / self.experts
-        distinct = self.experts * (1.0 - math.pow(1.0 - frac, max(tokens, 0.0)))
-        return self.expert_bytes * distinct
+            touched = 0.0
+        else:
+            t = 0.0 if tokens < 0.0 else tokens  # max(tokens, 0.0)
+            touched = self.expert_bytes * (self.experts * (1.0 - math.pow(self.expert_miss, t)))
+        bytes_read = self.dense_weight_bytes + touched + decode_seqs * context * self.kv_per_token
+        fpt = self.flops_per_token
+        apf = self.attn_flops_per_position
+        # Decode is a roofline of bytes vs skinny-GEMM FLOPs; prompt tokens carried in the same
+        # step add their (compute-bound) time on top rather than hiding under the weight read.
+        memory_s = bytes_read / self.bandwidth
+        decode_compute_s = decode_seqs * (fpt + apf * context) / self.decode_rate
+        prefill_s = prefill_tokens * (fpt + apf * prefill_context) / self.rate
+        if self.tp <= 1:
+            comm_s = self.allreduces * 0.0
+        else:
+            message = tokens * self.hidden * c.BYTES_16BIT
+            comm_s = self.allreduces * (
+                self.ar_fraction * message / self.ar_bandwidth
+                + c.ALLREDUCE_BASE_LATENCY_S
+                + self.ar_hop_s
+            )
+        if decode_seqs > 0:
+            # max(memory_s, decode_compute_s), spelled out: this runs ~100 times per estimate.
+            roofline = (decode_compute_s if decode_compute_s > memory_s else memory_s) + prefill_s
+        else:  # a prompt-only pass streams the weights while it computes
+            roofline = prefill_s if prefill_s > memory_s else memory_s
+        seconds = roofline + comm_s + self.step_overhead_s
+        return seconds, memory_s, decode_compute_s + prefill_s, comm_s
+
+    def seconds(
+        self, decode_seqs: float, context: float, prefill_tokens: float, prefill_context: float
+    ) -> float:
+        return self.times(decode_seqs, context, prefill_tokens, prefill_context)[0]
 
     def step(
         self,
@@ -95,32 +139,16 @@ class ServingModel:
         """One forward pass: `decode_seqs` sequences generating one token each at average
         context `context`, plus `prefill_tokens` prompt tokens (chunked prefill) whose average
         attended context is `prefill_context`."""
-        tokens = decode_seqs + prefill_tokens
-        bytes_read = (
-            self.dense_weight_bytes
-            + self._expert_bytes_touched(tokens)
-            + decode_seqs * context * self.kv_per_token
+        seconds, memory_s, compute_s, comm_s = self.times(
+            decode_seqs, context, prefill_tokens, prefill_context
         )
-        decode_flops = decode_seqs * (self.flops_per_token + self.attn_flops_per_position * context)
-        prefill_flops = prefill_tokens * (
-            self.flops_per_token + self.attn_flops_per_position * prefill_context
-        )
-        # Decode is a roofline of bytes vs skinny-GEMM FLOPs; prompt tokens carried in the same
-        # step add their (compute-bound) time on top rather than hiding under the weight read.
-        memory_s = bytes_read / self.bandwidth
-        decode_compute_s = decode_flops / (self.rate * c.DECODE_MFU_FACTOR)
-        prefill_s = prefill_flops / self.rate
-        compute_s = decode_compute_s + prefill_s
-        comm_s = self._comm(tokens)
-        if decode_seqs > 0:
-            roofline = max(memory_s, decode_compute_s) + prefill_s
-        else:  # a prompt-only pass streams the weights while it computes
-            roofline = max(memory_s, prefill_s)
-        seconds = roofline + comm_s + self.layers * c.DECODE_OVERHEAD_S_PER_LAYER
         return StepTime(seconds=seconds, memory_s=memory_s, compute_s=compute_s, comm_s=comm_s)
 
-    def prefill(self, tokens: float) -> StepTime:
+    def prefill_seconds(self, tokens: float) -> float:
         """Prompt of `tokens` tokens on its own (causal: average context tokens / 2)."""
+        return self.times(0.0, 0.0, tokens, tokens / 2.0)[0]
+
+    def prefill(self, tokens: float) -> StepTime:
         return self.step(
             decode_seqs=0.0, context=0.0, prefill_tokens=tokens, prefill_context=tokens / 2.0
         )
@@ -133,17 +161,23 @@ def link_gb_per_s(gpu: GpuSpec, count: int) -> float:
     return gpu.interconnect_gbps / 2.0
 
 
-def serving_model(
-    model: ModelSpec,
-    gpu: GpuSpec,
-    tp: int,
-    *,
-    weight_precision: Precision,
-    kv_precision: Precision,
-    path: ComputePath,
-    bw_scale: float = 1.0,
-    mfu_scale: float = 1.0,
-) -> ServingModel:
+@fast_init
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelCoefficients:
+    """Whole-model byte and FLOP counts for one (model, weight precision, KV precision)."""
+
+    weight_bytes: float  # all weights
+    dense_bytes: float  # streamed every step (input embedding and routed experts excluded)
+    expert_bytes: float  # one routed expert, all layers
+    kv_bytes_per_token: float
+    flops_per_token: float  # 2 x flop_params
+    attn_flops_per_position: float
+
+
+@lru_cache(maxsize=1024)
+def model_coefficients(
+    model: ModelSpec, weight_precision: Precision, kv_precision: Precision
+) -> ModelCoefficients:
     total_w = weight_bytes(model, weight_precision)
     emb = embedding_params(model)
     # The input embedding is gathered, not streamed: drop its bytes from what a step reads.
@@ -157,21 +191,52 @@ def serving_model(
         )
         expert_bytes = per_expert_params * per_param
         streamed -= expert_bytes * model.experts
+    return ModelCoefficients(
+        weight_bytes=total_w,
+        dense_bytes=max(streamed, 0.0),
+        expert_bytes=expert_bytes,
+        kv_bytes_per_token=kv_bytes_per_token(model, kv_precision),
+        flops_per_token=2.0 * flop_params(model),
+        attn_flops_per_position=attention_flops_per_position(model),
+    )
+
+
+def serving_model(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    tp: int,
+    *,
+    weight_precision: Precision,
+    kv_precision: Precision,
+    path: ComputePath,
+    bw_scale: float = 1.0,
+    mfu_scale: float = 1.0,
+) -> ServingModel:
+    mc = model_coefficients(model, weight_precision, kv_precision)
     eff = c.DECODE_BW_EFFICIENCY.get(gpu.architecture, 0.7) * bw_scale
+    rate = path.tflops * 1e12 * path.mfu * mfu_scale
+    link = link_gb_per_s(gpu, tp)
     return ServingModel(
         tp=tp,
         layers=model.layers,
         hidden=model.hidden_size,
         bandwidth=gpu.memory_bandwidth_tbps * 1e12 * eff,
-        rate=path.tflops * 1e12 * path.mfu * mfu_scale,
-        dense_weight_bytes=max(streamed, 0.0) / tp,
-        expert_bytes=expert_bytes / tp,
+        rate=rate,
+        dense_weight_bytes=mc.dense_bytes / tp,
+        expert_bytes=mc.expert_bytes / tp,
         experts=model.experts,
         active_experts=model.active_experts,
-        kv_per_token=kv_bytes_per_token(model, kv_precision) * kv_shard_fraction(model, tp),
-        flops_per_token=2.0 * flop_params(model) / tp,
-        attn_flops_per_position=attention_flops_per_position(model) / tp,
-        link_gb_per_s=link_gb_per_s(gpu, tp),
+        kv_per_token=mc.kv_bytes_per_token * kv_shard_fraction(model, tp),
+        flops_per_token=mc.flops_per_token / tp,
+        attn_flops_per_position=mc.attn_flops_per_position / tp,
+        link_gb_per_s=link,
+        decode_rate=rate * c.DECODE_MFU_FACTOR,
+        expert_miss=1.0 - model.active_experts / model.experts if model.experts > 1 else 0.0,
+        step_overhead_s=model.layers * c.DECODE_OVERHEAD_S_PER_LAYER,
+        allreduces=c.ALLREDUCES_PER_LAYER * model.layers,
+        ar_fraction=2.0 * (tp - 1) / tp,
+        ar_bandwidth=link * c.GB * c.ALLREDUCE_BW_EFFICIENCY,
+        ar_hop_s=2 * (tp - 1) * c.ALLREDUCE_HOP_LATENCY_S,
     )
 
 

@@ -4,23 +4,126 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
 
 from apps.engine import constants as c
-from apps.engine.memory import ServingMemory, breakdown, serving_memory
-from apps.engine.performance import ServingModel, serving_model
+from apps.engine.memory import breakdown_of, serving_memory
+from apps.engine.performance import ServingModel, bound_of, serving_model
 from apps.engine.precision import compute_path
 from apps.engine.types import (
+    BASIS_ESTIMATED,
     CapacityPlan,
     Estimate,
     EstimateRequest,
     GpuSpec,
-    Performance,
+    ModelSpec,
+    Precision,
     WorkloadType,
+    fast_init,
+    new_capacity_plan,
+    new_estimate,
+    new_performance,
 )
 
 
-def _latency(sm: ServingModel, req: EstimateRequest, conc: int) -> tuple[float, float, float]:
-    """(ttft_s, itl_s, e2e_s) at p95 request shapes with `conc` sequences in flight.
+@fast_init
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ServingSetup:
+    """Everything about (model, GPU, tensor-parallel size, precisions, calibration) that does not
+    depend on the request's shapes or concurrency; cached, since a catalog estimate revisits the
+    same presets and GPUs on every request."""
+
+    note: str | None  # the compute path's note, if any
+    capacity_per_gpu: float
+    usable_per_gpu: float
+    weights_per_gpu: float
+    overhead_per_gpu: float
+    activation_per_token: float  # per GPU, per token of the prefill chunk
+    kv_per_token_per_gpu: float
+    sm: ServingModel
+
+
+@lru_cache(maxsize=1024)
+def serving_setup(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    tp: int,
+    weight_precision: Precision,
+    kv_precision: Precision,
+    bw_scale: float,
+    mfu_scale: float,
+) -> ServingSetup:
+    path = compute_path(gpu, weight_precision)
+    sm = serving_model(
+        model,
+        gpu,
+        tp,
+        weight_precision=weight_precision,
+        kv_precision=kv_precision,
+        path=path,
+        bw_scale=bw_scale,
+        mfu_scale=mfu_scale,
+    )
+    # The same per-GPU figures `serving_memory` gives, without the chunk-dependent activations.
+    mem = serving_memory(
+        model,
+        gpu,
+        tp,
+        weight_precision=weight_precision,
+        kv_precision=kv_precision,
+        chunk_tokens=1,
+    )
+    return ServingSetup(
+        note=path.note,
+        capacity_per_gpu=mem.capacity_per_gpu,
+        usable_per_gpu=mem.usable_per_gpu,
+        weights_per_gpu=mem.weights_per_gpu,
+        overhead_per_gpu=mem.overhead_per_gpu,
+        activation_per_token=mem.activations_per_gpu,
+        kv_per_token_per_gpu=mem.kv_per_token_per_gpu,
+        sm=sm,
+    )
+
+
+_SetupKey = tuple[int, int, int, Precision, Precision, float, float]
+_SETUPS: dict[_SetupKey, tuple[ModelSpec, GpuSpec, ServingSetup]] = {}
+_SETUPS_MAX = 4096
+
+
+def _setup_for(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    tp: int,
+    weight_precision: Precision,
+    kv_precision: Precision,
+    bw_scale: float,
+    mfu_scale: float,
+) -> ServingSetup:
+    """`serving_setup`, memoised by the identity of the (usually long-lived) model and GPU
+    objects: hashing two 15-19-field dataclasses per evaluation costs more than the lookup. The
+    entry keeps both objects alive, so their ids cannot be reused while it exists."""
+    key = (id(model), id(gpu), tp, weight_precision, kv_precision, bw_scale, mfu_scale)
+    hit = _SETUPS.get(key)
+    if hit is not None and hit[0] is model and hit[1] is gpu:
+        return hit[2]
+    setup = serving_setup(model, gpu, tp, weight_precision, kv_precision, bw_scale, mfu_scale)
+    if len(_SETUPS) >= _SETUPS_MAX:
+        _SETUPS.clear()
+    _SETUPS[key] = (model, gpu, setup)
+    return setup
+
+
+def clear_serving_caches() -> None:
+    _SETUPS.clear()
+    serving_setup.cache_clear()
+
+
+def _latency(
+    sm: ServingModel, req: EstimateRequest, conc: int, prefill_s: float
+) -> tuple[float, float, float]:
+    """(ttft_s, itl_s, e2e_s) at p95 request shapes with `conc` sequences in flight;
+    `prefill_s` is `sm.prefill_seconds(req.input_tokens_p95)`, which does not depend on `conc`.
 
     ITL is the mean decode-step time at the p95 context, including the prompt tokens that chunked
     prefill mixes into each step (conc x in_p50 / out_p50 per step).  TTFT is the p95 prompt's
@@ -28,16 +131,12 @@ def _latency(sm: ServingModel, req: EstimateRequest, conc: int) -> tuple[float, 
     is not modelled.
     """
     ctx = req.input_tokens_p95 + req.output_tokens_p95
-    mixed = conc * req.input_tokens_p50 / max(req.output_tokens_p50, 1)
-    itl = sm.step(
-        decode_seqs=conc,
-        context=ctx,
-        prefill_tokens=mixed,
-        prefill_context=req.input_tokens_p50 / 2,
-    ).seconds
-    ttft = sm.prefill(req.input_tokens_p95).seconds
+    out50 = req.output_tokens_p50
+    mixed = conc * req.input_tokens_p50 / (out50 if out50 > 1 else 1)
+    itl = sm.seconds(conc, ctx, mixed, req.input_tokens_p50 / 2)
+    ttft = prefill_s
     if conc > 1:
-        ttft += sm.step(decode_seqs=conc - 1, context=ctx).seconds
+        ttft += sm.seconds(conc - 1, ctx, 0.0, 0.0)
     return ttft, itl, ttft + req.output_tokens_p95 * itl
 
 
@@ -49,34 +148,119 @@ def _meets(req: EstimateRequest, ttft: float, itl: float, e2e: float) -> bool:
     )
 
 
-def _capacity(
-    sm: ServingModel, req: EstimateRequest, gpu_count: int, mem_max: int, conc: int
-) -> CapacityPlan:
-    hi = max(1, min(mem_max, c.BATCH_INFERENCE_MAX_CONCURRENCY * 64))
-    if mem_max < 1:
-        return CapacityPlan(
-            max_concurrency_at_target=0, replicas=None, gpus_total=None, gpu_hours_per_month=None
-        )
-    if req.has_latency_target:
-        if not _meets(req, *_latency(sm, req, 1)):
-            return CapacityPlan(
-                max_concurrency_at_target=0,
-                replicas=None,
-                gpus_total=None,
-                gpu_hours_per_month=None,
-            )
-        lo = 1
-        while lo < hi:  # largest concurrency meeting the target; ~20 steps
-            mid = (lo + hi + 1) // 2
-            if _meets(req, *_latency(sm, req, mid)):
-                lo = mid
+def largest_meeting_bisect(
+    sm: ServingModel, req: EstimateRequest, hi: int, prefill_s: float
+) -> int:
+    """Largest concurrency in [1, hi] meeting the latency target, by bisection (~17 steps),
+    given that concurrency 1 meets it. The reference for `largest_meeting`."""
+    lo = 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _meets(req, *_latency(sm, req, mid, prefill_s)):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _worst_ratio(req: EstimateRequest, lat: tuple[float, float, float]) -> float:
+    """Largest latency / target ratio over the targets set (all positive): > 1 misses."""
+    ttft, itl, e2e = lat
+    worst = 0.0
+    if req.ttft_p95_ms is not None:
+        worst = ttft * 1e3 / req.ttft_p95_ms
+    if req.itl_p95_ms is not None:
+        r = itl * 1e3 / req.itl_p95_ms
+        worst = r if r > worst else worst
+    if req.e2e_p95_s is not None:
+        r = e2e / req.e2e_p95_s
+        worst = r if r > worst else worst
+    return worst
+
+
+def largest_meeting(
+    sm: ServingModel,
+    req: EstimateRequest,
+    hi: int,
+    prefill_s: float,
+    conc: int,
+    at_conc: tuple[float, float, float],
+    at_one: tuple[float, float, float],
+) -> int:
+    """Largest concurrency in [1, hi] meeting the latency target, given that 1 meets it.
+
+    TTFT, ITL and e2e latency never decrease with concurrency, so the concurrencies that meet
+    the target are exactly 1..k and any bracketing search finds the same k as bisection. The
+    search keeps `lo` meeting and `up` missing (both decided by `_meets` itself) and places each
+    probe where the worst latency/target ratio, interpolated between the ends, crosses 1; that
+    ratio is piecewise linear in concurrency (max of the memory and compute rooflines), so ~3-5
+    evaluations replace bisection's ~17. A probe that does not halve the bracket is followed by
+    a bisection step, so the worst case stays logarithmic.
+    """
+    if not (
+        (req.ttft_p95_ms is None or req.ttft_p95_ms > 0)
+        and (req.itl_p95_ms is None or req.itl_p95_ms > 0)
+        and (req.e2e_p95_s is None or req.e2e_p95_s > 0)
+    ):
+        return largest_meeting_bisect(sm, req, hi, prefill_s)
+    at_hi = at_conc if hi == conc else _latency(sm, req, hi, prefill_s)
+    if _meets(req, *at_hi):
+        return hi
+    lo, lo_r = 1, _worst_ratio(req, at_one)
+    up, up_r = hi, _worst_ratio(req, at_hi)
+    bisect = False
+    while up - lo > 1:
+        width = up - lo
+        if bisect or not up_r > lo_r:
+            probe = (lo + up) // 2
+        else:
+            probe = lo + int((1.0 - lo_r) * width / (up_r - lo_r))
+            probe = lo + 1 if probe <= lo else (up - 1 if probe >= up else probe)
+        lat = at_conc if probe == conc else _latency(sm, req, probe, prefill_s)
+        if _meets(req, *lat):
+            lo, lo_r = probe, _worst_ratio(req, lat)
+            nxt = probe + 1  # the interpolated crossing is usually just above: check it now
+        else:
+            up, up_r = probe, _worst_ratio(req, lat)
+            nxt = probe - 1
+        if lo < nxt < up:
+            lat = at_conc if nxt == conc else _latency(sm, req, nxt, prefill_s)
+            if _meets(req, *lat):
+                lo, lo_r = nxt, _worst_ratio(req, lat)
             else:
-                hi = mid - 1
-        best = lo
+                up, up_r = nxt, _worst_ratio(req, lat)
+        bisect = (up - lo) * 2 > width
+    return lo
+
+
+_NO_PLAN = CapacityPlan(
+    max_concurrency_at_target=0, replicas=None, gpus_total=None, gpu_hours_per_month=None
+)
+
+
+def _capacity(
+    sm: ServingModel,
+    req: EstimateRequest,
+    gpu_count: int,
+    mem_max: int,
+    conc: int,
+    prefill_s: float,
+    has_target: bool,
+    at_conc: tuple[float, float, float],
+) -> CapacityPlan:
+    """`at_conc` is `_latency(sm, req, conc, prefill_s)`, already computed by the caller."""
+    if mem_max < 1:
+        return _NO_PLAN
+    hi = min(mem_max, c.BATCH_INFERENCE_MAX_CONCURRENCY * 64)  # mem_max >= 1
+    if has_target:
+        at_one = at_conc if conc == 1 else _latency(sm, req, 1, prefill_s)
+        if not _meets(req, *at_one):
+            return _NO_PLAN
+        best = largest_meeting(sm, req, hi, prefill_s, conc, at_conc, at_one)
     else:
         best = min(hi, c.BATCH_INFERENCE_MAX_CONCURRENCY)
     if req.requests_per_second is not None:
-        e2e = _latency(sm, req, best)[2]
+        e2e = (at_conc if best == conc else _latency(sm, req, best, prefill_s))[2]
         demand = req.requests_per_second * e2e  # Little's law: requests in flight
     elif req.concurrency is not None:
         demand = float(req.concurrency)
@@ -84,12 +268,17 @@ def _capacity(
         demand = float(min(conc, best))
     replicas = max(1, math.ceil(demand / best - 1e-9))
     gpus_total = replicas * gpu_count
-    return CapacityPlan(
-        max_concurrency_at_target=best,
-        replicas=replicas,
-        gpus_total=gpus_total,
-        gpu_hours_per_month=gpus_total * req.hours_per_month,
-    )
+    return new_capacity_plan(best, replicas, gpus_total, gpus_total * req.hours_per_month)
+
+
+_PERFORMANCE_NOTE = (
+    "performance: roofline estimate (prefill compute-bound, decode bandwidth-bound, "
+    "tensor-parallel all-reduce); latencies at p95 shapes, throughput at p50 shapes"
+)
+_DOES_NOT_FIT_NOTE = (
+    "does not fit: weights + KV cache at p95 context exceed "
+    f"{c.USABLE_MEMORY_FRACTION:.0%} of GPU memory"
+)
 
 
 def estimate_serving(
@@ -99,30 +288,35 @@ def estimate_serving(
     calibration: Mapping[str, float],
 ) -> Estimate:
     model = req.model
+    setup = _setup_for(
+        model,
+        gpu,
+        gpu_count,
+        req.weight_precision,
+        req.kv_cache_precision,
+        calibration.get("decode_bw_efficiency", 1.0) if calibration else 1.0,
+        calibration.get("prefill_mfu", 1.0) if calibration else 1.0,
+    )
+    sm = setup.sm
     notes: list[str] = []
-    path = compute_path(gpu, req.weight_precision)
-    if path.note:
-        notes.append(path.note)
-    ctx_p95 = req.input_tokens_p95 + req.output_tokens_p95
+    if setup.note:
+        notes.append(setup.note)
+    in50 = req.input_tokens_p50
+    in95 = req.input_tokens_p95
+    ctx_p95 = in95 + req.output_tokens_p95
     if ctx_p95 > model.max_context_tokens:
         notes.append(
             f"p95 context {ctx_p95} tokens exceeds the model's "
             f"{model.max_context_tokens}-token window"
         )
     explicit_conc = req.concurrency
-    chunk = min(c.SERVING_PREFILL_CHUNK_TOKENS, max(req.input_tokens_p95, 1) * (explicit_conc or 1))
-    mem: ServingMemory = serving_memory(
-        model,
-        gpu,
-        gpu_count,
-        weight_precision=req.weight_precision,
-        kv_precision=req.kv_cache_precision,
-        chunk_tokens=max(chunk, 1),
-    )
+    chunk = min(c.SERVING_PREFILL_CHUNK_TOKENS, max(in95, 1) * (explicit_conc or 1))
+    activations = max(chunk, 1) * setup.activation_per_token
+    kv_per_token = setup.kv_per_token_per_gpu
+    fixed = setup.weights_per_gpu + activations + setup.overhead_per_gpu
     logits_per_seq = model.vocab_size * c.LOGITS_BYTES
-    free = max(mem.free_for_kv(), 0.0)
-    per_seq = ctx_p95 * mem.kv_per_token_per_gpu + logits_per_seq
-    mem_max = int(min(free / per_seq, c.MAX_REPORTED_CONCURRENCY))
+    free = max(setup.usable_per_gpu - fixed, 0.0)
+    mem_max = int(min(free / (ctx_p95 * kv_per_token + logits_per_seq), c.MAX_REPORTED_CONCURRENCY))
     if explicit_conc is not None:
         conc = explicit_conc
     elif req.workload_type is WorkloadType.REALTIME_INFERENCE:
@@ -133,69 +327,60 @@ def estimate_serving(
             f"batch chosen as the largest that fits (capped at "
             f"{c.BATCH_INFERENCE_MAX_CONCURRENCY}): {conc}"
         )
-    kv_used = conc * ctx_p95 * mem.kv_per_token_per_gpu
+    kv_used = conc * ctx_p95 * kv_per_token
     logits = conc * logits_per_seq
-    used = mem.fixed_per_gpu + kv_used + logits
-    fits = used <= mem.usable_per_gpu
+    fits = fixed + kv_used + logits <= setup.usable_per_gpu
     kv_room = max(free - logits, 0.0) / max(conc, 1)
-    max_ctx = int(min(kv_room / max(mem.kv_per_token_per_gpu, 1e-9), model.max_context_tokens))
+    max_ctx = int(min(kv_room / max(kv_per_token, 1e-9), model.max_context_tokens))
 
-    sm = serving_model(
-        model,
-        gpu,
-        gpu_count,
-        weight_precision=req.weight_precision,
-        kv_precision=req.kv_cache_precision,
-        path=path,
-        bw_scale=calibration.get("decode_bw_efficiency", 1.0),
-        mfu_scale=calibration.get("prefill_mfu", 1.0),
-    )
-    ttft, itl, e2e = _latency(sm, req, conc)
+    prefill_s = sm.prefill_seconds(in95)
+    at_conc = _latency(sm, req, conc, prefill_s)
+    ttft, itl, e2e = at_conc
     # Throughput at the median shapes: each step decodes `conc` tokens and carries the prompt
     # tokens of the requests that replace finished ones (conc x in_p50 / out_p50).
     out50 = max(req.output_tokens_p50, 1)
-    mean_step = sm.step(
-        decode_seqs=conc,
-        context=req.input_tokens_p50 + out50 / 2,
-        prefill_tokens=conc * req.input_tokens_p50 / out50,
-        prefill_context=req.input_tokens_p50 / 2,
+    step_s, memory_s, compute_s, comm_s = sm.times(
+        conc, in50 + out50 / 2, conc * in50 / out50, in50 / 2
     )
-    tok_s = conc / mean_step.seconds
-    meets = _meets(req, ttft, itl, e2e) if req.has_latency_target else None
+    tok_s = conc / step_s
+    has_target = req.has_latency_target
+    meets = _meets(req, ttft, itl, e2e) if has_target else None
     if not fits:
-        notes.append(
-            "does not fit: weights + KV cache at p95 context exceed "
-            f"{c.USABLE_MEMORY_FRACTION:.0%} of GPU memory"
-        )
-    notes.append(
-        "performance: roofline estimate (prefill compute-bound, decode bandwidth-bound, "
-        "tensor-parallel all-reduce); latencies at p95 shapes, throughput at p50 shapes"
+        notes.append(_DOES_NOT_FIT_NOTE)
+    notes.append(_PERFORMANCE_NOTE)
+    memory = breakdown_of(
+        gpu_count,
+        setup.capacity_per_gpu,
+        setup.weights_per_gpu,
+        kv_used,
+        activations + logits,
+        0.0,
+        0.0,
+        0.0,
+        setup.overhead_per_gpu,
     )
-    memory = breakdown(
-        gpu_count=gpu_count,
-        capacity_per_gpu=mem.capacity_per_gpu,
-        weights=mem.weights_per_gpu,
-        kv_cache=kv_used,
-        activations=mem.activations_per_gpu + logits,
-        overhead=mem.overhead_per_gpu,
-    )
-    return Estimate(
-        gpu=gpu.slug,
-        gpu_count=gpu_count,
-        fits=fits,
-        memory=memory,
-        max_concurrency=max(mem_max, 0),
-        max_context_tokens=max(max_ctx, 0),
-        performance=Performance(
-            output_tokens_per_s=tok_s,
-            output_tokens_per_s_per_gpu=tok_s / gpu_count,
-            ttft_ms=ttft * 1e3,
-            itl_ms=itl * 1e3,
-            e2e_latency_s=e2e,
-            bound=mean_step.bound,
+    return new_estimate(
+        gpu.slug,
+        gpu_count,
+        fits,
+        memory,
+        max(mem_max, 0),
+        max(max_ctx, 0),
+        new_performance(
+            tok_s,
+            tok_s / gpu_count,
+            ttft * 1e3,
+            itl * 1e3,
+            e2e,
+            bound_of(memory_s, compute_s, comm_s),
+            None,
+            None,
+            None,
+            None,
         ),
-        meets_latency_target=meets,
-        capacity=_capacity(sm, req, gpu_count, mem_max, conc),
-        training=None,
-        notes=tuple(notes),
+        meets,
+        _capacity(sm, req, gpu_count, mem_max, conc, prefill_s, has_target, at_conc),
+        None,
+        BASIS_ESTIMATED,
+        tuple(notes),
     )

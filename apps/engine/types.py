@@ -2,8 +2,71 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import MISSING, dataclass, fields
 from enum import StrEnum
+from typing import Any
+
+
+def _fields_of(cls: type[Any], user: str) -> tuple[Any, ...]:
+    params = getattr(cls, "__dataclass_params__", None)
+    if params is None or not (params.frozen and params.kw_only) or "__slots__" not in vars(cls):
+        raise TypeError(f"{cls.__name__}: {user} needs @dataclass(frozen, kw_only, slots)")
+    if hasattr(cls, "__post_init__"):
+        raise TypeError(f"{cls.__name__}: {user} does not call __post_init__")
+    out = fields(cls)
+    for f in out:
+        if f.default_factory is not MISSING or not f.init or f.name.startswith("_"):
+            raise TypeError(f"{cls.__name__}.{f.name}: {user} handles plain fields only")
+    return out
+
+
+def positional_constructor(cls: type[Any]) -> Any:
+    """`new(field1, field2, ...)`: build `cls` from every field, positionally, in declaration
+    order, without keyword matching; for the engine's per-evaluation hot paths. Annotate the
+    result with a precise `Callable[[...], cls]` where it is assigned."""
+    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    names = [f.name for f in _fields_of(cls, "positional_constructor")]
+    for name in names:
+        namespace[f"_s_{name}"] = vars(cls)[name].__set__
+    body = "".join(f"    _s_{name}(self, {name})\n" for name in names)
+    src = f"def new({', '.join(names)}):\n    self = _new(_cls)\n{body}    return self\n"
+    exec(src, namespace)  # noqa: S102 - source built above from the class's own field names
+    new = namespace["new"]
+    new.__qualname__ = new.__name__ = f"new_{cls.__name__}"
+    return new
+
+
+def fast_init[T](cls: type[T]) -> type[T]:
+    """Give a frozen, slotted, keyword-only dataclass a faster `__init__`.
+
+    The generated `__init__` of a frozen dataclass stores each field with `object.__setattr__`,
+    which looks the name up through the type on every call; this one calls each slot's descriptor
+    directly. Same signature, defaults, frozen-ness, equality and hash; construction is 2-3x
+    faster, which matters because the engine builds several result objects per evaluation.
+    """
+    namespace: dict[str, Any] = {}
+    args: list[str] = []
+    body: list[str] = []
+    for f in _fields_of(cls, "fast_init"):
+        if f.default is MISSING:
+            args.append(f.name)
+        else:
+            namespace[f"_d_{f.name}"] = f.default
+            args.append(f"{f.name}=_d_{f.name}")
+        namespace[f"_s_{f.name}"] = vars(cls)[f.name].__set__
+        body.append(f"    _s_{f.name}(self, {f.name})")
+    src = f"def __init__(self, *, {', '.join(args)}):\n" + ("\n".join(body) or "    pass")
+    exec(src, namespace)  # noqa: S102 - source built above from the class's own field names
+    init = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    init.__doc__ = vars(cls)["__init__"].__doc__
+    setattr(cls, "__init__", init)  # noqa: B010 - mypy forbids assigning a method directly
+    return cls
+
+
+BASIS_ESTIMATED = "ESTIMATED"  # Estimate.basis: every figure the engine computes
 
 
 class EngineInputError(Exception):
@@ -96,6 +159,7 @@ class Bound(StrEnum):
     COMMUNICATION = "COMMUNICATION"
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class GpuSpec:
     slug: str
@@ -115,6 +179,7 @@ class GpuSpec:
     architecture: str
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ModelSpec:
     """A model's shape. Counts are totals; `active_params_billion` is per token (MoE)."""
@@ -157,6 +222,7 @@ class ModelSpec:
         return self.kv_lora_rank is not None
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TrainingSpec:
     sequence_length: int
@@ -170,6 +236,7 @@ class TrainingSpec:
     checkpoint_interval_hours: float | None = None
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class EstimateRequest:
     workload_type: WorkloadType
@@ -198,9 +265,14 @@ class EstimateRequest:
 
     @property
     def has_latency_target(self) -> bool:
-        return any(t is not None for t in (self.ttft_p95_ms, self.itl_p95_ms, self.e2e_p95_s))
+        return (
+            self.ttft_p95_ms is not None
+            or self.itl_p95_ms is not None
+            or self.e2e_p95_s is not None
+        )
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class MemoryBreakdown:
     """Totals across all `gpu_count` GPUs, in GB (10^9 bytes)."""
@@ -218,6 +290,7 @@ class MemoryBreakdown:
     headroom_gb: float
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Performance:
     output_tokens_per_s: float | None = None
@@ -232,6 +305,7 @@ class Performance:
     clips_per_hour: float | None = None
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CapacityPlan:
     max_concurrency_at_target: int | None
@@ -240,6 +314,7 @@ class CapacityPlan:
     gpu_hours_per_month: float | None
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TrainingResult:
     tokens_per_s_total: float
@@ -249,6 +324,7 @@ class TrainingResult:
     mfu: float
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Estimate:
     gpu: str
@@ -261,5 +337,49 @@ class Estimate:
     meets_latency_target: bool | None
     capacity: CapacityPlan | None
     training: TrainingResult | None
-    basis: str = "ESTIMATED"
+    basis: str = BASIS_ESTIMATED
     notes: tuple[str, ...] = ()
+
+
+# Positional constructors for the per-evaluation hot paths (every field, in declaration order).
+new_memory_breakdown: Callable[
+    [float, float, float, float, float, float, float, float, float, float, float], MemoryBreakdown
+] = positional_constructor(MemoryBreakdown)
+new_performance: Callable[
+    [
+        float | None,
+        float | None,
+        float | None,
+        float | None,
+        float | None,
+        Bound | None,
+        float | None,
+        float | None,
+        float | None,
+        float | None,
+    ],
+    Performance,
+] = positional_constructor(Performance)
+new_capacity_plan: Callable[[int | None, int | None, int | None, float | None], CapacityPlan] = (
+    positional_constructor(CapacityPlan)
+)
+new_training_result: Callable[[float, float | None, float, float, float], TrainingResult] = (
+    positional_constructor(TrainingResult)
+)
+new_estimate: Callable[
+    [
+        str,
+        int,
+        bool,
+        MemoryBreakdown,
+        int,
+        int,
+        Performance,
+        bool | None,
+        CapacityPlan | None,
+        TrainingResult | None,
+        str,
+        tuple[str, ...],
+    ],
+    Estimate,
+] = positional_constructor(Estimate)

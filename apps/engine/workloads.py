@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
 
 from apps.engine import constants as c
-from apps.engine.memory import breakdown, optimizer_bytes_per_param, training_memory
+from apps.engine.memory import (
+    breakdown,
+    breakdown_of,
+    optimizer_bytes_per_param,
+    training_memory,
+)
 from apps.engine.performance import attention_flops_per_position, training_flops_per_token
 from apps.engine.precision import compute_path, weight_bytes
 from apps.engine.types import (
+    BASIS_ESTIMATED,
     Bound,
     CapacityPlan,
     Estimate,
@@ -16,9 +24,14 @@ from apps.engine.types import (
     GpuSpec,
     Performance,
     Precision,
-    TrainingResult,
+    Sharding,
     TrainingSpec,
     WorkloadType,
+    fast_init,
+    new_capacity_plan,
+    new_estimate,
+    new_performance,
+    new_training_result,
 )
 
 _LORA = (WorkloadType.LORA_FINETUNE, WorkloadType.QLORA_FINETUNE)
@@ -39,25 +52,35 @@ def _training_rate(req: EstimateRequest, gpu: GpuSpec, notes: list[str]) -> tupl
     return gpu.bf16_tflops * 1e12, mfu
 
 
-def estimate_training(
-    req: EstimateRequest, gpu: GpuSpec, gpu_count: int, calibration: Mapping[str, float]
-) -> Estimate:
+@fast_init
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TrainingPlan:
+    """What a training brief costs before the GPU and the data-parallel degree are known."""
+
+    training: TrainingSpec
+    lora: bool
+    weights: float  # bytes before ZeRO-3/FSDP sharding
+    gradients: float  # bytes before ZeRO-2/3/FSDP sharding
+    optimizer: float  # bytes before any ZeRO sharding
+    adapters: float  # bytes before any ZeRO sharding
+    shard_weights: bool
+    shard_gradients: bool
+    shard_optimizer: bool
+    activations: float  # per GPU
+    overhead: float  # per GPU
+    flops_per_token: float
+    checkpoint_bytes: float
+    notes: tuple[str, ...]  # after the GPU's compute-path notes
+
+
+def training_plan(req: EstimateRequest) -> TrainingPlan:
     model = req.model
     training = req.training or TrainingSpec(sequence_length=c.DEFAULT_TRAINING_SEQUENCE_LENGTH)
-    notes: list[str] = [
-        f"parallelism: data parallel over {gpu_count} GPU(s) with {training.sharding} sharding"
-    ]
-    tm = training_memory(model, req.workload_type, training, gpu_count, req.weight_precision)
-    capacity = gpu.memory_gb * c.GB
-    fits = tm.total <= capacity * c.USABLE_MEMORY_FRACTION
-    if not fits:
-        notes.append(
-            "does not fit: try ZeRO-3/FSDP sharding, activation checkpointing or more GPUs"
-        )
-
-    peak, mfu = _training_rate(req, gpu, notes)
-    mfu *= calibration.get("training_mfu", 1.0)
+    # Undivided totals: training_memory at one GPU shards nothing.
+    tm = training_memory(model, req.workload_type, training, 1, req.weight_precision)
+    shard = training.sharding
     lora = req.workload_type in _LORA
+    notes: list[str] = []
     if lora:
         per_param = (
             c.LORA_FLOPS_PER_PARAM_RECOMPUTE
@@ -71,18 +94,12 @@ def estimate_training(
             if training.activation_checkpointing
             else c.TRAIN_FLOPS_PER_PARAM
         )
-    flops_tok = training_flops_per_token(model, training.sequence_length, per_param)
-    tok_s_gpu = peak * mfu / flops_tok
     if req.workload_type is WorkloadType.QLORA_FINETUNE:
-        tok_s_gpu *= c.QLORA_SPEED_FACTOR
         notes.append("QLoRA: NF4 base with double quantization; dequantization slows each pass")
     if training.activation_checkpointing:
         notes.append(
             "activation checkpointing: forward recomputed in backward (8N FLOPs per token)"
         )
-    tok_s_total = tok_s_gpu * gpu_count
-    hours = training.tokens / tok_s_total / 3600.0 if training.tokens else None
-
     if lora:
         ckpt = tm.adapter_params * c.LORA_BYTES_PER_ADAPTER_PARAM
     else:
@@ -90,45 +107,112 @@ def estimate_training(
             c.TRAIN_WEIGHT_BYTES_MIXED
             + optimizer_bytes_per_param(training.optimizer, req.weight_precision)
         )
-    ckpt_s = ckpt / (c.CHECKPOINT_WRITE_GB_PER_S_PER_GPU * c.GB * gpu_count)
-    memory = breakdown(
-        gpu_count=gpu_count,
-        capacity_per_gpu=capacity,
+    return TrainingPlan(
+        training=training,
+        lora=lora,
         weights=tm.weights,
         gradients=tm.gradients,
         optimizer=tm.optimizer,
         adapters=tm.adapters,
+        shard_weights=shard in (Sharding.ZERO3, Sharding.FSDP),
+        shard_gradients=shard in (Sharding.ZERO2, Sharding.ZERO3, Sharding.FSDP),
+        shard_optimizer=shard is not Sharding.NONE,
         activations=tm.activations,
         overhead=tm.overhead,
-    )
-    month_hours = req.hours_per_month if hours is None else min(hours, req.hours_per_month)
-    return Estimate(
-        gpu=gpu.slug,
-        gpu_count=gpu_count,
-        fits=fits,
-        memory=memory,
-        max_concurrency=training.micro_batch_sequences if fits else 0,
-        max_context_tokens=training.sequence_length if fits else 0,
-        performance=Performance(
-            training_tokens_per_s_per_gpu=tok_s_gpu,
-            bound=Bound.COMPUTE,
-        ),
-        meets_latency_target=None,
-        capacity=CapacityPlan(
-            max_concurrency_at_target=None,
-            replicas=1,
-            gpus_total=gpu_count,
-            gpu_hours_per_month=gpu_count * month_hours,
-        ),
-        training=TrainingResult(
-            tokens_per_s_total=tok_s_total,
-            time_to_train_hours=hours,
-            checkpoint_size_gb=ckpt / c.GB,
-            checkpoint_write_s=ckpt_s,
-            mfu=mfu,
-        ),
+        flops_per_token=training_flops_per_token(model, training.sequence_length, per_param),
+        checkpoint_bytes=ckpt,
         notes=tuple(notes),
     )
+
+
+# One plan per request object: a catalog estimate evaluates the same request ~20-70 times.
+# Entries keep their request alive, so an id is never reused while its entry exists.
+_PLANS: dict[int, tuple[EstimateRequest, TrainingPlan]] = {}
+_PLANS_MAX = 256
+
+
+def _plan_for(req: EstimateRequest) -> TrainingPlan:
+    hit = _PLANS.get(id(req))
+    if hit is not None and hit[0] is req:
+        return hit[1]
+    plan = training_plan(req)
+    if len(_PLANS) >= _PLANS_MAX:
+        _PLANS.clear()
+    _PLANS[id(req)] = (req, plan)
+    return plan
+
+
+@lru_cache(maxsize=1024)
+def _parallelism_note(gpu_count: int, sharding: Sharding) -> str:
+    return f"parallelism: data parallel over {gpu_count} GPU(s) with {sharding} sharding"
+
+
+def clear_workload_caches() -> None:
+    _PLANS.clear()
+    _parallelism_note.cache_clear()
+
+
+def estimate_training(
+    req: EstimateRequest, gpu: GpuSpec, gpu_count: int, calibration: Mapping[str, float]
+) -> Estimate:
+    plan = _plan_for(req)
+    training = plan.training
+    notes: list[str] = [_parallelism_note(gpu_count, training.sharding)]
+    # Per-GPU bytes under the brief's ZeRO stage / FSDP sharding (x / 1 is exact, so the
+    # unsharded figures are the plan's own).
+    weights = plan.weights / gpu_count if plan.shard_weights else plan.weights
+    gradients = plan.gradients / gpu_count if plan.shard_gradients else plan.gradients
+    optimizer = plan.optimizer / gpu_count if plan.shard_optimizer else plan.optimizer
+    adapters = plan.adapters / gpu_count if plan.shard_optimizer else plan.adapters
+    total = weights + gradients + optimizer + adapters + plan.activations + plan.overhead
+    capacity = gpu.memory_gb * c.GB
+    fits = total <= capacity * c.USABLE_MEMORY_FRACTION
+    if not fits:
+        notes.append(
+            "does not fit: try ZeRO-3/FSDP sharding, activation checkpointing or more GPUs"
+        )
+
+    peak, mfu = _training_rate(req, gpu, notes)
+    if calibration:
+        mfu *= calibration.get("training_mfu", 1.0)
+    notes.extend(plan.notes)
+    tok_s_gpu = peak * mfu / plan.flops_per_token
+    if req.workload_type is WorkloadType.QLORA_FINETUNE:
+        tok_s_gpu *= c.QLORA_SPEED_FACTOR
+    tok_s_total = tok_s_gpu * gpu_count
+    hours = training.tokens / tok_s_total / 3600.0 if training.tokens else None
+
+    ckpt = plan.checkpoint_bytes
+    ckpt_s = ckpt / (_CHECKPOINT_BYTES_PER_S_PER_GPU * gpu_count)
+    memory = breakdown_of(
+        gpu_count,
+        capacity,
+        weights,
+        0.0,
+        plan.activations,
+        gradients,
+        optimizer,
+        adapters,
+        plan.overhead,
+    )
+    month_hours = req.hours_per_month if hours is None else min(hours, req.hours_per_month)
+    return new_estimate(
+        gpu.slug,
+        gpu_count,
+        fits,
+        memory,
+        training.micro_batch_sequences if fits else 0,
+        training.sequence_length if fits else 0,
+        new_performance(None, None, None, None, None, Bound.COMPUTE, tok_s_gpu, None, None, None),
+        None,
+        new_capacity_plan(None, 1, gpu_count, gpu_count * month_hours),
+        new_training_result(tok_s_total, hours, ckpt / c.GB, ckpt_s, mfu),
+        BASIS_ESTIMATED,
+        tuple(notes),
+    )
+
+
+_CHECKPOINT_BYTES_PER_S_PER_GPU = c.CHECKPOINT_WRITE_GB_PER_S_PER_GPU * c.GB
 
 
 def _replica_plan(req: EstimateRequest, gpu: GpuSpec, gpu_count: int) -> tuple[bool, int, float]:
