@@ -47,7 +47,8 @@ check-deploy: install
 	DJANGO_ALLOWED_HOSTS=gpuselect.example.com DATABASE_URL=postgres://gpuselect@db/gpuselect \
 	CELERY_BROKER_URL=redis://redis:6379/0 $(PY) manage.py check --deploy --fail-level WARNING
 
-bench: install
+bench: install  ## Print the benchmark figures (llm-analysis installs without its deps: it only runs on 3.13 so)
+	$(PY) -m pip install --quiet --no-deps llm-analysis==0.2.2
 	$(PY) bench/estimate.py
 	$(PY) bench/accuracy.py
 

@@ -3,9 +3,47 @@ from django.db import models
 from django.db.models import Q
 
 from apps.briefs.models import WorkloadBrief
+from apps.catalog.models import GpuSystem
 from apps.core.models import BaseModel, Team
 from apps.core.roles import Role
 from apps.quotes.models import ApiRoute, Quote
+
+
+class AppendOnlyError(Exception):
+    """An attempt to change or delete an append-only row."""
+
+
+class AppendOnlyQuerySet(models.QuerySet):  # type: ignore[type-arg]
+    """Audit events and approvals are never updated or deleted (database triggers refuse it
+    too; see migration 0002)."""
+
+    def update(self, **kwargs: object) -> int:
+        raise AppendOnlyError(f"{self.model.__name__} rows are append-only")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError(f"{self.model.__name__} rows are append-only")
+
+
+class AppendOnlyModel(models.Model):
+    objects = AppendOnlyQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if not self._state.adding:
+            raise AppendOnlyError(f"{type(self).__name__} rows are append-only")
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+    def delete(self, *args: object, **kwargs: object) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError(f"{type(self).__name__} rows are append-only")
+
+
+class DecisionRecordQuerySet(models.QuerySet):  # type: ignore[type-arg]
+    def delete(self) -> tuple[int, dict[str, int]]:
+        if self.exclude(status="DRAFT").exists():
+            raise AppendOnlyError("only a DRAFT decision record can be deleted")
+        return super().delete()
 
 
 def default_required_roles() -> list[str]:
@@ -29,6 +67,8 @@ class DecisionRecord(BaseModel):
         RESERVE_3Y = "RESERVE_3Y", "Reserve 3 years"
         BUY = "BUY", "Buy"
         API = "API", "Model / API route"
+
+    objects = DecisionRecordQuerySet.as_manager()
 
     brief = models.ForeignKey(WorkloadBrief, on_delete=models.PROTECT, related_name="decisions")
     team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="decisions")
@@ -58,6 +98,15 @@ class DecisionRecord(BaseModel):
     superseded_by = models.OneToOneField(
         "self", on_delete=models.PROTECT, null=True, blank=True, related_name="supersedes"
     )
+    replaces = models.ForeignKey(
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="replacements",
+        help_text="The approved record this one will supersede once approved.",
+    )
+    alternatives = models.JSONField(default=list, blank=True)
 
     class Meta:
         constraints = [
@@ -78,8 +127,13 @@ class DecisionRecord(BaseModel):
     def __str__(self) -> str:
         return self.title
 
+    def delete(self, *args: object, **kwargs: object) -> tuple[int, dict[str, int]]:
+        if self.status != self.Status.DRAFT:
+            raise AppendOnlyError("only a DRAFT decision record can be deleted")
+        return super().delete(*args, **kwargs)  # type: ignore[arg-type]
 
-class Approval(BaseModel):
+
+class Approval(AppendOnlyModel):
     class Verdict(models.TextChoices):
         APPROVE = "APPROVE"
         REJECT = "REJECT"
@@ -89,6 +143,7 @@ class Approval(BaseModel):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     verdict = models.CharField(max_length=8, choices=Verdict.choices)
     reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [
@@ -98,8 +153,11 @@ class Approval(BaseModel):
             ),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.role}: {self.verdict}"
 
-class AuditEvent(models.Model):
+
+class AuditEvent(AppendOnlyModel):
     """Append-only trail of every transition and approval of a decision record."""
 
     record = models.ForeignKey(
@@ -115,3 +173,47 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.from_status}→{self.to_status}"
+
+
+class ChecklistAnswer(BaseModel):
+    """One procurement-checklist answer for a candidate (a quote, or a GPU system)."""
+
+    class Answer(models.TextChoices):
+        YES = "YES", "Yes"
+        NO = "NO", "No"
+        PARTIAL = "PARTIAL", "Partial"
+        NOT_APPLICABLE = "NOT_APPLICABLE", "Not applicable"
+
+    quote = models.ForeignKey(
+        Quote, on_delete=models.PROTECT, null=True, blank=True, related_name="checklist_answers"
+    )
+    system = models.ForeignKey(
+        GpuSystem, on_delete=models.PROTECT, null=True, blank=True, related_name="checklist_answers"
+    )
+    question = models.CharField(max_length=40)
+    answer = models.CharField(max_length=16, choices=Answer.choices)
+    evidence_text = models.TextField(blank=True)
+    evidence_link = models.URLField(blank=True)
+    evidence_file = models.FileField(upload_to="checklist-evidence/%Y/%m/", blank=True)
+    answered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(quote__isnull=False) & Q(system__isnull=True))
+                | (Q(quote__isnull=True) & Q(system__isnull=False)),
+                name="checklist_quote_xor_system",
+            ),
+            models.UniqueConstraint(
+                fields=["quote", "question"],
+                condition=Q(quote__isnull=False),
+                name="checklist_one_answer_per_quote_question",
+            ),
+            models.UniqueConstraint(
+                fields=["system", "question"],
+                condition=Q(system__isnull=False),
+                name="checklist_one_answer_per_system_question",
+            ),
+        ]

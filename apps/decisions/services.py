@@ -1,0 +1,356 @@
+"""Decision records: open from a brief, freeze the evidence, review by role, approve or
+reject, supersede. Every transition and verdict writes an audit event in the same
+transaction; the database refuses changes to frozen evidence (migration 0002)."""
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from apps.briefs.models import WorkloadBrief
+from apps.core.roles import Role, roles_of
+from apps.engine import ENGINE_VERSION
+from apps.quotes.models import ApiRoute, Quote
+
+from .checklist import QUESTION_KEYS
+from .models import Approval, AuditEvent, ChecklistAnswer, DecisionRecord
+from .snapshot import build_snapshot, content_hash
+
+Status = DecisionRecord.Status
+
+
+class TransitionRefused(ValidationError):
+    """The record is not in a state that allows this (a clear message says which)."""
+
+
+def _audit(
+    record: DecisionRecord,
+    *,
+    actor: AbstractBaseUser,
+    action: str,
+    from_status: str = "",
+    to_status: str = "",
+    role: str = "",
+    reason: str = "",
+) -> AuditEvent:
+    return AuditEvent.objects.create(
+        record=record,
+        actor=actor,
+        action=action,
+        from_status=from_status,
+        to_status=to_status,
+        role=role,
+        reason=reason,
+    )
+
+
+def _freeze(record: DecisionRecord) -> None:
+    record.snapshot = build_snapshot(
+        brief=record.brief,
+        chosen_quote=record.chosen_quote,
+        chosen_api_route=record.chosen_api_route,
+        acceptance_criteria=record.acceptance_criteria,
+    )
+    record.content_hash = content_hash(record.snapshot)
+    record.engine_version = ENGINE_VERSION
+    record.frozen_at = timezone.now()
+
+
+def _default_criteria(brief: WorkloadBrief) -> dict[str, Any]:
+    return {
+        "latency_percentile": brief.latency_percentile or None,
+        "ttft_target_ms": brief.ttft_target_ms,
+        "itl_target_ms": brief.itl_target_ms,
+        "e2e_target_ms": brief.e2e_target_ms,
+        "acceptance_rate": str(brief.acceptance_rate) if brief.acceptance_rate else None,
+        "min_memory_headroom_gb": None,
+        "accepted_outputs_per_month": None,
+    }
+
+
+def _check_roles(required_roles: list[str]) -> list[str]:
+    roles = list(dict.fromkeys(required_roles))
+    unknown = [r for r in roles if r not in Role.values or r == Role.API_CLIENT]
+    if not roles or unknown:
+        detail = "choose from platform, finance, procurement"
+        if unknown:
+            detail += f"; not {unknown[0]!r}"
+        raise ValidationError({"required_roles": detail})
+    return roles
+
+
+@transaction.atomic
+def decision_record_create(
+    *,
+    brief: WorkloadBrief,
+    created_by: AbstractBaseUser,
+    capacity_model: str,
+    chosen_quote: Quote | None = None,
+    chosen_api_route: ApiRoute | None = None,
+    title: str = "",
+    rationale: str = "",
+    alternatives: list[dict[str, Any]] | None = None,
+    acceptance_criteria: dict[str, Any] | None = None,
+    required_roles: list[str] | None = None,
+    replaces: DecisionRecord | None = None,
+) -> DecisionRecord:
+    if (chosen_quote is None) == (chosen_api_route is None):
+        raise ValidationError({"chosen_quote": "choose one candidate: a quote or an API route"})
+    record = DecisionRecord(
+        brief=brief,
+        team=brief.team,
+        title=title or f"Capacity for {brief.name}",
+        chosen_quote=chosen_quote,
+        chosen_api_route=chosen_api_route,
+        capacity_model=capacity_model,
+        rationale=rationale,
+        alternatives=alternatives or [],
+        acceptance_criteria=acceptance_criteria or _default_criteria(brief),
+        required_roles=_check_roles(
+            required_roles or [Role.PLATFORM, Role.FINANCE, Role.PROCUREMENT]
+        ),
+        created_by=created_by,
+        replaces=replaces,
+    )
+    _freeze(record)
+    record.full_clean()
+    record.save()
+    _audit(record, actor=created_by, action="CREATE", to_status=Status.DRAFT)
+    return record
+
+
+def _locked(record: DecisionRecord) -> DecisionRecord:
+    return DecisionRecord.objects.select_for_update().select_related("brief").get(pk=record.pk)
+
+
+def _expect(record: DecisionRecord, *statuses: str, action: str) -> None:
+    if record.status not in statuses:
+        raise TransitionRefused(
+            f"Cannot {action}: the record is {record.status}, not {' or '.join(statuses)}. "
+            "It may have changed since you loaded it; reload and check."
+        )
+
+
+@transaction.atomic
+def decision_record_refresh(*, record: DecisionRecord, user: AbstractBaseUser) -> DecisionRecord:
+    """Re-freeze a DRAFT's evidence from the inputs as they are now."""
+    record = _locked(record)
+    _expect(record, Status.DRAFT, action="refresh the evidence")
+    _freeze(record)
+    record.save(
+        update_fields=["snapshot", "content_hash", "engine_version", "frozen_at", "updated_at"]
+    )
+    _audit(record, actor=user, action="REFRESH", from_status=Status.DRAFT, to_status=Status.DRAFT)
+    return record
+
+
+@transaction.atomic
+def decision_record_update(
+    *, record: DecisionRecord, user: AbstractBaseUser, **fields: Any
+) -> DecisionRecord:
+    """Edit a DRAFT (title, rationale, capacity model, alternatives, criteria, roles)."""
+    record = _locked(record)
+    _expect(record, Status.DRAFT, action="edit")
+    allowed = {
+        "title",
+        "rationale",
+        "capacity_model",
+        "alternatives",
+        "acceptance_criteria",
+        "required_roles",
+    }
+    unknown = set(fields) - allowed
+    if unknown:
+        raise ValidationError({sorted(unknown)[0]: "cannot be changed"})
+    if "required_roles" in fields:
+        fields["required_roles"] = _check_roles(fields["required_roles"])
+    for name, value in fields.items():
+        setattr(record, name, value)
+    if "acceptance_criteria" in fields:
+        _freeze(record)
+    record.full_clean()
+    record.save()
+    _audit(record, actor=user, action="EDIT", from_status=Status.DRAFT, to_status=Status.DRAFT)
+    return record
+
+
+@transaction.atomic
+def decision_record_submit(
+    *, record: DecisionRecord, user: AbstractBaseUser, role: str | None = None
+) -> DecisionRecord:
+    """Send a DRAFT for review under one of the submitter's roles."""
+    record = _locked(record)
+    _expect(record, Status.DRAFT, action="submit")
+    held = roles_of(user)
+    role = (
+        role
+        or next((r for r in record.required_roles if r in held), None)
+        or next(iter(sorted(held)), None)
+    )
+    if role is None or role not in held:
+        raise PermissionDenied("Submit under a role you hold.")
+    record.status = Status.IN_REVIEW
+    record.submitted_by = user  # type: ignore[assignment]
+    record.submitted_as = role
+    record.save(update_fields=["status", "submitted_by", "submitted_as", "updated_at"])
+    _audit(
+        record,
+        actor=user,
+        action="SUBMIT",
+        from_status=Status.DRAFT,
+        to_status=Status.IN_REVIEW,
+        role=role,
+    )
+    return record
+
+
+def _may_decide(record: DecisionRecord, user: AbstractBaseUser, role: str) -> None:
+    if role not in record.required_roles:
+        raise ValidationError({"role": f"{role!r} is not a role this record needs"})
+    if role not in roles_of(user):
+        raise PermissionDenied(f"Only members of the {role} group can decide for it.")
+    if record.submitted_by_id == user.pk and record.submitted_as == role:
+        raise PermissionDenied(
+            f"You submitted this record as {role}; another {role} member must review it."
+        )
+    if record.approvals.filter(role=role).exists():
+        raise TransitionRefused(f"The {role} role has already decided on this record.")
+
+
+@transaction.atomic
+def decision_record_approve(
+    *, record: DecisionRecord, user: AbstractBaseUser, role: str
+) -> DecisionRecord:
+    """Approve for one role; the record is APPROVED when every required role has approved.
+    The row lock makes two approvals arriving together take turns."""
+    record = _locked(record)
+    _expect(record, Status.IN_REVIEW, action="approve")
+    _may_decide(record, user, role)
+    Approval.objects.create(record=record, role=role, user=user, verdict=Approval.Verdict.APPROVE)
+    _audit(
+        record,
+        actor=user,
+        action="APPROVE",
+        from_status=Status.IN_REVIEW,
+        to_status=Status.IN_REVIEW,
+        role=role,
+    )
+    approved = set(
+        record.approvals.filter(verdict=Approval.Verdict.APPROVE).values_list("role", flat=True)
+    )
+    if approved >= set(record.required_roles):
+        record.status = Status.APPROVED
+        record.save(update_fields=["status", "updated_at"])
+        _audit(
+            record,
+            actor=user,
+            action="APPROVED",
+            from_status=Status.IN_REVIEW,
+            to_status=Status.APPROVED,
+        )
+        if record.replaces_id:
+            _supersede(record.replaces, by=record, user=user)  # type: ignore[arg-type]
+    return record
+
+
+@transaction.atomic
+def decision_record_reject(
+    *, record: DecisionRecord, user: AbstractBaseUser, role: str, reason: str
+) -> DecisionRecord:
+    record = _locked(record)
+    _expect(record, Status.IN_REVIEW, action="reject")
+    if not reason.strip():
+        raise ValidationError({"reason": "say why the record is rejected"})
+    _may_decide(record, user, role)
+    Approval.objects.create(
+        record=record, role=role, user=user, verdict=Approval.Verdict.REJECT, reason=reason
+    )
+    record.status = Status.REJECTED
+    record.save(update_fields=["status", "updated_at"])
+    _audit(
+        record,
+        actor=user,
+        action="REJECT",
+        from_status=Status.IN_REVIEW,
+        to_status=Status.REJECTED,
+        role=role,
+        reason=reason,
+    )
+    return record
+
+
+def _supersede(old: DecisionRecord, *, by: DecisionRecord, user: AbstractBaseUser) -> None:
+    old = _locked(old)
+    _expect(old, Status.APPROVED, action="supersede")
+    old.status = Status.SUPERSEDED
+    old.superseded_by = by
+    old.save(update_fields=["status", "superseded_by", "updated_at"])
+    _audit(
+        old,
+        actor=user,
+        action="SUPERSEDED",
+        from_status=Status.APPROVED,
+        to_status=Status.SUPERSEDED,
+        reason=f"by record #{by.pk}",
+    )
+
+
+@transaction.atomic
+def decision_record_supersede(*, record: DecisionRecord, user: AbstractBaseUser) -> DecisionRecord:
+    """Open a new DRAFT that will supersede this APPROVED record once it is approved itself;
+    its evidence is frozen from the inputs as they are now."""
+    record = _locked(record)
+    _expect(record, Status.APPROVED, action="supersede")
+    if record.replacements.exclude(status=Status.REJECTED).exists():
+        raise TransitionRefused("A newer record to supersede this one is already open.")
+    new = decision_record_create(
+        brief=record.brief,
+        created_by=user,
+        capacity_model=record.capacity_model,
+        chosen_quote=record.chosen_quote,
+        chosen_api_route=record.chosen_api_route,
+        title=record.title,
+        rationale=record.rationale,
+        alternatives=record.alternatives,
+        acceptance_criteria=record.acceptance_criteria,
+        required_roles=record.required_roles,
+        replaces=record,
+    )
+    _audit(
+        record,
+        actor=user,
+        action="SUPERSEDE_OPENED",
+        from_status=Status.APPROVED,
+        to_status=Status.APPROVED,
+        reason=f"draft #{new.pk}",
+    )
+    return new
+
+
+@transaction.atomic
+def checklist_answer_set(
+    *,
+    quote: Quote,
+    question: str,
+    answer: str,
+    user: AbstractBaseUser,
+    evidence_text: str = "",
+    evidence_link: str = "",
+    evidence_file: Any = None,
+) -> ChecklistAnswer:
+    """Answer (or re-answer) one checklist question for a quote."""
+    if question not in QUESTION_KEYS:
+        raise ValidationError({"question": f"unknown question {question!r}"})
+    row = ChecklistAnswer.objects.select_for_update().filter(quote=quote, question=question).first()
+    row = row or ChecklistAnswer(quote=quote, question=question)
+    row.answer = answer
+    row.evidence_text = evidence_text
+    row.evidence_link = evidence_link
+    if evidence_file is not None:
+        row.evidence_file = evidence_file
+    row.answered_by = user  # type: ignore[assignment]
+    row.full_clean()
+    row.save()
+    return row

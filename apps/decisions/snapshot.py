@@ -1,0 +1,191 @@
+"""The frozen evidence of a decision record, its canonical JSON and its SHA-256 hash."""
+
+import hashlib
+import json
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from apps.benchmarks.models import BenchmarkRun
+from apps.briefs.contract import brief_to_body
+from apps.briefs.models import WorkloadBrief
+from apps.engine import ENGINE_VERSION
+from apps.finance.assumptions import assumptions_version, resolved_assumptions
+from apps.finance.selectors import ranking_for_brief
+from apps.quotes.models import ApiRoute, Quote
+
+from .checklist import QUESTIONS
+from .models import ChecklistAnswer
+
+SNAPSHOT_FORMAT = 1
+
+
+def _plain(value: Any) -> Any:
+    """JSON that survives any database's JSON type unchanged: numbers that are not integers
+    become strings (jsonb and SQLite may re-spell floats), dates ISO strings, keys sorted."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, bool) or value is None or isinstance(value, int | str):
+        return value
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    return str(value)
+
+
+def canonical_json(snapshot: dict[str, Any]) -> str:
+    return json.dumps(snapshot, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def content_hash(snapshot: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical_json(snapshot).encode("utf-8")).hexdigest()
+
+
+def quote_evidence(quote: Quote) -> dict[str, Any]:
+    return {
+        "id": quote.pk,
+        "version": quote.version,
+        "provider": quote.provider.name,
+        "gpu": quote.gpu.slug if quote.gpu else None,
+        "system": quote.system.slug if quote.system else None,
+        "gpus_per_node": quote.gpus_per_node,
+        "region": quote.region,
+        "pricing_term": quote.pricing_term,
+        "hourly_price_per_gpu": quote.hourly_price_per_gpu,
+        "currency": quote.currency,
+        "storage_price_per_tb_month": quote.storage_price_per_tb_month,
+        "egress_price_per_gb": quote.egress_price_per_gb,
+        "network_monthly": quote.network_monthly,
+        "monthly_extras": quote.monthly_extras,
+        "minimum_commitment_months": quote.minimum_commitment_months,
+        "quote_date": quote.quote_date,
+        "valid_until": quote.valid_until,
+        "source": quote.source,
+        "retired": quote.retired,
+    }
+
+
+def route_evidence(route: ApiRoute) -> dict[str, Any]:
+    return {
+        "id": route.pk,
+        "version": route.version,
+        "provider": route.provider.name,
+        "model": route.model,
+        "input_price_per_mtok": route.input_price_per_mtok,
+        "output_price_per_mtok": route.output_price_per_mtok,
+        "currency": route.currency,
+        "batch_discount": route.batch_discount,
+        "rate_limit_rpm": route.rate_limit_rpm,
+        "source": route.source,
+    }
+
+
+def checklist_evidence(*, quote: Quote | None) -> dict[str, Any]:
+    if quote is None:
+        return {"answered": 0, "total": len(QUESTIONS), "answers": []}
+    answers = {
+        a.question: a
+        for a in ChecklistAnswer.objects.filter(quote=quote).select_related("answered_by")
+    }
+    return {
+        "answered": len(answers),
+        "total": len(QUESTIONS),
+        "answers": [
+            {
+                "question": q.key,
+                "section": q.section,
+                "text": q.text,
+                "answer": answers[q.key].answer if q.key in answers else None,
+                "evidence": (answers[q.key].evidence_text or answers[q.key].evidence_link)
+                if q.key in answers
+                else "",
+                "answered_by": answers[q.key].answered_by.get_username()
+                if q.key in answers
+                else None,
+            }
+            for q in QUESTIONS
+        ],
+    }
+
+
+def inputs_fingerprint(
+    brief: WorkloadBrief, quote_ids: list[int], route_ids: list[int]
+) -> dict[str, Any]:
+    """What the snapshot's figures rest on; compared later to say "inputs have changed"."""
+    return _plain(
+        {
+            "brief_version": brief.inputs_version,
+            "quotes": dict(Quote.objects.filter(pk__in=quote_ids).values_list("pk", "version")),
+            "api_routes": dict(
+                ApiRoute.objects.filter(pk__in=route_ids).values_list("pk", "version")
+            ),
+            "benchmark_runs": sorted(
+                BenchmarkRun.objects.filter(brief=brief).values_list("pk", flat=True)
+            ),
+            "assumptions": assumptions_version(brief),
+        }
+    )
+
+
+def build_snapshot(
+    *,
+    brief: WorkloadBrief,
+    chosen_quote: Quote | None,
+    chosen_api_route: ApiRoute | None,
+    acceptance_criteria: dict[str, Any],
+) -> dict[str, Any]:
+    ranking = ranking_for_brief(brief)
+    quote_ids = sorted({r["quote_id"] for r in ranking["rows"] if r["quote_id"]})
+    route_ids = sorted({r["api_route_id"] for r in ranking["rows"] if r["api_route_id"]})
+    if chosen_quote is not None and chosen_quote.pk not in quote_ids:
+        quote_ids.append(chosen_quote.pk)
+    if chosen_api_route is not None and chosen_api_route.pk not in route_ids:
+        route_ids.append(chosen_api_route.pk)
+    quotes = Quote.objects.filter(pk__in=quote_ids).select_related("provider", "gpu", "system")
+    routes = ApiRoute.objects.filter(pk__in=route_ids).select_related("provider")
+    runs = BenchmarkRun.objects.filter(brief=brief).select_related("gpu").order_by("pk")
+    values, sources = resolved_assumptions(brief)
+    snapshot = {
+        "format": SNAPSHOT_FORMAT,
+        "engine_version": ENGINE_VERSION,
+        "brief": {"id": brief.pk, "inputs_version": brief.inputs_version, **brief_to_body(brief)},
+        "chosen": {
+            "quote_id": chosen_quote.pk if chosen_quote else None,
+            "api_route_id": chosen_api_route.pk if chosen_api_route else None,
+        },
+        "acceptance_criteria": acceptance_criteria,
+        "candidate_table": {
+            "computed_at": ranking["computed_at"],
+            "stale": ranking["stale"],
+            "currency": ranking["currency"],
+            "unit": ranking["unit"],
+            "no_ranking_reason": ranking["no_ranking_reason"],
+            "capacity_model": {k: v for k, v in ranking["capacity_model"].items() if k != "curve"},
+            "rows": ranking["rows"],
+        },
+        "quotes": [quote_evidence(q) for q in quotes.order_by("pk")],
+        "api_routes": [route_evidence(r) for r in routes.order_by("pk")],
+        "benchmark_runs": [
+            {
+                "id": run.pk,
+                "gpu": run.gpu.slug,
+                "gpu_count": run.gpu_count,
+                "phase": run.phase,
+                "tool": run.tool,
+                "tool_version": run.tool_version,
+                "results": run.results,
+                "raw_sha256": run.raw_sha256,
+                "superseded": run.superseded_by_id is not None,
+            }
+            for run in runs
+        ],
+        "assumptions": {"values": values, "sources": sources},
+        "checklist": checklist_evidence(quote=chosen_quote),
+        "inputs": inputs_fingerprint(brief, quote_ids, route_ids),
+    }
+    return _plain(snapshot)
