@@ -168,11 +168,13 @@ class TestImmutability:
             AuditEvent.objects.filter(pk=event.pk).update(reason="x")
         with pytest.raises(AppendOnlyError):
             event.delete()
-        with pytest.raises((IntegrityError, DatabaseError)), transaction.atomic():
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "UPDATE decisions_auditevent SET reason = 'forged' WHERE id = %s", [event.pk]
-                )
+        sql = "UPDATE decisions_auditevent SET reason = 'forged' WHERE id = %s"
+        with (
+            pytest.raises((IntegrityError, DatabaseError)),
+            transaction.atomic(),
+            connection.cursor() as cursor,
+        ):
+            cursor.execute(sql, [event.pk])
 
     def test_a_record_past_draft_cannot_be_deleted(self, draft, people):
         record = decision_record_submit(record=draft, user=people["author"])
@@ -181,11 +183,13 @@ class TestImmutability:
         with pytest.raises(AppendOnlyError):
             DecisionRecord.objects.filter(pk=record.pk).delete()
         if connection.vendor == "postgresql":  # raw SQL too (SQLite: the ORM guard only)
-            with pytest.raises((IntegrityError, DatabaseError)), transaction.atomic():
-                with connection.cursor() as cursor:
-                    cursor.execute(
-                        "DELETE FROM decisions_decisionrecord WHERE id = %s", [record.pk]
-                    )
+            sql = "DELETE FROM decisions_decisionrecord WHERE id = %s"
+            with (
+                pytest.raises((IntegrityError, DatabaseError)),
+                transaction.atomic(),
+                connection.cursor() as cursor,
+            ):
+                cursor.execute(sql, [record.pk])
 
 
 @pytest.mark.django_db(transaction=True)
