@@ -17,6 +17,7 @@ app_name = "api"
 urlpatterns = [
     path("", include(router.urls)),
     path("", include("apps.benchmarks.api.urls")),
+    path("", include("apps.decisions.api.urls")),
     path("estimate", EstimateApi.as_view(), name="estimate"),
     path("models/", ModelPresetListApi.as_view(), name="model-list"),
     path("briefs/", BriefListCreateApi.as_view(), name="brief-list"),

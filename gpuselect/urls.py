@@ -17,6 +17,7 @@ urlpatterns = [
     path("quotes/", include("apps.quotes.urls")),
     path("finance/", include("apps.finance.urls")),
     path("benchmarks/", include("apps.benchmarks.urls")),
+    path("decisions/", include("apps.decisions.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", include("gpuselect.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
