@@ -159,6 +159,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {"PrecisionEnum": "apps.briefs.choices.Precision"},
 }
 
 # --- Background tasks -----------------------------------------------------------------------

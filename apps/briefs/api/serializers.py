@@ -3,6 +3,7 @@
 from decimal import Decimal
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.briefs.choices import (
@@ -70,6 +71,24 @@ class ModelShapeSerializer(serializers.Serializer):  # type: ignore[type-arg]
         return attrs
 
 
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "enum": ["offline"]},
+            {
+                "type": "object",
+                "properties": {
+                    key: {"type": "number", "minimum": 0, "exclusiveMinimum": True}
+                    for key in (
+                        "ttft_p95_ms", "itl_p95_ms", "e2e_p95_s",
+                        "ttft_p99_ms", "itl_p99_ms", "e2e_p99_s",
+                    )
+                },
+                "additionalProperties": False,
+            },
+        ]
+    }
+)  # fmt: skip
 class LatencyTargetField(serializers.Field):  # type: ignore[type-arg]
     """``"offline"`` or ``{"ttft_p95_ms", "itl_p95_ms", "e2e_p95_s"}`` (or the _p99_ names)."""
 
