@@ -140,6 +140,14 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "EXCEPTION_HANDLER": "apps.core.api.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env("API_THROTTLE_ANON", default="60/min"),
+        "user": env("API_THROTTLE_USER", default="1200/min"),
+    },
     # ?format= is ours (rankings as CSV), not DRF's renderer override.
     "URL_FORMAT_OVERRIDE": None,
 }
@@ -160,6 +168,15 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {"PrecisionEnum": "apps.briefs.choices.Precision"},
+}
+
+# Failed sign-ins allowed per username and per address within the window, then 429.
+LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
+LOGIN_FAILURE_WINDOW_S = env.int("LOGIN_FAILURE_WINDOW_S", default=900)
+
+# The cache holds throttle counters; production shares them across processes through Redis.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "gpuselect"}
 }
 
 # --- Background tasks -----------------------------------------------------------------------

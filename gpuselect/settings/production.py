@@ -20,6 +20,13 @@ SECURE_HSTS_PRELOAD = True
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 
+# Throttle counters (API rates, failed sign-ins) must be shared by every web process.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": env("CACHE_URL", default=CELERY_BROKER_URL),  # noqa: F405
+    }
+}
 STATIC_ROOT = env.path("DJANGO_STATIC_ROOT", default=str(BASE_DIR / "staticfiles"))
 WHITENOISE_USE_FINDERS = False
 STORAGES = {
