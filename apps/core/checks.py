@@ -6,9 +6,15 @@ from django.conf import settings
 from django.core.checks import Error, register
 
 
-@register(deploy=True)
+@register()
 def production_needs_real_services(app_configs: Any, **kwargs: Any) -> list[Error]:
-    """Production runs on PostgreSQL with a real broker: SQLite or in-process tasks lose work."""
+    """Production runs on PostgreSQL with a real broker: SQLite or in-process tasks lose work.
+
+    Active under production settings (settings.PRODUCTION) on every command that runs the
+    checks (migrate, runserver, check), so the web container refuses to start; and always
+    under ``check --deploy``."""
+    if not (getattr(settings, "PRODUCTION", False) or kwargs.get("include_deployment_checks")):
+        return []
     errors = []
     engine = settings.DATABASES["default"]["ENGINE"]
     if "sqlite" in engine:

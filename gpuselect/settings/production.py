@@ -6,6 +6,7 @@ from .base import *  # noqa: F403
 from .base import BASE_DIR, env
 
 DEBUG = False
+PRODUCTION = True
 SECRET_KEY = env("DJANGO_SECRET_KEY")  # no default: refuse to start without one
 if len(SECRET_KEY) < 32:
     raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set to a random string of 32+ chars.")

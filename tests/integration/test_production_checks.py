@@ -15,14 +15,39 @@ POSTGRES = {"default": {"ENGINE": "django.db.backends.postgresql", "NAME": "x"}}
 
 
 class TestProductionChecks:
-    @override_settings(DATABASES=SQLITE, CELERY_TASK_ALWAYS_EAGER=True)
+    @override_settings(DATABASES=SQLITE, CELERY_TASK_ALWAYS_EAGER=True, PRODUCTION=True)
     def test_sqlite_and_in_process_tasks_are_both_errors(self):
         ids = [e.id for e in production_needs_real_services(None)]
         assert ids == ["gpuselect.E001", "gpuselect.E002"]
 
-    @override_settings(DATABASES=POSTGRES, CELERY_TASK_ALWAYS_EAGER=False)
+    @override_settings(DATABASES=POSTGRES, CELERY_TASK_ALWAYS_EAGER=False, PRODUCTION=True)
     def test_postgres_and_a_broker_pass(self):
         assert production_needs_real_services(None) == []
+
+    @override_settings(DATABASES=SQLITE, CELERY_TASK_ALWAYS_EAGER=True)
+    def test_the_embedded_default_is_fine_outside_production(self):
+        assert production_needs_real_services(None) == []
+
+    def test_production_settings_refuse_to_migrate_on_sqlite(self, tmp_path):
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "gpuselect.settings.production",
+            "DJANGO_SECRET_KEY": "x" * 50,
+            "DJANGO_ALLOWED_HOSTS": "example.com",
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'never-used.sqlite3'}",
+            "CELERY_BROKER_URL": "",
+            "REDIS_URL": "",
+        }
+        result = subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--check"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.returncode != 0
+        assert "gpuselect.E001" in result.stderr
 
     def test_check_deploy_fails_on_sqlite_under_production_settings(self, tmp_path):
         env = {
