@@ -1,0 +1,99 @@
+"""List pages and list endpoints cost the same number of queries at 5 rows as at 50."""
+
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from apps.core.roles import Role
+from apps.finance.services import candidate_table_recompute, candidate_tables_request_recompute
+from tests.factories.briefs import BriefFactory
+from tests.factories.quotes import ApiRouteFactory, ProviderFactory, QuoteFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def queries(call):
+    with CaptureQueriesContext(connection) as captured:
+        response = call()
+    assert response.status_code == 200, response.content[:300]
+    return len(captured)
+
+
+def grow(make_rows, fetch):
+    """Queries at 5 rows and at 50 rows of the same list."""
+    make_rows(5)
+    small = queries(fetch)
+    make_rows(45)
+    large = queries(fetch)
+    return small, large
+
+
+@pytest.fixture
+def api(catalog, token_client, team, make_user):
+    return token_client(user=make_user(Role.PROCUREMENT, Role.PLATFORM, Role.FINANCE))
+
+
+@pytest.fixture
+def page(client, make_user):
+    client.force_login(make_user(Role.PROCUREMENT, Role.PLATFORM, Role.FINANCE))
+    return client
+
+
+def make_quotes(n):
+    for _ in range(n):
+        QuoteFactory(provider=ProviderFactory())
+
+
+class TestConstantQueries:
+    def test_brief_list_endpoint(self, api, team):
+        small, large = grow(
+            lambda n: BriefFactory.create_batch(n, team=team), lambda: api.get("/api/v1/briefs/")
+        )
+        assert small == large
+
+    def test_quote_list_endpoint(self, api):
+        small, large = grow(make_quotes, lambda: api.get("/api/v1/quotes/"))
+        assert small == large
+
+    def test_provider_and_route_list_endpoints(self, api):
+        def routes(n):
+            for _ in range(n):
+                ApiRouteFactory(provider=ProviderFactory())
+
+        small, large = grow(routes, lambda: api.get("/api/v1/api-routes/"))
+        assert small == large
+        assert queries(lambda: api.get("/api/v1/providers/")) <= small
+
+    def test_rankings_endpoint(self, api, team):
+        brief = BriefFactory(team=team)
+
+        def rows(n):
+            make_quotes(n)
+            candidate_tables_request_recompute(brief_ids=[brief.pk])
+            candidate_table_recompute(brief_id=brief.pk)
+
+        small, large = grow(rows, lambda: api.get(f"/api/v1/briefs/{brief.pk}/rankings"))
+        assert small == large
+
+    def test_brief_list_page(self, catalog, page, team):
+        small, large = grow(
+            lambda n: BriefFactory.create_batch(n, team=team), lambda: page.get("/briefs/")
+        )
+        assert small == large
+
+    def test_quote_list_page(self, catalog, page):
+        small, large = grow(make_quotes, lambda: page.get("/quotes/"))
+        assert small == large
+
+    def test_finance_page(self, catalog, page, team):
+        brief = BriefFactory(team=team, acceptance_rate=Decimal("0.9"))
+
+        def rows(n):
+            make_quotes(n)
+            candidate_tables_request_recompute(brief_ids=[brief.pk])
+            candidate_table_recompute(brief_id=brief.pk)
+
+        small, large = grow(rows, lambda: page.get(f"/briefs/{brief.pk}/finance/"))
+        assert small == large
