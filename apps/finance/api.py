@@ -8,9 +8,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.briefs.selectors import brief_get_for_user
+from apps.quotes.models import Quote
 
 from .exports import ranking_csv
 from .selectors import ROW_FILTERS, ranking_for_brief
+
+FILTER_VALUES = {
+    "basis": {"ESTIMATED", "MEASURED"},
+    "pricing_term": set(Quote.PricingTerm.values),
+    "meets_constraints": {"TRUE", "FALSE"},
+}
 
 
 class RankingRowSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -66,6 +73,14 @@ class BriefRankingsApi(APIView):
     def get(self, request: Request, pk: int) -> Response | HttpResponse:
         brief = brief_get_for_user(request.user, pk)
         filters = {k: request.query_params[k] for k in ROW_FILTERS if k in request.query_params}
+        for name, value in filters.items():
+            if value.upper() not in FILTER_VALUES[name]:
+                allowed = ", ".join(
+                    sorted(
+                        v.lower() if name == "meets_constraints" else v for v in FILTER_VALUES[name]
+                    )
+                )
+                raise serializers.ValidationError({name: f"must be one of {allowed}"})
         ranking = ranking_for_brief(brief, **filters)
         if request.query_params.get("format") == "csv":
             response = HttpResponse(ranking_csv(ranking), content_type="text/csv; charset=utf-8")

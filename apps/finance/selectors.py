@@ -26,8 +26,8 @@ def candidate_rows(table: CandidateTable, **filters: str) -> QuerySet[CandidateR
         qs = qs.filter(basis=filters["basis"].upper())
     if filters.get("pricing_term"):
         qs = qs.filter(pricing_term=filters["pricing_term"].upper())
-    if filters.get("meets_constraints") in ("true", "false"):
-        qs = qs.filter(meets_constraints=filters["meets_constraints"] == "true")
+    if filters.get("meets_constraints"):
+        qs = qs.filter(meets_constraints=filters["meets_constraints"].lower() == "true")
     # Ranked rows first by rank, then the rows that fail a constraint by unit cost.
     return qs.order_by(
         F("rank").asc(nulls_last=True), F("effective_unit_cost").asc(nulls_last=True), "id"

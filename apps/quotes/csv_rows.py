@@ -17,6 +17,7 @@ CSV_COLUMNS = (
     "network_monthly", "monthly_extras", "minimum_commitment_months", "quote_date",
     "valid_until", "source",
 )  # fmt: skip
+MAX_CSV_BYTES = 2 * 1024 * 1024
 MONEY = (
     "hourly_price_per_gpu", "storage_price_per_tb_month", "egress_price_per_gb",
     "network_monthly", "monthly_extras",
@@ -80,6 +81,9 @@ class QuoteRowParser:
                 fields[name] = date.fromisoformat(text)
             except ValueError:
                 errors[name] = f"not a date (YYYY-MM-DD): {text!r}"
+        start, end = fields.get("quote_date"), fields.get("valid_until")
+        if start and end and end < start:
+            errors["valid_until"] = "must not be before quote_date"
         fields["region"] = row.get("region", "")
         fields["source"] = row.get("source", "")
         if errors:

@@ -1,12 +1,23 @@
-from django.core.validators import MinValueValidator
+from decimal import Decimal
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
+from django.db.models.functions import Lower
 
 from apps.catalog.models import Gpu, GpuSystem
 from apps.core.currency import Currency
 from apps.core.models import BaseModel, Team
 
 ZERO = 0
+
+
+def validate_preset(value: str) -> None:
+    from apps.engine import PRESETS
+
+    if value and value not in PRESETS:
+        raise ValidationError(f"unknown model preset {value!r}")
 
 
 def _money(**kwargs: object) -> models.DecimalField:  # type: ignore[type-arg]
@@ -20,6 +31,15 @@ class Provider(BaseModel):
 
     name = models.CharField(max_length=120, unique=True)
     website = models.URLField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                Lower("name"),
+                name="provider_name_unique_ignoring_case",
+                violation_error_message="A provider with this name already exists.",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -44,7 +64,9 @@ class Quote(BaseModel):
     system = models.ForeignKey(
         GpuSystem, on_delete=models.PROTECT, null=True, blank=True, related_name="quotes"
     )
-    gpus_per_node = models.PositiveSmallIntegerField(default=8)
+    gpus_per_node = models.PositiveSmallIntegerField(
+        default=8, validators=[MinValueValidator(1), MaxValueValidator(576)]
+    )
     region = models.CharField(max_length=60)
     pricing_term = models.CharField(max_length=20, choices=PricingTerm.choices)
     hourly_price_per_gpu = _money()
@@ -103,13 +125,20 @@ class ApiRoute(BaseModel):
     provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="api_routes")
     model = models.CharField(max_length=120, help_text="The provider's model name.")
     model_preset = models.CharField(
-        max_length=64, blank=True, help_text="The catalog preset this route serves, if any."
+        max_length=64,
+        blank=True,
+        validators=[validate_preset],
+        help_text="The catalog preset this route serves, if any.",
     )
     input_price_per_mtok = _money()
     output_price_per_mtok = _money()
     currency = models.CharField(max_length=3, choices=Currency.choices, default=Currency.USD)
     batch_discount = models.DecimalField(
-        max_digits=5, decimal_places=4, default=0, help_text="Share off for batch jobs, 0-1."
+        max_digits=5,
+        decimal_places=4,
+        default=0,
+        validators=[MinValueValidator(0), MaxValueValidator(Decimal("0.9999"))],
+        help_text="Share off for batch jobs, 0-1.",
     )
     rate_limit_rpm = models.PositiveIntegerField(null=True, blank=True)
     quote_date = models.DateField(null=True, blank=True)

@@ -82,9 +82,18 @@ def quote_retire(*, quote: Quote) -> Quote:
     return quote
 
 
+def _check_one_live_route(route: ApiRoute) -> None:
+    clash = ApiRoute.objects.filter(
+        provider=route.provider_id, model=route.model, retired=False
+    ).exclude(pk=route.pk)
+    if clash.exists():
+        raise ValidationError({"model": "this provider already has a live route for this model"})
+
+
 @transaction.atomic
 def api_route_create(**fields: Any) -> ApiRoute:
     route = ApiRoute(**fields)
+    _check_one_live_route(route)
     route.full_clean()
     route.save()
     candidate_tables_request_recompute()
@@ -101,6 +110,7 @@ def api_route_update(*, route: ApiRoute, **fields: Any) -> ApiRoute:
         return route
     for name in changed:
         setattr(route, name, fields[name])
+    _check_one_live_route(route)
     route.full_clean()
     route.version = F("version") + 1
     route.save(update_fields=[*changed, "version", "updated_at"])
@@ -123,7 +133,7 @@ def api_route_retire(*, route: ApiRoute) -> ApiRoute:
 
 @dataclass(frozen=True, kw_only=True)
 class RowError:
-    row: int  # 1-based line number in the file, the header being line 1
+    row: int  # the line of the file where the row ends (the header is line 1)
     field: str
     message: str
 
@@ -144,21 +154,28 @@ def quotes_import_csv(*, text: str, parse_row: Any) -> list[Quote]:
     ``parse_row(dict) -> dict`` turns one CSV row into Quote field values or raises
     ``ValidationError`` (the API and the page share one row parser).
     """
-    reader = csv.DictReader(io.StringIO(text))
     errors: list[RowError] = []
     quotes: list[Quote] = []
-    for index, raw in enumerate(reader, start=2):
-        if index - 1 > MAX_IMPORT_ROWS:
-            errors.append(RowError(row=index, field="", message="too many rows"))
-            break
-        try:
-            quote = Quote(**parse_row(raw))
-            quote.full_clean()
-        except ValidationError as exc:
-            for field, messages in exc.message_dict.items():
-                errors.extend(RowError(row=index, field=field, message=m) for m in messages)
-            continue
-        quotes.append(quote)
+    if "\x00" in text:
+        raise QuoteImportError([RowError(row=1, field="", message="the file holds NUL bytes")])
+    reader = csv.DictReader(io.StringIO(text))
+    line = 1
+    try:
+        for count, raw in enumerate(reader, start=1):
+            line = reader.line_num
+            if count > MAX_IMPORT_ROWS:
+                errors.append(RowError(row=line, field="", message="too many rows"))
+                break
+            try:
+                quote = Quote(**parse_row(raw))
+                quote.full_clean()
+            except ValidationError as exc:
+                for field, messages in exc.message_dict.items():
+                    errors.extend(RowError(row=line, field=field, message=m) for m in messages)
+                continue
+            quotes.append(quote)
+    except csv.Error as exc:
+        errors.append(RowError(row=line + 1, field="", message=f"not valid CSV: {exc}"))
     if not quotes and not errors:
         errors.append(RowError(row=1, field="", message="the file holds no quote rows"))
     if errors:

@@ -12,7 +12,7 @@ from apps.briefs.selectors import teams_for_user
 from apps.core.roles import QUOTE_EDITORS, has_role
 
 from . import services
-from .csv_rows import CSV_COLUMNS, QuoteRowParser
+from .csv_rows import CSV_COLUMNS, MAX_CSV_BYTES, QuoteRowParser
 from .forms import ApiRouteForm, QuoteForm, QuoteImportForm
 from .models import ApiRoute
 from .selectors import api_route_list, quote_get_for_user, quote_is_stale, quote_list_for_user
@@ -88,9 +88,13 @@ def quote_import_page(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            text = upload.read(2 * 1024 * 1024 + 1).decode("utf-8-sig")
+            if upload.size > MAX_CSV_BYTES:
+                raise ValueError("Larger than 2 MB: split the file.")
+            text = upload.read().decode("utf-8-sig")
         except UnicodeDecodeError:
             form.add_error("file", "Not UTF-8 text.")
+        except ValueError as exc:
+            form.add_error("file", str(exc))
         else:
             try:
                 imported = services.quotes_import_csv(text=text, parse_row=QuoteRowParser())

@@ -15,7 +15,7 @@ from apps.core.pagination import StandardPagination
 from apps.core.permissions import role_permission
 from apps.core.roles import QUOTE_EDITORS
 from apps.quotes import services
-from apps.quotes.csv_rows import QuoteRowParser
+from apps.quotes.csv_rows import MAX_CSV_BYTES, QuoteRowParser
 from apps.quotes.models import ApiRoute, Provider
 from apps.quotes.selectors import (
     api_route_list,
@@ -33,7 +33,6 @@ from .serializers import (
 )
 
 ProcurementWrites = role_permission(*QUOTE_EDITORS)
-MAX_CSV_BYTES = 2 * 1024 * 1024
 
 
 def _saved(call: Any, **kwargs: Any) -> Any:
