@@ -8,28 +8,42 @@ recompute is safe to run twice and never writes an older result over a newer one
 the version it started from and writes only if nothing newer has been written since.
 """
 
+import logging
 from collections.abc import Iterable
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from kombu.exceptions import OperationalError as KombuOperationalError
 
 from apps.briefs.models import WorkloadBrief
 
 from .models import CandidateRow, CandidateTable, FinanceAssumptions
+
+logger = logging.getLogger(__name__)
 
 # A queued recompute not started after this long is assumed lost (worker killed, broker
 # restarted) and is enqueued again by the sweeper.
 LOST_TASK_AFTER = timedelta(minutes=2)
 
 
-def _enqueue(brief_ids: Iterable[int]) -> None:
+def _send(brief_id: int) -> None:
+    """Hand one recompute to the broker. A broker that is down must not turn a committed
+    change into an error: the table stays marked stale and the sweeper re-enqueues it."""
     from .tasks import candidate_table_recompute_task
 
+    try:
+        candidate_table_recompute_task.delay(brief_id=brief_id)
+    except KombuOperationalError:
+        logger.warning("broker unavailable; recompute of brief %s left to the sweeper", brief_id)
+
+
+def _enqueue(brief_ids: Iterable[int]) -> None:
     for brief_id in brief_ids:
-        candidate_table_recompute_task.delay_on_commit(brief_id=brief_id)
+        transaction.on_commit(partial(_send, brief_id))
 
 
 @transaction.atomic

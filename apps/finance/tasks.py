@@ -1,9 +1,21 @@
 from celery import shared_task
+from django.db import InterfaceError, OperationalError
 
 from .services import candidate_table_recompute, candidate_tables_sweep
 
+# Only transient database errors are retried (a restarted PostgreSQL, a dropped connection);
+# anything else is a bug to see, and the sweeper re-enqueues the stale table later anyway.
+TRANSIENT = (OperationalError, InterfaceError)
 
-@shared_task(name="finance.candidate_table_recompute", ignore_result=True)
+
+@shared_task(
+    name="finance.candidate_table_recompute",
+    ignore_result=True,
+    autoretry_for=TRANSIENT,
+    retry_backoff=2,
+    retry_backoff_max=60,
+    max_retries=8,
+)
 def candidate_table_recompute_task(*, brief_id: int) -> None:
     candidate_table_recompute(brief_id=brief_id)
 

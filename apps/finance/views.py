@@ -9,6 +9,7 @@ from django.views.decorators.http import require_http_methods
 
 from apps.briefs.selectors import brief_get_for_user
 from apps.core.roles import FINANCE_EDITORS, has_role
+from apps.decisions.selectors import checklist_completeness_by_quote
 
 from . import charts
 from .assumptions import organisation_defaults, resolved_assumptions
@@ -93,6 +94,9 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             "form": form,
             "can_edit": can_edit,
             "figures": [(name, f"{name}-data", figure) for name, figure in figures.items()],
+            "checklist_complete": checklist_completeness_by_quote(
+                [r["quote_id"] for r in rows if r["quote_id"]]
+            ),
         },
     )
 

@@ -122,3 +122,26 @@ class TestCandidateTable:
         assert model["gpu"]
         assert model["recommended"] in {o["option"] for o in model["options"]}
         assert len(model["curve"]) == 20
+
+
+class TestBrokerDown:
+    @pytest.mark.django_db(transaction=True)
+    def test_a_change_commits_even_when_the_broker_is_down(self, catalog, settings):
+        from gpuselect.celery import app
+
+        brief = BriefFactory()
+        quote = QuoteFactory()
+        app.conf.task_always_eager = False
+        original = app.conf.broker_url
+        app.conf.broker_url = "redis://127.0.0.1:9/0"  # nothing listens there
+        app.conf.broker_connection_retry = False
+        app.conf.broker_connection_max_retries = 0
+        try:
+            quote_update(quote=quote, hourly_price_per_gpu=Decimal("7.00"))
+        finally:
+            app.conf.task_always_eager = True
+            app.conf.broker_url = original
+        quote.refresh_from_db()
+        assert quote.hourly_price_per_gpu == Decimal("7.00")
+        table = CandidateTable.objects.get(brief=brief)
+        assert table.stale  # left for the sweeper
