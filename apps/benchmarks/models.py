@@ -42,6 +42,16 @@ class BenchmarkRun(BaseModel):
     label = models.CharField(max_length=200, blank=True)
     conditions = models.JSONField(default=dict, blank=True)
     results = models.JSONField(default=dict, blank=True)
+    source_names = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Each canonical figure -> the tool's own field and unit.",
+    )
+    estimate_at_import = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What the engine predicted for the same conditions when the run was imported.",
+    )
     raw_file = models.FileField(upload_to="benchmark-runs/%Y/%m/", blank=True)
     raw_sha256 = models.CharField(max_length=64, blank=True)
     created_by = models.ForeignKey(

@@ -1,0 +1,96 @@
+from typing import Any
+
+from django.urls import reverse
+from rest_framework import serializers
+
+from apps.benchmarks.importers import ImportFormatError, normalise_tool
+from apps.benchmarks.models import BenchmarkRun
+from apps.catalog.models import Gpu, GpuSystem
+from apps.engine.constants import MAX_GPU_COUNT
+from apps.quotes.models import Quote
+
+_GPU_ERRORS = {"does_not_exist": "no GPU '{value}' in the catalog"}
+_SYSTEM_ERRORS = {"does_not_exist": "no system '{value}' in the catalog"}
+_QUOTE_ERRORS = {"does_not_exist": "no quote #{pk_value}"}
+MANUAL_PHASES = (BenchmarkRun.Phase.MEMORY_FIT, BenchmarkRun.Phase.FAILURE_OPS)
+
+
+class _CandidateFields(serializers.Serializer):  # type: ignore[type-arg]
+    brief = serializers.IntegerField(min_value=1)
+    gpu = serializers.SlugRelatedField(
+        slug_field="slug", queryset=Gpu.objects.all(), error_messages=_GPU_ERRORS
+    )
+    gpu_count = serializers.IntegerField(min_value=1, max_value=MAX_GPU_COUNT)
+    quote = serializers.PrimaryKeyRelatedField(
+        queryset=Quote.objects.select_related("gpu", "system__gpu"),
+        required=False,
+        allow_null=True,
+        error_messages=_QUOTE_ERRORS,
+    )
+    system = serializers.SlugRelatedField(
+        slug_field="slug",
+        queryset=GpuSystem.objects.select_related("gpu"),
+        required=False,
+        allow_null=True,
+        error_messages=_SYSTEM_ERRORS,
+    )
+
+
+class ImportInputSerializer(_CandidateFields):
+    """Multipart: the results file, the candidate it measured, optionally the tool's name and
+    conditions the file does not record."""
+
+    file = serializers.FileField()
+    tool = serializers.CharField(required=False, allow_blank=True, max_length=40)
+    model = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    precision = serializers.CharField(required=False, allow_blank=True, max_length=40)
+    framework = serializers.CharField(required=False, allow_blank=True, max_length=80)
+    framework_version = serializers.CharField(required=False, allow_blank=True, max_length=80)
+    burst_profile = serializers.CharField(required=False, allow_blank=True, max_length=200)
+
+    CONDITION_FIELDS = ("model", "precision", "framework", "framework_version", "burst_profile")
+
+    def validate_tool(self, value: str) -> str:
+        if not value.strip():
+            return ""
+        try:
+            return normalise_tool(value)
+        except ImportFormatError as exc:
+            raise serializers.ValidationError(exc.message) from exc
+
+
+class ManualRunInputSerializer(_CandidateFields):
+    """JSON: a Phase 1 or Phase 3 run entered by hand (results checked per phase)."""
+
+    phase = serializers.ChoiceField(choices=[(p.value, p.label) for p in MANUAL_PHASES])
+    label = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    conditions = serializers.JSONField(required=False)
+    results = serializers.JSONField()
+
+
+class BenchmarkRunOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
+    gpu = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    system = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    raw_file_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = BenchmarkRun
+        fields = [
+            "id", "brief", "gpu", "gpu_count", "quote", "system", "phase", "tool",
+            "tool_version", "label", "conditions", "results", "source_names",
+            "estimate_at_import", "raw_sha256", "raw_file_url", "superseded_by", "created_by",
+            "created_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+    def get_raw_file_url(self, run: BenchmarkRun) -> str | None:
+        if not run.raw_file:
+            return None
+        return reverse("benchmarks:raw", args=[run.pk])
+
+
+def import_output(runs: list[BenchmarkRun], *, duplicate: bool) -> Any:
+    """One object for a file of one run, a list for a file of several; each says whether it
+    was already imported."""
+    data = [{**BenchmarkRunOutputSerializer(run).data, "duplicate": duplicate} for run in runs]
+    return data[0] if len(data) == 1 else data

@@ -1,0 +1,142 @@
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from apps.briefs.models import WorkloadBrief
+from apps.catalog.models import Gpu, GpuSystem
+from apps.engine.constants import MAX_GPU_COUNT
+from apps.quotes.selectors import quotes_for_team
+
+from .importers.common import TOOL_DISPLAY
+from .manual import FAILURE_OPS_CHECKS, MEMORY_FIT_FIELDS
+from .models import BenchmarkRun
+
+
+class _CandidateForm(forms.Form):
+    gpu = forms.ModelChoiceField(
+        queryset=Gpu.objects.order_by("vendor", "name"), to_field_name="slug", label="GPU"
+    )
+    gpu_count = forms.IntegerField(min_value=1, max_value=MAX_GPU_COUNT, initial=1)
+    quote = forms.ModelChoiceField(
+        queryset=None,  # set per brief: the quotes its team may see
+        required=False,
+        help_text="The quote the run was measured on, if any.",
+    )
+    system = forms.ModelChoiceField(
+        queryset=GpuSystem.objects.select_related("gpu").order_by("name"),
+        to_field_name="slug",
+        required=False,
+    )
+
+    def __init__(self, *args: Any, brief: WorkloadBrief, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["quote"].queryset = quotes_for_team(brief.team_id)  # type: ignore[attr-defined]
+
+    def candidate(self) -> dict[str, Any]:
+        return {k: self.cleaned_data.get(k) for k in ("gpu", "gpu_count", "quote", "system")}
+
+    def add_service_errors(
+        self, exc: ValidationError, rename: dict[str, str] | None = None
+    ) -> None:
+        for field, errors in exc.message_dict.items():
+            name = (rename or {}).get(field, field)
+            for error in errors:
+                self.add_error(name if name in self.fields else None, f"{error}")
+
+
+class UploadForm(_CandidateForm):
+    file = forms.FileField(help_text="The tool's own results file, as it was written.")
+    tool = forms.ChoiceField(
+        choices=[("", "Detect from the file"), *TOOL_DISPLAY.items()], required=False
+    )
+    model = forms.CharField(max_length=200, required=False)
+    precision = forms.CharField(max_length=40, required=False)
+    framework = forms.CharField(max_length=80, required=False, help_text="vLLM, SGLang, TGI…")
+    framework_version = forms.CharField(max_length=80, required=False)
+    burst_profile = forms.CharField(max_length=200, required=False)
+
+    CONDITION_FIELDS = ("model", "precision", "framework", "framework_version", "burst_profile")
+
+    def conditions(self) -> dict[str, Any]:
+        return {k: self.cleaned_data[k] for k in self.CONDITION_FIELDS if self.cleaned_data[k]}
+
+
+_RESULT_CHOICES = [("", "not run"), ("pass", "pass"), ("fail", "fail")]
+
+
+class ManualRunForm(_CandidateForm):
+    """Phase 1 (peak memory, OOM rate, headroom) or Phase 3 (the failure and operations checks,
+    each pass/fail with a measured time and notes)."""
+
+    phase = forms.ChoiceField(
+        choices=[
+            (BenchmarkRun.Phase.MEMORY_FIT, BenchmarkRun.Phase.MEMORY_FIT.label),
+            (BenchmarkRun.Phase.FAILURE_OPS, BenchmarkRun.Phase.FAILURE_OPS.label),
+        ]
+    )
+    label = forms.CharField(max_length=200, required=False)
+    model = forms.CharField(max_length=200, required=False)
+    precision = forms.CharField(max_length=40, required=False)
+    framework = forms.CharField(max_length=80, required=False)
+    framework_version = forms.CharField(max_length=80, required=False)
+    input_tokens = forms.IntegerField(min_value=1, required=False)
+    output_tokens = forms.IntegerField(min_value=1, required=False)
+    concurrency = forms.IntegerField(min_value=1, required=False)
+    request_rate = forms.FloatField(min_value=0, required=False)
+    burst_profile = forms.CharField(max_length=200, required=False)
+    peak_memory_gb = forms.FloatField(min_value=0, required=False, label="Peak memory (GB)")
+    oom_rate = forms.FloatField(min_value=0, max_value=1, required=False, label="OOM rate (0-1)")
+    headroom_gb = forms.FloatField(min_value=0, required=False, label="Headroom (GB)")
+
+    CONDITION_FIELDS = (
+        "model", "precision", "framework", "framework_version", "input_tokens",
+        "output_tokens", "concurrency", "request_rate", "burst_profile",
+    )  # fmt: skip
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for key, name in FAILURE_OPS_CHECKS.items():
+            self.fields[f"{key}_result"] = forms.ChoiceField(
+                choices=_RESULT_CHOICES, required=False, label=name
+            )
+            self.fields[f"{key}_time_s"] = forms.FloatField(
+                min_value=0, required=False, label="Time (s)"
+            )
+            self.fields[f"{key}_notes"] = forms.CharField(
+                max_length=2000, required=False, label="Notes"
+            )
+
+    def check_rows(self) -> list[tuple[Any, Any, Any]]:
+        return [
+            (self[f"{key}_result"], self[f"{key}_time_s"], self[f"{key}_notes"])
+            for key in FAILURE_OPS_CHECKS
+        ]
+
+    def conditions(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {k: data[k] for k in self.CONDITION_FIELDS if data.get(k) not in (None, "")}
+
+    def results(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        if data["phase"] == BenchmarkRun.Phase.MEMORY_FIT:
+            return {name: data.get(name) for name in MEMORY_FIT_FIELDS}
+        checks = {}
+        for key in FAILURE_OPS_CHECKS:
+            result = data.get(f"{key}_result")
+            if result:
+                checks[key] = {
+                    "passed": result == "pass",
+                    "time_s": data.get(f"{key}_time_s"),
+                    "notes": data.get(f"{key}_notes") or "",
+                }
+        return {"checks": checks}
+
+    def error_names(self) -> dict[str, str]:
+        """Service error keys -> this form's fields."""
+        names = {f"results.{n}": n for n in MEMORY_FIT_FIELDS}
+        names.update({f"conditions.{n}": n for n in self.CONDITION_FIELDS})
+        for key in FAILURE_OPS_CHECKS:
+            names[f"results.checks.{key}.time_s"] = f"{key}_time_s"
+            names[f"results.checks.{key}.notes"] = f"{key}_notes"
+        return names

@@ -1,0 +1,281 @@
+"""Reads of benchmark runs (scoped to the user's teams), what the engine predicted for a run's
+conditions, and the figures the finance code calibrates with."""
+
+import math
+from collections import defaultdict
+from typing import Any, Final
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import QuerySet
+from django.http import Http404
+
+from apps.briefs.contract import estimate_body_for_brief
+from apps.briefs.models import WorkloadBrief
+from apps.catalog.selectors import estimates_for_body
+from apps.engine import ENGINE_VERSION, EngineInputError
+
+from .importers.common import LATENCY_METRICS, SCALARS, STATS
+from .models import BenchmarkRun
+
+CALIBRATION_CLAMP: Final = (0.25, 4.0)
+#: Estimated figure -> the measured canonical figure it is compared with.
+COMPARED: Final = {
+    "output_tokens_per_s": "output_tokens_per_s",
+    "ttft_ms": "ttft_ms",
+    "tpot_ms": "tpot_ms",
+    "e2e_latency_ms": "e2e_latency_ms",
+}
+
+
+def benchmark_run_list_for_user(
+    user: AbstractBaseUser | AnonymousUser,
+    *,
+    brief_id: int | None = None,
+    gpu: str | None = None,
+    phase: str | None = None,
+) -> QuerySet[BenchmarkRun]:
+    """Runs of the user's teams, newest first."""
+    qs = BenchmarkRun.objects.select_related("brief", "gpu", "quote", "system").order_by(
+        "-created_at", "-id"
+    )
+    if not getattr(user, "is_superuser", False):
+        qs = qs.filter(team__members=user)  # type: ignore[misc]
+    if brief_id is not None:
+        qs = qs.filter(brief_id=brief_id)
+    if gpu:
+        qs = qs.filter(gpu__slug=gpu)
+    if phase:
+        qs = qs.filter(phase=phase)
+    return qs
+
+
+def benchmark_run_get_for_user(user: AbstractBaseUser | AnonymousUser, pk: int) -> BenchmarkRun:
+    """The run, or 404 when it does not exist or belongs to another team."""
+    try:
+        return benchmark_run_list_for_user(user).get(pk=pk)
+    except BenchmarkRun.DoesNotExist:
+        raise Http404("No such benchmark run.") from None
+
+
+def benchmark_runs_for_brief(brief: WorkloadBrief) -> list[BenchmarkRun]:
+    """Every run of a brief, oldest first (the order they were imported)."""
+    return list(
+        BenchmarkRun.objects.filter(brief=brief)
+        .select_related("gpu", "quote", "quote__provider", "system")
+        .order_by("created_at", "id")
+    )
+
+
+def benchmark_runs_same_file(
+    *, brief: WorkloadBrief, gpu_id: int, gpu_count: int, raw_sha256: str
+) -> list[BenchmarkRun]:
+    """Runs already imported from the same file for the same candidate."""
+    return list(
+        BenchmarkRun.objects.filter(
+            brief=brief, gpu_id=gpu_id, gpu_count=gpu_count, raw_sha256=raw_sha256
+        )
+        .select_related("brief", "gpu", "quote", "system")
+        .order_by("id")
+    )
+
+
+def throughput_runs_for_brief(brief: WorkloadBrief) -> dict[tuple[str, int], BenchmarkRun]:
+    """The latest non-superseded THROUGHPUT_LATENCY run per (GPU slug, GPU count) of a brief."""
+    runs = (
+        BenchmarkRun.objects.filter(
+            brief=brief,
+            phase=BenchmarkRun.Phase.THROUGHPUT_LATENCY,
+            superseded_by__isnull=True,
+        )
+        .select_related("gpu")
+        .order_by("created_at", "id")
+    )
+    return {(run.gpu.slug, run.gpu_count): run for run in runs}
+
+
+# --- measured vs estimated ------------------------------------------------------------------
+
+
+def _positive(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) and value > 0 else None
+
+
+def measured_value(results: dict[str, Any], figure: str) -> float | None:
+    """One comparable measured figure: a scalar, or a latency's p50 (else its mean)."""
+    value = results.get(figure)
+    if isinstance(value, dict):
+        return _positive(value.get("p50")) or _positive(value.get("mean"))
+    return _positive(value)
+
+
+def estimated_value(estimate: dict[str, Any], figure: str) -> float | None:
+    if not isinstance(estimate, dict) or "error" in estimate:
+        return None
+    return _positive(estimate.get(figure))
+
+
+def run_concurrency(conditions: dict[str, Any]) -> int | None:
+    """The concurrency a run was measured at, from its conditions (None when unknown)."""
+    for key in ("concurrency", "max_concurrency"):
+        value = conditions.get(key)
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value.strip())
+        number = _positive(value)
+        if number is not None and number == math.floor(number) and number <= 1_000_000:
+            return int(number)
+    return None
+
+
+def _tokens(results: dict[str, Any], key: str) -> int | None:
+    mean = _positive(results.get(key))
+    if mean is None or mean > 10_000_000:
+        return None
+    return max(1, round(mean))
+
+
+def estimate_for_run(
+    *,
+    brief: WorkloadBrief,
+    gpu_slug: str,
+    gpu_count: int,
+    results: dict[str, Any],
+    conditions: dict[str, Any],
+) -> dict[str, Any]:
+    """What the engine predicts for the brief's model under the run's conditions, or
+    ``{"error": ...}`` when it cannot estimate them."""
+    body = estimate_body_for_brief(brief)
+    inputs: dict[str, Any] = {}
+    for key in ("input_tokens", "output_tokens"):
+        tokens = _tokens(results, f"{key}_mean")
+        if tokens is not None:
+            body[key] = {"p50": tokens, "p95": tokens}
+        inputs[key] = tokens
+        inputs[f"{key}_from"] = "run" if tokens is not None else "brief"
+    concurrency = run_concurrency(conditions)
+    if concurrency is not None:
+        body["concurrency"] = concurrency
+    inputs["concurrency"] = body.get("concurrency")
+    inputs["concurrency_from"] = "run" if concurrency is not None else "brief"
+    body["gpus"] = [gpu_slug]
+    body["gpu_count"] = gpu_count
+    try:
+        estimates = estimates_for_body(body)
+    except EngineInputError as exc:
+        return {"error": f"{exc.field}: {exc.message}", "engine_version": ENGINE_VERSION}
+    found = next((e for e in estimates if e["gpu"] == gpu_slug), None)
+    if found is None:
+        return {"error": f"the engine gave no estimate for {gpu_slug}"}
+    perf = found["performance"]
+    e2e_s = perf.get("e2e_latency_s")
+    return {
+        "output_tokens_per_s": perf.get("output_tokens_per_s"),
+        "ttft_ms": perf.get("ttft_ms"),
+        # The engine's inter-token figure is decode time per output token (first excluded).
+        "tpot_ms": perf.get("itl_ms"),
+        "e2e_latency_ms": None if e2e_s is None else round(e2e_s * 1000, 1),
+        "engine_version": ENGINE_VERSION,
+        "fits": found["fits"],
+        "basis": found["basis"],
+        "inputs": inputs,
+    }
+
+
+def _geometric_mean(ratios: list[float]) -> float:
+    lo, hi = CALIBRATION_CLAMP
+    if not ratios:
+        return 1.0
+    mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    return min(hi, max(lo, mean))
+
+
+def calibration_by_gpu() -> dict[str, dict[str, Any]]:
+    """Per GPU slug, multipliers for the engine from every current THROUGHPUT_LATENCY run with
+    a usable estimate: ``decode_bw_efficiency`` = geometric mean of measured / estimated output
+    tokens/s, ``prefill_mfu`` = geometric mean of estimated / measured TTFT (p50, else mean);
+    each clamped to [0.25, 4] (1.0 when no run gives that ratio); ``runs`` = runs used."""
+    decode: dict[str, list[float]] = defaultdict(list)
+    prefill: dict[str, list[float]] = defaultdict(list)
+    used: dict[str, int] = defaultdict(int)
+    runs = BenchmarkRun.objects.filter(
+        phase=BenchmarkRun.Phase.THROUGHPUT_LATENCY, superseded_by__isnull=True
+    ).values_list("gpu__slug", "results", "estimate_at_import")
+    for slug, results, estimate in runs:
+        if not isinstance(results, dict) or not isinstance(estimate, dict):
+            continue
+        took = False
+        measured_tps = measured_value(results, "output_tokens_per_s")
+        estimated_tps = estimated_value(estimate, "output_tokens_per_s")
+        if measured_tps and estimated_tps:
+            decode[slug].append(measured_tps / estimated_tps)
+            took = True
+        measured_ttft = measured_value(results, "ttft_ms")
+        estimated_ttft = estimated_value(estimate, "ttft_ms")
+        if measured_ttft and estimated_ttft:
+            prefill[slug].append(estimated_ttft / measured_ttft)
+            took = True
+        used[slug] += took
+    return {
+        slug: {
+            "decode_bw_efficiency": _geometric_mean(decode[slug]),
+            "prefill_mfu": _geometric_mean(prefill[slug]),
+            "runs": count,
+        }
+        for slug, count in sorted(used.items())
+        if count
+    }
+
+
+# --- what the pages show ----------------------------------------------------------------------
+
+
+def results_table(run: BenchmarkRun) -> list[dict[str, Any]]:
+    """One row per canonical figure the run holds, with the tool's own name for it."""
+    results, names = run.results or {}, run.source_names or {}
+    estimate = run.estimate_at_import or {}
+    rows: list[dict[str, Any]] = []
+    for metric in LATENCY_METRICS:
+        stats = results.get(metric)
+        if not isinstance(stats, dict):
+            continue
+        for stat in STATS:
+            if stat in stats:
+                rows.append(
+                    {
+                        "figure": f"{metric}.{stat}",
+                        "value": stats[stat],
+                        "source": names.get(f"{metric}.{stat}", names.get(metric, "")),
+                        "estimated": estimated_value(estimate, metric) if stat == "p50" else None,
+                    }
+                )
+    for name in SCALARS:
+        if results.get(name) is not None:
+            rows.append(
+                {
+                    "figure": name,
+                    "value": results[name],
+                    "source": names.get(name, ""),
+                    "estimated": estimated_value(estimate, name),
+                }
+            )
+    return rows
+
+
+def comparison_rows(runs: list[BenchmarkRun]) -> list[dict[str, Any]]:
+    """Measured vs estimated figures of each THROUGHPUT_LATENCY run, for the charts."""
+    rows = []
+    for run in runs:
+        if run.phase != BenchmarkRun.Phase.THROUGHPUT_LATENCY:
+            continue
+        estimate = run.estimate_at_import or {}
+        rows.append(
+            {
+                "label": f"#{run.pk} {run.gpu_count}x {run.gpu.slug} {run.label}".strip(),
+                "superseded": run.superseded_by_id is not None,
+                "measured": {f: measured_value(run.results or {}, f) for f in COMPARED},
+                "estimated": {f: estimated_value(estimate, f) for f in COMPARED},
+            }
+        )
+    return rows
