@@ -1,5 +1,6 @@
 """Reads of briefs, scoped to the teams a user belongs to."""
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -34,6 +35,13 @@ def brief_get_for_user(user: AbstractBaseUser | AnonymousUser, pk: int) -> Workl
         raise Http404("No such brief.") from None
 
 
-def brief_estimates(brief: WorkloadBrief) -> list[dict[str, Any]]:
-    """The engine's answer for a stored brief on every catalog GPU (raises EngineInputError)."""
-    return estimates_for_body(estimate_body_for_brief(brief))
+def brief_estimates(
+    brief: WorkloadBrief, *, calibration: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """The engine's answer for a stored brief on every catalog GPU (raises EngineInputError),
+    with the efficiency factors calibrated from benchmark runs on each GPU."""
+    from apps.benchmarks.selectors import calibration_by_gpu
+
+    if calibration is None:
+        calibration = calibration_by_gpu()
+    return estimates_for_body(estimate_body_for_brief(brief), calibration=calibration)

@@ -1,5 +1,6 @@
 """Reads of the catalog, and the one place catalog rows become engine inputs."""
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.db.models import Count, Max, QuerySet
@@ -43,6 +44,9 @@ def gpu_spec_from_row(gpu: Gpu) -> GpuSpec:
     )
 
 
+# The engine factors that benchmark runs may calibrate (apps.engine.estimate_at).
+CALIBRATED_FACTORS = ("decode_bw_efficiency", "prefill_mfu", "training_mfu")
+
 _SPECS_CACHE: dict[tuple[int, Any], tuple[GpuSpec, ...]] = {}
 
 
@@ -66,11 +70,37 @@ def gpu_specs_by_slug() -> dict[str, GpuSpec]:
     return {spec.slug: spec for spec in gpu_specs()}
 
 
-def estimates_for_body(body: Any) -> list[dict[str, Any]]:
-    """The engine's per-GPU answer for a contract-shaped body (raises EngineInputError)."""
+def estimates_for_body(
+    body: Any, *, calibration: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """The engine's per-GPU answer for a contract-shaped body (raises EngineInputError).
+
+    ``calibration`` maps a GPU slug to multipliers of the engine's efficiency factors learnt
+    from benchmark runs (``decode_bw_efficiency``, ``prefill_mfu``, and ``runs``); such GPUs
+    are answered "ESTIMATED (calibrated from N runs)"."""
     specs = gpu_specs()
     request = parse_estimate_request(body, known_gpus={spec.slug for spec in specs})
-    return [estimate_to_dict(e) for e in estimate(request, specs)]
+    if not calibration:
+        return [estimate_to_dict(e) for e in estimate(request, specs)]
+    answers: list[dict[str, Any]] = []
+    for spec in specs:
+        factors = calibration.get(spec.slug)
+        multipliers = (
+            {k: float(v) for k, v in factors.items() if k in CALIBRATED_FACTORS}
+            if factors
+            else None
+        )
+        for found in estimate(request, (spec,), multipliers):
+            answer = estimate_to_dict(found)
+            if factors:
+                runs = factors.get("runs", 0)
+                answer["calibrated_from_runs"] = runs
+                answer["notes"].append(
+                    f"ESTIMATED (calibrated from {runs} run{'s' if runs != 1 else ''}): "
+                    + ", ".join(f"{k} x{float(factors[k]):.2f}" for k in sorted(multipliers or {}))
+                )
+            answers.append(answer)
+    return answers
 
 
 def model_preset_list() -> list[dict[str, Any]]:

@@ -6,10 +6,13 @@ costing dataclasses; the arithmetic is all in apps.engine.costing.
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from apps.benchmarks.models import BenchmarkRun
+from apps.benchmarks.selectors import calibration_by_gpu, throughput_runs_for_brief
 from apps.briefs.contract import estimate_body_for_brief
 from apps.briefs.models import WorkloadBrief
 from apps.catalog.selectors import estimates_for_body, gpu_specs
@@ -49,11 +52,63 @@ def _d(value: Any) -> Decimal | None:
     return None if value is None else Decimal(str(value))
 
 
-def estimates_key(body: dict[str, Any]) -> str:
-    """What the engine's answer depends on: the brief's shape, the catalog and the engine."""
+def estimates_key(body: dict[str, Any], calibration: dict[str, Any]) -> str:
+    """What the engine's answer depends on: the brief's shape, the catalog, the calibration
+    learnt from benchmark runs and the engine version. Prices are not in it."""
     catalog = [(s.slug, s.memory_gb, s.bf16_tflops, s.memory_bandwidth_tbps) for s in gpu_specs()]
-    blob = json.dumps([body, catalog, ENGINE_VERSION], sort_keys=True, default=str)
+    blob = json.dumps([body, catalog, calibration, ENGINE_VERSION], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _percentile(figure: Any, *names: str) -> float | None:
+    if not isinstance(figure, dict):
+        return None
+    for name in names:
+        value = figure.get(name)
+        if isinstance(value, int | float) and value > 0:
+            return float(value)
+    return None
+
+
+def measured_estimate(
+    estimate: dict[str, Any], run: BenchmarkRun, brief: WorkloadBrief
+) -> dict[str, Any]:
+    """The engine's answer for a candidate with a THROUGHPUT_LATENCY run's figures in place
+    of the estimated ones (memory fit and replicas stay the engine's)."""
+    results = run.results
+    measured = {**estimate, "performance": {**estimate["performance"]}, "basis": "MEASURED"}
+    perf = measured["performance"]
+    throughput = results.get("output_tokens_per_s")
+    if isinstance(throughput, int | float) and throughput > 0:
+        perf["output_tokens_per_s"] = float(throughput)
+    ttft = _percentile(results.get("ttft_ms"), "p95", "p99", "p90", "mean", "p50")
+    tpot = _percentile(results.get("tpot_ms"), "p95", "p99", "p90", "mean", "p50")
+    e2e = _percentile(results.get("e2e_latency_ms"), "p95", "p99", "p90", "mean", "p50")
+    if ttft is not None:
+        perf["ttft_ms"] = ttft
+    if tpot is not None:
+        perf["itl_ms"] = tpot
+    if e2e is not None:
+        perf["e2e_latency_s"] = e2e / 1000
+    checks = []
+    if brief.ttft_target_ms and ttft is not None:
+        checks.append(ttft <= brief.ttft_target_ms)
+    if brief.itl_target_ms and tpot is not None:
+        checks.append(tpot <= brief.itl_target_ms)
+    if brief.e2e_target_ms and e2e is not None:
+        checks.append(e2e <= brief.e2e_target_ms)
+    if checks:
+        measured["meets_latency_target"] = all(checks)
+    completed, failed = results.get("completed") or 0, results.get("failed") or 0
+    if completed + failed > 0:
+        measured["measured_failed_share"] = failed / (completed + failed)
+    measured["notes"] = [
+        *estimate["notes"],
+        f"MEASURED: benchmark run #{run.pk} ({run.get_tool_display()}"
+        f"{' ' + run.tool_version if run.tool_version else ''}) replaces the estimate",
+    ]
+    measured["benchmark_run_id"] = run.pk
+    return measured
 
 
 def _requests_per_month(brief: WorkloadBrief, estimates: list[dict[str, Any]]) -> Decimal | None:
@@ -97,6 +152,27 @@ def demand_for_brief(brief: WorkloadBrief, estimates: list[dict[str, Any]]) -> D
     )
 
 
+def _with_measurements(
+    body: dict[str, Any],
+    estimates: list[dict[str, Any]],
+    runs: dict[tuple[str, int], BenchmarkRun],
+    brief: WorkloadBrief,
+    calibration: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """Replace the estimate of every GPU that has a current THROUGHPUT_LATENCY run (at the
+    run's GPU count, which may differ from the engine's pick)."""
+    by_gpu = {e["gpu"]: e for e in estimates}
+    for (slug, count), run in sorted(runs.items(), key=lambda item: item[1].pk):
+        base = by_gpu.get(slug)
+        if base is None:
+            continue
+        if base["gpu_count"] != count:
+            forced = {**body, "gpus": [slug], "gpu_count": count}
+            base = estimates_for_body(forced, calibration=calibration)[0]
+        by_gpu[slug] = measured_estimate(base, run, brief)
+    return [by_gpu[e["gpu"]] for e in estimates]
+
+
 def capacity_from_estimate(estimate: dict[str, Any]) -> CapacityFigures:
     perf = estimate["performance"]
     capacity = estimate.get("capacity") or {}
@@ -120,6 +196,7 @@ def capacity_from_estimate(estimate: dict[str, Any]) -> CapacityFigures:
         gpus_total=gpu_count * replicas if training else None,
         items_per_hour_per_replica=_d(items),
         records_per_s_per_replica=_d(perf.get("records_per_s")),
+        measured_failed_share=_d(estimate.get("measured_failed_share")),
     )
 
 
@@ -163,7 +240,16 @@ def route_terms(route: ApiRoute, values: dict[str, Any]) -> ApiRouteTerms:
     )
 
 
-def _row(cost: CandidateCost, **extra: Any) -> dict[str, Any]:
+def _basis_notes(estimate: dict[str, Any]) -> list[str]:
+    if estimate.get("benchmark_run_id"):
+        return [f"MEASURED: figures from benchmark run #{estimate['benchmark_run_id']}"]
+    runs = estimate.get("calibrated_from_runs")
+    if runs:
+        return [f"ESTIMATED (calibrated from {runs} run{'s' if runs != 1 else ''})"]
+    return []
+
+
+def _row(cost: CandidateCost, *, basis_notes: Sequence[str] = (), **extra: Any) -> dict[str, Any]:
     return {
         "cost_lines": {name: str(value) for name, value in cost.cost_lines.items()},
         "monthly_cost": cost.monthly_cost,
@@ -171,7 +257,7 @@ def _row(cost: CandidateCost, **extra: Any) -> dict[str, Any]:
         "effective_unit_cost": cost.effective_unit_cost,
         "meets_constraints": cost.meets_constraints,
         "why_not": list(cost.why_not),
-        "notes": list(cost.notes),
+        "notes": [*basis_notes, *cost.notes],
         **extra,
     }
 
@@ -191,12 +277,17 @@ def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> Bui
         built.table_fields["no_ranking_reason"] = "still missing: " + ", ".join(missing)
         return built
     body = estimate_body_for_brief(brief)
-    key = estimates_key(body)
+    calibration = calibration_by_gpu()
+    runs = throughput_runs_for_brief(brief)
+    key = estimates_key(
+        body, {"calibration": calibration, "runs": sorted(r.pk for r in runs.values())}
+    )
     if table.estimates_key == key and table.estimates:
         estimates = table.estimates  # only prices changed: the engine's answer still holds
     else:
         try:
-            estimates = estimates_for_body(body)
+            estimates = estimates_for_body(body, calibration=calibration)
+            estimates = _with_measurements(body, estimates, runs, brief, calibration)
         except EngineInputError as exc:
             built.table_fields["no_ranking_reason"] = f"{exc.field}: {exc.message}"
             return built
@@ -236,6 +327,7 @@ def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> Bui
                         else None
                     ),
                     "memory_headroom_gb": _d(estimate["memory"]["headroom_gb"]),
+                    "basis_notes": _basis_notes(estimate),
                 },
             )
         )
