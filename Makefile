@@ -6,7 +6,7 @@ PY := $(BIN)/python
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: run test lint format migrations-check check-deploy install test-e2e bench clean
+.PHONY: run test test-faults lint format migrations-check check-deploy schema schema-check audit install bench clean
 
 $(PY):
 	@python=$$(scripts/find-python) || exit 1; echo "Creating $(VENV) with $$python"; \
@@ -29,6 +29,19 @@ run: install  ## Start the app on SQLite with demo data at http://127.0.0.1:8000
 test: install  ## Run the whole suite (SQLite; PostgreSQL/Redis when DATABASE_URL/CELERY_BROKER_URL are set)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+test-faults: install  ## Kill workers, restart Redis and PostgreSQL mid-recompute (needs both running, as root)
+	GPUSELECT_FAULTS=1 $(PY) -m pytest tests/faults -p no:cacheprovider $(PYTEST_ARGS)
+
+schema: install  ## Regenerate the committed OpenAPI schema
+	$(PY) manage.py spectacular --validate --fail-on-warn --file docs/openapi.yaml
+
+schema-check: install  ## The committed schema matches what the code generates
+	$(PY) manage.py spectacular --validate --fail-on-warn --file /tmp/gpuselect-openapi.yaml
+	diff -u docs/openapi.yaml /tmp/gpuselect-openapi.yaml
+
+audit: install  ## Known vulnerabilities in the pinned set (needs the advisory service)
+	$(BIN)/pip-audit --progress-spinner off --strict
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -47,10 +60,13 @@ check-deploy: install
 	DJANGO_ALLOWED_HOSTS=gpuselect.example.com DATABASE_URL=postgres://gpuselect@db/gpuselect \
 	CELERY_BROKER_URL=redis://redis:6379/0 $(PY) manage.py check --deploy --fail-level WARNING
 
-bench: install  ## Print the benchmark figures (llm-analysis installs without its deps: it only runs on 3.13 so)
-	$(PY) -m pip install --quiet --no-deps llm-analysis==0.2.2
+bench: install  ## Print the benchmark figures (needs PostgreSQL and Redis for the last three)
+	$(PY) -m pip install --quiet --no-deps llm-analysis==0.2.2  # its pinned deps do not build on 3.13
 	$(PY) bench/estimate.py
 	$(PY) bench/accuracy.py
+	$(PY) bench/recompute.py
+	$(PY) bench/rankings_load.py
+	$(PY) bench/load.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

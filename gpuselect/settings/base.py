@@ -168,6 +168,10 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {"PrecisionEnum": "apps.briefs.choices.Precision"},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "apps.core.schema.add_error_responses",
+    ],
 }
 
 # Failed sign-ins allowed per username and per address within the window, then 429.

@@ -1,0 +1,48 @@
+"""OpenAPI schema post-processing: every operation documents the errors it can answer with.
+
+Every failure body is ``{"detail": "..."}`` (apps/core/api.py); validation failures add
+``errors``. Documenting them lets schema-conformance fuzzing check error responses too."""
+
+from typing import Any
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "detail": {"type": "string"},
+        "field": {"type": "string"},
+        "errors": {},
+    },
+    "required": ["detail"],
+}
+ERRORS = {
+    "400": "Bad input; `detail` names the field",
+    "401": "No valid token or session",
+    "403": "The role lacks the right, or CSRF failed",
+    "404": "Not found (or another team's)",
+    "405": "Method not allowed",
+    "406": "Not acceptable",
+    "409": "The record's state does not allow this",
+    "413": "Upload too large",
+    "415": "Unsupported media type",
+    "429": "Too many requests",
+}
+WRITE_ONLY = {"400", "409", "413", "415"}
+
+
+def add_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    components = result.setdefault("components", {}).setdefault("schemas", {})
+    components["Error"] = ERROR_SCHEMA
+    ref = {"$ref": "#/components/schemas/Error"}
+    for path_item in result.get("paths", {}).values():
+        for method, operation in path_item.items():
+            if method not in {"get", "post", "put", "patch", "delete"}:
+                continue
+            responses = operation.setdefault("responses", {})
+            for code, description in ERRORS.items():
+                if code in WRITE_ONLY and method == "get" and code != "400":
+                    continue
+                responses.setdefault(
+                    code,
+                    {"description": description, "content": {"application/json": {"schema": ref}}},
+                )
+    return result
