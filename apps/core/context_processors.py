@@ -10,6 +10,7 @@ NAV_ITEMS: tuple[tuple[str, str, tuple[str, ...] | None], ...] = (
     ("GPU catalog", "catalog:gpu-list", None),
     ("Quotes", "quotes:list", None),
     ("Finance assumptions", "finance:assumptions", None),
+    ("Decisions", "decisions:list", None),
     ("API tokens", "core:tokens", None),
     ("API docs", "api-docs", None),
 )

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.briefs.models import WorkloadBrief
-from apps.core.roles import Role, roles_of
+from apps.core.roles import QUOTE_EDITORS, Role, has_role, roles_of
 from apps.engine import ENGINE_VERSION
 from apps.quotes.models import ApiRoute, Quote
 
@@ -340,7 +340,9 @@ def checklist_answer_set(
     evidence_link: str = "",
     evidence_file: Any = None,
 ) -> ChecklistAnswer:
-    """Answer (or re-answer) one checklist question for a quote."""
+    """Answer (or re-answer) one checklist question for a quote (procurement only)."""
+    if not has_role(user, QUOTE_EDITORS):
+        raise PermissionDenied("Only procurement answers the procurement checklist.")
     if question not in QUESTION_KEYS:
         raise ValidationError({"question": f"unknown question {question!r}"})
     row = ChecklistAnswer.objects.select_for_update().filter(quote=quote, question=question).first()

@@ -1,0 +1,173 @@
+from typing import Any
+
+from rest_framework import serializers
+
+from apps.core.roles import DECISION_AUTHORS
+from apps.decisions.checklist import QUESTION_KEYS
+from apps.decisions.models import ChecklistAnswer, DecisionRecord
+from apps.decisions.selectors import (
+    alternatives_described,
+    approvals_for_record,
+    audit_trail_for_record,
+    chosen_candidate,
+    inputs_changed,
+    snapshot_summary,
+)
+
+DECIDING_ROLES = [r.value for r in DECISION_AUTHORS]
+
+
+class AlternativeSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    """One alternative considered: a quote or an API route (exactly one)."""
+
+    quote_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    api_route_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        quote_id, route_id = attrs.get("quote_id"), attrs.get("api_route_id")
+        if (quote_id is None) == (route_id is None):
+            raise serializers.ValidationError("give one of quote_id or api_route_id")
+        return {"quote_id": quote_id, "api_route_id": route_id}
+
+
+class DecisionRecordEditSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    title = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    rationale = serializers.CharField(required=False, allow_blank=True)
+    capacity_model = serializers.ChoiceField(
+        choices=DecisionRecord.CapacityModel.choices, required=False
+    )
+    alternatives = AlternativeSerializer(many=True, required=False)
+    acceptance_criteria = serializers.DictField(required=False)
+    required_roles = serializers.ListField(
+        child=serializers.CharField(), required=False, allow_empty=False
+    )
+
+
+class DecisionRecordCreateSerializer(DecisionRecordEditSerializer):
+    brief = serializers.IntegerField(min_value=1)
+    chosen_quote = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    chosen_api_route = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    capacity_model = serializers.ChoiceField(choices=DecisionRecord.CapacityModel.choices)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if (attrs.get("chosen_quote") is None) == (attrs.get("chosen_api_route") is None):
+            raise serializers.ValidationError(
+                {"chosen_quote": "choose exactly one candidate: chosen_quote or chosen_api_route"}
+            )
+        return attrs
+
+
+class SubmitSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    role = serializers.ChoiceField(choices=DECIDING_ROLES, required=False)
+
+
+class ApproveSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    role = serializers.ChoiceField(choices=DECIDING_ROLES)
+
+
+class RejectSerializer(ApproveSerializer):
+    reason = serializers.CharField(allow_blank=True, default="")
+
+
+class DecisionRecordOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
+    brief_name = serializers.CharField(source="brief.name", read_only=True)
+    team = serializers.CharField(source="team.slug", read_only=True)
+    created_by = serializers.CharField(source="created_by.username", read_only=True)
+    submitted_by = serializers.SerializerMethodField()
+    chosen = serializers.SerializerMethodField()
+
+    class Meta:
+        model = DecisionRecord
+        fields = [
+            "id", "title", "status", "brief", "brief_name", "team", "chosen_quote",
+            "chosen_api_route", "chosen", "capacity_model", "rationale", "alternatives",
+            "acceptance_criteria", "required_roles", "content_hash", "engine_version",
+            "frozen_at", "created_by", "submitted_by", "submitted_as", "replaces",
+            "superseded_by", "created_at", "updated_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+    def get_submitted_by(self, record: DecisionRecord) -> str | None:
+        return record.submitted_by.get_username() if record.submitted_by else None
+
+    def get_chosen(self, record: DecisionRecord) -> dict[str, Any]:
+        chosen = chosen_candidate(record)
+        return {k: chosen[k] for k in ("kind", "quote_id", "api_route_id", "label", "provider")}
+
+
+class DecisionRecordDetailSerializer(DecisionRecordOutputSerializer):
+    alternatives_described = serializers.SerializerMethodField()
+    snapshot_summary = serializers.SerializerMethodField()
+    approvals = serializers.SerializerMethodField()
+    audit_trail = serializers.SerializerMethodField()
+    inputs_changed = serializers.SerializerMethodField()
+
+    class Meta(DecisionRecordOutputSerializer.Meta):
+        fields = [
+            *DecisionRecordOutputSerializer.Meta.fields,
+            "alternatives_described", "snapshot_summary", "approvals", "audit_trail",
+            "inputs_changed",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+    def get_alternatives_described(self, record: DecisionRecord) -> list[dict[str, Any]]:
+        return [{k: a[k] for k in ("quote_id", "api_route_id", "label")} for a in
+                alternatives_described(record)]  # fmt: skip
+
+    def get_snapshot_summary(self, record: DecisionRecord) -> dict[str, Any]:
+        return snapshot_summary(record)
+
+    def get_approvals(self, record: DecisionRecord) -> list[dict[str, Any]]:
+        return [
+            {**a, "created_at": serializers.DateTimeField().to_representation(a["created_at"])}
+            for a in approvals_for_record(record)
+        ]
+
+    def get_audit_trail(self, record: DecisionRecord) -> list[dict[str, Any]]:
+        return [
+            {**e, "created_at": serializers.DateTimeField().to_representation(e["created_at"])}
+            for e in audit_trail_for_record(record)
+        ]
+
+    def get_inputs_changed(self, record: DecisionRecord) -> list[str]:
+        return inputs_changed(record)
+
+
+class VerifySerializer(serializers.Serializer):  # type: ignore[type-arg]
+    intact = serializers.BooleanField()
+    content_hash = serializers.CharField()
+    computed_hash = serializers.CharField()
+
+
+class ChecklistAnswerInputSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    question = serializers.ChoiceField(choices=sorted(QUESTION_KEYS))
+    answer = serializers.ChoiceField(choices=ChecklistAnswer.Answer.choices)
+    evidence_text = serializers.CharField(required=False, allow_blank=True, default="")
+    evidence_link = serializers.URLField(required=False, allow_blank=True, default="")
+
+
+class ChecklistQuestionSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    question = serializers.CharField()
+    section = serializers.CharField()
+    text = serializers.CharField()
+    answer = serializers.ChoiceField(choices=ChecklistAnswer.Answer.choices, allow_null=True)
+    evidence_text = serializers.CharField(allow_blank=True)
+    evidence_link = serializers.CharField(allow_blank=True)
+    evidence_file = serializers.CharField(allow_blank=True)
+    evidence_file_url = serializers.CharField(allow_blank=True)
+    answered_by = serializers.CharField(allow_null=True)
+    answered_at = serializers.DateTimeField(allow_null=True)
+
+
+class ChecklistSectionSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    section = serializers.CharField()
+    title = serializers.CharField()
+    questions = ChecklistQuestionSerializer(many=True)
+
+
+class ChecklistSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    quote = serializers.IntegerField()
+    answered = serializers.IntegerField()
+    total = serializers.IntegerField()
+    complete = serializers.BooleanField()
+    sections = ChecklistSectionSerializer(many=True)

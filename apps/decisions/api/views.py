@@ -1,0 +1,293 @@
+"""/api/v1/decision-records/ and /api/v1/checklist/quotes/<id>/: open, edit, review, approve,
+reject, supersede, verify and export decision records; answer the procurement checklist.
+
+The services are the only writers. A refused transition (the record is not in the state the
+action needs) answers 409; a role the user does not hold, 403; bad input, 400 by field."""
+
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import APIException
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.briefs.models import WorkloadBrief
+from apps.briefs.selectors import brief_get_for_user
+from apps.core.pagination import StandardPagination
+from apps.core.permissions import role_permission
+from apps.core.roles import DECISION_AUTHORS, QUOTE_EDITORS
+from apps.decisions import services
+from apps.decisions.exports import decision_record_csv, decision_record_pdf
+from apps.decisions.selectors import (
+    checklist_for_quote,
+    decision_record_get_for_user,
+    decision_record_list_for_user,
+    decision_record_report,
+    record_verify,
+)
+from apps.quotes.models import ApiRoute, Quote
+from apps.quotes.selectors import quote_get_for_user, quote_list_for_user
+
+from .serializers import (
+    ApproveSerializer,
+    ChecklistAnswerInputSerializer,
+    ChecklistSerializer,
+    DecisionRecordCreateSerializer,
+    DecisionRecordDetailSerializer,
+    DecisionRecordEditSerializer,
+    DecisionRecordOutputSerializer,
+    RejectSerializer,
+    SubmitSerializer,
+    VerifySerializer,
+)
+
+AuthorsWrite = role_permission(*DECISION_AUTHORS)
+ProcurementWrites = role_permission(*QUOTE_EDITORS)
+
+
+class Conflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The record is not in a state that allows this."
+    default_code = "conflict"
+
+
+def _saved(call: Any, **kwargs: Any) -> Any:
+    """Run a service: TransitionRefused → 409, ValidationError → 400 by field
+    (PermissionDenied and Http404 pass through to DRF: 403, 404)."""
+    try:
+        return call(**kwargs)
+    except services.TransitionRefused as exc:
+        raise Conflict(" ".join(exc.messages)) from exc
+    except DjangoValidationError as exc:
+        detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
+        raise serializers.ValidationError(detail) from exc
+
+
+def _visible_quote(user: Any, pk: int, *, brief: WorkloadBrief, field: str) -> Quote:
+    """A quote the user may see and the brief's team may be costed against (one message
+    whether it does not exist or is confidential to someone else)."""
+    quote = quote_list_for_user(user, include_retired=True).filter(pk=pk).first()
+    if quote is None or quote.confidential_to_id not in (None, brief.team_id):
+        raise serializers.ValidationError({field: [f"no such quote #{pk}"]})
+    return quote
+
+
+def _route(pk: int, *, field: str) -> ApiRoute:
+    route = ApiRoute.objects.select_related("provider").filter(pk=pk).first()
+    if route is None:
+        raise serializers.ValidationError({field: [f"no such API route #{pk}"]})
+    return route
+
+
+def _alternatives(
+    user: Any, items: list[dict[str, Any]], *, brief: WorkloadBrief
+) -> list[dict[str, Any]]:
+    for item in items:
+        if item["quote_id"] is not None:
+            _visible_quote(user, item["quote_id"], brief=brief, field="alternatives")
+        else:
+            _route(item["api_route_id"], field="alternatives")
+    unique = {(a["quote_id"], a["api_route_id"]): a for a in items}
+    return list(unique.values())
+
+
+def _detail(record: Any) -> dict[str, Any]:
+    return DecisionRecordDetailSerializer(record).data
+
+
+class DecisionRecordListCreateApi(APIView):
+    permission_classes = [AuthorsWrite]
+
+    @extend_schema(responses={200: DecisionRecordOutputSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        qs = decision_record_list_for_user(request.user)
+        if request.query_params.get("status"):
+            qs = qs.filter(status=request.query_params["status"].upper())
+        if request.query_params.get("brief", "").isdigit():
+            qs = qs.filter(brief_id=int(request.query_params["brief"]))
+        paginator = StandardPagination()
+        page = paginator.paginate_queryset(qs, request, view=self)
+        return paginator.get_paginated_response(
+            DecisionRecordOutputSerializer(page, many=True).data
+        )
+
+    @extend_schema(
+        request=DecisionRecordCreateSerializer, responses={201: DecisionRecordDetailSerializer}
+    )
+    def post(self, request: Request) -> Response:
+        payload = DecisionRecordCreateSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = dict(payload.validated_data)
+        brief = brief_get_for_user(request.user, data.pop("brief"))
+        quote_id, route_id = data.pop("chosen_quote", None), data.pop("chosen_api_route", None)
+        if quote_id is not None:
+            data["chosen_quote"] = _visible_quote(
+                request.user, quote_id, brief=brief, field="chosen_quote"
+            )
+        else:
+            data["chosen_api_route"] = _route(route_id, field="chosen_api_route")
+        if "alternatives" in data:
+            data["alternatives"] = _alternatives(request.user, data["alternatives"], brief=brief)
+        record = _saved(
+            services.decision_record_create, brief=brief, created_by=request.user, **data
+        )
+        return Response(_detail(record), status=status.HTTP_201_CREATED)
+
+
+class DecisionRecordDetailApi(APIView):
+    permission_classes = [AuthorsWrite]
+
+    @extend_schema(responses={200: DecisionRecordDetailSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(_detail(decision_record_get_for_user(request.user, pk)))
+
+    @extend_schema(
+        request=DecisionRecordEditSerializer,
+        responses={
+            200: DecisionRecordDetailSerializer,
+            409: OpenApiResponse(description="Only a DRAFT can be edited"),
+        },
+    )
+    def patch(self, request: Request, pk: int) -> Response:
+        record = decision_record_get_for_user(request.user, pk)
+        payload = DecisionRecordEditSerializer(data=request.data, partial=True)
+        payload.is_valid(raise_exception=True)
+        fields = dict(payload.validated_data)
+        if "alternatives" in fields:
+            fields["alternatives"] = _alternatives(
+                request.user, fields["alternatives"], brief=record.brief
+            )
+        record = _saved(services.decision_record_update, record=record, user=request.user, **fields)
+        return Response(_detail(record))
+
+
+class DecisionRecordSubmitApi(APIView):
+    permission_classes = [AuthorsWrite]
+
+    @extend_schema(request=SubmitSerializer, responses={200: DecisionRecordDetailSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        record = decision_record_get_for_user(request.user, pk)
+        payload = SubmitSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        record = _saved(
+            services.decision_record_submit,
+            record=record,
+            user=request.user,
+            role=payload.validated_data.get("role"),
+        )
+        return Response(_detail(record))
+
+
+class DecisionRecordApproveApi(APIView):
+    permission_classes = [AuthorsWrite]
+
+    @extend_schema(request=ApproveSerializer, responses={200: DecisionRecordDetailSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        record = decision_record_get_for_user(request.user, pk)
+        payload = ApproveSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        record = _saved(
+            services.decision_record_approve,
+            record=record,
+            user=request.user,
+            role=payload.validated_data["role"],
+        )
+        return Response(_detail(record))
+
+
+class DecisionRecordRejectApi(APIView):
+    permission_classes = [AuthorsWrite]
+
+    @extend_schema(request=RejectSerializer, responses={200: DecisionRecordDetailSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        record = decision_record_get_for_user(request.user, pk)
+        payload = RejectSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        record = _saved(
+            services.decision_record_reject,
+            record=record,
+            user=request.user,
+            role=payload.validated_data["role"],
+            reason=payload.validated_data["reason"],
+        )
+        return Response(_detail(record))
+
+
+class DecisionRecordSupersedeApi(APIView):
+    permission_classes = [AuthorsWrite]
+
+    @extend_schema(request=None, responses={201: DecisionRecordDetailSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        record = decision_record_get_for_user(request.user, pk)
+        new = _saved(services.decision_record_supersede, record=record, user=request.user)
+        return Response(_detail(new), status=status.HTTP_201_CREATED)
+
+
+class DecisionRecordRefreshApi(APIView):
+    permission_classes = [AuthorsWrite]
+
+    @extend_schema(request=None, responses={200: DecisionRecordDetailSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        record = decision_record_get_for_user(request.user, pk)
+        record = _saved(services.decision_record_refresh, record=record, user=request.user)
+        return Response(_detail(record))
+
+
+class DecisionRecordVerifyApi(APIView):
+    """Recompute the content hash of the stored snapshot and compare it with the stored hash."""
+
+    @extend_schema(responses={200: VerifySerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        record = decision_record_get_for_user(request.user, pk)
+        return Response(VerifySerializer(record_verify(record)).data)
+
+
+class DecisionRecordCsvApi(APIView):
+    @extend_schema(responses={(200, "text/csv"): OpenApiResponse(description="CSV")})
+    def get(self, request: Request, pk: int) -> HttpResponse:
+        record = decision_record_get_for_user(request.user, pk)
+        response = HttpResponse(
+            decision_record_csv(record.snapshot), content_type="text/csv; charset=utf-8"
+        )
+        response["Content-Disposition"] = f'attachment; filename="decision-{record.pk}.csv"'
+        return response
+
+
+class DecisionRecordPdfApi(APIView):
+    @extend_schema(responses={(200, "application/pdf"): OpenApiResponse(description="PDF")})
+    def get(self, request: Request, pk: int) -> HttpResponse:
+        record = decision_record_get_for_user(request.user, pk)
+        response = HttpResponse(
+            decision_record_pdf(decision_record_report(record)), content_type="application/pdf"
+        )
+        response["Content-Disposition"] = f'attachment; filename="decision-{record.pk}.pdf"'
+        return response
+
+
+class QuoteChecklistApi(APIView):
+    """Every checklist question for a quote, with its answer; PUT or POST answers one."""
+
+    permission_classes = [ProcurementWrites]
+
+    @extend_schema(responses={200: ChecklistSerializer})
+    def get(self, request: Request, quote_id: int) -> Response:
+        quote = quote_get_for_user(request.user, quote_id)
+        return Response(ChecklistSerializer(checklist_for_quote(quote)).data)
+
+    @extend_schema(request=ChecklistAnswerInputSerializer, responses={200: ChecklistSerializer})
+    def put(self, request: Request, quote_id: int) -> Response:
+        quote = quote_get_for_user(request.user, quote_id)
+        payload = ChecklistAnswerInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        _saved(
+            services.checklist_answer_set, quote=quote, user=request.user, **payload.validated_data
+        )
+        return Response(ChecklistSerializer(checklist_for_quote(quote)).data)
+
+    @extend_schema(request=ChecklistAnswerInputSerializer, responses={200: ChecklistSerializer})
+    def post(self, request: Request, quote_id: int) -> Response:
+        return self.put(request, quote_id)

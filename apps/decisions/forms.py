@@ -1,0 +1,139 @@
+from decimal import Decimal
+from typing import Any
+
+from django import forms
+
+from apps.core.roles import DECISION_AUTHORS
+
+from .models import ChecklistAnswer, DecisionRecord
+
+ROLE_CHOICES = [(r.value, r.label) for r in DECISION_AUTHORS]
+MAX_EVIDENCE_BYTES = 10 * 1024 * 1024
+
+# The acceptance-criteria keys the service fills in by default; blank: not a criterion.
+CRITERIA = (
+    "latency_percentile", "ttft_target_ms", "itl_target_ms", "e2e_target_ms", "acceptance_rate",
+    "min_memory_headroom_gb", "accepted_outputs_per_month",
+)  # fmt: skip
+PERCENTILES = [("", "-"), ("P50", "P50"), ("P95", "P95"), ("P99", "P99"), ("OFFLINE", "Offline")]
+
+
+class DecisionRecordForm(forms.Form):
+    """What an author writes on a record; the evidence is frozen by the service."""
+
+    title = forms.CharField(
+        max_length=200, required=False, help_text="Blank: named after the brief."
+    )
+    capacity_model = forms.ChoiceField(choices=DecisionRecord.CapacityModel.choices)
+    rationale = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
+    required_roles = forms.MultipleChoiceField(
+        choices=ROLE_CHOICES,
+        widget=forms.CheckboxSelectMultiple,
+        initial=[r for r, _ in ROLE_CHOICES],
+        help_text="The roles that must each approve.",
+    )
+    alternatives = forms.MultipleChoiceField(
+        choices=[],
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        help_text="Other candidates from the table that were considered.",
+    )
+
+    criteria_latency_percentile = forms.ChoiceField(
+        label="Latency percentile", choices=PERCENTILES, required=False
+    )
+    criteria_ttft_target_ms = forms.IntegerField(
+        label="TTFT target (ms)", required=False, min_value=1
+    )
+    criteria_itl_target_ms = forms.IntegerField(
+        label="ITL target (ms)", required=False, min_value=1
+    )
+    criteria_e2e_target_ms = forms.IntegerField(
+        label="End-to-end target (ms)", required=False, min_value=1
+    )
+    criteria_acceptance_rate = forms.DecimalField(
+        label="Acceptance rate", required=False, min_value=Decimal(0), max_value=Decimal(1)
+    )
+    criteria_min_memory_headroom_gb = forms.DecimalField(
+        label="Minimum memory headroom (GB)", required=False, min_value=Decimal(0)
+    )
+    criteria_accepted_outputs_per_month = forms.DecimalField(
+        label="Accepted outputs per month", required=False, min_value=Decimal(0)
+    )
+
+    def __init__(self, *args: Any, candidates: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["alternatives"].choices = candidates
+
+    def criteria_fields(self) -> list[forms.BoundField]:
+        return [self[f"criteria_{key}"] for key in CRITERIA]
+
+    def main_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in ("title", "capacity_model", "rationale")]
+
+    def choice_fields(self) -> list[forms.BoundField]:
+        return [self["required_roles"], self["alternatives"]]
+
+    def acceptance_criteria(self) -> dict[str, Any]:
+        criteria: dict[str, Any] = {}
+        for key in CRITERIA:
+            value = self.cleaned_data.get(f"criteria_{key}")
+            if value in ("", None):
+                criteria[key] = None
+            elif isinstance(value, Decimal):
+                criteria[key] = format(value.normalize(), "f")
+            else:
+                criteria[key] = value
+        return criteria
+
+    def alternatives_value(self) -> list[dict[str, Any]]:
+        return [decode_candidate(v) for v in self.cleaned_data.get("alternatives", [])]
+
+    def service_fields(self) -> dict[str, Any]:
+        return {
+            "title": self.cleaned_data["title"],
+            "capacity_model": self.cleaned_data["capacity_model"],
+            "rationale": self.cleaned_data["rationale"],
+            "required_roles": self.cleaned_data["required_roles"],
+            "alternatives": self.alternatives_value(),
+            "acceptance_criteria": self.acceptance_criteria(),
+        }
+
+
+def encode_candidate(*, quote_id: int | None, api_route_id: int | None) -> str:
+    return f"q{quote_id}" if quote_id is not None else f"r{api_route_id}"
+
+
+def decode_candidate(value: str) -> dict[str, Any]:
+    kind, number = value[:1], int(value[1:])
+    if kind == "q":
+        return {"quote_id": number, "api_route_id": None}
+    return {"quote_id": None, "api_route_id": number}
+
+
+def initial_criteria(criteria: dict[str, Any]) -> dict[str, Any]:
+    return {f"criteria_{k}": v for k, v in (criteria or {}).items() if v is not None}
+
+
+class SubmitForm(forms.Form):
+    role = forms.ChoiceField(choices=ROLE_CHOICES, required=False)
+
+
+class VerdictForm(forms.Form):
+    role = forms.ChoiceField(choices=ROLE_CHOICES)
+    reason = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+
+class ChecklistAnswerForm(forms.Form):
+    answer = forms.ChoiceField(choices=ChecklistAnswer.Answer.choices)
+    evidence_text = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2}), label="Evidence"
+    )
+    evidence_link = forms.URLField(required=False, label="Evidence link", assume_scheme="https")
+    evidence_file = forms.FileField(required=False, label="Evidence file (10 MB at most)")
+
+    def clean_evidence_file(self) -> Any:
+        upload = self.cleaned_data.get("evidence_file")
+        if upload and upload.size > MAX_EVIDENCE_BYTES:
+            raise forms.ValidationError("larger than 10 MB")
+        return upload

@@ -1,0 +1,379 @@
+"""Reads of decision records, scoped to the user's teams; what changed since freezing; the
+procurement checklist with its completeness; the plain report the exports draw."""
+
+from collections import Counter
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import QuerySet
+from django.http import Http404
+
+from apps.core.roles import roles_of
+from apps.quotes.models import Quote
+
+from .checklist import QUESTION_KEYS, QUESTIONS, SECTIONS
+from .models import Approval, AuditEvent, ChecklistAnswer, DecisionRecord
+from .snapshot import checklist_evidence, content_hash, inputs_fingerprint
+
+
+def decision_record_list_for_user(
+    user: AbstractBaseUser | AnonymousUser,
+) -> QuerySet[DecisionRecord]:
+    qs = DecisionRecord.objects.select_related(
+        "brief",
+        "team",
+        "chosen_quote__provider",
+        "chosen_api_route__provider",
+        "created_by",
+    ).order_by("-updated_at", "-id")
+    if getattr(user, "is_superuser", False):
+        return qs
+    return qs.filter(team__members=user)  # type: ignore[misc]
+
+
+def decision_record_get_for_user(user: AbstractBaseUser | AnonymousUser, pk: int) -> DecisionRecord:
+    """The record, or 404 when it does not exist or belongs to another team."""
+    try:
+        return decision_record_list_for_user(user).get(pk=pk)
+    except DecisionRecord.DoesNotExist:
+        raise Http404("No such decision record.") from None
+
+
+def approvals_for_record(record: DecisionRecord) -> list[dict[str, Any]]:
+    rows = (
+        Approval.objects.filter(record=record).select_related("user").order_by("created_at", "id")
+    )
+    return [
+        {
+            "role": a.role,
+            "verdict": a.verdict,
+            "user": a.user.get_username(),
+            "reason": a.reason,
+            "created_at": a.created_at,
+        }
+        for a in rows
+    ]
+
+
+def audit_trail_for_record(record: DecisionRecord) -> list[dict[str, Any]]:
+    rows = AuditEvent.objects.filter(record=record).select_related("actor").order_by("id")
+    return [
+        {
+            "action": e.action,
+            "from_status": e.from_status,
+            "to_status": e.to_status,
+            "role": e.role,
+            "actor": e.actor.get_username(),
+            "reason": e.reason,
+            "created_at": e.created_at,
+        }
+        for e in rows
+    ]
+
+
+def record_verify(record: DecisionRecord) -> dict[str, Any]:
+    computed = content_hash(record.snapshot)
+    return {
+        "intact": computed == record.content_hash,
+        "content_hash": record.content_hash,
+        "computed_hash": computed,
+    }
+
+
+# --- What changed since freezing ------------------------------------------------------------
+
+
+def _versions_changed(kind: str, frozen: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    changes = []
+    for key in sorted(frozen, key=int):
+        if key not in now:
+            changes.append(f"{kind} #{key} no longer exists")
+        elif now[key] != frozen[key]:
+            changes.append(
+                f"{kind} #{key} changed since freezing (version {frozen[key]} → {now[key]})"
+            )
+    return changes
+
+
+def inputs_changed(record: DecisionRecord) -> list[str]:
+    """Sentences naming what the frozen figures rest on that has changed since (empty: nothing).
+
+    Compares the snapshot's inputs fingerprint with one recomputed now for the same quotes and
+    routes, and the frozen procurement checklist of the chosen quote with the live one."""
+    frozen = record.snapshot.get("inputs")
+    if not frozen:
+        return ["the record has no frozen evidence"]
+    quote_ids = [int(k) for k in frozen.get("quotes", {})]
+    route_ids = [int(k) for k in frozen.get("api_routes", {})]
+    now = inputs_fingerprint(record.brief, quote_ids, route_ids)
+    changes = []
+    if now["brief_version"] != frozen.get("brief_version"):
+        changes.append(
+            f"the brief changed since freezing "
+            f"(version {frozen.get('brief_version')} → {now['brief_version']})"
+        )
+    changes += _versions_changed("quote", frozen.get("quotes", {}), now["quotes"])
+    changes += _versions_changed("API route", frozen.get("api_routes", {}), now["api_routes"])
+    runs_then, runs_now = set(frozen.get("benchmark_runs", [])), set(now["benchmark_runs"])
+    if runs_now - runs_then:
+        changes.append("benchmark runs were added")
+    if runs_then - runs_now:
+        changes.append("benchmark runs were removed")
+    if now["assumptions"] != frozen.get("assumptions"):
+        changes.append("finance assumptions changed")
+    if record.chosen_quote_id is not None and "checklist" in record.snapshot:
+        then = record.snapshot["checklist"]
+        live = checklist_evidence(quote=record.chosen_quote)
+        if live["answers"] != then.get("answers"):
+            changes.append(
+                "the procurement checklist of the chosen quote changed "
+                f"(answered {then.get('answered')}/{then.get('total')} → "
+                f"{live['answered']}/{live['total']})"
+            )
+    return changes
+
+
+# --- The procurement checklist -------------------------------------------------------------
+
+
+def checklist_completeness_by_quote(quote_ids: list[int]) -> dict[int, tuple[int, int]]:
+    """(answered, total) per quote id; every id asked about is in the answer."""
+    counts = Counter(
+        ChecklistAnswer.objects.filter(
+            quote_id__in=quote_ids, question__in=QUESTION_KEYS
+        ).values_list("quote_id", flat=True)
+    )
+    return {qid: (counts.get(qid, 0), len(QUESTIONS)) for qid in quote_ids}
+
+
+def checklist_for_quote(quote: Quote) -> dict[str, Any]:
+    """Every question by section with the live answer (or None), and the completeness."""
+    answers = {
+        a.question: a
+        for a in ChecklistAnswer.objects.filter(quote=quote).select_related("answered_by")
+    }
+    sections = []
+    for code, title in SECTIONS:
+        questions = []
+        for q in QUESTIONS:
+            if q.section != code:
+                continue
+            a = answers.get(q.key)
+            questions.append(
+                {
+                    "question": q.key,
+                    "section": q.section,
+                    "text": q.text,
+                    "answer": a.answer if a else None,
+                    "evidence_text": a.evidence_text if a else "",
+                    "evidence_link": a.evidence_link if a else "",
+                    "evidence_file": a.evidence_file.name if a and a.evidence_file else "",
+                    "evidence_file_url": _file_url(a) if a else "",
+                    "answered_by": a.answered_by.get_username() if a else None,
+                    "answered_at": a.updated_at if a else None,
+                }
+            )
+        sections.append({"section": code, "title": title, "questions": questions})
+    answered = sum(1 for key in answers if key in QUESTION_KEYS)
+    return {
+        "quote": quote.pk,
+        "answered": answered,
+        "total": len(QUESTIONS),
+        "complete": answered == len(QUESTIONS),
+        "sections": sections,
+    }
+
+
+def _file_url(answer: ChecklistAnswer) -> str:
+    if not answer.evidence_file:
+        return ""
+    try:
+        return str(answer.evidence_file.url)
+    except ValueError:
+        return ""
+
+
+# --- Plain data for the pages and the exports ----------------------------------------------
+
+
+def candidate_label(row: dict[str, Any]) -> str:
+    if row.get("candidate_kind") == "API_ROUTE":
+        return (
+            f"{row.get('provider')} · {row.get('api_model')} (API route #{row.get('api_route_id')})"
+        )
+    gpu = (
+        f"{row.get('gpu_count')}\u00d7 {row.get('gpu')}" if row.get("gpu_count") else row.get("gpu")
+    )
+    system = f" ({row['system']})" if row.get("system") else ""
+    return f"{row.get('provider')} · {gpu}{system} (quote #{row.get('quote_id')})"
+
+
+def _is_row(row: dict[str, Any], *, quote_id: Any, api_route_id: Any) -> bool:
+    if quote_id is not None:
+        return bool(row.get("quote_id") == quote_id)
+    return api_route_id is not None and row.get("api_route_id") == api_route_id
+
+
+def chosen_candidate(record: DecisionRecord) -> dict[str, Any]:
+    """The chosen candidate as frozen: its candidate-table row when it has one, and its
+    quote or route evidence."""
+    snap = record.snapshot
+    chosen = snap.get("chosen", {})
+    qid, rid = chosen.get("quote_id"), chosen.get("api_route_id")
+    rows = snap.get("candidate_table", {}).get("rows", [])
+    row = next((r for r in rows if _is_row(r, quote_id=qid, api_route_id=rid)), None)
+    if qid is not None:
+        evidence = next((q for q in snap.get("quotes", []) if q["id"] == qid), None)
+        kind = "quote"
+    else:
+        evidence = next((r for r in snap.get("api_routes", []) if r["id"] == rid), None)
+        kind = "api_route"
+    if row is not None:
+        label = candidate_label(row)
+    elif evidence is not None and kind == "quote":
+        label = f"{evidence['provider']} · {evidence['gpu'] or evidence['system']} (quote #{qid})"
+    elif evidence is not None:
+        label = f"{evidence['provider']} · {evidence['model']} (API route #{rid})"
+    else:
+        label = f"{kind} #{qid or rid}"
+    return {
+        "kind": kind,
+        "quote_id": qid,
+        "api_route_id": rid,
+        "label": label,
+        "provider": (evidence or {}).get("provider") or (row or {}).get("provider"),
+        "row": row,
+        "evidence": evidence,
+    }
+
+
+def candidate_rows(record: DecisionRecord) -> list[dict[str, Any]]:
+    """The frozen candidate table, each row labelled and marked chosen or alternative."""
+    snap = record.snapshot
+    chosen = snap.get("chosen", {})
+    alternatives = record.alternatives or []
+    rows = []
+    for row in snap.get("candidate_table", {}).get("rows", []):
+        is_chosen = _is_row(
+            row, quote_id=chosen.get("quote_id"), api_route_id=chosen.get("api_route_id")
+        )
+        is_alternative = any(
+            _is_row(row, quote_id=a.get("quote_id"), api_route_id=a.get("api_route_id"))
+            for a in alternatives
+        )
+        rows.append(
+            {
+                **row,
+                "label": candidate_label(row),
+                "chosen": is_chosen,
+                "alternative": is_alternative and not is_chosen,
+            }
+        )
+    return rows
+
+
+def alternatives_described(record: DecisionRecord) -> list[dict[str, Any]]:
+    rows = record.snapshot.get("candidate_table", {}).get("rows", [])
+    described = []
+    for alt in record.alternatives or []:
+        qid, rid = alt.get("quote_id"), alt.get("api_route_id")
+        row = next((r for r in rows if _is_row(r, quote_id=qid, api_route_id=rid)), None)
+        described.append(
+            {
+                "quote_id": qid,
+                "api_route_id": rid,
+                "label": candidate_label(row)
+                if row
+                else (f"quote #{qid}" if qid is not None else f"API route #{rid}"),
+                "row": row,
+            }
+        )
+    return described
+
+
+def snapshot_summary(record: DecisionRecord) -> dict[str, Any]:
+    snap = record.snapshot
+    table = snap.get("candidate_table", {})
+    checklist = snap.get("checklist", {})
+    return {
+        "format": snap.get("format"),
+        "engine_version": snap.get("engine_version"),
+        "computed_at": table.get("computed_at"),
+        "currency": table.get("currency"),
+        "unit": table.get("unit"),
+        "no_ranking_reason": table.get("no_ranking_reason"),
+        "candidates": len(table.get("rows", [])),
+        "quotes": len(snap.get("quotes", [])),
+        "api_routes": len(snap.get("api_routes", [])),
+        "benchmark_runs": len(snap.get("benchmark_runs", [])),
+        "checklist": {"answered": checklist.get("answered"), "total": checklist.get("total")},
+        "chosen_row": chosen_candidate(record)["row"],
+    }
+
+
+def checklist_frozen_by_section(record: DecisionRecord) -> list[dict[str, Any]]:
+    answers = record.snapshot.get("checklist", {}).get("answers", [])
+    return [
+        {"section": code, "title": title, "answers": [a for a in answers if a["section"] == code]}
+        for code, title in SECTIONS
+    ]
+
+
+def decision_record_report(record: DecisionRecord) -> dict[str, Any]:
+    """Everything the PDF shows, as plain data (the PDF itself is drawn without queries)."""
+    snap = record.snapshot
+    brief = snap.get("brief", {})
+    table = snap.get("candidate_table", {})
+    checklist = snap.get("checklist", {})
+    return {
+        "id": record.pk,
+        "title": record.title,
+        "status": record.status,
+        "team": record.team.name,
+        "capacity_model": record.get_capacity_model_display(),
+        "rationale": record.rationale,
+        "acceptance_criteria": record.acceptance_criteria,
+        "required_roles": record.required_roles,
+        "brief": {
+            "id": brief.get("id"),
+            "name": brief.get("name") or record.brief.name,
+            "workload_type": brief.get("workload_type"),
+            "model": brief.get("model"),
+            "success_unit": brief.get("success_unit"),
+            "concurrency": brief.get("concurrency"),
+            "latency_target": brief.get("latency_target"),
+            "inputs_version": brief.get("inputs_version"),
+        },
+        "chosen": chosen_candidate(record),
+        "alternatives": [a["label"] for a in alternatives_described(record)],
+        "currency": table.get("currency") or "USD",
+        "unit": table.get("unit") or "output",
+        "computed_at": table.get("computed_at"),
+        "rows": candidate_rows(record),
+        "checklist": {
+            "answered": checklist.get("answered", 0),
+            "total": checklist.get("total", len(QUESTIONS)),
+            "answers": checklist.get("answers", []),
+        },
+        "approvals": approvals_for_record(record),
+        "audit_trail": audit_trail_for_record(record),
+        "content_hash": record.content_hash,
+        "engine_version": record.engine_version,
+        "frozen_at": record.frozen_at,
+    }
+
+
+def roles_user_may_decide(record: DecisionRecord, user: AbstractBaseUser) -> list[str]:
+    """The required roles this user could approve or reject for now (what the page offers;
+    the service checks again when the verdict arrives)."""
+    if record.status != DecisionRecord.Status.IN_REVIEW:
+        return []
+    held = roles_of(user)
+    decided = set(Approval.objects.filter(record=record).values_list("role", flat=True))
+    return [
+        role
+        for role in record.required_roles
+        if role in held
+        and role not in decided
+        and not (record.submitted_by_id == user.pk and record.submitted_as == role)
+    ]

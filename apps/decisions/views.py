@@ -1,0 +1,457 @@
+"""Decision-record pages: list, open from a brief's candidate table, detail with the frozen
+evidence, review actions (POST only), exports, verify, and the procurement checklist."""
+
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from apps.briefs.models import WorkloadBrief
+from apps.briefs.selectors import brief_get_for_user
+from apps.core.roles import DECISION_AUTHORS, QUOTE_EDITORS, has_role, roles_of
+from apps.finance import charts
+from apps.finance.selectors import ranking_for_brief
+from apps.quotes.models import ApiRoute, Quote
+from apps.quotes.selectors import quote_get_for_user
+
+from . import services
+from .checklist import QUESTION_KEYS, QUESTIONS
+from .exports import decision_record_csv, decision_record_pdf
+from .forms import (
+    ChecklistAnswerForm,
+    DecisionRecordForm,
+    SubmitForm,
+    VerdictForm,
+    encode_candidate,
+    initial_criteria,
+)
+from .models import DecisionRecord
+from .selectors import (
+    alternatives_described,
+    approvals_for_record,
+    audit_trail_for_record,
+    candidate_label,
+    candidate_rows,
+    checklist_completeness_by_quote,
+    checklist_for_quote,
+    checklist_frozen_by_section,
+    chosen_candidate,
+    decision_record_get_for_user,
+    decision_record_list_for_user,
+    decision_record_report,
+    inputs_changed,
+    record_verify,
+    roles_user_may_decide,
+)
+
+Status = DecisionRecord.Status
+TERM_TO_CAPACITY = {
+    "ON_DEMAND": DecisionRecord.CapacityModel.RENT_ON_DEMAND,
+    "SPOT": DecisionRecord.CapacityModel.RENT_SPOT,
+    "MARKETPLACE": DecisionRecord.CapacityModel.RENT_ON_DEMAND,
+    "RESERVED_1Y": DecisionRecord.CapacityModel.RESERVE_1Y,
+    "RESERVED_3Y": DecisionRecord.CapacityModel.RESERVE_3Y,
+    "DEDICATED_CLUSTER": DecisionRecord.CapacityModel.RESERVE_1Y,
+    "OWNED": DecisionRecord.CapacityModel.BUY,
+}
+
+
+def _require_author(request: HttpRequest) -> None:
+    if not has_role(request.user, DECISION_AUTHORS):
+        raise PermissionDenied("Decision records are written by platform, finance or procurement.")
+
+
+def _add_errors(form: Any, exc: ValidationError) -> None:
+    if hasattr(exc, "error_dict"):
+        for field, errors in exc.message_dict.items():
+            for error in errors:
+                form.add_error(field if field in form.fields else None, error)
+    else:
+        for error in exc.messages:
+            form.add_error(None, error)
+
+
+def _int(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() else None
+
+
+# --- List and detail -----------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def decision_list_page(request: HttpRequest) -> HttpResponse:
+    page = Paginator(decision_record_list_for_user(request.user), 50).get_page(
+        request.GET.get("page")
+    )
+    records = [(r, chosen_candidate(r)["label"]) for r in page.object_list]
+    return render(request, "decisions/record_list.html", {"page": page, "records": records})
+
+
+@login_required
+@require_GET
+def decision_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
+    record = decision_record_get_for_user(request.user, pk)
+    is_author = has_role(request.user, DECISION_AUTHORS)
+    snap_table = record.snapshot.get("candidate_table", {})
+    rows = candidate_rows(record)
+    currency, unit = snap_table.get("currency") or "USD", snap_table.get("unit") or "output"
+    figures = []
+    if any(r["effective_unit_cost"] is not None for r in rows):
+        figure = charts.unit_cost_figure(rows, unit, currency)
+        figures.append(("decision-unit-cost-chart", "decision-unit-cost-data", figure))
+    chosen = chosen_candidate(record)
+    live_checklist = (
+        checklist_completeness_by_quote([record.chosen_quote_id])[record.chosen_quote_id]
+        if record.chosen_quote_id
+        else None
+    )
+    held = [r for r in DECISION_AUTHORS if r in roles_of(request.user)]
+    open_replacement = record.replacements.exclude(status=Status.REJECTED).first()
+    return render(
+        request,
+        "decisions/record_detail.html",
+        {
+            "record": record,
+            "chosen": chosen,
+            "alternatives": alternatives_described(record),
+            "rows": rows,
+            "currency": currency,
+            "unit": unit,
+            "computed_at": snap_table.get("computed_at"),
+            "criteria": list((record.acceptance_criteria or {}).items()),
+            "checklist": record.snapshot.get("checklist", {}),
+            "checklist_sections": checklist_frozen_by_section(record),
+            "live_checklist": live_checklist,
+            "approvals": approvals_for_record(record),
+            "audit_trail": audit_trail_for_record(record),
+            "inputs_changed": inputs_changed(record),
+            "figures": figures,
+            "can_edit": is_author and record.status == Status.DRAFT,
+            "submit_roles": [(r.value, r.label) for r in held] if is_author else [],
+            "decide_roles": roles_user_may_decide(record, request.user) if is_author else [],
+            "can_supersede": is_author
+            and record.status == Status.APPROVED
+            and not open_replacement,
+            "open_replacement": open_replacement,
+        },
+    )
+
+
+# --- Open and edit -------------------------------------------------------------------------
+
+
+def _brief_criteria(brief: WorkloadBrief) -> dict[str, Any]:
+    return {
+        "latency_percentile": brief.latency_percentile or None,
+        "ttft_target_ms": brief.ttft_target_ms,
+        "itl_target_ms": brief.itl_target_ms,
+        "e2e_target_ms": brief.e2e_target_ms,
+        "acceptance_rate": brief.acceptance_rate,
+    }
+
+
+def _candidates(
+    brief: WorkloadBrief, *, except_quote: int | None, except_route: int | None
+) -> list[tuple[str, str]]:
+    choices = []
+    for row in ranking_for_brief(brief)["rows"]:
+        if row["quote_id"] is not None and row["quote_id"] == except_quote:
+            continue
+        if row["api_route_id"] is not None and row["api_route_id"] == except_route:
+            continue
+        key = encode_candidate(quote_id=row["quote_id"], api_route_id=row["api_route_id"])
+        choices.append((key, candidate_label(row)))
+    return choices
+
+
+def _chosen_from_query(
+    request: HttpRequest, brief: WorkloadBrief
+) -> tuple[Quote | None, ApiRoute | None]:
+    quote_id, route_id = _int(request.GET.get("quote")), _int(request.GET.get("route"))
+    if (quote_id is None) == (route_id is None):
+        return None, None
+    if quote_id is not None:
+        quote = quote_get_for_user(request.user, quote_id)
+        if quote.confidential_to_id not in (None, brief.team_id):
+            raise Http404("No such quote.")
+        return quote, None
+    route = ApiRoute.objects.select_related("provider").filter(pk=route_id).first()
+    if route is None:
+        return None, None
+    return None, route
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def decision_create_page(request: HttpRequest) -> HttpResponse:
+    brief_id = _int(request.GET.get("brief"))
+    if brief_id is None:
+        messages.error(request, "Open a decision record from a brief's candidate table.")
+        return redirect("decisions:list")
+    brief = brief_get_for_user(request.user, brief_id)
+    _require_author(request)
+    quote, route = _chosen_from_query(request, brief)
+    if quote is None and route is None:
+        messages.error(request, "Choose one candidate (a quote or an API route) from the table.")
+        return redirect("briefs:finance", pk=brief.pk)
+    if quote is not None:
+        label = f"{quote.provider.name} · {quote.gpu or quote.system} · {quote.pricing_term}"
+        label += f" (quote #{quote.pk})"
+        capacity = TERM_TO_CAPACITY.get(quote.pricing_term, "RENT_ON_DEMAND")
+    elif route is not None:
+        label = f"{route.provider.name} · {route.model} (API route #{route.pk})"
+        capacity = DecisionRecord.CapacityModel.API
+    else:  # pragma: no cover - returned above
+        raise Http404("No such candidate.")
+    candidates = _candidates(
+        brief,
+        except_quote=quote.pk if quote else None,
+        except_route=route.pk if route else None,
+    )
+    form = DecisionRecordForm(
+        request.POST or None,
+        candidates=candidates,
+        initial={"capacity_model": capacity, **initial_criteria(_brief_criteria(brief))},
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            record = services.decision_record_create(
+                brief=brief,
+                created_by=request.user,
+                chosen_quote=quote,
+                chosen_api_route=route,
+                **form.service_fields(),
+            )
+        except ValidationError as exc:
+            _add_errors(form, exc)
+        else:
+            messages.success(request, "Decision record opened; its evidence is frozen.")
+            return redirect("decisions:detail", pk=record.pk)
+    return render(
+        request,
+        "decisions/record_form.html",
+        {"form": form, "brief": brief, "chosen_label": label, "record": None},
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def decision_edit_page(request: HttpRequest, pk: int) -> HttpResponse:
+    record = decision_record_get_for_user(request.user, pk)
+    _require_author(request)
+    if record.status != Status.DRAFT:
+        messages.error(request, f"Only a DRAFT can be edited; this record is {record.status}.")
+        return redirect("decisions:detail", pk=record.pk)
+    chosen = chosen_candidate(record)
+    candidates = _candidates(
+        record.brief, except_quote=chosen["quote_id"], except_route=chosen["api_route_id"]
+    )
+    selected = [
+        encode_candidate(quote_id=a.get("quote_id"), api_route_id=a.get("api_route_id"))
+        for a in record.alternatives
+    ]
+    known = {key for key, _ in candidates}
+    candidates += [(a, a) for a in selected if a not in known]
+    form = DecisionRecordForm(
+        request.POST or None,
+        candidates=candidates,
+        initial={
+            "title": record.title,
+            "capacity_model": record.capacity_model,
+            "rationale": record.rationale,
+            "required_roles": record.required_roles,
+            "alternatives": selected,
+            **initial_criteria(record.acceptance_criteria),
+        },
+    )
+    if request.method == "POST" and form.is_valid():
+        fields = form.service_fields()
+        fields["title"] = fields["title"] or record.title
+        try:
+            services.decision_record_update(record=record, user=request.user, **fields)
+        except services.TransitionRefused as exc:
+            messages.error(request, " ".join(exc.messages))
+            return redirect("decisions:detail", pk=record.pk)
+        except ValidationError as exc:
+            _add_errors(form, exc)
+        else:
+            messages.success(request, "Draft saved.")
+            return redirect("decisions:detail", pk=record.pk)
+    return render(
+        request,
+        "decisions/record_form.html",
+        {"form": form, "brief": record.brief, "chosen_label": chosen["label"], "record": record},
+    )
+
+
+# --- Review actions (POST only) -------------------------------------------------------------
+
+
+def _act(
+    request: HttpRequest, pk: int, call: Callable[..., DecisionRecord], success: str, **kwargs: Any
+) -> HttpResponse:
+    """Run one workflow service for the record; a refused transition or bad input becomes a
+    message on the detail page (nothing changes); a role the user lacks is a 403."""
+    record = decision_record_get_for_user(request.user, pk)
+    _require_author(request)
+    try:
+        result = call(record=record, user=request.user, **kwargs)
+    except ValidationError as exc:  # TransitionRefused included
+        messages.error(request, " ".join(exc.messages))
+        return redirect("decisions:detail", pk=record.pk)
+    messages.success(request, success)
+    return redirect("decisions:detail", pk=result.pk)
+
+
+@login_required
+@require_POST
+def decision_submit_action(request: HttpRequest, pk: int) -> HttpResponse:
+    form = SubmitForm(request.POST)
+    role = form.cleaned_data["role"] if form.is_valid() else None
+    return _act(
+        request, pk, services.decision_record_submit, "Submitted for review.", role=role or None
+    )
+
+
+@login_required
+@require_POST
+def decision_approve_action(request: HttpRequest, pk: int) -> HttpResponse:
+    form = VerdictForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose the role you approve for.")
+        return redirect("decisions:detail", pk=pk)
+    role = form.cleaned_data["role"]
+    return _act(request, pk, services.decision_record_approve, f"Approved as {role}.", role=role)
+
+
+@login_required
+@require_POST
+def decision_reject_action(request: HttpRequest, pk: int) -> HttpResponse:
+    form = VerdictForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose the role you reject for.")
+        return redirect("decisions:detail", pk=pk)
+    role = form.cleaned_data["role"]
+    return _act(
+        request,
+        pk,
+        services.decision_record_reject,
+        f"Rejected as {role}.",
+        role=role,
+        reason=form.cleaned_data["reason"],
+    )
+
+
+@login_required
+@require_POST
+def decision_supersede_action(request: HttpRequest, pk: int) -> HttpResponse:
+    return _act(
+        request,
+        pk,
+        services.decision_record_supersede,
+        "A new draft is open; once approved it supersedes the old record.",
+    )
+
+
+@login_required
+@require_POST
+def decision_refresh_action(request: HttpRequest, pk: int) -> HttpResponse:
+    return _act(
+        request, pk, services.decision_record_refresh, "Evidence re-frozen from today's inputs."
+    )
+
+
+# --- Exports and verify --------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def decision_export_csv(request: HttpRequest, pk: int) -> HttpResponse:
+    record = decision_record_get_for_user(request.user, pk)
+    response = HttpResponse(
+        decision_record_csv(record.snapshot), content_type="text/csv; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="decision-{record.pk}.csv"'
+    return response
+
+
+@login_required
+@require_GET
+def decision_export_pdf(request: HttpRequest, pk: int) -> HttpResponse:
+    record = decision_record_get_for_user(request.user, pk)
+    response = HttpResponse(
+        decision_record_pdf(decision_record_report(record)), content_type="application/pdf"
+    )
+    response["Content-Disposition"] = f'attachment; filename="decision-{record.pk}.pdf"'
+    return response
+
+
+@login_required
+@require_GET
+def decision_verify_page(request: HttpRequest, pk: int) -> HttpResponse:
+    record = decision_record_get_for_user(request.user, pk)
+    return render(
+        request, "decisions/verify.html", {"record": record, "result": record_verify(record)}
+    )
+
+
+# --- The procurement checklist -------------------------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def quote_checklist_page(request: HttpRequest, quote_id: int) -> HttpResponse:
+    quote = quote_get_for_user(request.user, quote_id)
+    can_edit = has_role(request.user, QUOTE_EDITORS)
+    bound: tuple[str, ChecklistAnswerForm] | None = None
+    if request.method == "POST":
+        if not can_edit:
+            raise PermissionDenied("Only the procurement role answers the checklist.")
+        question = request.POST.get("question", "")
+        if question not in QUESTION_KEYS:
+            messages.error(request, "Unknown checklist question.")
+            return redirect("decisions:checklist", quote_id=quote.pk)
+        form = ChecklistAnswerForm(request.POST, request.FILES, prefix=question)
+        if form.is_valid():
+            try:
+                services.checklist_answer_set(
+                    quote=quote, question=question, user=request.user, **form.cleaned_data
+                )
+            except ValidationError as exc:
+                _add_errors(form, exc)
+            else:
+                messages.success(request, "Answer saved.")
+                url = reverse("decisions:checklist", kwargs={"quote_id": quote.pk})
+                return redirect(f"{url}#q-{question}")
+        bound = (question, form)
+    checklist = checklist_for_quote(quote)
+    for section in checklist["sections"]:
+        for item in section["questions"]:
+            key = item["question"]
+            if bound and bound[0] == key:
+                item["form"] = bound[1]
+            else:
+                initial = {
+                    "answer": item["answer"],
+                    "evidence_text": item["evidence_text"],
+                    "evidence_link": item["evidence_link"],
+                }
+                item["form"] = ChecklistAnswerForm(prefix=key, initial=initial)
+    return render(
+        request,
+        "decisions/checklist.html",
+        {
+            "quote": quote,
+            "checklist": checklist,
+            "can_edit": can_edit,
+            "question_count": len(QUESTIONS),
+        },
+    )

@@ -1,0 +1,387 @@
+"""Candidate-table recompute throughput with ONE real Celery worker on PostgreSQL.
+
+Run: .venv/bin/python bench/recompute.py [--profile] [--limit 900]
+
+Creates a throwaway database (gpuselect_bench_recompute_<pid>), migrates it, loads the catalog
+(+13 synthetic ``bench-...`` GPUs: 30 in all), seeds 200 briefs / 2,000 quotes in bulk, starts
+one worker (``celery worker --pool=solo --concurrency=1`` on a queue of its own) and prints:
+
+  (a) a full recompute of every table, from the request until every table is current
+      (cold: engine estimates computed; repeat: estimates reused, prices only), aim < 60 s;
+  (b) one quote price change through quote_update until every affected ranking is current
+      and the changed quote's rows show the new cost, aim < 5 s.
+
+When an aim is missed (or with --profile) one brief's recompute is profiled in-process
+(cProfile + the queries it makes). The worker is stopped and the database dropped at the end,
+also on error or on the hard time limit. Prints figures only; nothing here asserts a time.
+
+Settings: gpuselect.settings.local with DJANGO_DEBUG=false. settings.test forces
+CELERY_TASK_ALWAYS_EAGER (the recompute would run in this process, not in the worker); DEBUG
+on would keep every query in memory. The worker imports gpuselect.celery, which uses local too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _seed
+
+AIM_FULL_S = 60.0
+AIM_QUOTE_S = 5.0
+WAIT_FULL_S = 400.0  # give up waiting for a full recompute after this long
+WAIT_QUOTE_S = 400.0
+
+
+def pick_redis_db() -> int:
+    """An empty Redis database (8..15), so the bench's keys are easy to find and remove."""
+    import redis
+
+    for db in range(15, 7, -1):
+        client = redis.Redis(host=_seed.REDIS_HOST, port=_seed.REDIS_PORT, db=db)
+        if client.dbsize() == 0:
+            return db
+    return 15
+
+
+def clean_redis(db: int, queue: str, hostname: str) -> int:
+    """Delete the keys this run made (its queue, its bindings); returns keys left in the db."""
+    import redis
+
+    client = redis.Redis(host=_seed.REDIS_HOST, port=_seed.REDIS_PORT, db=db)
+    for key in client.scan_iter(count=500):
+        name = key.decode(errors="replace")
+        if queue in name or hostname in name:
+            client.delete(key)
+        elif name.startswith("_kombu.binding."):
+            for member in client.smembers(key):
+                if queue.encode() in member or hostname.encode() in member:
+                    client.srem(key, member)
+            if client.scard(key) == 0:
+                client.delete(key)
+    # Binding deadlines of exchanges whose binding sets are gone (kombu's bookkeeping).
+    deadlines = "_kombu.binding_deadlines"
+    if client.type(deadlines) == b"zset":
+        for member in client.zrange(deadlines, 0, -1):
+            if not client.exists(b"_kombu.binding." + member):
+                client.zrem(deadlines, member)
+        if client.zcard(deadlines) == 0:
+            client.delete(deadlines)
+    return int(client.dbsize())
+
+
+def start_worker(env: dict[str, str], queue: str, hostname: str, log: Path) -> subprocess.Popen:
+    cmd = [
+        str(_seed.VENV_BIN / "celery"),
+        "-A",
+        "gpuselect",
+        "worker",
+        "--pool=solo",
+        "--concurrency=1",
+        "-Q",
+        queue,
+        "-n",
+        hostname,
+        "--loglevel=WARNING",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
+    handle = log.open("wb")
+    return subprocess.Popen(
+        cmd, cwd=_seed.ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT, close_fds=True
+    )
+
+
+def wait_worker_ready(proc: subprocess.Popen, hostname: str, log: Path, limit: float) -> float:
+    from gpuselect.celery import app
+
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < limit:
+        if proc.poll() is not None:
+            raise RuntimeError(f"worker exited ({proc.returncode}):\n{_seed.tail(log)}")
+        if app.control.ping(destination=[hostname], timeout=0.5):
+            return time.perf_counter() - t0
+    raise RuntimeError(f"worker not ready after {limit} s:\n{_seed.tail(log)}")
+
+
+def wait_all_current(proc: subprocess.Popen, log: Path, t0: float, limit: float) -> float | None:
+    """Seconds from ``t0`` until no table is stale (None if ``limit`` passed first)."""
+    from django.db.models import F
+
+    from apps.finance.models import CandidateTable
+
+    last_report = time.perf_counter()
+    while True:
+        stale = CandidateTable.objects.filter(computed_version__lt=F("requested_version")).count()
+        now = time.perf_counter()
+        if stale == 0:
+            return now - t0
+        if proc.poll() is not None:
+            raise RuntimeError(f"worker exited ({proc.returncode}):\n{_seed.tail(log)}")
+        if now - t0 > limit:
+            print(f"    gave up after {limit:.0f} s with {stale} tables still stale")
+            return None
+        if now - last_report > 15:
+            print(f"    ... {now - t0:5.1f} s: {stale} tables still stale")
+            last_report = now
+        time.sleep(0.05)
+
+
+def full_recompute(label: str, proc: subprocess.Popen, log: Path) -> float | None:
+    from apps.finance.models import CandidateTable
+    from apps.finance.services import candidate_tables_request_recompute
+
+    t0 = time.perf_counter()
+    enqueued = candidate_tables_request_recompute()
+    t_req = time.perf_counter() - t0
+    took = wait_all_current(proc, log, t0, WAIT_FULL_S)
+    n = CandidateTable.objects.count()
+    if took is None:
+        print(f"(a) {label}: NOT DONE within {WAIT_FULL_S:.0f} s")
+    else:
+        print(
+            f"(a) {label}: {took:7.2f} s for {n} tables ({len(enqueued)} enqueued, request "
+            f"{t_req * 1000:.0f} ms) = {took / max(n, 1) * 1000:.0f} ms/table, "
+            f"{n / took:.1f} tables/s  [aim < {AIM_FULL_S:.0f} s: "
+            f"{'met' if took < AIM_FULL_S else 'MISSED'}]"
+        )
+    return took
+
+
+def quote_change(proc: subprocess.Popen, log: Path) -> float | None:
+    from apps.finance.models import CandidateRow, CandidateTable
+    from apps.quotes.models import Quote
+    from apps.quotes.services import quote_update
+
+    quote = (
+        Quote.objects.filter(
+            gpu__slug="h100-sxm5-80gb",
+            pricing_term="ON_DEMAND",
+            currency="USD",
+            confidential_to__isnull=True,
+            retired=False,
+        )
+        .order_by("id")
+        .first()
+    )
+    assert quote is not None
+    before = dict(CandidateRow.objects.filter(quote=quote).values_list("table_id", "monthly_cost"))
+    old_price = quote.hourly_price_per_gpu
+    new_price = (old_price * Decimal("1.5")).quantize(Decimal("0.0001"))
+    t0 = time.perf_counter()
+    quote = quote_update(quote=quote, hourly_price_per_gpu=new_price)
+    t_call = time.perf_counter() - t0
+    took = wait_all_current(proc, log, t0, WAIT_QUOTE_S)
+    # Check that the rankings really moved: every table computed from the new quote version,
+    # every row of the quote with a non-zero cost now costs more.
+    tables = list(CandidateTable.objects.only("inputs", "no_ranking_reason"))
+    with_quote = [t for t in tables if str(quote.pk) in (t.inputs.get("quotes") or {})]
+    on_new = sum(1 for t in with_quote if t.inputs["quotes"][str(quote.pk)] == quote.version)
+    after = dict(CandidateRow.objects.filter(quote=quote).values_list("table_id", "monthly_cost"))
+    raised = sum(1 for tid, cost in after.items() if before.get(tid) and cost > before[tid])
+    nonzero = sum(1 for tid in after if before.get(tid))
+    print(
+        f"(b) quote #{quote.pk} {old_price} -> {new_price} USD/GPU-h via quote_update "
+        f"(call {t_call * 1000:.0f} ms, {len(tables)} tables asked to recompute):"
+    )
+    if took is None:
+        print(f"    NOT DONE within {WAIT_QUOTE_S:.0f} s")
+    else:
+        print(
+            f"    {took:7.2f} s until every ranking is current  [aim < {AIM_QUOTE_S:.0f} s: "
+            f"{'met' if took < AIM_QUOTE_S else 'MISSED'}]"
+        )
+    print(
+        f"    check: {on_new}/{len(with_quote)} tables that cost the quote used its new "
+        f"version {quote.version}; {raised}/{nonzero} of its non-zero rows cost more"
+    )
+    return took
+
+
+def _sql_shape(sql: str) -> str:
+    shape = re.sub(r"'[^']*'", "?", sql)
+    shape = re.sub(r"\b\d+\b", "?", shape)
+    shape = re.sub(r"\(\?(, \?)*\)", "(...)", shape)
+    return shape[:110]
+
+
+def _median_s(fn: Any, n: int = 3) -> float:
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def profile_one(brief_id: int) -> None:
+    """One brief's recompute in-process: phase times (no profiler), queries, then cProfile."""
+    from django.db import connection
+    from django.db.models import F
+    from django.test.utils import CaptureQueriesContext
+
+    from apps.briefs.contract import estimate_body_for_brief
+    from apps.briefs.models import WorkloadBrief
+    from apps.catalog.selectors import estimates_for_body
+    from apps.finance.candidates import candidate_table_build
+    from apps.finance.models import CandidateTable
+    from apps.finance.services import candidate_table_recompute
+    from apps.quotes.selectors import quotes_for_team
+
+    def stale() -> None:
+        CandidateTable.objects.filter(brief_id=brief_id).update(
+            requested_version=F("requested_version") + 1
+        )
+
+    def recompute() -> None:
+        stale()
+        candidate_table_recompute(brief_id=brief_id)
+
+    brief = WorkloadBrief.objects.select_related("team").get(pk=brief_id)
+    table = CandidateTable.objects.get(brief_id=brief_id)
+    print(f"\n--- profile: brief #{brief_id} {brief.workload_type}, in-process ---")
+    t_total = _median_s(recompute)
+    t_build = _median_s(lambda: candidate_table_build(brief=brief, table=table))
+    t_quotes = _median_s(lambda: list(quotes_for_team(brief.team_id)))
+    body = estimate_body_for_brief(brief)
+    t_engine = _median_s(lambda: estimates_for_body(body))
+    print(
+        f"phases (median of 3, no profiler): recompute {t_total * 1000:.0f} ms = build "
+        f"{t_build * 1000:.0f} ms (of which quotes_for_team fetch {t_quotes * 1000:.0f} ms) + "
+        f"write (delete + bulk_create rows) {(t_total - t_build) * 1000:.0f} ms; "
+        f"engine estimates_for_body when not cached {t_engine * 1000:.0f} ms"
+    )
+    stale()
+    with CaptureQueriesContext(connection) as queries:
+        candidate_table_recompute(brief_id=brief_id)
+    sql_s = sum(float(q["time"]) for q in queries.captured_queries)
+    rows = sum(1 for _ in CandidateTable.objects.get(brief_id=brief_id).rows.values("id"))
+    print(
+        f"queries: {len(queries)} per recompute, {sql_s * 1000:.0f} ms in SQL (client-side, "
+        f"incl. parameter adaptation); {rows} rows written"
+    )
+    shapes = Counter(_sql_shape(q["sql"]) for q in queries.captured_queries)
+    slow: dict[str, float] = {}
+    for q in queries.captured_queries:
+        shape = _sql_shape(q["sql"])
+        slow[shape] = slow.get(shape, 0.0) + float(q["time"])
+    for shape, n in shapes.most_common(12):
+        print(f"  {n:3d} x {slow[shape] * 1000:6.1f} ms  {shape}")
+    stale()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    candidate_table_recompute(brief_id=brief_id)
+    profiler.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out).strip_dirs()
+    stats.sort_stats("cumulative").print_stats(24)
+    stats.sort_stats("tottime").print_stats(12)
+    keep = [ln for ln in out.getvalue().splitlines() if ln.strip() and "Ordered by" not in ln]
+    print("cProfile (warm recompute; times inflated by the profiler):")
+    print("\n".join(keep[:60]))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", action="store_true", help="profile even if aims are met")
+    parser.add_argument("--limit", type=int, default=900, help="hard time limit, seconds")
+    args = parser.parse_args()
+
+    pid = os.getpid()
+    db_name = _seed.db_name_for("recompute")
+    queue = f"bench-recompute-{pid}"
+    hostname = f"{queue}@localhost"
+    redis_db = pick_redis_db()
+    broker = f"redis://{_seed.REDIS_HOST}:{_seed.REDIS_PORT}/{redis_db}"
+    workdir = Path(tempfile.mkdtemp(prefix="gpuselect-bench-"))
+    log = workdir / "worker.log"
+    worker: subprocess.Popen | None = None
+    created = False
+    try:
+        with _seed.hard_limit(args.limit):
+            url = _seed.create_database(db_name)
+            created = True
+            env = _seed.base_env(url, CELERY_BROKER_URL=broker, CELERY_QUEUE=queue)
+            _seed.django_setup(env)
+            from django.conf import settings
+
+            assert not settings.CELERY_TASK_ALWAYS_EAGER, "tasks must go to the real worker"
+            print("== gpuselect recompute benchmark (one Celery worker, PostgreSQL) ==")
+            for line in _seed.machine_lines():
+                print(line)
+            print(f"database:    {db_name} (throwaway); broker {broker}, queue {queue}")
+            t_mig = _seed.migrate_and_load_catalog()
+            t0 = time.perf_counter()
+            seeded = _seed.seed()
+            t_seed = time.perf_counter() - t0
+            kinds = Counter(seeded["kinds"])
+            print(f"setup:       migrate + load_catalog {t_mig:.1f} s; bulk seed {t_seed:.1f} s")
+            print(f"brief mix:   {dict(sorted(kinds.items()))}")
+
+            worker = start_worker(env, queue, hostname, log)
+            ready = wait_worker_ready(worker, hostname, log, 60)
+            print(f"worker:      pid {worker.pid}, ready after {ready:.1f} s (solo pool)")
+            print()
+            cold = full_recompute("full recompute, cold (first compute)", worker, log)
+            counts = _seed.row_counts()
+            print(f"    rows:    {counts}")
+            print(f"    tables:  {_seed.ranking_summary()}")
+            warm = full_recompute("full recompute, repeat (estimates reused)", worker, log)
+            quote_s = quote_change(worker, log)
+            _seed.stop_process(worker)
+            print(f"worker:      stopped (exit {worker.returncode})")
+
+            missed = (
+                cold is None
+                or cold >= AIM_FULL_S
+                or warm is None
+                or quote_s is None
+                or quote_s >= AIM_QUOTE_S
+            )
+            if missed or args.profile:
+                brief_id = next(
+                    b
+                    for b, k in zip(seeded["brief_ids"], seeded["kinds"], strict=True)
+                    if k == "REALTIME_INFERENCE"
+                )
+                profile_one(brief_id)
+        return 0
+    except _seed.BenchTimeout as exc:
+        print(f"ABORTED: {exc}")
+        return 2
+    finally:
+        if worker is not None:
+            _seed.stop_process(worker)
+            if worker.returncode not in (0, None):
+                print(f"worker log tail:\n{_seed.tail(log)}")
+        if created:
+            _seed.drop_database(db_name)
+            print(f"cleanup:     dropped {db_name}")
+        try:
+            left = clean_redis(redis_db, queue, hostname)
+            print(f"cleanup:     redis db {redis_db}: removed this run's keys ({left} keys left)")
+        except Exception as exc:
+            print(f"cleanup:     redis cleanup failed: {exc!r}")
+        for path in workdir.iterdir():
+            path.unlink()
+        workdir.rmdir()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,217 @@
+"""Decision-record exports from plain data: a PDF that any text renders into, and CSV."""
+
+import csv
+import io
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pypdf import PdfReader
+
+from apps.decisions.exports import decision_record_csv, decision_record_pdf, latin1
+
+HASH = "ab" * 32
+
+
+def row(**overrides):
+    base = {
+        "rank": 1,
+        "candidate_kind": "GPU",
+        "provider": "Acme Cloud",
+        "gpu": "h100-sxm5-80gb",
+        "system": None,
+        "api_model": None,
+        "gpu_count": 1,
+        "replicas": 2,
+        "pricing_term": "ON_DEMAND",
+        "quote_id": 3,
+        "api_route_id": None,
+        "cost_lines": {"gpu_compute": "3650.00"},
+        "monthly_cost": "3650.00",
+        "accepted_outputs_per_month": "1000000000",
+        "effective_unit_cost": "0.00000365",
+        "meets_constraints": True,
+        "why_not": [],
+        "basis": "ESTIMATED",
+        "p95_latency_ms": "412.5",
+        "memory_headroom_gb": "31.2",
+        "quote_age_days": 4,
+        "quote_stale": False,
+        "notes": [],
+        "label": "Acme Cloud · 1\u00d7 h100-sxm5-80gb (quote #3)",
+        "chosen": True,
+        "alternative": False,
+    }
+    return {**base, **overrides}
+
+
+def report(**overrides):
+    rows = [
+        row(),
+        row(
+            rank=None,
+            provider="Zoë → Łódź — GPUs",
+            quote_id=4,
+            effective_unit_cost="0.0000091",
+            meets_constraints=False,
+            why_not=["p95 latency 900 ms > 500 ms"],
+            label="Zoë → Łódź — GPUs · 8\u00d7 h200 (quote #4)",
+            chosen=False,
+        ),
+    ]
+    base = {
+        "id": 7,
+        "title": "Capacity for chat — 2027 → H100 \u00d7 2",
+        "status": "IN_REVIEW",
+        "team": "ML Platform",
+        "capacity_model": "Rent on demand",
+        "rationale": "Cheapest that meets p95 ≤ 500 ms; 李雷 agreed “in principle”.",
+        "acceptance_criteria": {"ttft_target_ms": 500, "acceptance_rate": "0.95"},
+        "required_roles": ["platform", "finance", "procurement"],
+        "brief": {
+            "id": 2,
+            "name": "Chat assistant",
+            "workload_type": "REALTIME_INFERENCE",
+            "model": {"preset": "llama-3.1-8b"},
+            "success_unit": "TOKEN",
+            "concurrency": 32,
+            "latency_target": {"ttft_p95_ms": 500},
+            "inputs_version": 1,
+        },
+        "chosen": {
+            "kind": "quote",
+            "quote_id": 3,
+            "api_route_id": None,
+            "label": rows[0]["label"],
+            "provider": "Acme Cloud",
+            "row": rows[0],
+            "evidence": None,
+        },
+        "alternatives": [rows[1]["label"]],
+        "currency": "USD",
+        "unit": "TOKEN",
+        "computed_at": "2026-11-02T10:00:00+00:00",
+        "rows": rows,
+        "checklist": {
+            "answered": 1,
+            "total": 17,
+            "answers": [
+                {
+                    "question": "hw_exact_sku",
+                    "section": "HARDWARE",
+                    "text": "Is the exact GPU SKU confirmed?",
+                    "answer": "YES",
+                    "evidence": "Order form §3 — “H100 SXM5 80 GB”",
+                    "answered_by": "Ærøskøbing",
+                }
+            ],
+        },
+        "approvals": [
+            {
+                "role": "finance",
+                "verdict": "APPROVE",
+                "user": "fin",
+                "reason": "",
+                "created_at": datetime(2026, 11, 3, tzinfo=UTC),
+            }
+        ],
+        "audit_trail": [
+            {
+                "action": "CREATE",
+                "from_status": "",
+                "to_status": "DRAFT",
+                "role": "",
+                "actor": "Jürgen",
+                "reason": "",
+                "created_at": datetime(2026, 11, 2, tzinfo=UTC),
+            }
+        ],
+        "content_hash": HASH,
+        "engine_version": "1.4.0",
+        "frozen_at": datetime(2026, 11, 2, tzinfo=UTC),
+    }
+    return {**base, **overrides}
+
+
+def pdf_text(data: bytes) -> str:
+    return "\n".join(p.extract_text() for p in PdfReader(io.BytesIO(data)).pages)
+
+
+class TestDecisionRecordPdf:
+    def test_is_a_pdf_naming_the_hash_the_chosen_provider_and_the_engine(self):
+        data = decision_record_pdf(report())
+        assert data.startswith(b"%PDF")
+        text = pdf_text(data)
+        assert HASH in text
+        assert "Acme Cloud" in text
+        assert "1.4.0" in text
+        assert "IN_REVIEW" in text
+
+    def test_symbols_outside_latin_1_are_spelled_out_not_fatal(self):
+        text = pdf_text(decision_record_pdf(report()))
+        assert "Capacity for chat - 2027 -> H100 x 2" in text
+        assert "Zoë -> Lódz - GPUs" in text
+        assert "Ærøskøbing" in text
+        assert "0.00000365" in text
+
+    def test_an_api_route_record_without_rows_or_checklist_still_renders(self):
+        data = decision_record_pdf(
+            report(
+                rows=[],
+                chosen={
+                    "kind": "api_route",
+                    "quote_id": None,
+                    "api_route_id": 5,
+                    "label": "Acme · model-1 (API route #5)",
+                    "provider": "Acme",
+                    "row": None,
+                    "evidence": None,
+                },
+                checklist={"answered": 0, "total": 17, "answers": []},
+                approvals=[],
+                acceptance_criteria={},
+            )
+        )
+        assert "API route #5" in pdf_text(data)
+
+    @settings(max_examples=25, deadline=None)
+    @given(st.text(max_size=60))
+    def test_any_title_renders(self, title):
+        assert decision_record_pdf(report(title=title, rationale=title)).startswith(b"%PDF")
+
+
+class TestLatin1:
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ("a → b", "a -> b"),
+            ("2 \u00d7 H100", "2 x H100"),
+            ("x — y", "x - y"),
+            ("Zoë", "Zoë"),
+            ("Łukasz", "Lukasz"),
+            ("Dvořák", "Dvorák"),
+            ("李雷", "??"),
+            (None, ""),
+        ],
+    )
+    def test_spells_out_or_replaces(self, text, expected):
+        assert latin1(text) == expected
+
+
+class TestDecisionRecordCsv:
+    def test_the_frozen_table_round_trips_decimals_and_neutralises_formulas(self):
+        snapshot = {
+            "candidate_table": {
+                "rows": [row(), row(provider="=HYPERLINK(1)", effective_unit_cost="1E-7")]
+            }
+        }
+        parsed = list(csv.DictReader(io.StringIO(decision_record_csv(snapshot))))
+        assert [Decimal(r["effective_unit_cost"]) for r in parsed] == [
+            Decimal("0.00000365"),
+            Decimal("1E-7"),
+        ]
+        assert parsed[0]["cost_line:gpu_compute"] == "3650.00"
+        assert parsed[1]["provider"] == "'=HYPERLINK(1)"
+        assert parsed[0]["meets_constraints"] == "true"
