@@ -13,7 +13,7 @@ class CandidateRowInline(admin.TabularInline):  # type: ignore[type-arg]
     model = CandidateRow
     extra = 0
     can_delete = False
-    fields = ("rank", "candidate_kind", "quote", "api_route", "monthly_cost", "effective_unit_cost")
+    fields = ("candidate_kind", "quote", "api_route", "monthly_cost", "effective_unit_cost")
     readonly_fields = fields
 
 
@@ -29,5 +29,5 @@ class CandidateTableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
 @admin.register(CandidateRow)
 class CandidateRowAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
-    list_display = ("table", "rank", "candidate_kind", "effective_unit_cost", "meets_constraints")
+    list_display = ("table", "candidate_kind", "effective_unit_cost", "meets_constraints")
     list_select_related = ("table__brief",)

@@ -88,4 +88,5 @@ class BriefRankingsApi(APIView):
                 f'attachment; filename="brief-{brief.pk}-rankings.csv"'
             )
             return response
-        return Response(RankingSerializer(ranking).data)
+        # The rows are already plain JSON; RankingSerializer documents them (and a test pins it).
+        return Response(ranking)

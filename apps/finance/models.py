@@ -153,7 +153,6 @@ class CandidateRow(BaseModel):
         MEASURED = "MEASURED"
 
     table = models.ForeignKey(CandidateTable, on_delete=models.CASCADE, related_name="rows")
-    rank = models.PositiveIntegerField(null=True, blank=True)
     candidate_kind = models.CharField(max_length=10, choices=Kind.choices)
     quote = models.ForeignKey(Quote, on_delete=models.PROTECT, null=True, blank=True)
     api_route = models.ForeignKey(ApiRoute, on_delete=models.PROTECT, null=True, blank=True)
@@ -189,7 +188,11 @@ class CandidateRow(BaseModel):
                 condition=Q(monthly_cost__gte=0) & Q(accepted_outputs_per_month__gte=0),
                 name="row_figures_not_negative",
             ),
-            models.UniqueConstraint(
-                fields=["table", "rank"], condition=Q(rank__isnull=False), name="row_rank_unique"
-            ),
+        ]
+        # Ranks are computed when read (selectors.ranking_for_brief), in this order.
+        indexes = [
+            models.Index(
+                fields=["table", "-meets_constraints", "effective_unit_cost"],
+                name="row_ranking_order",
+            )
         ]

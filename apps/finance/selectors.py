@@ -1,71 +1,35 @@
-"""Reads of candidate tables: the ranking as the API, the CSV and the page show it."""
+"""Reads of candidate tables: the ranking as the API, the CSV, the page and a decision record
+snapshot show it. Ranks are computed here, when read: competition ranks (1, 2, 2, 4) by
+effective unit cost among the rows that meet the brief; the other rows follow, unranked."""
 
+from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import F, QuerySet
+from django.conf import settings
+from django.core.cache import cache
+from django.db.models import F
 from django.utils import timezone
 
 from apps.briefs.models import WorkloadBrief
-from apps.quotes.selectors import quote_is_stale
+from apps.quotes.selectors import dates_are_stale
 
 from .models import CandidateRow, CandidateTable
 
 ROW_FILTERS = ("basis", "pricing_term", "meets_constraints")
+ROW_VALUES = (
+    "pk", "candidate_kind", "quote_id", "api_route_id", "gpu__slug", "gpu_count", "replicas",
+    "pricing_term", "cost_lines", "monthly_cost", "accepted_outputs_per_month",
+    "effective_unit_cost", "meets_constraints", "why_not", "basis", "p95_latency_ms",
+    "memory_headroom_gb", "notes", "quote__provider__name", "quote__system__slug",
+    "quote__quote_date", "quote__valid_until", "api_route__provider__name", "api_route__model",
+)  # fmt: skip
+# A computed ranking is reused until its table is recomputed (or the day changes: staleness).
+RANKING_CACHE_SECONDS = 600
 
 
 def candidate_table_for_brief(brief: WorkloadBrief) -> CandidateTable | None:
     return CandidateTable.objects.filter(brief=brief).first()
-
-
-def candidate_rows(table: CandidateTable, **filters: str) -> QuerySet[CandidateRow]:
-    qs = CandidateRow.objects.filter(table=table).select_related(
-        "quote", "quote__provider", "quote__system", "api_route", "api_route__provider", "gpu"
-    )
-    if filters.get("basis"):
-        qs = qs.filter(basis=filters["basis"].upper())
-    if filters.get("pricing_term"):
-        qs = qs.filter(pricing_term=filters["pricing_term"].upper())
-    if filters.get("meets_constraints"):
-        qs = qs.filter(meets_constraints=filters["meets_constraints"].lower() == "true")
-    # Ranked rows first by rank, then the rows that fail a constraint by unit cost.
-    return qs.order_by(
-        F("rank").asc(nulls_last=True), F("effective_unit_cost").asc(nulls_last=True), "id"
-    )
-
-
-def ranking_row(row: CandidateRow, *, today: Any) -> dict[str, Any]:
-    quote, route = row.quote, row.api_route
-    provider = (quote or route).provider.name if (quote or route) else None  # type: ignore[union-attr]
-    notes = list(row.notes)
-    age = (today - quote.quote_date).days if quote else None
-    if quote is not None and quote_is_stale(quote, today=today):
-        notes.insert(0, f"quote #{quote.pk} is stale ({age} days old)")
-    return {
-        "rank": row.rank,
-        "candidate_kind": row.candidate_kind,
-        "provider": provider,
-        "gpu": row.gpu.slug if row.gpu else None,
-        "system": quote.system.slug if quote and quote.system else None,
-        "api_model": route.model if route else None,
-        "gpu_count": row.gpu_count,
-        "replicas": row.replicas,
-        "pricing_term": row.pricing_term or None,
-        "quote_id": quote.pk if quote else None,
-        "api_route_id": route.pk if route else None,
-        "cost_lines": row.cost_lines,
-        "monthly_cost": _s(row.monthly_cost),
-        "accepted_outputs_per_month": _s(row.accepted_outputs_per_month),
-        "effective_unit_cost": _s(row.effective_unit_cost),
-        "meets_constraints": row.meets_constraints,
-        "why_not": row.why_not,
-        "basis": row.basis,
-        "p95_latency_ms": _s(row.p95_latency_ms),
-        "memory_headroom_gb": _s(row.memory_headroom_gb),
-        "quote_age_days": age,
-        "quote_stale": quote_is_stale(quote, today=today) if quote else None,
-        "notes": notes,
-    }
 
 
 def _s(value: Decimal | None) -> str | None:
@@ -73,10 +37,88 @@ def _s(value: Decimal | None) -> str | None:
     return None if value is None else format(value.normalize(), "f")
 
 
+def _ranked_rows(table: CandidateTable, today: date) -> list[dict[str, Any]]:
+    raw = list(
+        CandidateRow.objects.filter(table=table)
+        .order_by(
+            F("meets_constraints").desc(), F("effective_unit_cost").asc(nulls_last=True), "pk"
+        )
+        .values(*ROW_VALUES)
+    )
+    rows = []
+    rank, previous = 0, None
+    for position, r in enumerate(raw, start=1):
+        ranked = r["meets_constraints"] and r["effective_unit_cost"] is not None
+        if ranked and r["effective_unit_cost"] != previous:
+            rank, previous = position, r["effective_unit_cost"]
+        quote_date = r["quote__quote_date"]
+        age = (today - quote_date).days if quote_date else None
+        stale = (
+            dates_are_stale(quote_date, r["quote__valid_until"], today=today)
+            if quote_date
+            else None
+        )
+        notes = list(r["notes"])
+        if stale:
+            notes.insert(0, f"quote #{r['quote_id']} is stale ({age} days old)")
+        rows.append(
+            {
+                "rank": rank if ranked else None,
+                "candidate_kind": r["candidate_kind"],
+                "provider": r["quote__provider__name"] or r["api_route__provider__name"],
+                "gpu": r["gpu__slug"],
+                "system": r["quote__system__slug"],
+                "api_model": r["api_route__model"],
+                "gpu_count": r["gpu_count"],
+                "replicas": r["replicas"],
+                "pricing_term": r["pricing_term"] or None,
+                "quote_id": r["quote_id"],
+                "api_route_id": r["api_route_id"],
+                "cost_lines": r["cost_lines"],
+                "monthly_cost": _s(r["monthly_cost"]),
+                "accepted_outputs_per_month": _s(r["accepted_outputs_per_month"]),
+                "effective_unit_cost": _s(r["effective_unit_cost"]),
+                "meets_constraints": r["meets_constraints"],
+                "why_not": r["why_not"],
+                "basis": r["basis"],
+                "p95_latency_ms": _s(r["p95_latency_ms"]),
+                "memory_headroom_gb": _s(r["memory_headroom_gb"]),
+                "quote_age_days": age,
+                "quote_stale": stale,
+                "notes": notes,
+            }
+        )
+    return rows
+
+
+def _matches(row: dict[str, Any], filters: dict[str, str]) -> bool:
+    if filters.get("basis") and row["basis"] != filters["basis"].upper():
+        return False
+    if (
+        filters.get("pricing_term")
+        and (row["pricing_term"] or "") != filters["pricing_term"].upper()
+    ):
+        return False
+    meets = filters.get("meets_constraints")
+    return not meets or row["meets_constraints"] == (meets.lower() == "true")
+
+
 def ranking_for_brief(brief: WorkloadBrief, **filters: str) -> dict[str, Any]:
+    """The brief's ranking; filters keep each row's rank in the whole table."""
     table = candidate_table_for_brief(brief)
     today = timezone.localdate()
-    rows = [ranking_row(r, today=today) for r in candidate_rows(table, **filters)] if table else []
+    rows: list[dict[str, Any]] = []
+    if table is not None:
+        stamp = table.computed_at.timestamp() if table.computed_at else 0
+        key = (
+            f"ranking:{table.pk}:{table.computed_version}:{stamp}:{today.isoformat()}:"
+            f"{settings.QUOTE_MAX_AGE_DAYS}"
+        )
+        rows = cache.get(key)
+        if rows is None:
+            rows = _ranked_rows(table, today)
+            cache.set(key, rows, RANKING_CACHE_SECONDS)
+        rows = [r for r in rows if _matches(r, filters)]
     return {
         "brief": brief.pk,
         "computed_at": table.computed_at if table else None,

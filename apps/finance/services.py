@@ -101,7 +101,8 @@ def candidate_table_recompute(*, brief_id: int) -> CandidateTable | None:
         table.queued_at = None
         table.save(update_fields=["queued_at", "updated_at"])
         version = table.requested_version
-        if table.computed_version >= version:
+        base = table.computed_version
+        if base >= version:
             return table  # already current: running twice is harmless
     brief = WorkloadBrief.objects.select_related("team").get(pk=brief_id)
     built = candidate_table_build(brief=brief, table=table)
@@ -109,16 +110,33 @@ def candidate_table_recompute(*, brief_id: int) -> CandidateTable | None:
         table = CandidateTable.objects.select_for_update(no_key=True).get(brief_id=brief_id)
         if table.computed_version >= version:
             return table  # a newer result was written while we computed
-        CandidateRow.objects.filter(table=table).delete()
-        CandidateRow.objects.bulk_create(
-            [CandidateRow(table=table, **row) for row in built.rows], batch_size=500
+        stale_base = table.computed_version != base
+        if not (stale_base and not built.replace_all):
+            _write(table, built, version)
+            return table
+    # An older recompute wrote while we computed: our incremental change is relative to
+    # rows that are gone. Start again from what is there now.
+    return candidate_table_recompute(brief_id=brief_id)
+
+
+def _write(table: CandidateTable, built: Any, version: int) -> None:
+    from .capacity import capacity_model_for
+    from .rows import rows_insert
+
+    rows = CandidateRow.objects.filter(table=table)
+    if not built.replace_all:
+        rows = rows.filter(
+            Q(quote_id__in=built.stale_quote_ids) | Q(api_route_id__in=built.stale_route_ids)
         )
-        for name, value in built.table_fields.items():
-            setattr(table, name, value)
-        table.computed_version = version
-        table.computed_at = timezone.now()
-        table.save()
-    return table
+    rows.delete()
+    rows_insert(table, built.rows)
+    for name, value in built.table_fields.items():
+        setattr(table, name, value)
+    if built.context is not None:
+        table.capacity_model = capacity_model_for(built.context, table)
+    table.computed_version = version
+    table.computed_at = timezone.now()
+    table.save()
 
 
 def candidate_tables_sweep() -> list[int]:

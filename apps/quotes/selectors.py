@@ -10,11 +10,15 @@ from django.http import Http404
 from .models import ApiRoute, Provider, Quote
 
 
-def quote_is_stale(quote: Quote, *, today: date) -> bool:
+def dates_are_stale(quote_date: date, valid_until: date | None, *, today: date) -> bool:
     """Past its valid_until, or older than QUOTE_MAX_AGE_DAYS."""
-    if quote.valid_until is not None and quote.valid_until < today:
+    if valid_until is not None and valid_until < today:
         return True
-    return quote.quote_date < today - timedelta(days=settings.QUOTE_MAX_AGE_DAYS)
+    return quote_date < today - timedelta(days=settings.QUOTE_MAX_AGE_DAYS)
+
+
+def quote_is_stale(quote: Quote, *, today: date) -> bool:
+    return dates_are_stale(quote.quote_date, quote.valid_until, today=today)
 
 
 def quote_age_days(quote: Quote, *, today: date) -> int:

@@ -5,6 +5,7 @@ from decimal import Decimal
 import pytest
 
 from apps.finance.models import CandidateRow, CandidateTable, FinanceAssumptions
+from apps.finance.selectors import ranking_for_brief
 from apps.finance.services import candidate_table_recompute, candidate_tables_request_recompute
 from apps.quotes.models import Quote
 from apps.quotes.services import quote_update
@@ -60,14 +61,17 @@ class TestCandidateTable:
                 assert row.effective_unit_cost == pytest.approx(expected, rel=Decimal("1e-9"))
 
     def test_rows_that_meet_the_constraints_are_ranked_by_unit_cost(self, priced):
-        table = recompute(priced)
-        ranked = list(table.rows.filter(rank__isnull=False).order_by("rank"))
+        recompute(priced)
+        rows = ranking_for_brief(priced)["rows"]
+        ranked = [r for r in rows if r["rank"] is not None]
         assert ranked, "at least one candidate should meet the brief"
-        costs = [r.effective_unit_cost for r in ranked]
+        assert [r["rank"] for r in ranked] == list(range(1, len(ranked) + 1))
+        costs = [Decimal(r["effective_unit_cost"]) for r in ranked]
         assert costs == sorted(costs)
-        for row in table.rows.filter(rank__isnull=True):
-            assert row.meets_constraints is False
-            assert row.why_not
+        for row in rows[len(ranked) :]:
+            assert row["rank"] is None
+            assert row["meets_constraints"] is False
+            assert row["why_not"]
 
     def test_a_price_change_moves_the_table_and_reuses_the_engine_answer(self, priced):
         table = recompute(priced)
@@ -145,3 +149,48 @@ class TestBrokerDown:
         assert quote.hourly_price_per_gpu == Decimal("7.00")
         table = CandidateTable.objects.get(brief=brief)
         assert table.stale  # left for the sweeper
+
+
+class TestIncrementalRecompute:
+    def test_a_price_change_recosts_only_that_quotes_rows(self, priced):
+        table = recompute(priced)
+        untouched = {
+            r.quote_id: (r.pk, r.monthly_cost)
+            for r in table.rows.filter(candidate_kind="GPU")
+            if r.quote.gpu.slug != "l40s-48gb"
+        }
+        quote = Quote.objects.get(gpu__slug="l40s-48gb")
+        quote_update(quote=quote, hourly_price_per_gpu=Decimal("1.95"))
+        table = candidate_table_recompute(brief_id=priced.pk)
+        for quote_id, (pk, cost) in untouched.items():
+            row = table.rows.get(quote_id=quote_id)
+            assert (row.pk, row.monthly_cost) == (pk, cost)  # the very same row, not rewritten
+        assert table.rows.filter(quote=quote).count() == 1
+        quote.refresh_from_db()
+        assert table.inputs["quotes"][str(quote.pk)] == quote.version
+
+    def test_incremental_and_full_recomputes_give_the_same_table(self, priced):
+        recompute(priced)
+        quote = Quote.objects.get(gpu__slug="l40s-48gb")
+        quote_update(quote=quote, hourly_price_per_gpu=Decimal("1.95"))
+        QuoteFactory(hourly_price_per_gpu=Decimal("3.10"))
+        retired = Quote.objects.filter(pricing_term="RESERVED_1Y").first()
+        from apps.quotes.services import quote_retire
+
+        quote_retire(quote=retired)
+        incremental = ranking_for_brief_after(priced)
+        CandidateTable.objects.filter(brief=priced).update(inputs={}, estimates_key="")
+        candidate_tables_request_recompute(brief_ids=[priced.pk])
+        full = ranking_for_brief_after(priced)
+        assert strip(incremental) == strip(full)
+        assert not any(r["quote_id"] == retired.pk for r in full)
+
+
+def ranking_for_brief_after(brief):
+    candidate_table_recompute(brief_id=brief.pk)
+    return ranking_for_brief(brief)["rows"]
+
+
+def strip(rows):
+    keys = ("rank", "quote_id", "api_route_id", "cost_lines", "monthly_cost", "effective_unit_cost")
+    return sorted((tuple(str(r[k]) for k in keys) for r in rows), key=lambda t: (t[1], t[2]))
