@@ -42,7 +42,7 @@ from .estimates import (
     demand_for_brief,
     estimates_key,
 )
-from .models import CandidateTable
+from .models import CandidateRow, CandidateTable
 
 QUOTE_FACTS = (
     "pk", "version", "pricing_term", "hourly_price_per_gpu", "currency",
@@ -86,6 +86,7 @@ class BuiltTable:
     stale_quote_ids: list[int] = field(default_factory=list)
     stale_route_ids: list[int] = field(default_factory=list)
     context: TableContext | None = None
+    capacity_model_affected: bool = True
 
 
 def _fx(amount: Decimal, currency: str, values: dict[str, Any]) -> Decimal:
@@ -306,26 +307,65 @@ def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> Bui
         routes = live_routes(brief).values(*ROUTE_FACTS)
         stale_quotes, stale_routes = [], []
     rows, skipped = _cost_all(ctx, quotes, routes)
+    fields: dict[str, Any] = {
+        **base_fields,
+        "currency": ctx.values["reporting_currency"],
+        "no_ranking_reason": "",
+        "inputs": {
+            "fingerprint": ctx.fingerprint,
+            "brief_version": brief.inputs_version,
+            "quotes": {str(pk): v for pk, v in quote_versions.items()},
+            "api_routes": {str(pk): v for pk, v in route_versions.items()},
+            "assumptions": assumptions_version(brief),
+            "assumption_sources": ctx.sources,
+            "skipped": skipped,
+        },
+    }
+    if not incremental:  # the engine's answer is unchanged on the incremental path
+        fields.update(estimates_key=ctx.estimates_key, estimates=ctx.estimates)
     return BuiltTable(
         rows=rows,
         replace_all=not incremental,
         stale_quote_ids=stale_quotes,
         stale_route_ids=stale_routes,
         context=ctx,
-        table_fields={
-            **base_fields,
-            "currency": ctx.values["reporting_currency"],
-            "no_ranking_reason": "",
-            "estimates_key": ctx.estimates_key,
-            "estimates": ctx.estimates,
-            "inputs": {
-                "fingerprint": ctx.fingerprint,
-                "brief_version": brief.inputs_version,
-                "quotes": {str(pk): v for pk, v in quote_versions.items()},
-                "api_routes": {str(pk): v for pk, v in route_versions.items()},
-                "assumptions": assumptions_version(brief),
-                "assumption_sources": ctx.sources,
-                "skipped": skipped,
-            },
-        },
+        table_fields=fields,
+        capacity_model_affected=not incremental
+        or _touches_capacity_model(table, rows, stale_quotes, stale_routes),
     )
+
+
+def _touches_capacity_model(
+    table: CandidateTable,
+    rows: list[dict[str, Any]],
+    stale_quote_ids: list[int],
+    stale_route_ids: list[int],
+) -> bool:
+    """Whether an incremental change can move the rent/reserve/buy/API comparison. It compares
+    the quotes of the best-ranked GPU (and the first API route), so it moves only when a route
+    changed, a quote of that GPU changed, or a re-costed row undercuts the best one."""
+    best = table.capacity_model.get("gpu") if table.capacity_model else None
+    if stale_route_ids or not best:
+        return True
+    best_cost = (
+        CandidateRow.objects.filter(
+            table=table,
+            candidate_kind="GPU",
+            meets_constraints=True,
+            effective_unit_cost__isnull=False,
+        )
+        .order_by("effective_unit_cost")
+        .values_list("effective_unit_cost", flat=True)
+        .first()
+    )
+    if best_cost is None:
+        return True
+    undercut = any(
+        row["gpu_id"] and row["meets_constraints"] and row["effective_unit_cost"] is not None
+        and row["effective_unit_cost"] <= best_cost
+        for row in rows
+    )  # fmt: skip
+    changed_gpus = Quote.objects.filter(pk__in=stale_quote_ids).values_list(
+        "gpu__slug", "system__gpu__slug"
+    )
+    return undercut or any(best in pair for pair in changed_gpus)

@@ -132,11 +132,13 @@ def _write(table: CandidateTable, built: Any, version: int) -> None:
     rows_insert(table, built.rows)
     for name, value in built.table_fields.items():
         setattr(table, name, value)
-    if built.context is not None:
+    fields = [*built.table_fields, "computed_version", "computed_at", "updated_at"]
+    if built.context is not None and built.capacity_model_affected:
         table.capacity_model = capacity_model_for(built.context, table)
+        fields.append("capacity_model")
     table.computed_version = version
     table.computed_at = timezone.now()
-    table.save()
+    table.save(update_fields=fields)
 
 
 def candidate_tables_sweep() -> list[int]:

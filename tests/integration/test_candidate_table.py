@@ -4,6 +4,7 @@ from decimal import Decimal
 
 import pytest
 
+from apps.catalog.models import Gpu
 from apps.finance.models import CandidateRow, CandidateTable, FinanceAssumptions
 from apps.finance.selectors import ranking_for_brief
 from apps.finance.services import candidate_table_recompute, candidate_tables_request_recompute
@@ -194,3 +195,25 @@ def ranking_for_brief_after(brief):
 def strip(rows):
     keys = ("rank", "quote_id", "api_route_id", "cost_lines", "monthly_cost", "effective_unit_cost")
     return sorted((tuple(str(r[k]) for k in keys) for r in rows), key=lambda t: (t[1], t[2]))
+
+
+class TestCapacityModelKeptCurrent:
+    def test_a_cheaper_quote_for_another_gpu_moves_the_comparison_to_that_gpu(self, priced):
+        table = recompute(priced)
+        assert table.capacity_model["gpu"] in {"h100-sxm5-80gb", "l40s-48gb"}
+        cheap = QuoteFactory(
+            gpu=Gpu.objects.get(slug="h200-sxm-141gb"), hourly_price_per_gpu=Decimal("0.01")
+        )
+        table = recompute(priced)
+        assert table.inputs["quotes"][str(cheap.pk)] == 1
+        assert table.capacity_model["gpu"] == "h200-sxm-141gb"
+
+    def test_a_change_to_an_unrelated_gpu_quote_keeps_it(self, priced):
+        table = recompute(priced)
+        before = table.capacity_model
+        dear = QuoteFactory(
+            gpu=Gpu.objects.get(slug="a100-sxm4-80gb"), hourly_price_per_gpu=Decimal("99")
+        )
+        table = recompute(priced)
+        assert table.inputs["quotes"][str(dear.pk)] == 1  # the table did take the new quote in
+        assert table.capacity_model == before
