@@ -30,7 +30,7 @@ test: install  ## Run the whole suite (SQLite; PostgreSQL/Redis when DATABASE_UR
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-faults: install  ## Kill workers, restart Redis and PostgreSQL mid-recompute (needs both running, as root)
-	GPUSELECT_FAULTS=1 $(PY) -m pytest tests/faults -p no:cacheprovider $(PYTEST_ARGS)
+	GPUSELECT_FAULTS=1 $(PY) -m pytest tests/faults -p no:django -p no:cacheprovider --confcutdir=tests/faults -m faults -v $(PYTEST_ARGS)
 
 schema: install  ## Regenerate the committed OpenAPI schema
 	$(PY) manage.py spectacular --validate --fail-on-warn --file docs/openapi.yaml

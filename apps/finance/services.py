@@ -30,20 +30,26 @@ logger = logging.getLogger(__name__)
 LOST_TASK_AFTER = timedelta(minutes=2)
 
 
-def _send(brief_id: int) -> None:
-    """Hand one recompute to the broker. A broker that is down must not turn a committed
-    change into an error: the table stays marked stale and the sweeper re-enqueues it."""
+def _send_all(brief_ids: list[int]) -> None:
+    """After commit, hand the recomputes to the broker. A broker that is down must neither turn
+    a committed change into an error nor make it wait once per table: the first failure stops
+    the batch, and the unsent tables are taken off the queue so the next sweep sends them."""
     from .tasks import candidate_table_recompute_task
 
-    try:
-        candidate_table_recompute_task.delay(brief_id=brief_id)
-    except KombuOperationalError:
-        logger.warning("broker unavailable; recompute of brief %s left to the sweeper", brief_id)
+    for n, brief_id in enumerate(brief_ids):
+        try:
+            candidate_table_recompute_task.apply_async(kwargs={"brief_id": brief_id}, retry=False)
+        except KombuOperationalError:
+            unsent = brief_ids[n:]
+            CandidateTable.objects.filter(brief_id__in=unsent).update(queued_at=None)
+            logger.warning("broker unavailable; %d recomputes left to the sweeper", len(unsent))
+            return
 
 
 def _enqueue(brief_ids: Iterable[int]) -> None:
-    for brief_id in brief_ids:
-        transaction.on_commit(partial(_send, brief_id))
+    ids = list(brief_ids)
+    if ids:
+        transaction.on_commit(partial(_send_all, ids))
 
 
 @transaction.atomic

@@ -149,7 +149,11 @@ class TestBrokerDown:
         quote.refresh_from_db()
         assert quote.hourly_price_per_gpu == Decimal("7.00")
         table = CandidateTable.objects.get(brief=brief)
-        assert table.stale  # left for the sweeper
+        assert table.stale  # left for the sweeper...
+        assert table.queued_at is None  # ...which sends it at its next run, not minutes later
+        from apps.finance.services import candidate_tables_sweep
+
+        assert brief.pk in candidate_tables_sweep()
 
 
 class TestIncrementalRecompute:
