@@ -97,3 +97,56 @@ class TestConstantQueries:
 
         small, large = grow(rows, lambda: page.get(f"/briefs/{brief.pk}/finance/"))
         assert small == large
+
+
+def make_runs(brief, n):
+    from apps.benchmarks.models import BenchmarkRun
+    from apps.catalog.models import Gpu
+
+    gpu = Gpu.objects.get(slug="h100-sxm5-80gb")
+    BenchmarkRun.objects.bulk_create(
+        [
+            BenchmarkRun(
+                brief=brief,
+                team=brief.team,
+                gpu=gpu,
+                gpu_count=1,
+                phase="MEMORY_FIT",
+                results={"peak_memory_gb": 40},
+                created_by=brief.created_by,
+            )
+            for _ in range(n)
+        ]
+    )
+
+
+def make_records(brief, user, n):
+    from tests.factories.decisions import make_record
+
+    quote = QuoteFactory()
+    for _ in range(n):
+        make_record(brief=brief, user=user, quote=quote)
+
+
+class TestConstantQueriesBenchmarksAndDecisions:
+    def test_benchmark_run_list_endpoint_and_page(self, api, page, team):
+        brief = BriefFactory(team=team)
+        small, large = grow(
+            lambda n: make_runs(brief, n), lambda: api.get("/api/v1/benchmark-runs/")
+        )
+        assert small == large
+        make_runs(brief, 0)
+        small_page = queries(lambda: page.get(f"/benchmarks/briefs/{brief.pk}/"))
+        make_runs(brief, 45)
+        assert queries(lambda: page.get(f"/benchmarks/briefs/{brief.pk}/")) == small_page
+
+    def test_decision_record_list_endpoint_and_page(self, api, page, team):
+        brief = BriefFactory(team=team)
+        user = api.user
+        small, large = grow(
+            lambda n: make_records(brief, user, n), lambda: api.get("/api/v1/decision-records/")
+        )
+        assert small == large
+        small_page = queries(lambda: page.get("/decisions/"))
+        make_records(brief, user, 5)
+        assert queries(lambda: page.get("/decisions/")) == small_page
