@@ -14,7 +14,8 @@ from datetime import timedelta
 from functools import partial
 from typing import Any
 
-from django.db import transaction
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
@@ -25,22 +26,28 @@ from .models import CandidateRow, CandidateTable, FinanceAssumptions
 
 logger = logging.getLogger(__name__)
 
+# Briefs recomputed by one task: large enough that a quote edit touching every brief is a few
+# tasks, small enough that several workers share a burst (measured with bench/recompute.py).
+RECOMPUTE_BATCH = 25
+
 # A queued recompute not started after this long is assumed lost (worker killed, broker
 # restarted) and is enqueued again by the sweeper.
 LOST_TASK_AFTER = timedelta(minutes=2)
 
 
 def _send_all(brief_ids: list[int]) -> None:
-    """After commit, hand the recomputes to the broker. A broker that is down must neither turn
-    a committed change into an error nor make it wait once per table: the first failure stops
-    the batch, and the unsent tables are taken off the queue so the next sweep sends them."""
-    from .tasks import candidate_table_recompute_task
+    """After commit, hand the recomputes to the broker, RECOMPUTE_BATCH briefs a task (a task's
+    own overhead is as large as an incremental recompute). A broker that is down must neither
+    turn a committed change into an error nor make it wait once per batch: the first failure
+    stops, and the unsent tables are taken off the queue so the next sweep sends them."""
+    from .tasks import candidate_tables_recompute_task
 
-    for n, brief_id in enumerate(brief_ids):
+    for start in range(0, len(brief_ids), RECOMPUTE_BATCH):
+        batch = brief_ids[start : start + RECOMPUTE_BATCH]
         try:
-            candidate_table_recompute_task.apply_async(kwargs={"brief_id": brief_id}, retry=False)
+            candidate_tables_recompute_task.apply_async(kwargs={"brief_ids": batch}, retry=False)
         except KombuOperationalError:
-            unsent = brief_ids[n:]
+            unsent = brief_ids[start:]
             CandidateTable.objects.filter(brief_id__in=unsent).update(queued_at=None)
             logger.warning("broker unavailable; %d recomputes left to the sweeper", len(unsent))
             return
@@ -83,6 +90,20 @@ def candidate_tables_request_recompute(*, brief_ids: Iterable[int] | None = None
     CandidateTable.objects.filter(brief_id__in=to_enqueue).update(queued_at=timezone.now())
     _enqueue(to_enqueue)
     return to_enqueue
+
+
+def candidate_tables_recompute(*, brief_ids: Iterable[int]) -> None:
+    """Recompute several tables, one after the other; one failing does not stop the rest
+    (its table stays stale for the sweeper), transient database errors are raised to retry."""
+    for brief_id in brief_ids:
+        try:
+            candidate_table_recompute(brief_id=brief_id)
+        except (OperationalError, InterfaceError):
+            raise
+        except Exception:
+            logger.exception("recompute of brief %s failed; left stale for the sweeper", brief_id)
+            if settings.CELERY_TASK_ALWAYS_EAGER:
+                raise  # in-process (tests, make run): show the error where it happened
 
 
 def candidate_table_request_recompute(*, brief: WorkloadBrief) -> CandidateTable:

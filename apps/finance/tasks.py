@@ -1,7 +1,7 @@
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from .services import candidate_table_recompute, candidate_tables_sweep
+from .services import candidate_tables_recompute, candidate_tables_sweep
 
 # Only transient database errors are retried (a restarted PostgreSQL, a dropped connection);
 # anything else is a bug to see, and the sweeper re-enqueues the stale table later anyway.
@@ -9,15 +9,15 @@ TRANSIENT = (OperationalError, InterfaceError)
 
 
 @shared_task(
-    name="finance.candidate_table_recompute",
+    name="finance.candidate_tables_recompute",
     ignore_result=True,
     autoretry_for=TRANSIENT,
     retry_backoff=2,
     retry_backoff_max=60,
     max_retries=8,
 )
-def candidate_table_recompute_task(*, brief_id: int) -> None:
-    candidate_table_recompute(brief_id=brief_id)
+def candidate_tables_recompute_task(*, brief_ids: list[int]) -> None:
+    candidate_tables_recompute(brief_ids=brief_ids)
 
 
 @shared_task(name="finance.candidate_tables_sweep", ignore_result=True)

@@ -129,6 +129,12 @@ class TestCandidateTable:
         assert len(model["curve"]) == 20
 
 
+def reset_connections(app):
+    """Forget pooled broker connections, as Celery does after a fork."""
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
 class TestBrokerDown:
     @pytest.mark.django_db(transaction=True)
     def test_a_change_commits_even_when_the_broker_is_down(self, catalog, settings):
@@ -137,15 +143,19 @@ class TestBrokerDown:
         brief = BriefFactory()
         quote = QuoteFactory()
         app.conf.task_always_eager = False
-        original = app.conf.broker_url
-        app.conf.broker_url = "redis://127.0.0.1:9/0"  # nothing listens there
+        original = app.conf.broker_write_url
+        reset_connections(app)  # no pooled connection to a real broker may be reused
+        # broker_write_url, not broker_url: Celery prefers a CELERY_BROKER_URL environment
+        # variable (set in CI) over broker_url from the configuration.
+        app.conf.broker_write_url = "redis://127.0.0.1:9/0"  # nothing listens there
         app.conf.broker_connection_retry = False
         app.conf.broker_connection_max_retries = 0
         try:
             quote_update(quote=quote, hourly_price_per_gpu=Decimal("7.00"))
         finally:
             app.conf.task_always_eager = True
-            app.conf.broker_url = original
+            app.conf.broker_write_url = original
+            reset_connections(app)
         quote.refresh_from_db()
         assert quote.hourly_price_per_gpu == Decimal("7.00")
         table = CandidateTable.objects.get(brief=brief)

@@ -106,16 +106,17 @@ class TestRecomputeThroughTheWorker:
         lock = threading.Lock()
 
         def published(sender=None, body=None, **kwargs):
-            if sender == "finance.candidate_table_recompute":
-                brief_id = body[1]["brief_id"]
+            if sender == "finance.candidate_tables_recompute":
                 with lock:
-                    queued[brief_id] += 1
-                    most_queued[brief_id] = max(most_queued[brief_id], queued[brief_id])
+                    for brief_id in body[1]["brief_ids"]:
+                        queued[brief_id] += 1
+                        most_queued[brief_id] = max(most_queued[brief_id], queued[brief_id])
 
         def started(sender=None, kwargs=None, **extra):
-            if sender.name == "finance.candidate_table_recompute":
+            if sender.name == "finance.candidate_tables_recompute":
                 with lock:
-                    queued[kwargs["brief_id"]] -= 1
+                    for brief_id in kwargs["brief_ids"]:
+                        queued[brief_id] -= 1
 
         before_task_publish.connect(published)
         task_prerun.connect(started)
