@@ -3,7 +3,7 @@
 Entry points: :func:`parse_result_file`, :func:`detect_format`, :func:`content_sha256`,
 ``MAX_FILE_BYTES``; records are :class:`CanonicalRun`; the only error raised is
 :class:`ImportFormatError`. No Django imports (stdlib only). Field-by-field map:
-``MAPPING.md`` next to this file.
+the table in the README's "Benchmark results" section.
 
 The traps (same-sounding names, different meanings):
 

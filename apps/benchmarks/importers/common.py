@@ -59,7 +59,7 @@ class ImportFormatError(Exception):
 
 @dataclass(frozen=True)
 class CanonicalRun:
-    """One measured run in the canonical vocabulary (see MAPPING.md).
+    """One measured run in the canonical vocabulary (the README's "Benchmark results" table).
 
     ``results`` holds ``ttft_ms``, ``tpot_ms`` (first token excluded), ``itl_ms``
     (gap between streamed chunks) and ``e2e_latency_ms`` as dicts of whichever of
