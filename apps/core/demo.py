@@ -123,7 +123,7 @@ def demo_load(*, password: str, today: date) -> dict[str, Any]:
     )
     for name, fields in DEMO_BRIEFS:
         if not WorkloadBrief.objects.filter(team=team, name=name).exists():
-            brief_create(team=team, created_by=users["platform"], **fields)
+            brief_create(team=team, created_by=users["platform"], name=name, **fields)
     return {"users": [u for u, _ in DEMO_USERS] + ["admin"], "team": team.name}
 
 
