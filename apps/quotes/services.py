@@ -3,6 +3,7 @@ candidate tables after the transaction commits. Quotes and routes are retired, n
 
 import csv
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,34 +53,49 @@ def quote_create(**fields: Any) -> Quote:
     return quote
 
 
+def _priced_update[Priced: (Quote, ApiRoute)](
+    obj: Priced, fields: dict[str, Any], *, check: Callable[[Priced], None] | None = None
+) -> Priced:
+    """Change a live quote or route: bump its version (candidate tables record which version
+    they costed) and ask for the recompute. A retired one never changes: enter a new one."""
+    obj = type(obj).objects.select_for_update(no_key=True).get(pk=obj.pk)
+    if obj.retired:
+        noun = type(obj)._meta.verbose_name
+        raise ValidationError({"retired": f"A retired {noun} cannot change; enter a new {noun}."})
+    changed = [name for name, value in fields.items() if getattr(obj, name) != value]
+    if not changed:
+        return obj
+    for name in changed:
+        setattr(obj, name, fields[name])
+    if check is not None:
+        check(obj)
+    obj.full_clean()
+    obj.version = F("version") + 1
+    obj.save(update_fields=[*changed, "version", "updated_at"])
+    obj.refresh_from_db()
+    candidate_tables_request_recompute()
+    return obj
+
+
+def _priced_retire[Priced: (Quote, ApiRoute)](obj: Priced) -> Priced:
+    obj = type(obj).objects.select_for_update(no_key=True).get(pk=obj.pk)
+    if not obj.retired:
+        obj.retired = True
+        obj.version = F("version") + 1
+        obj.save(update_fields=["retired", "version", "updated_at"])
+        obj.refresh_from_db()
+        candidate_tables_request_recompute()
+    return obj
+
+
 @transaction.atomic
 def quote_update(*, quote: Quote, **fields: Any) -> Quote:
-    quote = Quote.objects.select_for_update(no_key=True).get(pk=quote.pk)
-    if quote.retired:
-        raise ValidationError({"retired": "A retired quote cannot change; enter a new quote."})
-    changed = [name for name, value in fields.items() if getattr(quote, name) != value]
-    if not changed:
-        return quote
-    for name in changed:
-        setattr(quote, name, fields[name])
-    quote.full_clean()
-    quote.version = F("version") + 1
-    quote.save(update_fields=[*changed, "version", "updated_at"])
-    quote.refresh_from_db()
-    candidate_tables_request_recompute()
-    return quote
+    return _priced_update(quote, fields)
 
 
 @transaction.atomic
 def quote_retire(*, quote: Quote) -> Quote:
-    quote = Quote.objects.select_for_update(no_key=True).get(pk=quote.pk)
-    if not quote.retired:
-        quote.retired = True
-        quote.version = F("version") + 1
-        quote.save(update_fields=["retired", "version", "updated_at"])
-        quote.refresh_from_db()
-        candidate_tables_request_recompute()
-    return quote
+    return _priced_retire(quote)
 
 
 def _check_one_live_route(route: ApiRoute) -> None:
@@ -102,33 +118,12 @@ def api_route_create(**fields: Any) -> ApiRoute:
 
 @transaction.atomic
 def api_route_update(*, route: ApiRoute, **fields: Any) -> ApiRoute:
-    route = ApiRoute.objects.select_for_update(no_key=True).get(pk=route.pk)
-    if route.retired:
-        raise ValidationError({"retired": "A retired route cannot change; enter a new one."})
-    changed = [name for name, value in fields.items() if getattr(route, name) != value]
-    if not changed:
-        return route
-    for name in changed:
-        setattr(route, name, fields[name])
-    _check_one_live_route(route)
-    route.full_clean()
-    route.version = F("version") + 1
-    route.save(update_fields=[*changed, "version", "updated_at"])
-    route.refresh_from_db()
-    candidate_tables_request_recompute()
-    return route
+    return _priced_update(route, fields, check=_check_one_live_route)
 
 
 @transaction.atomic
 def api_route_retire(*, route: ApiRoute) -> ApiRoute:
-    route = ApiRoute.objects.select_for_update(no_key=True).get(pk=route.pk)
-    if not route.retired:
-        route.retired = True
-        route.version = F("version") + 1
-        route.save(update_fields=["retired", "version", "updated_at"])
-        route.refresh_from_db()
-        candidate_tables_request_recompute()
-    return route
+    return _priced_retire(route)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -14,6 +14,35 @@ SQLITE = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"
 POSTGRES = {"default": {"ENGINE": "django.db.backends.postgresql", "NAME": "x"}}
 
 
+def manage(*args, **env_changes):
+    """Run manage.py in a fresh process under production settings with ``env_changes``
+    (a value of None removes the variable)."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "gpuselect.settings.production"}
+    for name, value in env_changes.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def on_sqlite(tmp_path):
+    return {
+        "DJANGO_SECRET_KEY": "x" * 50,
+        "DJANGO_ALLOWED_HOSTS": "example.com",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'never-used.sqlite3'}",
+        "CELERY_BROKER_URL": "",
+        "REDIS_URL": "",
+    }
+
+
 class TestProductionChecks:
     @override_settings(DATABASES=SQLITE, CELERY_TASK_ALWAYS_EAGER=True, PRODUCTION=True)
     def test_sqlite_and_in_process_tasks_are_both_errors(self):
@@ -29,59 +58,17 @@ class TestProductionChecks:
         assert production_needs_real_services(None) == []
 
     def test_production_settings_refuse_to_migrate_on_sqlite(self, tmp_path):
-        env = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "gpuselect.settings.production",
-            "DJANGO_SECRET_KEY": "x" * 50,
-            "DJANGO_ALLOWED_HOSTS": "example.com",
-            "DATABASE_URL": f"sqlite:///{tmp_path / 'never-used.sqlite3'}",
-            "CELERY_BROKER_URL": "",
-            "REDIS_URL": "",
-        }
-        result = subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--check"],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        result = manage("migrate", "--check", **on_sqlite(tmp_path))
         assert result.returncode != 0
         assert "gpuselect.E001" in result.stderr
 
     def test_check_deploy_fails_on_sqlite_under_production_settings(self, tmp_path):
-        env = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "gpuselect.settings.production",
-            "DJANGO_SECRET_KEY": "x" * 50,
-            "DJANGO_ALLOWED_HOSTS": "example.com",
-            "DATABASE_URL": f"sqlite:///{tmp_path / 'never-used.sqlite3'}",
-            "CELERY_BROKER_URL": "",
-            "REDIS_URL": "",
-        }
-        result = subprocess.run(
-            [sys.executable, "manage.py", "check", "--deploy"],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        result = manage("check", "--deploy", **on_sqlite(tmp_path))
         assert result.returncode != 0
         assert "gpuselect.E001" in result.stderr
         assert "gpuselect.E002" in result.stderr
 
     def test_production_refuses_to_start_without_a_secret_key(self):
-        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "gpuselect.settings.production"}
-        env.pop("DJANGO_SECRET_KEY", None)
-        env["DJANGO_ALLOWED_HOSTS"] = "example.com"
-        result = subprocess.run(
-            [sys.executable, "manage.py", "check"],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        result = manage("check", DJANGO_SECRET_KEY=None, DJANGO_ALLOWED_HOSTS="example.com")
         assert result.returncode != 0
         assert "DJANGO_SECRET_KEY" in result.stderr
