@@ -23,7 +23,7 @@ def manage(*args, **env_changes):
             env.pop(name, None)
         else:
             env[name] = value
-    return subprocess.run(
+    return subprocess.run(  # noqa: S603 - our own manage.py, fixed arguments
         [sys.executable, "manage.py", *args],
         cwd=ROOT,
         env=env,
