@@ -1,10 +1,11 @@
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from apps.core import views as core_views
+from apps.core.api import api_not_found
 from apps.core.login import ThrottledLoginView
 
 urlpatterns = [
@@ -23,6 +24,8 @@ urlpatterns = [
     path("api/v1/", include("gpuselect.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    # Last: whatever else is under /api/ (an unknown path, an id that is not one) is a JSON 404.
+    re_path(r"^api/", api_not_found, name="api-not-found"),
 ]
 
 if settings.DEBUG:

@@ -1,11 +1,18 @@
-"""API-wide helpers: one error shape, ``{"detail": ...}``, for every failure."""
+"""API-wide helpers: one error shape, ``{"detail": ...}``, for every failure; JSON bodies
+taken at the types the schema documents."""
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from rest_framework import exceptions
+from django.http import HttpRequest, JsonResponse
+from django.urls import Resolver404, resolve
+from django.views.decorators.csrf import csrf_exempt
+from rest_framework import exceptions, relations, serializers
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+
+from . import schema as _schema  # noqa: F401  (registers the schema extensions before generation)
 
 
 def _first_message(data: Any, path: str = "") -> str:
@@ -35,3 +42,92 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, exceptions.ValidationError):
         response.data = {"detail": _first_message(response.data), "errors": response.data}
     return response
+
+
+@csrf_exempt
+def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+    """Any path under /api/ that names no operation (an unknown path, or an id that is not
+    one, like ``/briefs/null/``): a JSON 404 like every other API error, never the HTML page."""
+    detail = "Not found."
+    if not request.path.endswith("/"):
+        try:
+            resolve(request.path + "/")
+        except Resolver404:
+            pass
+        else:
+            detail = f"Not found. Did you mean {request.path}/ ?"
+    return JsonResponse({"detail": detail}, status=404)
+
+
+def _json_type_error(field: Any, value: Any) -> str | None:
+    """Why ``value`` (parsed JSON) is not of the type the schema documents for ``field``.
+
+    DRF is lenient (``0`` for a string, ``"1"`` for an integer, ``1`` for ``true``); the
+    schema is not, and a client that sends the wrong type has a bug we should tell it about.
+    Decimals take a number or a decimal string: the schema documents both."""
+    if value is None:
+        return None  # allow_null decides
+    if isinstance(field, serializers.BooleanField):
+        ok, expected = isinstance(value, bool), "true or false"
+    elif isinstance(field, serializers.IntegerField | relations.PrimaryKeyRelatedField):
+        ok, expected = isinstance(value, int) and not isinstance(value, bool), "an integer"
+    elif isinstance(field, serializers.FloatField | serializers.DecimalField):
+        ok = isinstance(value, int | float | str) and not isinstance(value, bool)
+        expected = "a number"
+    elif isinstance(
+        field,
+        serializers.CharField
+        | serializers.ChoiceField
+        | serializers.DateField
+        | serializers.DateTimeField
+        | relations.SlugRelatedField,
+    ):
+        ok, expected = isinstance(value, str), "a string"
+    elif isinstance(field, serializers.ListField | serializers.ListSerializer):
+        if not isinstance(value, list):
+            return "must be a list"
+        child = field.child
+        for index, item in enumerate(value):
+            reason = _json_type_error(child, item)
+            if reason:
+                return f"[{index}] {reason}"
+        return None
+    elif isinstance(field, serializers.DictField):
+        ok, expected = isinstance(value, Mapping), "an object"
+    else:
+        return None  # nested serializers check themselves; JSONField takes any JSON
+    return None if ok else f"must be {expected}"
+
+
+class StrictJsonTypes:
+    """Serializer mixin (first among the bases): a JSON body's values must be of the types the
+    schema documents, or the request is a 400 naming the field (form bodies are left to DRF);
+    no slug, JSON or form, may hold a NUL."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            is_json = not hasattr(data, "getlist")
+            errors = {}
+            for name, field in self.fields.items():  # type: ignore[attr-defined]
+                if field.read_only or name not in data:
+                    continue
+                value = data[name]
+                # A slug is looked up as it is: PostgreSQL refuses a NUL in a query (a 500).
+                if isinstance(field, relations.SlugRelatedField) and "\x00" in str(value):
+                    errors[name] = ["Null characters are not allowed."]
+                    continue
+                reason = _json_type_error(field, value) if is_json else None
+                if reason:
+                    errors[name] = [reason]
+            if errors:
+                raise serializers.ValidationError(errors)
+        return super().to_internal_value(data)  # type: ignore[misc]
+
+
+def query_text(request: Any, name: str) -> str | None:
+    """A free-text query parameter, refused (400) if it holds a NUL: PostgreSQL cannot compare
+    one, so it would otherwise be a server error."""
+    value = request.query_params.get(name)
+    if value is not None and "\x00" in value:
+        raise exceptions.ValidationError({name: "Null characters are not allowed."})
+    return value

@@ -5,6 +5,9 @@ Every failure body is ``{"detail": "..."}`` (apps/core/api.py); validation failu
 
 from typing import Any
 
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
+from rest_framework import serializers
+
 ERROR_SCHEMA = {
     "type": "object",
     "properties": {
@@ -46,3 +49,24 @@ def add_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]
                     {"description": description, "content": {"application/json": {"schema": ref}}},
                 )
     return result
+
+
+class DecimalInputExtension(OpenApiSerializerFieldExtension):  # type: ignore[misc]
+    """A decimal is answered as a string, and taken as a number or a decimal string (the brief
+    contract sends numbers): document both in requests, with the field's bounds."""
+
+    target_class = serializers.DecimalField
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema: Any, direction: str) -> Any:
+        default = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        if direction != "request" or default.get("type") != "string":
+            return default
+        number: dict[str, Any] = {"type": "number"}
+        if self.target.min_value is not None:
+            number["minimum"] = float(self.target.min_value)
+        if self.target.max_value is not None:
+            number["maximum"] = float(self.target.max_value)
+        return {"oneOf": [number, {k: v for k, v in default.items() if k != "nullable"}]} | (
+            {"nullable": True} if default.get("nullable") else {}
+        )

@@ -1,7 +1,8 @@
 """GET /api/v1/briefs/<id>/rankings (JSON or CSV)."""
 
 from django.http import HttpResponse
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -64,11 +65,14 @@ class BriefRankingsApi(APIView):
     @extend_schema(
         parameters=[
             OpenApiParameter("basis", str, enum=["ESTIMATED", "MEASURED"]),
-            OpenApiParameter("pricing_term", str),
+            OpenApiParameter("pricing_term", str, enum=sorted(Quote.PricingTerm.values)),
             OpenApiParameter("meets_constraints", str, enum=["true", "false"]),
             OpenApiParameter("format", str, enum=["json", "csv"]),
         ],
-        responses={200: RankingSerializer},
+        responses={
+            (200, "application/json"): RankingSerializer,
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="?format=csv"),
+        },
     )
     def get(self, request: Request, pk: int) -> Response | HttpResponse:
         brief = brief_get_for_user(request.user, pk)

@@ -6,6 +6,7 @@ from rest_framework import serializers
 from apps.benchmarks.importers import ImportFormatError, normalise_tool
 from apps.benchmarks.models import BenchmarkRun
 from apps.catalog.models import Gpu, GpuSystem
+from apps.core.api import StrictJsonTypes
 from apps.engine.constants import MAX_GPU_COUNT
 from apps.quotes.models import Quote
 
@@ -15,7 +16,7 @@ _QUOTE_ERRORS = {"does_not_exist": "no quote #{pk_value}"}
 MANUAL_PHASES = (BenchmarkRun.Phase.MEMORY_FIT, BenchmarkRun.Phase.FAILURE_OPS)
 
 
-class _CandidateFields(serializers.Serializer):  # type: ignore[type-arg]
+class _CandidateFields(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
     brief = serializers.IntegerField(min_value=1)
     gpu = serializers.SlugRelatedField(
         slug_field="slug", queryset=Gpu.objects.all(), error_messages=_GPU_ERRORS
@@ -40,6 +41,18 @@ class ImportInputSerializer(_CandidateFields):
     """Multipart: the results file, the candidate it measured, optionally the tool's name and
     conditions the file does not record."""
 
+    # A form has no null: leave the quote or the system out instead.
+    quote = serializers.PrimaryKeyRelatedField(
+        queryset=Quote.objects.select_related("gpu", "system__gpu"),
+        required=False,
+        error_messages=_QUOTE_ERRORS,
+    )
+    system = serializers.SlugRelatedField(
+        slug_field="slug",
+        queryset=GpuSystem.objects.select_related("gpu"),
+        required=False,
+        error_messages=_SYSTEM_ERRORS,
+    )
     file = serializers.FileField()
     tool = serializers.CharField(required=False, allow_blank=True, max_length=40)
     model = serializers.CharField(required=False, allow_blank=True, max_length=200)
@@ -70,7 +83,7 @@ class ManualRunInputSerializer(_CandidateFields):
 
 class BenchmarkRunOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
     gpu = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    system = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    system = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
     raw_file_url = serializers.SerializerMethodField()
 
     class Meta:

@@ -15,7 +15,8 @@ from apps.benchmarks import services
 from apps.benchmarks.selectors import benchmark_run_get_for_user, benchmark_run_list_for_user
 from apps.briefs.models import WorkloadBrief
 from apps.briefs.selectors import brief_list_for_user
-from apps.core.pagination import StandardPagination
+from apps.core.api import query_text
+from apps.core.pagination import StandardPagination, paginated
 from apps.core.permissions import role_permission
 from apps.core.roles import BENCHMARK_EDITORS
 
@@ -117,6 +118,7 @@ class BenchmarkRunListCreateApi(APIView):
 
     permission_classes = [PlatformWrites]
     parser_classes = [JSONParser]
+    pagination_class = StandardPagination
 
     @extend_schema(responses={200: BenchmarkRunOutputSerializer(many=True)})
     def get(self, request: Request) -> Response:
@@ -127,14 +129,12 @@ class BenchmarkRunListCreateApi(APIView):
         qs = benchmark_run_list_for_user(
             request.user,
             brief_id=int(brief_id) if brief_id else None,
-            gpu=params.get("gpu") or None,
-            phase=params.get("phase") or None,
+            gpu=query_text(request, "gpu") or None,
+            phase=query_text(request, "phase") or None,
         )
         if params.get("current") in ("1", "true"):
             qs = qs.filter(superseded_by__isnull=True)
-        paginator = StandardPagination()
-        page = paginator.paginate_queryset(qs, request, view=self)
-        return paginator.get_paginated_response(BenchmarkRunOutputSerializer(page, many=True).data)
+        return paginated(self, request, qs, BenchmarkRunOutputSerializer)
 
     @extend_schema(request=ManualRunInputSerializer, responses={201: BenchmarkRunOutputSerializer})
     def post(self, request: Request) -> Response:

@@ -4,6 +4,7 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
+from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -14,7 +15,7 @@ from apps.engine import EngineInputError
 
 class EngineErrorSerializer(serializers.Serializer):  # type: ignore[type-arg]
     detail = serializers.CharField()
-    field = serializers.CharField()
+    field = serializers.CharField(required=False, help_text="The field at fault, when one is.")
 
 
 class EstimateOutputSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -27,6 +28,8 @@ def engine_error_response(exc: EngineInputError) -> Response:
 
 class EstimateApi(APIView):
     """Estimate a brief (not saved) on every catalog GPU, or on the GPUs and count asked for."""
+
+    parser_classes = [JSONParser]
 
     @extend_schema(
         request=dict[str, Any],

@@ -18,22 +18,24 @@ from apps.briefs.choices import (
 )
 from apps.briefs.contract import brief_to_body
 from apps.briefs.models import HOURS_PER_MONTH_MAX
+from apps.core.api import StrictJsonTypes
 from apps.engine import PRESETS, EngineInputError, model_from_hf_config
 
 MAX_TOKENS = 10_000_000
 
 
-class TokensSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class TokensSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
     p50 = serializers.IntegerField(min_value=1, max_value=MAX_TOKENS)
     p95 = serializers.IntegerField(min_value=1, max_value=MAX_TOKENS, required=False)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if "p95" in attrs and attrs["p95"] < attrs["p50"]:
+        # A PATCH may send p95 alone: then there is no p50 here to compare with.
+        if "p95" in attrs and "p50" in attrs and attrs["p95"] < attrs["p50"]:
             raise serializers.ValidationError({"p95": "must be at least p50"})
         return attrs
 
 
-class ModelShapeSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class ModelShapeSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
     preset = serializers.CharField(required=False, max_length=64)
     hf_config = serializers.DictField(required=False)
     params_billion = serializers.DecimalField(
@@ -115,7 +117,7 @@ class LatencyTargetField(serializers.Field):  # type: ignore[type-arg]
         return value
 
 
-class MediaSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class MediaSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
     width = serializers.IntegerField(min_value=64, max_value=16384)
     height = serializers.IntegerField(min_value=64, max_value=16384)
     seconds = serializers.DecimalField(
@@ -123,7 +125,7 @@ class MediaSerializer(serializers.Serializer):  # type: ignore[type-arg]
     )
 
 
-class TrainingSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class TrainingSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
     tokens = serializers.IntegerField(min_value=1, max_value=10**16, required=False)
     sequence_length = serializers.IntegerField(min_value=1, max_value=MAX_TOKENS, required=False)
     global_batch_tokens = serializers.IntegerField(min_value=1, max_value=10**12, required=False)
@@ -137,7 +139,7 @@ class TrainingSerializer(serializers.Serializer):  # type: ignore[type-arg]
     target_eval_score = serializers.DecimalField(max_digits=7, decimal_places=4, required=False)
 
 
-class BriefInputSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class BriefInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
     name = serializers.CharField(max_length=200)
     team = serializers.IntegerField(required=False, help_text="Team id; defaults to your team.")
     description = serializers.CharField(required=False, allow_blank=True)
@@ -188,10 +190,10 @@ class BriefInputSerializer(serializers.Serializer):  # type: ignore[type-arg]
             WorkloadType.LORA_FINETUNE,
             WorkloadType.QLORA_FINETUNE,
         }
-        if attrs.get("training") and attrs["workload_type"] not in training_types:
-            raise serializers.ValidationError(
-                {"training": f"not allowed for {attrs['workload_type']}"}
-            )
+        # A PATCH may leave the workload type out: the view passes the stored one in context.
+        workload_type = attrs.get("workload_type", self.context.get("workload_type"))
+        if attrs.get("training") and workload_type not in training_types:
+            raise serializers.ValidationError({"training": f"not allowed for {workload_type}"})
         if attrs.get("image") and attrs.get("video"):
             raise serializers.ValidationError({"video": "give image or video, not both"})
         return attrs

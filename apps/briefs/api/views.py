@@ -5,6 +5,7 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
+from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -18,7 +19,7 @@ from apps.briefs.selectors import (
 )
 from apps.briefs.services import brief_create, brief_update
 from apps.core.models import Team
-from apps.core.pagination import StandardPagination
+from apps.core.pagination import StandardPagination, paginated
 from apps.core.permissions import role_permission
 from apps.core.roles import BRIEF_EDITORS
 from apps.engine import EngineInputError
@@ -50,13 +51,12 @@ def _save_errors(exc: DjangoValidationError) -> serializers.ValidationError:
 
 class BriefListCreateApi(APIView):
     permission_classes = [BriefPermission]
+    pagination_class = StandardPagination
+    parser_classes = [JSONParser]
 
     @extend_schema(responses={200: BriefOutputSerializer(many=True)})
     def get(self, request: Request) -> Response:
-        paginator = StandardPagination()
-        page = paginator.paginate_queryset(brief_list_for_user(request.user), request, view=self)
-        data = BriefOutputSerializer(page, many=True).data
-        return paginator.get_paginated_response(data)
+        return paginated(self, request, brief_list_for_user(request.user), BriefOutputSerializer)
 
     @extend_schema(
         request=BriefInputSerializer,
@@ -76,6 +76,7 @@ class BriefListCreateApi(APIView):
 
 class BriefDetailApi(APIView):
     permission_classes = [BriefPermission]
+    parser_classes = [JSONParser]
 
     @extend_schema(responses={200: BriefOutputSerializer})
     def get(self, request: Request, pk: int) -> Response:
@@ -84,7 +85,9 @@ class BriefDetailApi(APIView):
     @extend_schema(request=BriefInputSerializer, responses={200: BriefOutputSerializer})
     def patch(self, request: Request, pk: int) -> Response:
         brief = brief_get_for_user(request.user, pk)
-        payload = BriefInputSerializer(data=request.data, partial=True)
+        payload = BriefInputSerializer(
+            data=request.data, partial=True, context={"workload_type": brief.workload_type}
+        )
         payload.is_valid(raise_exception=True)
         data: dict[str, Any] = dict(payload.validated_data)
         fields = body_to_fields(data)

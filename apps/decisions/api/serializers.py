@@ -2,6 +2,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from apps.core.api import StrictJsonTypes
 from apps.core.roles import DECISION_AUTHORS
 from apps.decisions.checklist import QUESTION_KEYS
 from apps.decisions.models import ChecklistAnswer, DecisionRecord
@@ -17,7 +18,7 @@ from apps.decisions.selectors import (
 DECIDING_ROLES = [r.value for r in DECISION_AUTHORS]
 
 
-class AlternativeSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class AlternativeSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
     """One alternative considered: a quote or an API route (exactly one)."""
 
     quote_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
@@ -30,7 +31,7 @@ class AlternativeSerializer(serializers.Serializer):  # type: ignore[type-arg]
         return {"quote_id": quote_id, "api_route_id": route_id}
 
 
-class DecisionRecordEditSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class DecisionRecordEditSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
     title = serializers.CharField(max_length=200, required=False, allow_blank=True)
     rationale = serializers.CharField(required=False, allow_blank=True)
     capacity_model = serializers.ChoiceField(
@@ -57,11 +58,11 @@ class DecisionRecordCreateSerializer(DecisionRecordEditSerializer):
         return attrs
 
 
-class SubmitSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class SubmitSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
     role = serializers.ChoiceField(choices=DECIDING_ROLES, required=False)
 
 
-class ApproveSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class ApproveSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
     role = serializers.ChoiceField(choices=DECIDING_ROLES)
 
 
@@ -75,6 +76,12 @@ class DecisionRecordOutputSerializer(serializers.ModelSerializer):  # type: igno
     created_by = serializers.CharField(source="created_by.username", read_only=True)
     submitted_by = serializers.SerializerMethodField()
     chosen = serializers.SerializerMethodField()
+    submitted_as = serializers.ChoiceField(
+        choices=DecisionRecord._meta.get_field("submitted_as").choices,
+        allow_blank=True,
+        read_only=True,
+        help_text="The role it was submitted in; blank until submitted.",
+    )
 
     class Meta:
         model = DecisionRecord
@@ -139,7 +146,7 @@ class VerifySerializer(serializers.Serializer):  # type: ignore[type-arg]
     computed_hash = serializers.CharField()
 
 
-class ChecklistAnswerInputSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class ChecklistAnswerInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
     question = serializers.ChoiceField(choices=sorted(QUESTION_KEYS))
     answer = serializers.ChoiceField(choices=ChecklistAnswer.Answer.choices)
     evidence_text = serializers.CharField(required=False, allow_blank=True, default="")

@@ -11,13 +11,15 @@ from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException
+from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.briefs.models import WorkloadBrief
 from apps.briefs.selectors import brief_get_for_user
-from apps.core.pagination import StandardPagination
+from apps.core.api import query_text
+from apps.core.pagination import StandardPagination, paginated
 from apps.core.permissions import role_permission
 from apps.core.roles import DECISION_AUTHORS, QUOTE_EDITORS
 from apps.decisions import services
@@ -101,19 +103,18 @@ def _detail(record: Any) -> dict[str, Any]:
 
 class DecisionRecordListCreateApi(APIView):
     permission_classes = [AuthorsWrite]
+    pagination_class = StandardPagination
+    parser_classes = [JSONParser]
 
     @extend_schema(responses={200: DecisionRecordOutputSerializer(many=True)})
     def get(self, request: Request) -> Response:
         qs = decision_record_list_for_user(request.user)
-        if request.query_params.get("status"):
-            qs = qs.filter(status=request.query_params["status"].upper())
+        status_filter = query_text(request, "status")
+        if status_filter:
+            qs = qs.filter(status=status_filter.upper())
         if request.query_params.get("brief", "").isdigit():
             qs = qs.filter(brief_id=int(request.query_params["brief"]))
-        paginator = StandardPagination()
-        page = paginator.paginate_queryset(qs, request, view=self)
-        return paginator.get_paginated_response(
-            DecisionRecordOutputSerializer(page, many=True).data
-        )
+        return paginated(self, request, qs, DecisionRecordOutputSerializer)
 
     @extend_schema(
         request=DecisionRecordCreateSerializer, responses={201: DecisionRecordDetailSerializer}
@@ -140,6 +141,7 @@ class DecisionRecordListCreateApi(APIView):
 
 class DecisionRecordDetailApi(APIView):
     permission_classes = [AuthorsWrite]
+    parser_classes = [JSONParser]
 
     @extend_schema(responses={200: DecisionRecordDetailSerializer})
     def get(self, request: Request, pk: int) -> Response:
@@ -167,6 +169,7 @@ class DecisionRecordDetailApi(APIView):
 
 class DecisionRecordSubmitApi(APIView):
     permission_classes = [AuthorsWrite]
+    parser_classes = [JSONParser]
 
     @extend_schema(request=SubmitSerializer, responses={200: DecisionRecordDetailSerializer})
     def post(self, request: Request, pk: int) -> Response:
@@ -184,6 +187,7 @@ class DecisionRecordSubmitApi(APIView):
 
 class DecisionRecordApproveApi(APIView):
     permission_classes = [AuthorsWrite]
+    parser_classes = [JSONParser]
 
     @extend_schema(request=ApproveSerializer, responses={200: DecisionRecordDetailSerializer})
     def post(self, request: Request, pk: int) -> Response:
@@ -201,6 +205,7 @@ class DecisionRecordApproveApi(APIView):
 
 class DecisionRecordRejectApi(APIView):
     permission_classes = [AuthorsWrite]
+    parser_classes = [JSONParser]
 
     @extend_schema(request=RejectSerializer, responses={200: DecisionRecordDetailSerializer})
     def post(self, request: Request, pk: int) -> Response:
@@ -219,6 +224,7 @@ class DecisionRecordRejectApi(APIView):
 
 class DecisionRecordSupersedeApi(APIView):
     permission_classes = [AuthorsWrite]
+    parser_classes = [JSONParser]
 
     @extend_schema(request=None, responses={201: DecisionRecordDetailSerializer})
     def post(self, request: Request, pk: int) -> Response:
@@ -229,6 +235,7 @@ class DecisionRecordSupersedeApi(APIView):
 
 class DecisionRecordRefreshApi(APIView):
     permission_classes = [AuthorsWrite]
+    parser_classes = [JSONParser]
 
     @extend_schema(request=None, responses={200: DecisionRecordDetailSerializer})
     def post(self, request: Request, pk: int) -> Response:
@@ -272,6 +279,7 @@ class QuoteChecklistApi(APIView):
     """Every checklist question for a quote, with its answer; PUT or POST answers one."""
 
     permission_classes = [ProcurementWrites]
+    parser_classes = [JSONParser]
 
     @extend_schema(responses={200: ChecklistSerializer})
     def get(self, request: Request, quote_id: int) -> Response:

@@ -5,18 +5,19 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from apps.catalog.models import Gpu, GpuSystem
+from apps.core.api import StrictJsonTypes
 from apps.quotes.models import ApiRoute, Provider, Quote
 from apps.quotes.selectors import quote_age_days, quote_is_stale
 
 
-class ProviderSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
+class ProviderSerializer(StrictJsonTypes, serializers.ModelSerializer):  # type: ignore[type-arg]
     class Meta:
         model = Provider
         fields = ["id", "name", "website", "created_at", "updated_at"]
         read_only_fields = ["id", "created_at", "updated_at"]
 
 
-class QuoteInputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
+class QuoteInputSerializer(StrictJsonTypes, serializers.ModelSerializer):  # type: ignore[type-arg]
     """Writable quote fields. Server-owned fields (version, retired, timestamps) are not here."""
 
     provider = serializers.PrimaryKeyRelatedField(queryset=Provider.objects.all())
@@ -52,8 +53,8 @@ class QuoteInputSerializer(serializers.ModelSerializer):  # type: ignore[type-ar
 class QuoteOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
     provider = serializers.PrimaryKeyRelatedField(read_only=True)
     provider_name = serializers.CharField(source="provider.name", read_only=True)
-    gpu = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    system = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    gpu = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    system = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
     stale = serializers.SerializerMethodField()
     age_days = serializers.SerializerMethodField()
 
@@ -77,7 +78,7 @@ class QuoteOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-a
         return quote_age_days(quote, today=self._today())
 
 
-class ApiRouteInputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
+class ApiRouteInputSerializer(StrictJsonTypes, serializers.ModelSerializer):  # type: ignore[type-arg]
     provider = serializers.PrimaryKeyRelatedField(queryset=Provider.objects.all())
 
     class Meta:

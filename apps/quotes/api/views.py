@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.core.pagination import StandardPagination
+from apps.core.pagination import StandardPagination, paginated
 from apps.core.permissions import role_permission
 from apps.core.roles import QUOTE_EDITORS
 from apps.quotes import services
@@ -43,18 +43,14 @@ def _saved(call: Any, **kwargs: Any) -> Any:
         raise serializers.ValidationError(detail) from exc
 
 
-def _page(view: APIView, request: Request, qs: Any, serializer: Any) -> Response:
-    paginator = StandardPagination()
-    page = paginator.paginate_queryset(qs, request, view=view)
-    return paginator.get_paginated_response(serializer(page, many=True).data)
-
-
 class ProviderListCreateApi(APIView):
     permission_classes = [ProcurementWrites]
+    pagination_class = StandardPagination
+    parser_classes = [JSONParser]
 
     @extend_schema(responses={200: ProviderSerializer(many=True)})
     def get(self, request: Request) -> Response:
-        return _page(self, request, provider_list(), ProviderSerializer)
+        return paginated(self, request, provider_list(), ProviderSerializer)
 
     @extend_schema(request=ProviderSerializer, responses={201: ProviderSerializer})
     def post(self, request: Request) -> Response:
@@ -66,6 +62,7 @@ class ProviderListCreateApi(APIView):
 
 class ProviderDetailApi(APIView):
     permission_classes = [ProcurementWrites]
+    parser_classes = [JSONParser]
 
     @extend_schema(responses={200: ProviderSerializer})
     def get(self, request: Request, pk: int) -> Response:
@@ -82,12 +79,14 @@ class ProviderDetailApi(APIView):
 
 class QuoteListCreateApi(APIView):
     permission_classes = [ProcurementWrites]
+    pagination_class = StandardPagination
+    parser_classes = [JSONParser]
 
     @extend_schema(responses={200: QuoteOutputSerializer(many=True)})
     def get(self, request: Request) -> Response:
         include_retired = request.query_params.get("retired") in ("1", "true", "all")
         qs = quote_list_for_user(request.user, include_retired=include_retired)
-        return _page(self, request, qs, QuoteOutputSerializer)
+        return paginated(self, request, qs, QuoteOutputSerializer)
 
     @extend_schema(request=QuoteInputSerializer, responses={201: QuoteOutputSerializer})
     def post(self, request: Request) -> Response:
@@ -99,6 +98,7 @@ class QuoteListCreateApi(APIView):
 
 class QuoteDetailApi(APIView):
     permission_classes = [ProcurementWrites]
+    parser_classes = [JSONParser]
 
     @extend_schema(responses={200: QuoteOutputSerializer})
     def get(self, request: Request, pk: int) -> Response:
@@ -115,6 +115,7 @@ class QuoteDetailApi(APIView):
 
 class QuoteRetireApi(APIView):
     permission_classes = [ProcurementWrites]
+    parser_classes = [JSONParser]
 
     @extend_schema(request=None, responses={200: QuoteOutputSerializer})
     def post(self, request: Request, pk: int) -> Response:
@@ -168,13 +169,14 @@ class QuoteImportApi(APIView):
 
 class ApiRouteListCreateApi(APIView):
     permission_classes = [ProcurementWrites]
+    pagination_class = StandardPagination
+    parser_classes = [JSONParser]
 
     @extend_schema(responses={200: ApiRouteOutputSerializer(many=True)})
     def get(self, request: Request) -> Response:
         include_retired = request.query_params.get("retired") in ("1", "true", "all")
-        return _page(
-            self, request, api_route_list(include_retired=include_retired), ApiRouteOutputSerializer
-        )
+        qs = api_route_list(include_retired=include_retired)
+        return paginated(self, request, qs, ApiRouteOutputSerializer)
 
     @extend_schema(request=ApiRouteInputSerializer, responses={201: ApiRouteOutputSerializer})
     def post(self, request: Request) -> Response:
@@ -186,6 +188,7 @@ class ApiRouteListCreateApi(APIView):
 
 class ApiRouteDetailApi(APIView):
     permission_classes = [ProcurementWrites]
+    parser_classes = [JSONParser]
 
     @extend_schema(responses={200: ApiRouteOutputSerializer})
     def get(self, request: Request, pk: int) -> Response:
@@ -202,6 +205,7 @@ class ApiRouteDetailApi(APIView):
 
 class ApiRouteRetireApi(APIView):
     permission_classes = [ProcurementWrites]
+    parser_classes = [JSONParser]
 
     @extend_schema(request=None, responses={200: ApiRouteOutputSerializer})
     def post(self, request: Request, pk: int) -> Response:
