@@ -6,7 +6,7 @@ PY := $(BIN)/python
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: run test test-faults lint format migrations-check check-deploy schema schema-check audit install bench clean
+.PHONY: run test test-faults fuzz lint format migrations-check check-deploy schema schema-check audit install bench clean
 
 $(PY):
 	@python=$$(scripts/find-python) || exit 1; echo "Creating $(VENV) with $$python"; \
@@ -31,6 +31,9 @@ test: install  ## Run the whole suite (SQLite; PostgreSQL/Redis when DATABASE_UR
 
 test-faults: install  ## Kill workers, restart Redis and PostgreSQL mid-recompute (needs both running, as root)
 	GPUSELECT_FAULTS=1 $(PY) -m pytest tests/faults -p no:django -p no:cacheprovider --confcutdir=tests/faults -m faults -v $(PYTEST_ARGS)
+
+fuzz: install  ## schemathesis CLI against gunicorn on a throwaway seeded PostgreSQL database
+	$(PY) scripts/fuzz-live $(FUZZ_ARGS)
 
 schema: install  ## Regenerate the committed OpenAPI schema
 	$(PY) manage.py spectacular --validate --fail-on-warn --file docs/openapi.yaml

@@ -1,11 +1,14 @@
 from decimal import Decimal
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 
 from apps.core.models import BaseModel, Team
+from apps.engine import EngineInputError, ModelKind
+from apps.engine.request import parse_model
 
 from .choices import (
     MEDIA_TYPES,
@@ -160,6 +163,30 @@ class WorkloadBrief(BaseModel):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        """The model must be one the engine can read, and of a kind the workload can use
+        (a diffusion model for image and video generation, and only there)."""
+        if not self.workload_type or not self.has_model_shape():
+            return
+        from .contract import model_body
+
+        field = (
+            "model_preset"
+            if self.model_preset
+            else ("model_hf_config" if self.model_hf_config else "params_billion")
+        )
+        try:
+            spec = parse_model(model_body(self))
+        except EngineInputError as exc:
+            raise ValidationError({field: exc.message}) from exc
+        media = self.workload_type in MEDIA_TYPES
+        if media and spec.kind != ModelKind.DIFFUSION:
+            raise ValidationError(
+                {field: f"{self.workload_type} needs a diffusion model (sdxl, flux.1-dev)"}
+            )
+        if not media and spec.kind == ModelKind.DIFFUSION:
+            raise ValidationError({field: f"a diffusion model cannot serve {self.workload_type}"})
 
     @property
     def is_training(self) -> bool:

@@ -12,8 +12,6 @@ from rest_framework import exceptions, relations, serializers
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from . import schema as _schema  # noqa: F401  (registers the schema extensions before generation)
-
 
 def _first_message(data: Any, path: str = "") -> str:
     """Flatten DRF's error structure into one sentence that names the field."""
@@ -117,6 +115,10 @@ class StrictJsonTypes:
                     errors[name] = ["Null characters are not allowed."]
                     continue
                 reason = _json_type_error(field, value) if is_json else None
+                # The documented maxLength is of the text sent, before DRF trims whitespace.
+                limit = getattr(field, "max_length", None)
+                if not reason and isinstance(value, str) and limit and len(value) > limit:
+                    reason = f"Ensure this field has no more than {limit} characters."
                 if reason:
                     errors[name] = [reason]
             if errors:

@@ -6,4 +6,7 @@ class CoreConfig(AppConfig):
     label = "core"
 
     def ready(self) -> None:
-        from . import checks  # noqa: F401  (registers the system checks)
+        from . import (
+            checks,  # noqa: F401  (registers the system checks)
+            schema,  # noqa: F401  (registers the OpenAPI field extensions)
+        )

@@ -120,3 +120,42 @@ class TestBriefReadAndUpdate:
         response = platform_api.get(f"/api/v1/briefs/{brief_id}/estimate")
         assert response.status_code == 400
         assert response.json()["field"] == "model"
+
+
+class TestBriefModelMatchesWorkload:
+    @pytest.mark.parametrize(
+        ("workload_type", "preset"),
+        [("TRAINING", "sdxl"), ("IMAGE_GENERATION", "llama-3.1-8b")],
+    )
+    def test_a_model_of_the_wrong_kind_is_refused_on_create(
+        self, platform_api, workload_type, preset
+    ):
+        body = {"name": "x", "workload_type": workload_type, "model": {"preset": preset}}
+        response = post(platform_api, body)
+        assert response.status_code == 400
+        assert response.json()["detail"].startswith("model_preset:")
+        assert WorkloadBrief.objects.count() == 0
+
+    def test_and_on_update(self, platform_api, team):
+        brief = BriefFactory(team=team)
+        response = platform_api.patch(
+            f"/api/v1/briefs/{brief.pk}/",
+            json.dumps({"workload_type": "VIDEO_GENERATION"}),
+            content_type="application/json",
+        )
+        assert response.status_code == 400
+        brief.refresh_from_db()
+        assert brief.workload_type == "REALTIME_INFERENCE"
+
+    def test_names_are_measured_before_trimming(self, platform_api):
+        response = post(platform_api, {"name": " " + "x" * 200, "workload_type": "TRAINING"})
+        assert response.status_code == 400
+        assert response.json()["detail"].startswith("name:")
+
+
+class TestGpuFilters:
+    @pytest.mark.parametrize("name", ["vendor", "architecture"])
+    def test_an_empty_filter_is_refused(self, catalog, token_client, name):
+        response = token_client().get("/api/v1/gpus/", {name: ""})
+        assert response.status_code == 400
+        assert response.json()["detail"].startswith(f"{name}:")

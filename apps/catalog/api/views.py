@@ -25,6 +25,15 @@ class GpuFilter(django_filters.FilterSet):
         model = Gpu
         fields = ["vendor", "architecture", "min_memory_gb", "max_memory_gb"]
 
+    def is_valid(self) -> bool:
+        """An empty filter is a mistake, not "no filter" (django-filter would ignore it)."""
+        valid = bool(super().is_valid())
+        for name in ("vendor", "architecture"):
+            if self.data.get(name, None) == "":
+                self.form.add_error(name, "must not be empty; leave the parameter out instead")
+                valid = False
+        return valid
+
 
 class GpuOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
     class Meta:
