@@ -10,6 +10,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db.models import F
 from django.utils import timezone
+from rest_framework.renderers import JSONRenderer
 
 from apps.briefs.models import WorkloadBrief
 from apps.quotes.selectors import dates_are_stale
@@ -103,17 +104,38 @@ def _matches(row: dict[str, Any], filters: dict[str, str]) -> bool:
     return not meets or row["meets_constraints"] == (meets.lower() == "true")
 
 
+def _cache_key(kind: str, table: CandidateTable, today: date, **filters: str) -> str:
+    """A computed table changes only with its version; quote staleness changes with the day."""
+    stamp = table.computed_at.timestamp() if table.computed_at else 0
+    wanted = ",".join(f"{k}={v}" for k, v in sorted(filters.items()))
+    return (
+        f"{kind}:{table.pk}:{table.computed_version}:{table.requested_version}:"
+        f"{table.queued_at is not None}:{stamp}:"
+        f"{today.isoformat()}:{settings.QUOTE_MAX_AGE_DAYS}:{wanted}"
+    )
+
+
+def ranking_json_for_brief(brief: WorkloadBrief, **filters: str) -> bytes:
+    """The ranking rendered as the API sends it, cached as bytes: a table of ~2,000 rows is
+    a megabyte of JSON, and rendering it again for every reader is the endpoint's main cost."""
+    table = candidate_table_for_brief(brief)
+    if table is None:
+        return JSONRenderer().render(ranking_for_brief(brief, **filters))
+    key = _cache_key("ranking-json", table, timezone.localdate(), **filters)
+    body: bytes | None = cache.get(key)
+    if body is None:
+        body = JSONRenderer().render(ranking_for_brief(brief, **filters))
+        cache.set(key, body, RANKING_CACHE_SECONDS)
+    return body
+
+
 def ranking_for_brief(brief: WorkloadBrief, **filters: str) -> dict[str, Any]:
     """The brief's ranking; filters keep each row's rank in the whole table."""
     table = candidate_table_for_brief(brief)
     today = timezone.localdate()
     rows: list[dict[str, Any]] = []
     if table is not None:
-        stamp = table.computed_at.timestamp() if table.computed_at else 0
-        key = (
-            f"ranking:{table.pk}:{table.computed_version}:{stamp}:{today.isoformat()}:"
-            f"{settings.QUOTE_MAX_AGE_DAYS}"
-        )
+        key = _cache_key("ranking", table, today)
         rows = cache.get(key)
         if rows is None:
             rows = _ranked_rows(table, today)

@@ -432,3 +432,28 @@ class TestRankingCsv:
 
 def _cell(value) -> str:
     return "" if value is None else str(value)
+
+
+class TestRankingFreshness:
+    def test_a_change_is_shown_as_pending_at_once_even_with_the_ranking_cached(
+        self, catalog, token_client, team
+    ):
+        from apps.finance.services import (
+            candidate_table_recompute,
+            candidate_tables_request_recompute,
+        )
+        from tests.factories.briefs import BriefFactory
+        from tests.factories.quotes import QuoteFactory
+
+        brief = BriefFactory(team=team)
+        QuoteFactory()
+        candidate_tables_request_recompute(brief_ids=[brief.pk])
+        candidate_table_recompute(brief_id=brief.pk)
+        client = token_client()
+        client.user.teams.add(team)
+        url = f"/api/v1/briefs/{brief.pk}/rankings"
+        assert client.get(url).json()["stale"] is False  # now cached
+        candidate_tables_request_recompute(brief_ids=[brief.pk])  # an input changed
+        assert client.get(url).json()["stale"] is True
+        candidate_table_recompute(brief_id=brief.pk)
+        assert client.get(url).json()["stale"] is False
