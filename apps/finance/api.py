@@ -85,7 +85,10 @@ class BriefRankingsApi(APIView):
                     )
                 )
                 raise serializers.ValidationError({name: f"must be one of {allowed}"})
-        if request.query_params.get("format") == "csv":
+        wanted = request.query_params.get("format", "json")
+        if wanted not in ("json", "csv"):
+            raise serializers.ValidationError({"format": "must be json or csv"})
+        if wanted == "csv":
             ranking = ranking_for_brief(brief, **filters)
             response = HttpResponse(ranking_csv(ranking), content_type="text/csv; charset=utf-8")
             response["Content-Disposition"] = (

@@ -214,4 +214,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    # One line per task run drowns the server log when tasks run in-process.
+    "loggers": {"celery.app.trace": {"level": env("TASK_LOG_LEVEL", default="WARNING")}},
 }

@@ -118,7 +118,7 @@ class TestBriefReadAndUpdate:
         body = {"name": "idea", "workload_type": "REALTIME_INFERENCE"}
         brief_id = post(platform_api, body).json()["id"]
         response = platform_api.get(f"/api/v1/briefs/{brief_id}/estimate")
-        assert response.status_code == 400
+        assert response.status_code == 409  # the request is fine; the brief is not ready
         assert response.json()["field"] == "model"
 
 
@@ -154,8 +154,8 @@ class TestBriefModelMatchesWorkload:
 
 
 class TestGpuFilters:
-    @pytest.mark.parametrize("name", ["vendor", "architecture"])
-    def test_an_empty_filter_is_refused(self, catalog, token_client, name):
+    @pytest.mark.parametrize("name", ["architecture"])
+    def test_an_empty_choice_filter_is_refused(self, catalog, token_client, name):
         response = token_client().get("/api/v1/gpus/", {name: ""})
         assert response.status_code == 400
         assert response.json()["detail"].startswith(f"{name}:")

@@ -101,15 +101,23 @@ class BriefDetailApi(APIView):
 
 
 class BriefEstimateApi(APIView):
-    """The engine's per-GPU answer for a stored brief (same shape as POST /estimate)."""
+    """The engine's per-GPU answer for a stored brief (same shape as POST /estimate).
+
+    A brief may be stored incomplete; until it holds what the engine needs, this answers 409
+    naming the missing field (the request is fine, the brief is not ready)."""
 
     @extend_schema(
-        responses={200: EstimateOutputSerializer, 400: EngineErrorSerializer},
+        responses={
+            200: EstimateOutputSerializer,
+            409: OpenApiResponse(EngineErrorSerializer, description="The brief is incomplete"),
+        },
     )
     def get(self, request: Request, pk: int) -> Response:
         brief = brief_get_for_user(request.user, pk)
         try:
             estimates = brief_estimates(brief)
         except EngineInputError as exc:
-            return engine_error_response(exc)
+            response = engine_error_response(exc)
+            response.status_code = 409
+            return response
         return Response({"estimates": estimates})

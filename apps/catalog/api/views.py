@@ -26,9 +26,10 @@ class GpuFilter(django_filters.FilterSet):
         fields = ["vendor", "architecture", "min_memory_gb", "max_memory_gb"]
 
     def is_valid(self) -> bool:
-        """An empty filter is a mistake, not "no filter" (django-filter would ignore it)."""
+        """An empty architecture is not one of the documented choices: refused, where
+        django-filter would quietly ignore it."""
         valid = bool(super().is_valid())
-        for name in ("vendor", "architecture"):
+        for name in ("architecture",):
             if self.data.get(name, None) == "":
                 self.form.add_error(name, "must not be empty; leave the parameter out instead")
                 valid = False
