@@ -70,6 +70,10 @@ def brief_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
     except EngineInputError as exc:
         engine_error = f"{exc.field}: {exc.message}"
     notes = sorted({note for e in estimates for note in e["notes"]})  # type: ignore[attr-defined]
+    from apps.benchmarks import charts as run_charts
+    from apps.benchmarks.selectors import benchmark_runs_for_brief, comparison_rows
+
+    run_figures = run_charts.run_figures(comparison_rows(benchmark_runs_for_brief(brief)))
     return render(
         request,
         "briefs/brief_detail.html",
@@ -81,5 +85,6 @@ def brief_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
             "engine_error": engine_error,
             "assumptions": notes,
             "memory_chart": memory_breakdown_figure(estimates) if estimates else None,
+            "run_figures": run_figures,
         },
     )

@@ -18,6 +18,25 @@ def gpu_list_page(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def gpu_detail_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """The datasheet, the systems built on it, and how its benchmark runs (of the user's
+    teams) compare with the engine's estimates, with the calibration they imply."""
+    from apps.benchmarks import charts
+    from apps.benchmarks.selectors import (
+        benchmark_run_list_for_user,
+        calibration_by_gpu,
+        comparison_rows,
+    )
+
     gpu = get_object_or_404(Gpu, slug=slug)
     systems = list(system_list_for_gpu(gpu))
-    return render(request, "catalog/gpu_detail.html", {"gpu": gpu, "systems": systems})
+    runs = list(benchmark_run_list_for_user(request.user).filter(gpu=gpu))
+    return render(
+        request,
+        "catalog/gpu_detail.html",
+        {
+            "gpu": gpu,
+            "systems": systems,
+            "figures": charts.run_figures(comparison_rows(runs)),
+            "calibration": calibration_by_gpu().get(gpu.slug),
+        },
+    )
