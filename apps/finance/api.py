@@ -56,7 +56,22 @@ class RankingSerializer(serializers.Serializer):  # type: ignore[type-arg]
     unit = serializers.CharField(allow_null=True)
     no_ranking_reason = serializers.CharField(allow_null=True)
     capacity_model = serializers.DictField()
+    total_rows = serializers.IntegerField(help_text="Rows that match the filters, before limit.")
     rows = RankingRowSerializer(many=True)
+
+
+# A table can hold a row per quote (thousands); the JSON sends the best rows unless asked.
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 10_000
+
+
+def _limit(request: Request) -> int:
+    text = request.query_params.get("limit")
+    if text is None:
+        return DEFAULT_LIMIT
+    if not text.isdigit() or not 1 <= int(text) <= MAX_LIMIT:
+        raise serializers.ValidationError({"limit": f"a whole number from 1 to {MAX_LIMIT}"})
+    return int(text)
 
 
 class BriefRankingsApi(APIView):
@@ -68,6 +83,12 @@ class BriefRankingsApi(APIView):
             OpenApiParameter("pricing_term", str, enum=sorted(Quote.PricingTerm.values)),
             OpenApiParameter("meets_constraints", str, enum=["true", "false"]),
             OpenApiParameter("format", str, enum=["json", "csv"]),
+            OpenApiParameter(
+                "limit",
+                int,
+                description=f"Rows to send, best first (default {DEFAULT_LIMIT}; the CSV "
+                "always holds every row).",
+            ),
         ],
         responses={
             (200, "application/json"): RankingSerializer,
@@ -96,5 +117,5 @@ class BriefRankingsApi(APIView):
             )
             return response
         # Rendered once per table version (RankingSerializer documents the shape; tests pin it).
-        body = ranking_json_for_brief(brief, **filters)
+        body = ranking_json_for_brief(brief, limit=_limit(request), **filters)
         return HttpResponse(body, content_type="application/json")

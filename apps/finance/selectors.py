@@ -115,22 +115,25 @@ def _cache_key(kind: str, table: CandidateTable, today: date, **filters: str) ->
     )
 
 
-def ranking_json_for_brief(brief: WorkloadBrief, **filters: str) -> bytes:
+def ranking_json_for_brief(brief: WorkloadBrief, *, limit: int | None, **filters: str) -> bytes:
     """The ranking rendered as the API sends it, cached as bytes: a table of ~2,000 rows is
     a megabyte of JSON, and rendering it again for every reader is the endpoint's main cost."""
     table = candidate_table_for_brief(brief)
     if table is None:
-        return JSONRenderer().render(ranking_for_brief(brief, **filters))
-    key = _cache_key("ranking-json", table, timezone.localdate(), **filters)
+        return JSONRenderer().render(ranking_for_brief(brief, limit=limit, **filters))
+    key = _cache_key("ranking-json", table, timezone.localdate(), limit=str(limit), **filters)
     body: bytes | None = cache.get(key)
     if body is None:
-        body = JSONRenderer().render(ranking_for_brief(brief, **filters))
+        body = JSONRenderer().render(ranking_for_brief(brief, limit=limit, **filters))
         cache.set(key, body, RANKING_CACHE_SECONDS)
     return body
 
 
-def ranking_for_brief(brief: WorkloadBrief, **filters: str) -> dict[str, Any]:
-    """The brief's ranking; filters keep each row's rank in the whole table."""
+def ranking_for_brief(
+    brief: WorkloadBrief, *, limit: int | None = None, **filters: str
+) -> dict[str, Any]:
+    """The brief's ranking; filters keep each row's rank in the whole table; ``limit`` keeps
+    the first rows (``total_rows`` says how many there are)."""
     table = candidate_table_for_brief(brief)
     today = timezone.localdate()
     rows: list[dict[str, Any]] = []
@@ -141,6 +144,9 @@ def ranking_for_brief(brief: WorkloadBrief, **filters: str) -> dict[str, Any]:
             rows = _ranked_rows(table, today)
             cache.set(key, rows, RANKING_CACHE_SECONDS)
         rows = [r for r in rows if _matches(r, filters)]
+    total = len(rows)
+    if limit is not None:
+        rows = rows[:limit]
     return {
         "brief": brief.pk,
         "computed_at": table.computed_at if table else None,
@@ -150,5 +156,6 @@ def ranking_for_brief(brief: WorkloadBrief, **filters: str) -> dict[str, Any]:
         "unit": brief.success_unit or None,
         "no_ranking_reason": (table.no_ranking_reason if table else "not computed yet") or None,
         "capacity_model": table.capacity_model if table else {},
+        "total_rows": total,
         "rows": rows,
     }

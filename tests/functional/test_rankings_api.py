@@ -22,7 +22,7 @@ from tests.factories.quotes_extra import FreshQuoteFactory, days_ago
 pytestmark = pytest.mark.django_db
 
 TOP_LEVEL = {"brief", "computed_at", "stale", "currency", "unit", "rows"}
-TOP_LEVEL_EXTRAS = {"pending", "no_ranking_reason", "capacity_model"}
+TOP_LEVEL_EXTRAS = {"pending", "no_ranking_reason", "capacity_model", "total_rows"}
 ROW = {
     "rank", "candidate_kind", "provider", "gpu", "gpu_count", "replicas", "pricing_term",
     "quote_id", "api_route_id", "cost_lines", "monthly_cost", "accepted_outputs_per_month",
@@ -457,3 +457,31 @@ class TestRankingFreshness:
         assert client.get(url).json()["stale"] is True
         candidate_table_recompute(brief_id=brief.pk)
         assert client.get(url).json()["stale"] is False
+
+
+class TestRankingLimit:
+    def test_the_best_rows_come_first_and_total_rows_counts_them_all(
+        self, catalog, token_client, team
+    ):
+        from apps.finance.services import (
+            candidate_table_recompute,
+            candidate_tables_request_recompute,
+        )
+        from tests.factories.briefs import BriefFactory
+        from tests.factories.quotes import QuoteFactory
+
+        brief = BriefFactory(team=team)
+        for cents in range(5):
+            QuoteFactory(hourly_price_per_gpu=Decimal(2) + Decimal(cents) / 100)
+        candidate_tables_request_recompute(brief_ids=[brief.pk])
+        candidate_table_recompute(brief_id=brief.pk)
+        client = token_client()
+        client.user.teams.add(team)
+        url = f"/api/v1/briefs/{brief.pk}/rankings"
+        every = client.get(url).json()
+        top = client.get(url, {"limit": 2}).json()
+        assert top["total_rows"] == every["total_rows"] == 5
+        assert top["rows"] == every["rows"][:2]
+        assert client.get(url, {"limit": 0}).status_code == 400
+        csv_lines = client.get(url, {"format": "csv", "limit": 2}).content.decode().splitlines()
+        assert len(csv_lines) == 1 + 5  # the CSV always holds every row
