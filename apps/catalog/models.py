@@ -1,3 +1,4 @@
+from django.core.validators import MaxValueValidator
 from django.db import models
 from django.db.models import Q
 
@@ -26,10 +27,11 @@ class Gpu(BaseModel):
     fp8_dense_tflops = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
     fp4_dense_tflops = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
     int8_dense_tops = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
-    tdp_w = models.PositiveIntegerField()
+    # Explicit bounds keep validation and the API schema the same on SQLite and PostgreSQL.
+    tdp_w = models.PositiveIntegerField(validators=[MaxValueValidator(100_000)])
     interconnect = models.CharField(max_length=60)
     interconnect_gbps_bidirectional = models.DecimalField(max_digits=7, decimal_places=1)
-    max_gpus_per_node = models.PositiveSmallIntegerField()
+    max_gpus_per_node = models.PositiveSmallIntegerField(validators=[MaxValueValidator(4096)])
     source = models.CharField(max_length=300)
     checked_date = models.DateField()
 

@@ -11,6 +11,11 @@ from apps.core.currency import Currency
 from apps.core.models import BaseModel, Team
 
 ZERO = 0
+# Explicit bounds, so that validation and the API schema are the same on SQLite (64-bit
+# integers) and PostgreSQL (32-bit integer and 16-bit smallint columns).
+MAX_COMMITMENT_MONTHS = 120
+MAX_RATE_LIMIT_RPM = 100_000_000
+MAX_VERSION = 2_147_483_647
 
 
 def validate_preset(value: str) -> None:
@@ -75,7 +80,9 @@ class Quote(BaseModel):
     egress_price_per_gb = _money(default=0)
     network_monthly = _money(default=0, help_text="Private network / interconnect, per month.")
     monthly_extras = _money(default=0, help_text="Support, licences and other monthly fees.")
-    minimum_commitment_months = models.PositiveSmallIntegerField(default=0)
+    minimum_commitment_months = models.PositiveSmallIntegerField(
+        default=0, validators=[MaxValueValidator(MAX_COMMITMENT_MONTHS)]
+    )
     quote_date = models.DateField()
     valid_until = models.DateField(null=True, blank=True)
     source = models.CharField(max_length=300, help_text="Who quoted it, or the price page.")
@@ -88,7 +95,7 @@ class Quote(BaseModel):
         related_name="confidential_quotes",
         help_text="Visible only to this team (quotes under NDA).",
     )
-    version = models.PositiveIntegerField(default=1)
+    version = models.PositiveIntegerField(default=1, validators=[MaxValueValidator(MAX_VERSION)])
 
     class Meta:
         constraints = [
@@ -140,11 +147,13 @@ class ApiRoute(BaseModel):
         validators=[MinValueValidator(0), MaxValueValidator(Decimal("0.9999"))],
         help_text="Share off for batch jobs, 0-1.",
     )
-    rate_limit_rpm = models.PositiveIntegerField(null=True, blank=True)
+    rate_limit_rpm = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MaxValueValidator(MAX_RATE_LIMIT_RPM)]
+    )
     quote_date = models.DateField(null=True, blank=True)
     source = models.CharField(max_length=300, blank=True)
     retired = models.BooleanField(default=False)
-    version = models.PositiveIntegerField(default=1)
+    version = models.PositiveIntegerField(default=1, validators=[MaxValueValidator(MAX_VERSION)])
 
     class Meta:
         constraints = [

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 from django.core.management import call_command
+from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis import openapi
 from schemathesis.checks import CHECKS, is_check_class, load_all_checks
@@ -43,6 +45,18 @@ def checks_off_for(operation) -> set[str]:
     """The checks schemathesis.toml turns off for this operation (each with its reason there)."""
     config = schema.config.checks_config_for(operation=operation, phase=None)
     return {c.__name__ for c in ALL_CHECKS if not config.get_by_name(name=c.__name__).enabled}
+
+
+@pytest.fixture(autouse=True)
+def keep_the_test_connection():
+    """schemathesis calls the WSGI app directly, not through Django's test client, so the
+    request signals would close the test's database connection (inside its transaction) after
+    each call; the test client disconnects them the same way."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
 
 
 @pytest.fixture
