@@ -66,10 +66,6 @@ def gpu_specs() -> tuple[GpuSpec, ...]:
     return cached
 
 
-def gpu_specs_by_slug() -> dict[str, GpuSpec]:
-    return {spec.slug: spec for spec in gpu_specs()}
-
-
 def estimates_for_body(
     body: Any, *, calibration: Mapping[str, Mapping[str, Any]] | None = None
 ) -> list[dict[str, Any]]:

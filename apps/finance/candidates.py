@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Q
-
 from apps.benchmarks.selectors import calibration_by_gpu, throughput_runs_for_brief
 from apps.briefs.contract import estimate_body_for_brief
 from apps.briefs.models import WorkloadBrief
@@ -34,13 +32,14 @@ from apps.engine.costing import (
     cost_gpu_candidate,
 )
 from apps.quotes.models import ApiRoute, Quote
+from apps.quotes.selectors import quotes_for_team
 
 from .assumptions import assumptions_version, engine_finance, resolved_assumptions
 from .estimates import (
-    _with_measurements,
     capacity_from_estimate,
     demand_for_brief,
     estimates_key,
+    with_measurements,
 )
 from .models import CandidateRow, CandidateTable
 
@@ -128,13 +127,6 @@ def route_terms(facts: dict[str, Any], values: dict[str, Any]) -> ApiRouteTerms:
         output_price_per_mtok=_fx(facts["output_price_per_mtok"], facts["currency"], values),
         batch_discount=facts["batch_discount"],
         rate_limit_rpm=facts["rate_limit_rpm"],
-    )
-
-
-def live_quotes(team_id: int) -> Any:
-    """The quotes a brief of this team may be costed against (NDA quotes of its team only)."""
-    return Quote.objects.filter(
-        Q(confidential_to__isnull=True) | Q(confidential_to_id=team_id), retired=False
     )
 
 
@@ -232,7 +224,7 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
     else:
         try:
             estimates = estimates_for_body(body, calibration=calibration)
-            estimates = _with_measurements(body, estimates, runs, brief, calibration)
+            estimates = with_measurements(body, estimates, runs, brief, calibration)
         except EngineInputError as exc:
             return f"{exc.field}: {exc.message}"
     fingerprint = hashlib.sha256(
@@ -285,7 +277,7 @@ def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> Bui
         return BuiltTable(
             table_fields={**base_fields, "no_ranking_reason": ctx, "capacity_model": {}}
         )
-    quote_versions = dict(live_quotes(brief.team_id).values_list("pk", "version"))
+    quote_versions = dict(quotes_for_team(brief.team_id).values_list("pk", "version"))
     route_versions = dict(live_routes(brief).values_list("pk", "version"))
     before = table.inputs or {}
     incremental = (
@@ -303,7 +295,7 @@ def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> Bui
         stale_quotes = changed_quotes + [pk for pk in old_quotes if pk not in quote_versions]
         stale_routes = changed_routes + [pk for pk in old_routes if pk not in route_versions]
     else:
-        quotes = live_quotes(brief.team_id).values(*QUOTE_FACTS)
+        quotes = quotes_for_team(brief.team_id).values(*QUOTE_FACTS)
         routes = live_routes(brief).values(*ROUTE_FACTS)
         stale_quotes, stale_routes = [], []
     rows, skipped = _cost_all(ctx, quotes, routes)

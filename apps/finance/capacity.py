@@ -6,13 +6,13 @@ from typing import Any
 from django.db.models import Q
 
 from apps.engine.capacity_model import compare_capacity_models, unit_cost_vs_utilization
+from apps.quotes.selectors import quotes_for_team
 
 from .candidates import (
     QUOTE_FACTS,
     ROUTE_FACTS,
     FxMissing,
     TableContext,
-    live_quotes,
     live_routes,
     quote_gpu,
     quote_terms,
@@ -54,7 +54,7 @@ def capacity_model_for(ctx: TableContext, table: CandidateTable) -> dict[str, An
     if best is None:
         return {}
     quotes = list(
-        live_quotes(ctx.brief.team_id)
+        quotes_for_team(ctx.brief.team_id)
         .filter(Q(gpu_id=best) | Q(system__gpu_id=best))
         .values(*QUOTE_FACTS)
     )

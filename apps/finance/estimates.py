@@ -127,7 +127,7 @@ def demand_for_brief(brief: WorkloadBrief, estimates: list[dict[str, Any]]) -> D
     )
 
 
-def _with_measurements(
+def with_measurements(
     body: dict[str, Any],
     estimates: list[dict[str, Any]],
     runs: dict[tuple[str, int], BenchmarkRun],

@@ -182,16 +182,6 @@ def candidate_tables_sweep() -> list[int]:
     return brief_ids
 
 
-def table_state(table: CandidateTable | None) -> dict[str, Any]:
-    if table is None:
-        return {"computed_at": None, "stale": True, "pending": False}
-    return {
-        "computed_at": table.computed_at,
-        "stale": table.stale,
-        "pending": table.queued_at is not None or table.stale,
-    }
-
-
 @transaction.atomic
 def finance_assumptions_update(*, brief: WorkloadBrief | None, **fields: Any) -> FinanceAssumptions:
     """Set organisation defaults (brief None) or one brief's overrides; blank = inherit.
