@@ -199,6 +199,15 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A web request that publishes while the broker is down gives up after one quick retry
+# (kombu's default is a long back-off): the change is committed either way and the table it
+# leaves stale is re-sent by the sweeper. Workers keep their own reconnection settings.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.2,
+}
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_QUEUE", default="gpuselect")
 
 # --- Product settings ----------------------------------------------------------------------
