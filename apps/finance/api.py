@@ -85,7 +85,7 @@ class BriefRankingsApi(APIView):
             OpenApiParameter("format", str, enum=["json", "csv"]),
             OpenApiParameter(
                 "limit",
-                int,
+                {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
                 description=f"Rows to send, best first (default {DEFAULT_LIMIT}; the CSV "
                 "always holds every row).",
             ),
