@@ -106,6 +106,7 @@ class BriefRankingsApi(APIView):
                     )
                 )
                 raise serializers.ValidationError({name: f"must be one of {allowed}"})
+        limit = _limit(request)  # validated for both formats; the CSV holds every row
         wanted = request.query_params.get("format", "json")
         if wanted not in ("json", "csv"):
             raise serializers.ValidationError({"format": "must be json or csv"})
@@ -117,5 +118,5 @@ class BriefRankingsApi(APIView):
             )
             return response
         # Rendered once per table version (RankingSerializer documents the shape; tests pin it).
-        body = ranking_json_for_brief(brief, limit=_limit(request), **filters)
+        body = ranking_json_for_brief(brief, limit=limit, **filters)
         return HttpResponse(body, content_type="application/json")
