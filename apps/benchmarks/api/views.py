@@ -3,7 +3,6 @@
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -30,14 +29,6 @@ from .serializers import (
 PlatformWrites = role_permission(*BENCHMARK_EDITORS)
 #: Room for the multipart boundaries and the other form fields around the file.
 MULTIPART_OVERHEAD_BYTES = 64 * 1024
-
-
-def _saved(call: Any, **kwargs: Any) -> Any:
-    try:
-        return call(**kwargs)
-    except DjangoValidationError as exc:
-        detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
-        raise serializers.ValidationError(detail) from exc
 
 
 def _brief_for(request: Request, brief_id: int) -> WorkloadBrief:
@@ -93,8 +84,7 @@ class BenchmarkRunImportApi(APIView):
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
         upload = data["file"]
-        outcome = _saved(
-            services.benchmark_runs_import,
+        outcome = services.benchmark_runs_import(
             brief=_brief_for(request, data["brief"]),
             gpu=data["gpu"],
             gpu_count=data["gpu_count"],
@@ -141,8 +131,7 @@ class BenchmarkRunListCreateApi(APIView):
         payload = ManualRunInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
-        run = _saved(
-            services.benchmark_run_create_manual,
+        run = services.benchmark_run_create_manual(
             brief=_brief_for(request, data["brief"]),
             gpu=data["gpu"],
             gpu_count=data["gpu_count"],

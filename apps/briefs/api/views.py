@@ -2,7 +2,6 @@
 
 from typing import Any
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import JSONParser
@@ -43,12 +42,6 @@ def _team_for(request: Request, team_id: int | None) -> Team:
     return team
 
 
-def _save_errors(exc: DjangoValidationError) -> serializers.ValidationError:
-    return serializers.ValidationError(
-        exc.message_dict if hasattr(exc, "error_dict") else exc.messages
-    )
-
-
 class BriefListCreateApi(APIView):
     permission_classes = [BriefPermission]
     pagination_class = StandardPagination
@@ -67,10 +60,7 @@ class BriefListCreateApi(APIView):
         payload.is_valid(raise_exception=True)
         data: dict[str, Any] = dict(payload.validated_data)
         team = _team_for(request, data.pop("team", None))
-        try:
-            brief = brief_create(team=team, created_by=request.user, **body_to_fields(data))
-        except DjangoValidationError as exc:
-            raise _save_errors(exc) from exc
+        brief = brief_create(team=team, created_by=request.user, **body_to_fields(data))
         return Response(BriefOutputSerializer(brief).data, status=status.HTTP_201_CREATED)
 
 
@@ -93,10 +83,7 @@ class BriefDetailApi(APIView):
         fields = body_to_fields(data)
         if "team" in data:
             fields["team"] = _team_for(request, data["team"])
-        try:
-            brief = brief_update(brief=brief, **fields)
-        except DjangoValidationError as exc:
-            raise _save_errors(exc) from exc
+        brief = brief_update(brief=brief, **fields)
         return Response(BriefOutputSerializer(brief).data)
 
 

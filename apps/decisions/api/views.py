@@ -6,7 +6,6 @@ action needs) answers 409; a role the user does not hold, 403; bad input, 400 by
 
 from typing import Any
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -58,15 +57,12 @@ class Conflict(APIException):
 
 
 def _saved(call: Any, **kwargs: Any) -> Any:
-    """Run a service: TransitionRefused → 409, ValidationError → 400 by field
-    (PermissionDenied and Http404 pass through to DRF: 403, 404)."""
+    """Run a service: TransitionRefused → 409. Other validation errors become a 400 by field
+    in apps.core.api.exception_handler; PermissionDenied and Http404 pass through (403, 404)."""
     try:
         return call(**kwargs)
     except services.TransitionRefused as exc:
         raise Conflict(" ".join(exc.messages)) from exc
-    except DjangoValidationError as exc:
-        detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
-        raise serializers.ValidationError(detail) from exc
 
 
 def _visible_quote(user: Any, pk: int, *, brief: WorkloadBrief, field: str) -> Quote:

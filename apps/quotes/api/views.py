@@ -1,8 +1,5 @@
 """/api/v1/providers/, /api/v1/quotes/, /api/v1/api-routes/: create, list, update, retire."""
 
-from typing import Any
-
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -35,14 +32,6 @@ from .serializers import (
 ProcurementWrites = role_permission(*QUOTE_EDITORS)
 
 
-def _saved(call: Any, **kwargs: Any) -> Any:
-    try:
-        return call(**kwargs)
-    except DjangoValidationError as exc:
-        detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
-        raise serializers.ValidationError(detail) from exc
-
-
 class ProviderListCreateApi(APIView):
     permission_classes = [ProcurementWrites]
     pagination_class = StandardPagination
@@ -56,7 +45,7 @@ class ProviderListCreateApi(APIView):
     def post(self, request: Request) -> Response:
         payload = ProviderSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        provider = _saved(services.provider_create, **payload.validated_data)
+        provider = services.provider_create(**payload.validated_data)
         return Response(ProviderSerializer(provider).data, status=status.HTTP_201_CREATED)
 
 
@@ -73,7 +62,7 @@ class ProviderDetailApi(APIView):
         provider = get_object_or_404(Provider, pk=pk)
         payload = ProviderSerializer(provider, data=request.data, partial=True)
         payload.is_valid(raise_exception=True)
-        provider = _saved(services.provider_update, provider=provider, **payload.validated_data)
+        provider = services.provider_update(provider=provider, **payload.validated_data)
         return Response(ProviderSerializer(provider).data)
 
 
@@ -92,7 +81,7 @@ class QuoteListCreateApi(APIView):
     def post(self, request: Request) -> Response:
         payload = QuoteInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        quote = _saved(services.quote_create, **payload.validated_data)
+        quote = services.quote_create(**payload.validated_data)
         return Response(QuoteOutputSerializer(quote).data, status=status.HTTP_201_CREATED)
 
 
@@ -109,7 +98,7 @@ class QuoteDetailApi(APIView):
         quote = quote_get_for_user(request.user, pk)
         payload = QuoteInputSerializer(quote, data=request.data, partial=True)
         payload.is_valid(raise_exception=True)
-        quote = _saved(services.quote_update, quote=quote, **payload.validated_data)
+        quote = services.quote_update(quote=quote, **payload.validated_data)
         return Response(QuoteOutputSerializer(quote).data)
 
 
@@ -182,7 +171,7 @@ class ApiRouteListCreateApi(APIView):
     def post(self, request: Request) -> Response:
         payload = ApiRouteInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        route = _saved(services.api_route_create, **payload.validated_data)
+        route = services.api_route_create(**payload.validated_data)
         return Response(ApiRouteOutputSerializer(route).data, status=status.HTTP_201_CREATED)
 
 
@@ -199,7 +188,7 @@ class ApiRouteDetailApi(APIView):
         route = get_object_or_404(ApiRoute, pk=pk)
         payload = ApiRouteInputSerializer(route, data=request.data, partial=True)
         payload.is_valid(raise_exception=True)
-        route = _saved(services.api_route_update, route=route, **payload.validated_data)
+        route = services.api_route_update(route=route, **payload.validated_data)
         return Response(ApiRouteOutputSerializer(route).data)
 
 
