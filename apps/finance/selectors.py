@@ -38,20 +38,44 @@ def _s(value: Decimal | None) -> str | None:
     return None if value is None else format(value.normalize(), "f")
 
 
-def _ranked_rows(table: CandidateTable, today: date) -> list[dict[str, Any]]:
-    raw = list(
+# What ranking and filtering need of each row: cheap to read for a whole table.
+ORDER_VALUES = ("pk", "meets_constraints", "effective_unit_cost", "basis", "pricing_term")
+
+
+def _ranking_order(table: CandidateTable) -> list[dict[str, Any]]:
+    """Every row of the table in ranking order, with its rank and what the filters read; the
+    full rows are fetched only for the ones a reader is sent (``_full_rows``)."""
+    order = list(
         CandidateRow.objects.filter(table=table)
         .order_by(
             F("meets_constraints").desc(), F("effective_unit_cost").asc(nulls_last=True), "pk"
         )
-        .values(*ROW_VALUES)
+        .values(*ORDER_VALUES)
     )
-    rows = []
     rank, previous = 0, None
-    for position, r in enumerate(raw, start=1):
+    for position, r in enumerate(order, start=1):
         ranked = r["meets_constraints"] and r["effective_unit_cost"] is not None
         if ranked and r["effective_unit_cost"] != previous:
             rank, previous = position, r["effective_unit_cost"]
+        r["rank"] = rank if ranked else None
+        del r["effective_unit_cost"]
+    return order
+
+
+def _full_rows(
+    table: CandidateTable, wanted: list[dict[str, Any]], today: date, *, whole_table: bool
+) -> list[dict[str, Any]]:
+    """The rows in ``wanted`` (from ``_ranking_order``), in that order, as readers see them;
+    a row that a recompute has replaced meanwhile is left out."""
+    qs = CandidateRow.objects.filter(table=table)
+    if not whole_table:
+        qs = qs.filter(pk__in=[w["pk"] for w in wanted])
+    by_pk = {r["pk"]: r for r in qs.values(*ROW_VALUES)}
+    rows = []
+    for w in wanted:
+        r = by_pk.get(w["pk"])
+        if r is None:  # replaced by a recompute since the order was read; the caller retries
+            continue
         quote_date = r["quote__quote_date"]
         age = (today - quote_date).days if quote_date else None
         stale = (
@@ -64,7 +88,7 @@ def _ranked_rows(table: CandidateTable, today: date) -> list[dict[str, Any]]:
             notes.insert(0, f"quote #{r['quote_id']} is stale ({age} days old)")
         rows.append(
             {
-                "rank": rank if ranked else None,
+                "rank": w["rank"],
                 "candidate_kind": r["candidate_kind"],
                 "provider": r["quote__provider__name"] or r["api_route__provider__name"],
                 "gpu": r["gpu__slug"],
@@ -137,16 +161,24 @@ def ranking_for_brief(
     table = candidate_table_for_brief(brief)
     today = timezone.localdate()
     rows: list[dict[str, Any]] = []
-    if table is not None:
-        key = _cache_key("ranking", table, today)
-        rows = cache.get(key)
-        if rows is None:
-            rows = _ranked_rows(table, today)
-            cache.set(key, rows, RANKING_CACHE_SECONDS)
-        rows = [r for r in rows if _matches(r, filters)]
-    total = len(rows)
-    if limit is not None:
-        rows = rows[:limit]
+    total = 0
+    for attempt in range(2):
+        if table is None:
+            break
+        key = _cache_key("ranking-order", table, today)
+        order = cache.get(key) if attempt == 0 else None
+        if order is None:
+            order = _ranking_order(table)
+            cache.set(key, order, RANKING_CACHE_SECONDS)
+        wanted = [r for r in order if _matches(r, filters)] if filters else order
+        total = len(wanted)
+        if limit is not None:
+            wanted = wanted[:limit]
+        rows = _full_rows(table, wanted, today, whole_table=len(wanted) == len(order))
+        if len(rows) == len(wanted):
+            break
+        # A recompute replaced rows between the two reads: read the table again, once.
+        table = candidate_table_for_brief(brief)
     return {
         "brief": brief.pk,
         "computed_at": table.computed_at if table else None,

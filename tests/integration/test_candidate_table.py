@@ -3,6 +3,7 @@
 from decimal import Decimal
 
 import pytest
+from django.utils import timezone
 
 from apps.catalog.models import Gpu
 from apps.finance.models import CandidateRow, CandidateTable, FinanceAssumptions
@@ -231,3 +232,45 @@ class TestCapacityModelKeptCurrent:
         table = recompute(priced)
         assert table.inputs["quotes"][str(dear.pk)] == 1  # the table did take the new quote in
         assert table.capacity_model == before
+
+
+class TestRanksWhenRead:
+    """Ranks are computed from a cached ranking order; only the rows sent are read whole."""
+
+    @pytest.fixture
+    def tied(self, catalog):
+        brief = BriefFactory()
+        QuoteFactory(hourly_price_per_gpu=Decimal("2.00"))  # the cheapest H100 quote
+        QuoteFactory(hourly_price_per_gpu=Decimal("2.40"))  # these two tie
+        QuoteFactory(hourly_price_per_gpu=Decimal("2.40"))
+        QuoteFactory(hourly_price_per_gpu=Decimal("2.90"))
+        QuoteFactory(hourly_price_per_gpu=Decimal("2.40"), pricing_term="RESERVED_1Y")
+        recompute(brief)
+        return brief
+
+    def test_equal_unit_costs_share_a_rank_and_the_next_rank_skips(self, tied):
+        rows = ranking_for_brief(tied, pricing_term="ON_DEMAND")["rows"]
+        assert [r["rank"] for r in rows] == [1, 2, 2, 5]  # the reserved 2.40 ties too: rank 2
+
+    def test_filters_and_limit_keep_each_rows_rank_in_the_whole_table(self, tied):
+        whole = ranking_for_brief(tied)
+        assert [r["rank"] for r in whole["rows"]] == [1, 2, 2, 2, 5]
+        reserved = ranking_for_brief(tied, pricing_term="RESERVED_1Y", limit=1)
+        assert reserved["total_rows"] == 1
+        assert [r["rank"] for r in reserved["rows"]] == [2]
+        top = ranking_for_brief(tied, limit=2)
+        assert top["total_rows"] == 5
+        assert top["rows"] == whole["rows"][:2]
+
+    def test_a_cached_order_naming_rows_a_recompute_replaced_is_read_again(self, tied):
+        from django.core.cache import cache
+
+        from apps.finance.selectors import _cache_key, _ranking_order, candidate_table_for_brief
+
+        expected = ranking_for_brief(tied)
+        table = candidate_table_for_brief(tied)
+        key = _cache_key("ranking-order", table, timezone.localdate())
+        order = _ranking_order(table)
+        order[0] = {**order[0], "pk": 10**9}  # a row that is gone
+        cache.set(key, order)
+        assert ranking_for_brief(tied) == expected
