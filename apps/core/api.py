@@ -97,16 +97,27 @@ def _json_type_error(field: Any, value: Any) -> str | None:
     return None if ok else f"must be {expected}"
 
 
+# How many unknown fields one 400 names: a body of ten thousand keys gets a short answer.
+MAX_UNKNOWN_FIELDS_NAMED = 20
+
+
+# Serializer mixin (first among the bases): a JSON body's values must be of the types the
+# schema documents, or the request is a 400 naming the field (form bodies are left to DRF); no
+# slug, JSON or form, may hold a NUL. A JSON body may hold only the fields the endpoint takes
+# (the schema says additionalProperties: false, see apps/core/schema.py): a misspelt field is a
+# 400 that names it rather than a change silently not made, and a server-owned field (id,
+# status, timestamps) is refused, never stored. The docstring below is inherited by serializers
+# without their own, and so becomes their description in the OpenAPI schema.
 class StrictJsonTypes:
-    """Serializer mixin (first among the bases): a JSON body's values must be of the types the
-    schema documents, or the request is a 400 naming the field (form bodies are left to DRF);
-    no slug, JSON or form, may hold a NUL."""
+    """A JSON body holds only the fields named here, each of its documented type; any other
+    field, or a value of another type, is a 400 that names the field."""
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, Mapping):
             is_json = not hasattr(data, "getlist")
-            errors = {}
-            for name, field in self.fields.items():  # type: ignore[attr-defined]
+            fields = self.fields  # type: ignore[attr-defined]
+            errors = _unexpected_fields(fields, data) if is_json else {}
+            for name, field in fields.items():
                 if field.read_only or name not in data:
                     continue
                 value = data[name]
@@ -124,6 +135,22 @@ class StrictJsonTypes:
             if errors:
                 raise serializers.ValidationError(errors)
         return super().to_internal_value(data)  # type: ignore[misc]
+
+
+def _unexpected_fields(fields: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, list[str]]:
+    errors: dict[str, list[str]] = {}
+    for name in data:
+        field = fields.get(name)
+        if field is not None and not field.read_only:
+            continue
+        if len(errors) == MAX_UNKNOWN_FIELDS_NAMED:
+            break
+        errors[str(name)] = [
+            "Set by the server; it cannot be sent."
+            if field is not None
+            else "Unknown field: this endpoint does not take it."
+        ]
+    return errors
 
 
 def query_text(request: Any, name: str) -> str | None:

@@ -34,6 +34,7 @@ WRITE_ONLY = {"400", "409", "413", "415"}
 
 def add_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
     components = result.setdefault("components", {}).setdefault("schemas", {})
+    _close_json_request_bodies(result, components)
     components["Error"] = ERROR_SCHEMA
     ref = {"$ref": "#/components/schemas/Error"}
     for path_item in result.get("paths", {}).values():
@@ -49,6 +50,42 @@ def add_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]
                     {"description": description, "content": {"application/json": {"schema": ref}}},
                 )
     return result
+
+
+def _close_json_request_bodies(result: dict[str, Any], components: dict[str, Any]) -> None:
+    """A JSON request body takes only the fields it names (apps.core.api.StrictJsonTypes refuses
+    the others): say ``additionalProperties: false`` on it and on the objects nested in it.
+    Multipart forms (file uploads) are left open; their serializers do not check names."""
+    prefix = "#/components/schemas/"
+    pending = [
+        media["schema"]["$ref"]
+        for path_item in result.get("paths", {}).values()
+        for operation in path_item.values()
+        if isinstance(operation, dict)
+        for content_type, media in operation.get("requestBody", {}).get("content", {}).items()
+        if content_type == "application/json" and "$ref" in media.get("schema", {})
+    ]
+    closed: set[str] = set()
+    while pending:
+        name = pending.pop().removeprefix(prefix)
+        schema = components.get(name)
+        if name in closed or not schema or schema.get("type") != "object":
+            continue
+        closed.add(name)
+        schema["additionalProperties"] = False
+        for prop in schema.get("properties", {}).values():
+            for ref in _refs(prop):
+                pending.append(ref)
+
+
+def _refs(schema: Any) -> list[str]:
+    """Every ``$ref`` inside a property's schema (``allOf``, ``items``, ``oneOf`` ...)."""
+    if isinstance(schema, dict):
+        found = [schema["$ref"]] if isinstance(schema.get("$ref"), str) else []
+        return found + [r for value in schema.values() for r in _refs(value)]
+    if isinstance(schema, list):
+        return [r for item in schema for r in _refs(item)]
+    return []
 
 
 class DecimalInputExtension(OpenApiSerializerFieldExtension):  # type: ignore[misc]

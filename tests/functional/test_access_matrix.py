@@ -155,11 +155,9 @@ def test_an_unknown_id_answers_like_another_teams(world):
 
 
 class TestNoMassAssignment:
-    def test_server_owned_brief_fields_are_ignored(self, world):
+    def test_server_owned_brief_fields_are_refused_and_nothing_is_saved(self, world):
         client = world["clients"][PLATFORM]
-        body = {
-            "name": "sneaky",
-            "workload_type": "REALTIME_INFERENCE",
+        owned = {
             "id": 424242,
             "inputs_version": 99,
             "created_by": 1,
@@ -167,13 +165,16 @@ class TestNoMassAssignment:
             "missing_fields": [],
             "complete": True,
         }
+        body = {"name": "sneaky", "workload_type": "REALTIME_INFERENCE", **owned}
+        before = BriefFactory._meta.model.objects.count()
         response = client.post("/api/v1/briefs/", body, format="json")
-        assert response.status_code == 201
-        created = response.json()
-        assert created["id"] != 424242
-        assert created["inputs_version"] == 1
-        assert created["complete"] is False
-        assert not created["created_at"].startswith("2001")
+        assert response.status_code == 400
+        assert set(response.json()["errors"]) == set(owned)
+        assert BriefFactory._meta.model.objects.count() == before
+        honest = client.post("/api/v1/briefs/", {"name": "honest", "workload_type": "TRAINING"},
+                             format="json")  # fmt: skip
+        assert honest.status_code == 201
+        assert honest.json()["inputs_version"] == 1
 
     def test_a_brief_cannot_be_created_in_or_moved_to_another_team(self, world):
         client = world["clients"][PLATFORM]
@@ -188,11 +189,12 @@ class TestNoMassAssignment:
     def test_quote_version_and_retired_cannot_be_set_by_a_client(self, world):
         client = world["clients"][PROCUREMENT]
         url = f"/api/v1/quotes/{world['own']['quote']}/"
-        response = client.patch(
-            url, {"version": 99, "retired": True, "region": "eu"}, format="json"
-        )
+        refused = client.patch(url, {"version": 99, "retired": True, "region": "eu"}, format="json")
+        assert refused.status_code == 400
+        assert set(refused.json()["errors"]) == {"version", "retired"}
+        response = client.patch(url, {"region": "eu"}, format="json")
         assert response.status_code == 200
-        assert response.json()["version"] == 2  # bumped once by the real change
+        assert response.json()["version"] == 2  # bumped once, by the change that was made
         assert response.json()["retired"] is False
 
     def test_decision_status_and_hash_cannot_be_set_by_a_client(self, world):

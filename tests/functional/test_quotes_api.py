@@ -138,6 +138,8 @@ class TestProviderApi:
             ({"name": "Acme Cloud"}, "name"),
             ({"name": ""}, "name"),
             ({"name": "New", "website": "not a url"}, "website"),
+            ({"name": "New", "errors": {}}, "errors"),  # a field the endpoint does not take
+            ({"name": "New", "id": 7}, "id"),  # one the server sets
         ],
     )
     def test_bad_input_is_a_field_level_400_and_saves_nothing(
@@ -147,6 +149,15 @@ class TestProviderApi:
         assert response.status_code == 400
         assert response.json()["detail"].startswith(f"{field}: "), response.json()
         assert list(Provider.objects.values_list("name", flat=True)) == ["Acme Cloud"]
+
+    def test_a_body_of_many_unknown_fields_gets_a_short_answer(self, procurement_api):
+        from apps.core.api import MAX_UNKNOWN_FIELDS_NAMED
+
+        body = {"name": "New", **{f"junk{i}": i for i in range(500)}}
+        response = send(procurement_api, "post", "/api/v1/providers/", body)
+        assert response.status_code == 400
+        assert len(response.json()["errors"]) == MAX_UNKNOWN_FIELDS_NAMED
+        assert not Provider.objects.filter(name="New").exists()
 
 
 class TestQuoteCreate:
@@ -312,16 +323,30 @@ class TestQuoteUpdate:
         quote.refresh_from_db()
         assert (quote.hourly_price_per_gpu, quote.version) == (Decimal("2.50"), 1)
 
-    def test_server_owned_fields_are_not_writable(self, procurement_api):
+    def test_server_owned_fields_are_refused_and_nothing_is_stored(self, procurement_api):
         quote = FreshQuoteFactory()
         response = send(
             procurement_api,
             "patch",
             f"/api/v1/quotes/{quote.pk}/",
-            {"retired": True, "version": 99, "stale": True},
+            {"retired": True, "version": 99, "stale": True, "region": "eu-west"},
         )
-        assert response.status_code == 200
-        assert (response.json()["retired"], response.json()["version"]) == (False, 1)
+        assert response.status_code == 400
+        assert set(response.json()["errors"]) == {"retired", "version", "stale"}
+        quote.refresh_from_db()
+        assert (quote.retired, quote.version, quote.region) == (False, 1, "us-east")
+
+    def test_a_misspelt_field_is_named_not_silently_dropped(self, procurement_api):
+        quote = FreshQuoteFactory()
+        response = send(
+            procurement_api, "patch", f"/api/v1/quotes/{quote.pk}/", {"hourly_price": "1.10"}
+        )
+        assert response.status_code == 400
+        assert response.json()["errors"] == {
+            "hourly_price": ["Unknown field: this endpoint does not take it."]
+        }
+        quote.refresh_from_db()
+        assert quote.version == 1
 
 
 class TestQuoteRetire:
