@@ -221,7 +221,11 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # The handler's level too: django.request's 4xx warnings reach it by propagation, past the
+    # root logger's own level.
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "level": env("LOG_LEVEL", default="INFO")}
+    },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     # One line per task run drowns the server log when tasks run in-process.
     "loggers": {"celery.app.trace": {"level": env("TASK_LOG_LEVEL", default="WARNING")}},
