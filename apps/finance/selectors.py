@@ -144,11 +144,11 @@ def ranking_json_for_brief(brief: WorkloadBrief, *, limit: int | None, **filters
     a megabyte of JSON, and rendering it again for every reader is the endpoint's main cost."""
     table = candidate_table_for_brief(brief)
     if table is None:
-        return JSONRenderer().render(ranking_for_brief(brief, limit=limit, **filters))
+        return JSONRenderer().render(_ranking(brief, table, limit, filters))
     key = _cache_key("ranking-json", table, timezone.localdate(), limit=str(limit), **filters)
     body: bytes | None = cache.get(key)
     if body is None:
-        body = JSONRenderer().render(ranking_for_brief(brief, limit=limit, **filters))
+        body = JSONRenderer().render(_ranking(brief, table, limit, filters))
         cache.set(key, body, RANKING_CACHE_SECONDS)
     return body
 
@@ -158,7 +158,12 @@ def ranking_for_brief(
 ) -> dict[str, Any]:
     """The brief's ranking; filters keep each row's rank in the whole table; ``limit`` keeps
     the first rows (``total_rows`` says how many there are)."""
-    table = candidate_table_for_brief(brief)
+    return _ranking(brief, candidate_table_for_brief(brief), limit, filters)
+
+
+def _ranking(
+    brief: WorkloadBrief, table: CandidateTable | None, limit: int | None, filters: dict[str, str]
+) -> dict[str, Any]:
     today = timezone.localdate()
     rows: list[dict[str, Any]] = []
     total = 0
