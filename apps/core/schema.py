@@ -74,8 +74,7 @@ def _close_json_request_bodies(result: dict[str, Any], components: dict[str, Any
         closed.add(name)
         schema["additionalProperties"] = False
         for prop in schema.get("properties", {}).values():
-            for ref in _refs(prop):
-                pending.append(ref)
+            pending.extend(_refs(prop))
 
 
 def _refs(schema: Any) -> list[str]:
