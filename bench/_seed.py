@@ -611,6 +611,23 @@ def tail(path: Path, n: int = 30) -> str:
         return ""
 
 
+def clean_up_server_run(
+    server: subprocess.Popen[Any] | None, log: Path, db_name: str | None, workdir: Path
+) -> None:
+    """After a gunicorn bench, whatever happened: stop the server (its log tail if it died),
+    drop the throwaway database (``None`` if it was never created), remove the work folder."""
+    if server is not None:
+        stop_process(server, grace=10)
+        if server.returncode not in (0, None, -15):
+            print(f"gunicorn log tail:\n{tail(log)}")
+    if db_name is not None:
+        drop_database(db_name)
+        print(f"cleanup:     dropped {db_name}")
+    for path in workdir.iterdir():
+        path.unlink()
+    workdir.rmdir()
+
+
 # --- helpers for the fault tests (tests/faults) and bench/load.py ---------------------------
 
 

@@ -240,16 +240,7 @@ def main() -> int:
         print(f"ABORTED: {exc}")
         return 2
     finally:
-        if server is not None:
-            _seed.stop_process(server, grace=10)
-            if server.returncode not in (0, None, -15):
-                print(f"gunicorn log tail:\n{_seed.tail(log)}")
-        if created:
-            _seed.drop_database(db_name)
-            print(f"cleanup:     dropped {db_name}")
-        for path in workdir.iterdir():
-            path.unlink()
-        workdir.rmdir()
+        _seed.clean_up_server_run(server, log, db_name if created else None, workdir)
 
 
 if __name__ == "__main__":
