@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -208,6 +209,35 @@ class FaultEnv:
             "WHERE queued_at IS NULL AND computed_version < requested_version"
         )
         return [r[0] for r in rows]
+
+    @contextlib.contextmanager
+    def recompute_held(self, timeout: float = 90.0) -> Iterator[int]:
+        """Wait until a worker is in the middle of a recompute and keep it there: lock that
+        table's row, which the worker's final write (step 3 of ``candidate_table_recompute``)
+        must lock too. Yields the brief id; whatever the test does to the worker meanwhile
+        happens before the write, so a kill cannot miss. The lock goes on leaving (or with
+        the connection, if PostgreSQL is restarted under it)."""
+        deadline = time.monotonic() + timeout
+        conn = psycopg.connect(self.db_url, connect_timeout=3)  # a transaction: the lock lasts
+        try:
+            while time.monotonic() < deadline:
+                for brief_id in self.in_progress():
+                    # Blocks while the worker writes; then reads the row as that write left it.
+                    held = conn.execute(
+                        "SELECT queued_at IS NULL AND computed_version < requested_version "
+                        "FROM finance_candidatetable WHERE brief_id = %s FOR NO KEY UPDATE",
+                        (brief_id,),
+                    ).fetchone()
+                    if held and held[0]:
+                        yield brief_id
+                        return
+                    conn.rollback()  # written before the lock: wait for the next one
+                time.sleep(0.005)
+            raise FaultError(f"no recompute started within {timeout} s")
+        finally:
+            with contextlib.suppress(psycopg.Error):
+                conn.rollback()
+            conn.close()
 
     def queue_length(self) -> int:
         import redis
