@@ -188,11 +188,20 @@ def cmd_burst(args: argparse.Namespace) -> dict[str, Any]:
     """Quote edits through the REST API, one every ``--pace`` seconds, while the test breaks a
     service. Every call is recorded with its status; a 5xx is kept (not raised) so the test can
     check that the write committed anyway and report the status."""
+    from celery.signals import before_task_publish
     from rest_framework.test import APIClient
 
     from apps.catalog.models import Gpu
     from apps.quotes.models import Provider, Quote
 
+    # Each call records how many tasks it handed to the broker (or tried to: the signal is
+    # sent before the connection is made), to see that a down broker is tried once per edit.
+    published = [0]
+
+    def count_publish(**_: Any) -> None:
+        published[0] += 1
+
+    before_task_publish.connect(count_publish, weak=False)
     rng = random.Random(args.seed)
     client = APIClient(raise_request_exception=False)
     client.credentials(HTTP_AUTHORIZATION=f"Token {args.token}")
@@ -210,6 +219,7 @@ def cmd_burst(args: argparse.Namespace) -> dict[str, Any]:
             break
         roll = rng.random()
         t0 = time.perf_counter()
+        sent_before = published[0]
         entry: dict[str, Any] = {"n": n}
         try:
             if roll < 0.1 and len(live) > 10:
@@ -249,6 +259,7 @@ def cmd_burst(args: argparse.Namespace) -> dict[str, Any]:
             entry["status"] = "exception"
             entry["error"] = f"{type(exc).__name__}: {exc}"[:300]
         entry["ms"] = round((time.perf_counter() - t0) * 1000)
+        entry["sends"] = published[0] - sent_before
         calls.append(entry)
         time.sleep(args.pace)
     return {"calls": calls}

@@ -171,11 +171,13 @@ def test_b_redis_restarted_during_a_burst_of_quote_edits(fault_env, workers):
 
 def test_b2_an_edit_while_the_broker_is_unreachable_answers_promptly(fault_env, workers):
     """A quote edit while the broker cannot be reached (a closed port: nothing restarted) must
-    commit and answer within a few seconds. The edit asks every brief's table to recompute, so
-    after commit ``_enqueue`` sends one task per table; each send first waits out kombu's
-    connection retries (~0.8 s here), so the answer time grows with the number of briefs
-    (20 here, 200 in the bench seed: minutes, past gunicorn's timeout, which kills the request
-    of a write that has committed). The tables are recovered by the sweeper afterwards."""
+    commit and answer without waiting on the broker once per table. The edit asks every
+    brief's table to recompute, so after commit ``_enqueue`` hands the recomputes to the
+    broker; each attempt first waits out kombu's connect (~0.4-0.8 s here). Sent one table a
+    task, that grew with the number of briefs (20 here, 200 in the bench seed: minutes, past
+    gunicorn's timeout, which kills the request of a write that has committed). Now the tables
+    go RECOMPUTE_BATCH a task, the first failure stops, and the unsent tables are taken off
+    the queue (``queued_at`` cleared) so that the sweeper sends them again."""
     env = fault_env
     before = baseline(env)
     dead = dict(env.env, CELERY_BROKER_URL="redis://127.0.0.1:1/0")  # nothing listens on 1
@@ -185,19 +187,25 @@ def test_b2_an_edit_while_the_broker_is_unreachable_answers_promptly(fault_env, 
                            "--pace", "0", "--seed", "11")["calls"]  # fmt: skip
     finally:
         env.env = saved
+    (call,) = calls
+    assert call["status"] in (200, 201), f"the edit failed with the broker down: {call}"
+    queued = env.sql("SELECT brief_id FROM finance_candidatetable WHERE queued_at IS NOT NULL")
+    stale = env.sql(
+        "SELECT count(*) FROM finance_candidatetable WHERE computed_version < requested_version"
+    )[0][0]
+    assert call["sends"] == 1, (
+        f"BUG: one quote edit tried the broker {call['sends']} times while it was unreachable "
+        f"({len(env.setup['brief_ids'])} briefs; each try waits out a connect): {call}"
+    )
+    assert stale == len(env.setup["brief_ids"]), f"the edit did not ask for recomputes: {stale}"
+    assert not queued, f"tables left marked queued with no task sent: {queued}"
     workers.start()
     log = [{"calls": calls}, *env.converge()]
     assert log[-1].get("wait", {}).get("done"), f"did not converge: {log}"
     check = assert_converged(env, log)
     after = env.driver("snapshot")
-    print(f"\n[b2] {log}\ncheck: {check['tables']} tables, {check['rows']} rows equal")
+    print(f"\n[b2] edit answered in {call['ms']} ms; {log}\ncheck: {check['tables']} tables")
     assert after["decisions"] == before["decisions"]
-    (call,) = calls
-    assert call["status"] in (200, 201), f"the edit failed with the broker down: {call}"
-    assert call["ms"] < 5000, (
-        f"BUG: one quote edit took {call['ms']} ms with the broker unreachable "
-        f"({len(env.setup['brief_ids'])} briefs: one broker connect-and-retry per table)"
-    )
 
 
 def test_c_postgresql_restarted_while_the_worker_computes(fault_env, workers):
