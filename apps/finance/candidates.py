@@ -72,6 +72,7 @@ class TableContext:
     by_gpu: dict[str, dict[str, Any]]
     estimates_key: str
     fingerprint: str
+    assumptions_version: list[int]
 
 
 @dataclass
@@ -213,6 +214,7 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
     if missing:
         return "still missing: " + ", ".join(missing)
     values, sources = resolved_assumptions(brief)
+    versions = assumptions_version(brief)
     body = estimate_body_for_brief(brief)
     calibration = calibration_by_gpu()
     runs = throughput_runs_for_brief(brief)
@@ -229,7 +231,7 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
             return f"{exc.field}: {exc.message}"
     fingerprint = hashlib.sha256(
         json.dumps(
-            [key, brief.inputs_version, assumptions_version(brief), values, ENGINE_VERSION],
+            [key, brief.inputs_version, versions, values, ENGINE_VERSION],
             sort_keys=True,
             default=str,
         ).encode()
@@ -244,6 +246,7 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
         by_gpu={e["gpu"]: e for e in estimates},
         estimates_key=key,
         fingerprint=fingerprint,
+        assumptions_version=versions,
     )
 
 
@@ -308,7 +311,7 @@ def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> Bui
             "brief_version": brief.inputs_version,
             "quotes": {str(pk): v for pk, v in quote_versions.items()},
             "api_routes": {str(pk): v for pk, v in route_versions.items()},
-            "assumptions": assumptions_version(brief),
+            "assumptions": ctx.assumptions_version,
             "assumption_sources": ctx.sources,
             "skipped": skipped,
         },

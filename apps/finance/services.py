@@ -34,6 +34,9 @@ RECOMPUTE_BATCH = 25
 # restarted) and is enqueued again by the sweeper.
 LOST_TASK_AFTER = timedelta(minutes=2)
 
+# A recompute's write step replaces these and does not read them (the build read them once).
+WRITE_ONLY_JSON = ("inputs", "estimates", "capacity_model")
+
 
 def _send_all(brief_ids: list[int]) -> None:
     """After commit, hand the recomputes to the broker, RECOMPUTE_BATCH briefs a task (a task's
@@ -134,7 +137,12 @@ def candidate_table_recompute(*, brief_id: int) -> CandidateTable | None:
     brief = WorkloadBrief.objects.select_related("team").get(pk=brief_id)
     built = candidate_table_build(brief=brief, table=table)
     with transaction.atomic():
-        table = CandidateTable.objects.select_for_update(no_key=True).get(brief_id=brief_id)
+        # The large JSON fields are only written here, never read: not fetched again.
+        table = (
+            CandidateTable.objects.select_for_update(no_key=True)
+            .defer(*WRITE_ONLY_JSON)
+            .get(brief_id=brief_id)
+        )
         if table.computed_version >= version:
             return table  # a newer result was written while we computed
         stale_base = table.computed_version != base
