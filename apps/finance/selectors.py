@@ -30,7 +30,9 @@ RANKING_CACHE_SECONDS = 600
 
 
 def candidate_table_for_brief(brief: WorkloadBrief) -> CandidateTable | None:
-    return CandidateTable.objects.filter(brief=brief).first()
+    """The table as a ranking reads it: without the recompute's own bookkeeping (``inputs``
+    holds a version per quote, ``estimates`` the engine's answer), which no reader needs."""
+    return CandidateTable.objects.filter(brief=brief).defer("inputs", "estimates").first()
 
 
 def _s(value: Decimal | None) -> str | None:
