@@ -151,12 +151,3 @@ def _unexpected_fields(fields: Mapping[str, Any], data: Mapping[str, Any]) -> di
             else "Unknown field: this endpoint does not take it."
         ]
     return errors
-
-
-def query_text(request: Any, name: str) -> str | None:
-    """A free-text query parameter, refused (400) if it holds a NUL: PostgreSQL cannot compare
-    one, so it would otherwise be a server error."""
-    value = request.query_params.get(name)
-    if value is not None and "\x00" in value:
-        raise exceptions.ValidationError({name: "Null characters are not allowed."})
-    return value

@@ -1,20 +1,10 @@
 from typing import Any
 
-from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-
-def _bounded_int(request: Request, name: str, *, maximum: int) -> int | None:
-    """The query parameter as an integer in 1..maximum, None when absent; anything else is a
-    400 that names it (DRF would quietly fall back to the default, or answer 404)."""
-    raw = request.query_params.get(name)
-    if raw is None:
-        return None
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= 9 and 1 <= int(raw) <= maximum):
-        raise ValidationError({name: f"must be a whole number from 1 to {maximum}"})
-    return int(raw)
+from apps.core.query import IntParam
 
 
 class StandardPagination(PageNumberPagination):
@@ -29,32 +19,22 @@ class StandardPagination(PageNumberPagination):
     max_page = 100_000
     last_page_strings = ()
 
+    page_param = IntParam("page", 1, max_page, "Page number (1-based); past the last is a 404.")
+    page_size_param = IntParam(
+        "page_size", 1, max_page_size, f"Rows per page, at most {max_page_size}."
+    )
+
     def get_page_size(self, request: Request) -> int:
-        size = _bounded_int(request, self.page_size_query_param, maximum=self.max_page_size)
+        size = self.page_size_param.parse(request)
         return self.page_size if size is None else size
 
     def get_page_number(self, request: Request, paginator: Any) -> int:
-        number = _bounded_int(request, self.page_query_param, maximum=self.max_page)
+        number = self.page_param.parse(request)
         return 1 if number is None else number
 
     def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
         """Bounded `page` and `page_size`, so clients (and fuzzers) know the valid range."""
-        return [
-            {
-                "name": self.page_query_param,
-                "required": False,
-                "in": "query",
-                "description": "Page number (1-based); past the last page is a 404.",
-                "schema": {"type": "integer", "minimum": 1, "maximum": self.max_page},
-            },
-            {
-                "name": self.page_size_query_param,
-                "required": False,
-                "in": "query",
-                "description": f"Rows per page, at most {self.max_page_size}.",
-                "schema": {"type": "integer", "minimum": 1, "maximum": self.max_page_size},
-            },
-        ]
+        return [self.page_param.parameter(), self.page_size_param.parameter()]
 
 
 def paginated(view: Any, request: Request, queryset: Any, serializer_class: Any) -> Response:

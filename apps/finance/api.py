@@ -2,23 +2,26 @@
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.briefs.selectors import brief_get_for_user
+from apps.core.query import ChoiceParam, IntParam
 from apps.quotes.models import Quote
 
 from .exports import ranking_csv
-from .selectors import ROW_FILTERS, ranking_for_brief, ranking_json_for_brief
+from .models import CandidateRow
+from .selectors import ranking_for_brief, ranking_json_for_brief
 
-FILTER_VALUES = {
-    "basis": {"ESTIMATED", "MEASURED"},
-    "pricing_term": set(Quote.PricingTerm.values),
-    "meets_constraints": {"TRUE", "FALSE"},
-}
+#: The row filters ``selectors._matches`` applies, each spelled exactly as listed.
+FILTER_PARAMS = (
+    ChoiceParam("basis", CandidateRow.Basis.values, "Estimated or measured rows only"),
+    ChoiceParam("pricing_term", Quote.PricingTerm.values, "Rows of this pricing term only"),
+    ChoiceParam("meets_constraints", ["true", "false"], "Rows that meet the brief, or not"),
+)
 
 
 class RankingRowSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -63,33 +66,20 @@ class RankingSerializer(serializers.Serializer):  # type: ignore[type-arg]
 # A table can hold a row per quote (thousands); the JSON sends the best rows unless asked.
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 10_000
-
-
-def _limit(request: Request) -> int:
-    text = request.query_params.get("limit")
-    if text is None:
-        return DEFAULT_LIMIT
-    if not text.isdigit() or not 1 <= int(text) <= MAX_LIMIT:
-        raise serializers.ValidationError({"limit": f"a whole number from 1 to {MAX_LIMIT}"})
-    return int(text)
+LIMIT = IntParam(
+    "limit",
+    1,
+    MAX_LIMIT,
+    f"Rows to send, best first (default {DEFAULT_LIMIT}; the CSV always holds every row).",
+)
+FORMAT = ChoiceParam("format", ["json", "csv"], "json (default) or csv")
 
 
 class BriefRankingsApi(APIView):
     """The brief's candidate table, ranked by effective unit cost. ``?format=csv`` for CSV."""
 
     @extend_schema(
-        parameters=[
-            OpenApiParameter("basis", str, enum=["ESTIMATED", "MEASURED"]),
-            OpenApiParameter("pricing_term", str, enum=sorted(Quote.PricingTerm.values)),
-            OpenApiParameter("meets_constraints", str, enum=["true", "false"]),
-            OpenApiParameter("format", str, enum=["json", "csv"]),
-            OpenApiParameter(
-                "limit",
-                {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
-                description=f"Rows to send, best first (default {DEFAULT_LIMIT}; the CSV "
-                "always holds every row).",
-            ),
-        ],
+        parameters=[p.openapi() for p in (*FILTER_PARAMS, FORMAT, LIMIT)],
         responses={
             (200, "application/json"): RankingSerializer,
             (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="?format=csv"),
@@ -97,20 +87,9 @@ class BriefRankingsApi(APIView):
     )
     def get(self, request: Request, pk: int) -> Response | HttpResponse:
         brief = brief_get_for_user(request.user, pk)
-        filters = {k: request.query_params[k] for k in ROW_FILTERS if k in request.query_params}
-        for name, value in filters.items():
-            if value.upper() not in FILTER_VALUES[name]:
-                allowed = ", ".join(
-                    sorted(
-                        v.lower() if name == "meets_constraints" else v for v in FILTER_VALUES[name]
-                    )
-                )
-                raise serializers.ValidationError({name: f"must be one of {allowed}"})
-        limit = _limit(request)  # validated for both formats; the CSV holds every row
-        wanted = request.query_params.get("format", "json")
-        if wanted not in ("json", "csv"):
-            raise serializers.ValidationError({"format": "must be json or csv"})
-        if wanted == "csv":
+        filters = {p.name: value for p in FILTER_PARAMS if (value := p.parse(request)) is not None}
+        limit = LIMIT.parse(request) or DEFAULT_LIMIT  # checked for both formats
+        if FORMAT.parse(request) == "csv":
             ranking = ranking_for_brief(brief, **filters)
             response = HttpResponse(ranking_csv(ranking), content_type="text/csv; charset=utf-8")
             response["Content-Disposition"] = (

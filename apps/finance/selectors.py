@@ -17,7 +17,6 @@ from apps.quotes.selectors import dates_are_stale
 
 from .models import CandidateRow, CandidateTable
 
-ROW_FILTERS = ("basis", "pricing_term", "meets_constraints")
 ROW_VALUES = (
     "pk", "candidate_kind", "quote_id", "api_route_id", "gpu__slug", "gpu_count", "replicas",
     "pricing_term", "cost_lines", "monthly_cost", "accepted_outputs_per_month",
@@ -119,15 +118,14 @@ def _full_rows(
 
 
 def _matches(row: dict[str, Any], filters: dict[str, str]) -> bool:
-    if filters.get("basis") and row["basis"] != filters["basis"].upper():
+    """Filters as the API documents them: ``basis`` and ``pricing_term`` as stored,
+    ``meets_constraints`` as ``true`` or ``false``."""
+    if filters.get("basis") and row["basis"] != filters["basis"]:
         return False
-    if (
-        filters.get("pricing_term")
-        and (row["pricing_term"] or "") != filters["pricing_term"].upper()
-    ):
+    if filters.get("pricing_term") and row["pricing_term"] != filters["pricing_term"]:
         return False
     meets = filters.get("meets_constraints")
-    return not meets or row["meets_constraints"] == (meets.lower() == "true")
+    return not meets or row["meets_constraints"] == (meets == "true")
 
 
 def _cache_key(kind: str, table: CandidateTable, today: date, **filters: str) -> str:

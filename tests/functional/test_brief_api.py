@@ -151,11 +151,3 @@ class TestBriefModelMatchesWorkload:
         response = post(platform_api, {"name": " " + "x" * 200, "workload_type": "TRAINING"})
         assert response.status_code == 400
         assert response.json()["detail"].startswith("name:")
-
-
-class TestGpuFilters:
-    @pytest.mark.parametrize("name", ["architecture"])
-    def test_an_empty_choice_filter_is_refused(self, catalog, token_client, name):
-        response = token_client().get("/api/v1/gpus/", {name: ""})
-        assert response.status_code == 400
-        assert response.json()["detail"].startswith(f"{name}:")

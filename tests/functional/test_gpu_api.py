@@ -22,6 +22,18 @@ class TestGpuApi:
             "mi300x-192gb", "mi325x-256gb",
         }  # fmt: skip
 
+    def test_filters_combine_and_take_any_json_number(self, catalog, token_client):
+        body = (
+            token_client()
+            .get(
+                "/api/v1/gpus/",
+                {"architecture": "HOPPER", "min_memory_gb": "80", "max_memory_gb": "1.4e2"},
+            )
+            .json()
+        )
+        slugs = {g["slug"] for g in body["results"]}
+        assert slugs == {"h100-sxm5-80gb", "h100-pcie-80gb", "h100-nvl-94gb"}
+
     def test_detail_by_slug_keeps_source_and_checked_date(self, catalog, token_client):
         body = token_client().get("/api/v1/gpus/h100-sxm5-80gb/").json()
         assert body["memory_gb"] == "80.00"

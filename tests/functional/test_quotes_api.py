@@ -360,14 +360,14 @@ class TestQuoteRetire:
         assert quote.retired is True
         assert Quote.objects.count() == 1
 
-    def test_a_retired_quote_is_hidden_from_the_default_list_and_shown_with_retired_1(
+    def test_a_retired_quote_is_hidden_from_the_default_list_and_shown_with_retired_true(
         self, procurement_api
     ):
         live = FreshQuoteFactory()
         retired = FreshQuoteFactory()
         procurement_api.post(f"/api/v1/quotes/{retired.pk}/retire")
         default = procurement_api.get("/api/v1/quotes/").json()["results"]
-        everything = procurement_api.get("/api/v1/quotes/", {"retired": "1"}).json()["results"]
+        everything = procurement_api.get("/api/v1/quotes/", {"retired": "true"}).json()["results"]
         assert [q["id"] for q in default] == [live.pk]
         assert {q["id"]: q["retired"] for q in everything} == {live.pk: False, retired.pk: True}
 
@@ -657,7 +657,7 @@ class TestApiRoutes:
             2,
         )
 
-    def test_retire_keeps_the_row_hides_it_by_default_and_shows_it_with_retired_1(
+    def test_retire_keeps_the_row_hides_it_by_default_and_shows_it_with_retired_true(
         self, procurement_api, acme
     ):
         live, retired = ApiRouteFactory(provider=acme), ApiRouteFactory(provider=acme)
@@ -665,7 +665,7 @@ class TestApiRoutes:
         assert response.status_code == 200
         assert response.json()["retired"] is True
         default = procurement_api.get("/api/v1/api-routes/").json()["results"]
-        everything = procurement_api.get("/api/v1/api-routes/", {"retired": "1"}).json()
+        everything = procurement_api.get("/api/v1/api-routes/", {"retired": "true"}).json()
         assert [r["id"] for r in default] == [live.pk]
         assert {r["id"] for r in everything["results"]} == {live.pk, retired.pk}
         assert ApiRoute.objects.count() == 2
@@ -792,7 +792,7 @@ class TestConfidentialQuotes:
     def test_a_quote_confidential_to_another_team_is_not_listed(self, procurement_api, theirs):
         public = FreshQuoteFactory()
         default = procurement_api.get("/api/v1/quotes/").json()["results"]
-        everything = procurement_api.get("/api/v1/quotes/", {"retired": "1"}).json()["results"]
+        everything = procurement_api.get("/api/v1/quotes/", {"retired": "true"}).json()["results"]
         assert [q["id"] for q in default] == [public.pk]
         assert [q["id"] for q in everything] == [public.pk]
 

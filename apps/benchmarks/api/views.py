@@ -11,12 +11,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.benchmarks import services
+from apps.benchmarks.models import BenchmarkRun
 from apps.benchmarks.selectors import benchmark_run_get_for_user, benchmark_run_list_for_user
 from apps.briefs.models import WorkloadBrief
 from apps.briefs.selectors import brief_list_for_user
-from apps.core.api import query_text
 from apps.core.pagination import StandardPagination, paginated
 from apps.core.permissions import role_permission
+from apps.core.query import MAX_ID, ChoiceParam, FlagParam, IntParam, TextParam
 from apps.core.roles import BENCHMARK_EDITORS
 
 from .serializers import (
@@ -102,27 +103,34 @@ class BenchmarkRunImportApi(APIView):
         )
 
 
+#: Filters of the run list.
+BRIEF = IntParam("brief", 1, MAX_ID, "Runs of this brief")
+GPU = TextParam("gpu", "Runs on this GPU (catalog slug); empty means any")
+PHASE = ChoiceParam("phase", BenchmarkRun.Phase.values, "Runs of this phase")
+CURRENT = FlagParam("current", "true: only runs no later import has superseded")
+LIST_FILTERS = (BRIEF, GPU, PHASE, CURRENT)
+
+
 class BenchmarkRunListCreateApi(APIView):
-    """GET: runs of your teams (filters: brief, gpu, phase, current=1). POST: a Phase 1 or
+    """GET: runs of your teams (filters: brief, gpu, phase, current=true). POST: a Phase 1 or
     Phase 3 run entered by hand."""
 
     permission_classes = [PlatformWrites]
     parser_classes = [JSONParser]
     pagination_class = StandardPagination
 
-    @extend_schema(responses={200: BenchmarkRunOutputSerializer(many=True)})
+    @extend_schema(
+        parameters=[p.openapi() for p in LIST_FILTERS],
+        responses={200: BenchmarkRunOutputSerializer(many=True)},
+    )
     def get(self, request: Request) -> Response:
-        params = request.query_params
-        brief_id = params.get("brief")
-        if brief_id is not None and not brief_id.isdigit():
-            raise serializers.ValidationError({"brief": "must be a brief id"})
         qs = benchmark_run_list_for_user(
             request.user,
-            brief_id=int(brief_id) if brief_id else None,
-            gpu=query_text(request, "gpu") or None,
-            phase=query_text(request, "phase") or None,
+            brief_id=BRIEF.parse(request),
+            gpu=GPU.parse(request) or None,
+            phase=PHASE.parse(request),
         )
-        if params.get("current") in ("1", "true"):
+        if CURRENT.parse(request):
             qs = qs.filter(superseded_by__isnull=True)
         return paginated(self, request, qs, BenchmarkRunOutputSerializer)
 

@@ -1,39 +1,16 @@
-import django_filters
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from django.db.models import QuerySet
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers, viewsets
 
 from apps.catalog.models import Gpu
+from apps.core.query import ChoiceParam, NumberParam, TextParam
 
-#: Bounds of the memory filters (GB): any real GPU fits, and the schema says so.
-MAX_MEMORY_GB = 100_000
-MEMORY_BOUNDS = {"type": "number", "minimum": 0, "maximum": MAX_MEMORY_GB}
-#: Text filters are refused (400) with a NUL in them.
-NO_NUL = {"type": "string", "pattern": "^[^\\x00]*$"}
-
-
-class GpuFilter(django_filters.FilterSet):
-    vendor = django_filters.CharFilter(field_name="vendor", lookup_expr="iexact")
-    min_memory_gb = django_filters.NumberFilter(
-        field_name="memory_gb", lookup_expr="gte", min_value=0, max_value=MAX_MEMORY_GB
-    )
-    max_memory_gb = django_filters.NumberFilter(
-        field_name="memory_gb", lookup_expr="lte", min_value=0, max_value=MAX_MEMORY_GB
-    )
-    architecture = django_filters.ChoiceFilter(choices=Gpu.Architecture.choices)
-
-    class Meta:
-        model = Gpu
-        fields = ["vendor", "architecture", "min_memory_gb", "max_memory_gb"]
-
-    def is_valid(self) -> bool:
-        """An empty architecture is not one of the documented choices: refused, where
-        django-filter would quietly ignore it."""
-        valid = bool(super().is_valid())
-        for name in ("architecture",):
-            if self.data.get(name, None) == "":
-                self.form.add_error(name, "must not be empty; leave the parameter out instead")
-                valid = False
-        return valid
+#: Bound of the memory filters (GB): any real GPU fits, and the schema says so.
+MEMORY_LIMIT_GB = 100_000
+VENDOR = TextParam("vendor", "Vendor, any case; empty means any")
+ARCHITECTURE = ChoiceParam("architecture", Gpu.Architecture.values, "Architecture")
+MIN_MEMORY = NumberParam("min_memory_gb", 0, MEMORY_LIMIT_GB, "At least this many GB")
+MAX_MEMORY = NumberParam("max_memory_gb", 0, MEMORY_LIMIT_GB, "At most this many GB")
 
 
 class GpuOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
@@ -49,11 +26,7 @@ class GpuOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg
 
 @extend_schema_view(
     list=extend_schema(
-        parameters=[
-            OpenApiParameter("vendor", NO_NUL, description="Vendor, any case"),
-            OpenApiParameter("min_memory_gb", MEMORY_BOUNDS, description="At least this many GB"),
-            OpenApiParameter("max_memory_gb", MEMORY_BOUNDS, description="At most this many GB"),
-        ]
+        parameters=[p.openapi() for p in (VENDOR, ARCHITECTURE, MIN_MEMORY, MAX_MEMORY)]
     )
 )
 class GpuViewSet(viewsets.ReadOnlyModelViewSet):  # type: ignore[type-arg]
@@ -62,4 +35,20 @@ class GpuViewSet(viewsets.ReadOnlyModelViewSet):  # type: ignore[type-arg]
     queryset = Gpu.objects.order_by("slug")
     serializer_class = GpuOutputSerializer
     lookup_field = "slug"
-    filterset_class = GpuFilter
+
+    def get_queryset(self) -> QuerySet[Gpu]:
+        qs = super().get_queryset()
+        if self.action != "list":
+            return qs
+        request = self.request
+        vendor, architecture = VENDOR.parse(request), ARCHITECTURE.parse(request)
+        at_least, at_most = MIN_MEMORY.parse(request), MAX_MEMORY.parse(request)
+        if vendor:
+            qs = qs.filter(vendor__iexact=vendor)
+        if architecture is not None:
+            qs = qs.filter(architecture=architecture)
+        if at_least is not None:
+            qs = qs.filter(memory_gb__gte=at_least)
+        if at_most is not None:
+            qs = qs.filter(memory_gb__lte=at_most)
+        return qs

@@ -17,12 +17,13 @@ from rest_framework.views import APIView
 
 from apps.briefs.models import WorkloadBrief
 from apps.briefs.selectors import brief_get_for_user
-from apps.core.api import query_text
 from apps.core.pagination import StandardPagination, paginated
 from apps.core.permissions import role_permission
+from apps.core.query import MAX_ID, ChoiceParam, IntParam
 from apps.core.roles import DECISION_AUTHORS, QUOTE_EDITORS
 from apps.decisions import services
 from apps.decisions.exports import decision_record_csv, decision_record_pdf
+from apps.decisions.models import DecisionRecord
 from apps.decisions.selectors import (
     checklist_for_quote,
     decision_record_get_for_user,
@@ -97,19 +98,26 @@ def _detail(record: Any) -> dict[str, Any]:
     return DecisionRecordDetailSerializer(record).data
 
 
+#: Filters of the record list.
+STATUS = ChoiceParam("status", DecisionRecord.Status.values, "Records in this status")
+BRIEF = IntParam("brief", 1, MAX_ID, "Records of this brief")
+
+
 class DecisionRecordListCreateApi(APIView):
     permission_classes = [AuthorsWrite]
     pagination_class = StandardPagination
     parser_classes = [JSONParser]
 
-    @extend_schema(responses={200: DecisionRecordOutputSerializer(many=True)})
+    @extend_schema(
+        parameters=[STATUS.openapi(), BRIEF.openapi()],
+        responses={200: DecisionRecordOutputSerializer(many=True)},
+    )
     def get(self, request: Request) -> Response:
         qs = decision_record_list_for_user(request.user)
-        status_filter = query_text(request, "status")
-        if status_filter:
-            qs = qs.filter(status=status_filter.upper())
-        if request.query_params.get("brief", "").isdigit():
-            qs = qs.filter(brief_id=int(request.query_params["brief"]))
+        if (wanted := STATUS.parse(request)) is not None:
+            qs = qs.filter(status=wanted)
+        if (brief_id := BRIEF.parse(request)) is not None:
+            qs = qs.filter(brief_id=brief_id)
         return paginated(self, request, qs, DecisionRecordOutputSerializer)
 
     @extend_schema(

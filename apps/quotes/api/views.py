@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from apps.core.pagination import StandardPagination, paginated
 from apps.core.permissions import role_permission
+from apps.core.query import FlagParam
 from apps.core.roles import QUOTE_EDITORS
 from apps.quotes import services
 from apps.quotes.csv_rows import MAX_CSV_BYTES, QuoteRowParser
@@ -30,6 +31,10 @@ from .serializers import (
 )
 
 ProcurementWrites = role_permission(*QUOTE_EDITORS)
+
+
+#: ``?retired=true`` lists retired ones too (decision records may cite them).
+RETIRED = FlagParam("retired", "true: retired ones too; false (default): current ones only")
 
 
 class ProviderListCreateApi(APIView):
@@ -71,9 +76,11 @@ class QuoteListCreateApi(APIView):
     pagination_class = StandardPagination
     parser_classes = [JSONParser]
 
-    @extend_schema(responses={200: QuoteOutputSerializer(many=True)})
+    @extend_schema(
+        parameters=[RETIRED.openapi()], responses={200: QuoteOutputSerializer(many=True)}
+    )
     def get(self, request: Request) -> Response:
-        include_retired = request.query_params.get("retired") in ("1", "true", "all")
+        include_retired = bool(RETIRED.parse(request))
         qs = quote_list_for_user(request.user, include_retired=include_retired)
         return paginated(self, request, qs, QuoteOutputSerializer)
 
@@ -161,9 +168,11 @@ class ApiRouteListCreateApi(APIView):
     pagination_class = StandardPagination
     parser_classes = [JSONParser]
 
-    @extend_schema(responses={200: ApiRouteOutputSerializer(many=True)})
+    @extend_schema(
+        parameters=[RETIRED.openapi()], responses={200: ApiRouteOutputSerializer(many=True)}
+    )
     def get(self, request: Request) -> Response:
-        include_retired = request.query_params.get("retired") in ("1", "true", "all")
+        include_retired = bool(RETIRED.parse(request))
         qs = api_route_list(include_retired=include_retired)
         return paginated(self, request, qs, ApiRouteOutputSerializer)
 

@@ -1,0 +1,170 @@
+"""Query parameters of the API, each declared once: the same object documents the parameter in
+the OpenAPI schema (``.openapi()``) and reads it from a request (``.parse(request)``).
+
+A parameter is taken exactly as documented or refused with a 400 that names it. Nothing is
+quietly ignored or loosely read: an empty ``?min_memory_gb=``, a number with spaces round it,
+non-ASCII digits (Arabic-Indic, superscript), ``NaN``, or ``estimated`` where the schema lists
+``ESTIMATED``. A client that sends one of these has a bug we should tell it about, and a
+filter that a typo switches off would show it rows it did not ask for."""
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+
+#: A JSON number (RFC 8259 §6), ASCII only: what a client serialising the schema's ``number``
+#: sends. Python's ``float()`` and ``Decimal()`` would also take " 1", "1_0", "NaN", "inf"
+#: and non-ASCII digits.
+JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+#: A whole number in ASCII digits, no sign, no leading zeros (what ``str(int)`` gives).
+WHOLE_NUMBER = re.compile(r"0|[1-9][0-9]*")
+#: Largest row id (``DEFAULT_AUTO_FIELD`` is a BigAutoField: a signed 64-bit integer).
+MAX_ID = 2**63 - 1
+#: Longest value read as a number; longer is refused before it is parsed.
+MAX_NUMBER_CHARS = 32
+
+
+def _raw(request: Request, name: str) -> str | None:
+    value: str | None = request.query_params.get(name)
+    return value
+
+
+def _refuse(name: str, message: str) -> ValidationError:
+    return ValidationError({name: [message]})
+
+
+class _Documented:
+    """What every parameter shares: its entry in the OpenAPI schema."""
+
+    name: str
+    description: str
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def openapi(self) -> OpenApiParameter:
+        """For ``extend_schema(parameters=[...])``."""
+        return OpenApiParameter(self.name, self.schema, description=self.description)
+
+    def parameter(self) -> dict[str, Any]:
+        """The OpenAPI parameter object itself (what a paginator's schema hook returns)."""
+        return {
+            "name": self.name,
+            "required": False,
+            "in": "query",
+            "description": self.description,
+            "schema": self.schema,
+        }
+
+
+@dataclass(frozen=True)
+class IntParam(_Documented):
+    """A whole number in ``minimum..maximum``."""
+
+    name: str
+    minimum: int
+    maximum: int
+    description: str = ""
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        return {"type": "integer", "minimum": self.minimum, "maximum": self.maximum}
+
+    def parse(self, request: Request) -> int | None:
+        raw = _raw(request, self.name)
+        if raw is None:
+            return None
+        if (
+            len(raw) <= MAX_NUMBER_CHARS
+            and WHOLE_NUMBER.fullmatch(raw)
+            and self.minimum <= int(raw) <= self.maximum
+        ):
+            return int(raw)
+        raise _refuse(self.name, f"must be a whole number from {self.minimum} to {self.maximum}")
+
+
+@dataclass(frozen=True)
+class NumberParam(_Documented):
+    """A number (decimals and exponents allowed) in ``minimum..maximum``."""
+
+    name: str
+    minimum: int
+    maximum: int
+    description: str = ""
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        return {"type": "number", "minimum": self.minimum, "maximum": self.maximum}
+
+    def parse(self, request: Request) -> Decimal | None:
+        raw = _raw(request, self.name)
+        if raw is None:
+            return None
+        if len(raw) <= MAX_NUMBER_CHARS and JSON_NUMBER.fullmatch(raw):
+            value = Decimal(raw)
+            if self.minimum <= value <= self.maximum:
+                return value
+        raise _refuse(self.name, f"must be a number from {self.minimum} to {self.maximum}")
+
+
+@dataclass(frozen=True)
+class ChoiceParam(_Documented):
+    """One of ``choices``, spelled exactly as listed."""
+
+    name: str
+    choices: Sequence[str]
+    description: str = ""
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string", "enum": sorted(self.choices)}
+
+    def parse(self, request: Request) -> str | None:
+        raw = _raw(request, self.name)
+        if raw is None or raw in self.choices:
+            return raw
+        raise _refuse(self.name, f"must be one of {', '.join(sorted(self.choices))}")
+
+
+@dataclass(frozen=True)
+class FlagParam(_Documented):
+    """``true`` or ``false``."""
+
+    name: str
+    description: str = ""
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string", "enum": ["false", "true"]}
+
+    def parse(self, request: Request) -> bool | None:
+        raw = _raw(request, self.name)
+        if raw is None:
+            return None
+        if raw in ("true", "false"):
+            return raw == "true"
+        raise _refuse(self.name, "must be true or false")
+
+
+@dataclass(frozen=True)
+class TextParam(_Documented):
+    """Free text; refused with a NUL in it (PostgreSQL cannot compare one)."""
+
+    name: str
+    description: str = ""
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string", "pattern": "^[^\\x00]*$"}
+
+    def parse(self, request: Request) -> str | None:
+        raw = _raw(request, self.name)
+        if raw is not None and "\x00" in raw:
+            raise _refuse(self.name, "Null characters are not allowed.")
+        return raw
