@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar
 
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.exceptions import ValidationError
@@ -64,58 +64,57 @@ class _Documented:
 
 
 @dataclass(frozen=True)
-class IntParam(_Documented):
-    """A whole number in ``minimum..maximum``."""
+class _RangeParam[N: (int, Decimal)](_Documented):
+    """A number in ``minimum..maximum``, spelled as ``SPELLING`` matches."""
 
     name: str
     minimum: int
     maximum: int
     description: str = ""
 
-    @property
-    def schema(self) -> dict[str, Any]:
-        return {"type": "integer", "minimum": self.minimum, "maximum": self.maximum}
-
-    def parse(self, request: Request) -> int | None:
-        raw = _raw(request, self.name)
-        if raw is None:
-            return None
-        if (
-            len(raw) <= MAX_NUMBER_CHARS
-            and WHOLE_NUMBER.fullmatch(raw)
-            and self.minimum <= int(raw) <= self.maximum
-        ):
-            return int(raw)
-        raise _refuse(self.name, f"must be a whole number from {self.minimum} to {self.maximum}")
-
-
-@dataclass(frozen=True)
-class NumberParam(_Documented):
-    """A number (decimals and exponents allowed) in ``minimum..maximum``."""
-
-    name: str
-    minimum: int
-    maximum: int
-    description: str = ""
+    KIND: ClassVar[str]
+    SPELLING: ClassVar[re.Pattern[str]]
+    WORDS: ClassVar[str]
 
     @property
     def schema(self) -> dict[str, Any]:
-        return {"type": "number", "minimum": self.minimum, "maximum": self.maximum}
+        return {"type": self.KIND, "minimum": self.minimum, "maximum": self.maximum}
 
-    def parse(self, request: Request) -> Decimal | None:
+    def convert(self, raw: str) -> N:
+        raise NotImplementedError
+
+    def parse(self, request: Request) -> N | None:
         raw = _raw(request, self.name)
         if raw is None:
             return None
-        if len(raw) <= MAX_NUMBER_CHARS and JSON_NUMBER.fullmatch(raw):
-            value = Decimal(raw)
+        if len(raw) <= MAX_NUMBER_CHARS and self.SPELLING.fullmatch(raw):
+            value = self.convert(raw)
             if self.minimum <= value <= self.maximum:
                 return value
-        raise _refuse(self.name, f"must be a number from {self.minimum} to {self.maximum}")
+        raise _refuse(self.name, f"must be {self.WORDS} from {self.minimum} to {self.maximum}")
+
+
+class IntParam(_RangeParam[int]):
+    """A whole number in ``minimum..maximum``."""
+
+    KIND, SPELLING, WORDS = "integer", WHOLE_NUMBER, "a whole number"
+
+    def convert(self, raw: str) -> int:
+        return int(raw)
+
+
+class NumberParam(_RangeParam[Decimal]):
+    """A number (decimals and exponents allowed) in ``minimum..maximum``."""
+
+    KIND, SPELLING, WORDS = "number", JSON_NUMBER, "a number"
+
+    def convert(self, raw: str) -> Decimal:
+        return Decimal(raw)
 
 
 @dataclass(frozen=True)
 class ChoiceParam(_Documented):
-    """One of ``choices``, spelled exactly as listed."""
+    """One of ``choices``, spelled exactly as listed (flags: ``("true", "false")``)."""
 
     name: str
     choices: Sequence[str]
@@ -130,26 +129,6 @@ class ChoiceParam(_Documented):
         if raw is None or raw in self.choices:
             return raw
         raise _refuse(self.name, f"must be one of {', '.join(sorted(self.choices))}")
-
-
-@dataclass(frozen=True)
-class FlagParam(_Documented):
-    """``true`` or ``false``."""
-
-    name: str
-    description: str = ""
-
-    @property
-    def schema(self) -> dict[str, Any]:
-        return {"type": "string", "enum": ["false", "true"]}
-
-    def parse(self, request: Request) -> bool | None:
-        raw = _raw(request, self.name)
-        if raw is None:
-            return None
-        if raw in ("true", "false"):
-            return raw == "true"
-        raise _refuse(self.name, "must be true or false")
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from .selectors import ranking_for_brief, ranking_json_for_brief
 FILTER_PARAMS = (
     ChoiceParam("basis", CandidateRow.Basis.values, "Estimated or measured rows only"),
     ChoiceParam("pricing_term", Quote.PricingTerm.values, "Rows of this pricing term only"),
-    ChoiceParam("meets_constraints", ["true", "false"], "Rows that meet the brief, or not"),
+    ChoiceParam("meets_constraints", ("true", "false"), "Rows that meet the brief, or not"),
 )
 
 
@@ -72,7 +72,7 @@ LIMIT = IntParam(
     MAX_LIMIT,
     f"Rows to send, best first (default {DEFAULT_LIMIT}; the CSV always holds every row).",
 )
-FORMAT = ChoiceParam("format", ["json", "csv"], "json (default) or csv")
+FORMAT = ChoiceParam("format", ("json", "csv"), "json (default) or csv")
 
 
 class BriefRankingsApi(APIView):

@@ -17,7 +17,7 @@ from apps.briefs.models import WorkloadBrief
 from apps.briefs.selectors import brief_list_for_user
 from apps.core.pagination import StandardPagination, paginated
 from apps.core.permissions import role_permission
-from apps.core.query import MAX_ID, ChoiceParam, FlagParam, IntParam, TextParam
+from apps.core.query import MAX_ID, ChoiceParam, IntParam, TextParam
 from apps.core.roles import BENCHMARK_EDITORS
 
 from .serializers import (
@@ -107,7 +107,9 @@ class BenchmarkRunImportApi(APIView):
 BRIEF = IntParam("brief", 1, MAX_ID, "Runs of this brief")
 GPU = TextParam("gpu", "Runs on this GPU (catalog slug); empty means any")
 PHASE = ChoiceParam("phase", BenchmarkRun.Phase.values, "Runs of this phase")
-CURRENT = FlagParam("current", "true: only runs no later import has superseded")
+CURRENT = ChoiceParam(
+    "current", ("true", "false"), "true: only runs no later import has superseded"
+)
 LIST_FILTERS = (BRIEF, GPU, PHASE, CURRENT)
 
 
@@ -130,7 +132,7 @@ class BenchmarkRunListCreateApi(APIView):
             gpu=GPU.parse(request) or None,
             phase=PHASE.parse(request),
         )
-        if CURRENT.parse(request):
+        if CURRENT.parse(request) == "true":
             qs = qs.filter(superseded_by__isnull=True)
         return paginated(self, request, qs, BenchmarkRunOutputSerializer)
 

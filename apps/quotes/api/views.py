@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 
 from apps.core.pagination import StandardPagination, paginated
 from apps.core.permissions import role_permission
-from apps.core.query import FlagParam
+from apps.core.query import ChoiceParam
 from apps.core.roles import QUOTE_EDITORS
 from apps.quotes import services
 from apps.quotes.csv_rows import MAX_CSV_BYTES, QuoteRowParser
@@ -34,7 +34,9 @@ ProcurementWrites = role_permission(*QUOTE_EDITORS)
 
 
 #: ``?retired=true`` lists retired ones too (decision records may cite them).
-RETIRED = FlagParam("retired", "true: retired ones too; false (default): current ones only")
+RETIRED = ChoiceParam(
+    "retired", ("true", "false"), "true: retired ones too; false (default): current ones only"
+)
 
 
 class ProviderListCreateApi(APIView):
@@ -80,7 +82,7 @@ class QuoteListCreateApi(APIView):
         parameters=[RETIRED.openapi()], responses={200: QuoteOutputSerializer(many=True)}
     )
     def get(self, request: Request) -> Response:
-        include_retired = bool(RETIRED.parse(request))
+        include_retired = RETIRED.parse(request) == "true"
         qs = quote_list_for_user(request.user, include_retired=include_retired)
         return paginated(self, request, qs, QuoteOutputSerializer)
 
@@ -172,7 +174,7 @@ class ApiRouteListCreateApi(APIView):
         parameters=[RETIRED.openapi()], responses={200: ApiRouteOutputSerializer(many=True)}
     )
     def get(self, request: Request) -> Response:
-        include_retired = bool(RETIRED.parse(request))
+        include_retired = RETIRED.parse(request) == "true"
         qs = api_route_list(include_retired=include_retired)
         return paginated(self, request, qs, ApiRouteOutputSerializer)
 
