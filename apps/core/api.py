@@ -1,6 +1,7 @@
-"""API-wide helpers: one error shape, ``{"detail": ...}``, for every failure; JSON bodies
-taken at the types the schema documents."""
+"""API-wide helpers: one error shape, ``{"detail": ...}``, for every failure; request bodies
+taken at the types and spellings the schema documents."""
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -97,17 +98,51 @@ def _json_type_error(field: Any, value: Any) -> str | None:
     return None if ok else f"must be {expected}"
 
 
+#: The spellings the schema documents for values sent as text (ASCII digits, as ECMA-262's
+#: ``\d`` in a schema pattern means): Python and DRF also read " 5", "+5", "5e2", "1_0",
+#: "05" and non-ASCII digits as numbers, and "20261130" or "2026-W48-1" as dates.
+TEXT_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")  # OpenAPI `format: date` (RFC 3339)
+TEXT_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")  # an integer field in a form body
+
+
+def _text_decimal(field: serializers.DecimalField) -> re.Pattern[str]:
+    """The pattern drf-spectacular documents for the field's decimal strings (see
+    ``AutoSchema._map_serializer_field``), with ASCII digits."""
+    whole = field.max_whole_digits
+    if whole is None:
+        return re.compile(r"-?[0-9]*(?:\.[0-9]*)?")
+    head = r"-?0?" if whole == 0 else rf"-?[0-9]{{0,{whole}}}"
+    return re.compile(rf"{head}(?:\.[0-9]{{0,{field.decimal_places}}})?")
+
+
+def _spelling_error(field: Any, value: str, *, is_json: bool) -> str | None:
+    """Why the text ``value`` is not spelled as the schema documents for ``field``."""
+    if isinstance(field, serializers.DecimalField) and not _text_decimal(field).fullmatch(value):
+        places = field.decimal_places
+        return f"must be a number, or a decimal string with at most {places} decimal places"
+    if isinstance(field, serializers.DateField) and not TEXT_DATE.fullmatch(value):
+        return "must be a date as YYYY-MM-DD"
+    if (
+        not is_json
+        and isinstance(field, serializers.IntegerField | relations.PrimaryKeyRelatedField)
+        and not TEXT_INTEGER.fullmatch(value)
+    ):
+        return "must be a whole number"
+    return None
+
+
 # How many unknown fields one 400 names: a body of ten thousand keys gets a short answer.
 MAX_UNKNOWN_FIELDS_NAMED = 20
 
 
 # Serializer mixin (first among the bases): a JSON body's values must be of the types the
-# schema documents, or the request is a 400 naming the field (form bodies are left to DRF); no
-# slug, JSON or form, may hold a NUL. A JSON body may hold only the fields the endpoint takes
-# (the schema says additionalProperties: false, see apps/core/schema.py): a misspelt field is a
-# 400 that names it rather than a change silently not made, and a server-owned field (id,
-# status, timestamps) is refused, never stored. The docstring below is inherited by serializers
-# without their own, and so becomes their description in the OpenAPI schema.
+# schema documents, and text in any body (JSON or form) spelled as documented, or the request
+# is a 400 naming the field; no slug, JSON or form, may hold a NUL. A JSON body may hold only
+# the fields the endpoint takes (the schema says additionalProperties: false, see
+# apps/core/schema.py): a misspelt field is a 400 that names it rather than a change silently
+# not made, and a server-owned field (id, status, timestamps) is refused, never stored. The
+# docstring below is inherited by serializers without their own, and so becomes their
+# description in the OpenAPI schema.
 class StrictJsonTypes:
     """A JSON body holds only the fields named here, each of its documented type; any other
     field, or a value of another type, is a 400 that names the field."""
@@ -126,6 +161,8 @@ class StrictJsonTypes:
                     errors[name] = ["Null characters are not allowed."]
                     continue
                 reason = _json_type_error(field, value) if is_json else None
+                if not reason and isinstance(value, str):
+                    reason = _spelling_error(field, value, is_json=is_json)
                 # The documented maxLength is of the text sent, before DRF trims whitespace.
                 limit = getattr(field, "max_length", None)
                 if not reason and isinstance(value, str) and limit and len(value) > limit:

@@ -268,6 +268,12 @@ BAD_FILES = [
         VLLM_RAW, {"gpu": "nope-9000"}, "gpu: no GPU 'nope-9000' in the catalog", id="gpu"
     ),
     pytest.param(VLLM_RAW, {"gpu_count": 0}, "gpu_count:", id="gpu-count"),
+    # A form field documented as an integer is spelled as one (DRF alone reads these as 2).
+    pytest.param(VLLM_RAW, {"gpu_count": "2.0"}, "gpu_count: must be a whole number", id="2.0"),
+    pytest.param(VLLM_RAW, {"gpu_count": " 2"}, "gpu_count: must be a whole number", id="pad"),
+    pytest.param(
+        VLLM_RAW, {"gpu_count": "\u0662"}, "gpu_count: must be a whole number", id="arabic-2"
+    ),
 ]  # fmt: skip
 
 

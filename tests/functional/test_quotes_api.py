@@ -231,6 +231,42 @@ class TestQuoteCreate:
         assert response.json()["detail"].startswith(f"{field}: "), response.json()
         assert Quote.objects.count() == 0
 
+    @pytest.mark.parametrize(
+        "price",
+        [" 5", "5 ", "+5", "5e2", "1_0", "00000000000005", "\u0665", "1.23456", "12345678901"],
+    )
+    def test_a_decimal_string_spelled_otherwise_than_documented_is_refused(
+        self, procurement_api, acme, price
+    ):
+        """The schema documents decimal strings as ``-?digits(.digits)`` with the field's
+        precision; DRF alone would read most of these as numbers and store them."""
+        body = quote_body(acme, hourly_price_per_gpu=price)
+        response = send(procurement_api, "post", "/api/v1/quotes/", body)
+        assert response.status_code == 400
+        assert list(response.json()["errors"]) == ["hourly_price_per_gpu"]
+        assert Quote.objects.count() == 0
+
+    @pytest.mark.parametrize(
+        ("price", "stored"),
+        [("2.5", "2.5000"), (".5", "0.5000"), ("7", "7.0000"), (2.5, "2.5000"), (7, "7.0000")],
+    )
+    def test_a_decimal_is_taken_as_a_number_or_a_documented_string(
+        self, procurement_api, acme, price, stored
+    ):
+        body = quote_body(acme, hourly_price_per_gpu=price)
+        response = send(procurement_api, "post", "/api/v1/quotes/", body)
+        assert response.status_code == 201, response.json()
+        assert str(Quote.objects.get().hourly_price_per_gpu) == stored
+
+    @pytest.mark.parametrize("date", ["2026-1-5", "20261101", "2026-W44-1", "2026-11-01T00:00"])
+    def test_a_date_not_spelled_yyyy_mm_dd_is_refused(self, procurement_api, acme, date):
+        response = send(
+            procurement_api, "post", "/api/v1/quotes/", quote_body(acme, quote_date=date)
+        )
+        assert response.status_code == 400
+        assert list(response.json()["errors"]) == ["quote_date"]
+        assert Quote.objects.count() == 0
+
     def test_zero_gpus_per_node_is_a_400_naming_the_field(self, procurement_api, acme):
         response = send(
             procurement_api, "post", "/api/v1/quotes/", quote_body(acme, gpus_per_node=0)
