@@ -152,7 +152,13 @@ class StrictJsonTypes:
             is_json = not hasattr(data, "getlist")
             fields = self.fields  # type: ignore[attr-defined]
             errors = _unexpected_fields(fields, data) if is_json else {}
+            # A nested object is sent whole, also in a PATCH (the schema has one component for
+            # both): DRF would let a partial update leave out its required fields.
+            root = getattr(self, "root", self)
+            nested = root is not self and getattr(root, "partial", False)
             for name, field in fields.items():
+                if nested and field.required and not field.read_only and name not in data:
+                    errors[name] = ["This field is required."]
                 if field.read_only or name not in data:
                     continue
                 value = data[name]

@@ -106,6 +106,36 @@ class TestBriefReadAndUpdate:
         assert response.json()["concurrency"] == 64
         assert response.json()["inputs_version"] == 2
 
+    @pytest.mark.parametrize(
+        ("change", "missing"),
+        [
+            ({"output_tokens": {"p95": 900}}, "output_tokens.p50"),
+            ({"input_tokens": {}}, "input_tokens.p50"),
+        ],
+    )
+    def test_a_patch_sends_a_nested_object_whole(self, platform_api, team, change, missing):
+        """The object replaces the stored one: without its required fields it would leave the
+        brief without them (the schema's one component for POST and PATCH says so too)."""
+        brief = BriefFactory(team=team)
+        before = (brief.output_tokens_p50, brief.input_tokens_p50, brief.inputs_version)
+        response = platform_api.patch(
+            f"/api/v1/briefs/{brief.pk}/", json.dumps(change), content_type="application/json"
+        )
+        assert response.status_code == 400
+        assert response.json()["detail"] == f"{missing}: This field is required."
+        brief.refresh_from_db()
+        assert (brief.output_tokens_p50, brief.input_tokens_p50, brief.inputs_version) == before
+
+    def test_a_patch_may_replace_a_nested_object(self, platform_api, team):
+        brief = BriefFactory(team=team)
+        response = platform_api.patch(
+            f"/api/v1/briefs/{brief.pk}/",
+            json.dumps({"output_tokens": {"p50": 300, "p95": 900}}),
+            content_type="application/json",
+        )
+        assert response.status_code == 200
+        assert response.json()["output_tokens"] == {"p50": 300, "p95": 900}
+
     def test_estimate_of_a_stored_brief_matches_the_stateless_estimate(self, platform_api, team):
         brief_id = post(platform_api, BRIEF_BODY).json()["id"]
         stored = platform_api.get(f"/api/v1/briefs/{brief_id}/estimate").json()["estimates"]

@@ -29,8 +29,7 @@ class TokensSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore
     p95 = serializers.IntegerField(min_value=1, max_value=MAX_TOKENS, required=False)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        # A PATCH may send p95 alone: then there is no p50 here to compare with.
-        if "p95" in attrs and "p50" in attrs and attrs["p95"] < attrs["p50"]:
+        if "p95" in attrs and attrs["p95"] < attrs["p50"]:
             raise serializers.ValidationError({"p95": "must be at least p50"})
         return attrs
 
