@@ -107,7 +107,8 @@ TEXT_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")  # an integer field in a form 
 
 def _text_decimal(field: serializers.DecimalField) -> re.Pattern[str]:
     """The pattern drf-spectacular documents for the field's decimal strings (see
-    ``AutoSchema._map_serializer_field``), with ASCII digits."""
+    ``AutoSchema._map_serializer_field``), with ASCII digits. A field without ``max_digits``
+    has no documented pattern; it still takes only ASCII decimals (none does today)."""
     whole = field.max_whole_digits
     if whole is None:
         return re.compile(r"-?[0-9]*(?:\.[0-9]*)?")

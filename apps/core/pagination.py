@@ -14,14 +14,17 @@ class StandardPagination(PageNumberPagination):
     the paginated envelope and the parameters) and answers through :func:`paginated`."""
 
     page_size = 50
+    page_query_param = "page"
     page_size_query_param = "page_size"
     max_page_size = 500
     max_page = 100_000
     last_page_strings = ()
 
-    page_param = IntParam("page", 1, max_page, "Page number (1-based); past the last is a 404.")
+    page_param = IntParam(
+        page_query_param, 1, max_page, "Page number (1-based); past the last is a 404."
+    )
     page_size_param = IntParam(
-        "page_size", 1, max_page_size, f"Rows per page, at most {max_page_size}."
+        page_size_query_param, 1, max_page_size, f"Rows per page, at most {max_page_size}."
     )
 
     def get_page_size(self, request: Request) -> int:

@@ -25,8 +25,10 @@ JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
 WHOLE_NUMBER = re.compile(r"0|[1-9][0-9]*")
 #: Largest row id (``DEFAULT_AUTO_FIELD`` is a BigAutoField: a signed 64-bit integer).
 MAX_ID = 2**63 - 1
-#: Longest value read as a number; longer is refused before it is parsed.
-MAX_NUMBER_CHARS = 32
+#: Longest value read as a number; longer is refused before it is parsed (Python refuses to
+#: convert integers of more than 4,300 digits; a request line is at most 4,094 bytes under
+#: gunicorn's default ``limit_request_line`` anyway).
+MAX_NUMBER_CHARS = 4_000
 
 
 def _raw(request: Request, name: str) -> str | None:
@@ -72,6 +74,7 @@ class _RangeParam[N: (int, Decimal)](_Documented):
     maximum: int
     description: str = ""
 
+    #: Set by each subclass: the schema's type, the spelling taken, and the words of the 400.
     KIND: ClassVar[str]
     SPELLING: ClassVar[re.Pattern[str]]
     WORDS: ClassVar[str]
@@ -88,8 +91,11 @@ class _RangeParam[N: (int, Decimal)](_Documented):
         if raw is None:
             return None
         if len(raw) <= MAX_NUMBER_CHARS and self.SPELLING.fullmatch(raw):
-            value = self.convert(raw)
-            if self.minimum <= value <= self.maximum:
+            try:
+                value = self.convert(raw)
+            except ArithmeticError:  # an exponent past what Decimal can hold: out of range
+                value = None
+            if value is not None and self.minimum <= value <= self.maximum:
                 return value
         raise _refuse(self.name, f"must be {self.WORDS} from {self.minimum} to {self.maximum}")
 
@@ -97,7 +103,9 @@ class _RangeParam[N: (int, Decimal)](_Documented):
 class IntParam(_RangeParam[int]):
     """A whole number in ``minimum..maximum``."""
 
-    KIND, SPELLING, WORDS = "integer", WHOLE_NUMBER, "a whole number"
+    KIND = "integer"
+    SPELLING = WHOLE_NUMBER
+    WORDS = "a whole number"
 
     def convert(self, raw: str) -> int:
         return int(raw)
@@ -106,7 +114,9 @@ class IntParam(_RangeParam[int]):
 class NumberParam(_RangeParam[Decimal]):
     """A number (decimals and exponents allowed) in ``minimum..maximum``."""
 
-    KIND, SPELLING, WORDS = "number", JSON_NUMBER, "a number"
+    KIND = "number"
+    SPELLING = JSON_NUMBER
+    WORDS = "a number"
 
     def convert(self, raw: str) -> Decimal:
         return Decimal(raw)

@@ -34,6 +34,13 @@ class TestGpuApi:
         slugs = {g["slug"] for g in body["results"]}
         assert slugs == {"h100-sxm5-80gb", "h100-pcie-80gb", "h100-nvl-94gb"}
 
+    def test_a_fractional_bound_compares_exactly(self, catalog, token_client):
+        over = token_client().get("/api/v1/gpus/", {"min_memory_gb": "80.5", "page_size": 500})
+        under = token_client().get("/api/v1/gpus/", {"max_memory_gb": "79.999", "page_size": 500})
+        assert all(float(g["memory_gb"]) > 80 for g in over.json()["results"])
+        assert all(float(g["memory_gb"]) < 80 for g in under.json()["results"])
+        assert over.json()["count"] + under.json()["count"] + 4 == 17  # four GPUs of 80 GB
+
     def test_detail_by_slug_keeps_source_and_checked_date(self, catalog, token_client):
         body = token_client().get("/api/v1/gpus/h100-sxm5-80gb/").json()
         assert body["memory_gb"] == "80.00"

@@ -43,7 +43,8 @@ def _refused(schema: dict) -> list[str]:
     if schema["type"] == "integer":
         return [*NOT_INTEGERS, str(schema["minimum"] - 1), str(schema["maximum"] + 1)]
     if schema["type"] == "number":
-        return [*NOT_NUMBERS, str(schema["minimum"] - 1), str(schema["maximum"] + 1), "1e999"]
+        beyond = [str(schema["minimum"] - 1), str(schema["maximum"] + 1), "1e999", "1e" + "9" * 19]
+        return [*NOT_NUMBERS, *beyond]
     if schema.get("pattern") == "^[^\\x00]*$":
         return ["a\x00b"]
     raise AssertionError(f"no refused values known for {schema}: add them here")
@@ -55,7 +56,8 @@ def _accepted(schema: dict) -> list[str]:
         return [str(v) for v in schema["enum"]]
     if schema["type"] in ("integer", "number"):
         values = [str(schema["minimum"]), str(schema["maximum"])]
-        return values + (["0.5", "1e2", "-0"] if schema["type"] == "number" else [])
+        exotic = ["0.5", "1E2", "-0", "1e-20000", "80." + "0" * 60]  # JSON numbers, all in range
+        return values + (exotic if schema["type"] == "number" else [])
     return ["", "h100-sxm5-80gb", "Ünïcode text"]
 
 

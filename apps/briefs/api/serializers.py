@@ -29,7 +29,8 @@ class TokensSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore
     p95 = serializers.IntegerField(min_value=1, max_value=MAX_TOKENS, required=False)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if "p95" in attrs and attrs["p95"] < attrs["p50"]:
+        # p50 is required, also in a PATCH (StrictJsonTypes asks a nested object whole).
+        if "p95" in attrs and "p50" in attrs and attrs["p95"] < attrs["p50"]:
             raise serializers.ValidationError({"p95": "must be at least p50"})
         return attrs
 

@@ -1,3 +1,5 @@
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers, viewsets
@@ -7,6 +9,8 @@ from apps.core.query import ChoiceParam, NumberParam, TextParam
 
 #: Bound of the memory filters (GB): any real GPU fits, and the schema says so.
 MEMORY_LIMIT_GB = 100_000
+#: ``Gpu.memory_gb`` holds hundredths of a GB.
+GB_STEP = Decimal("0.01")
 VENDOR = TextParam("vendor", "Vendor, any case; empty means any")
 ARCHITECTURE = ChoiceParam("architecture", Gpu.Architecture.values, "Architecture")
 MIN_MEMORY = NumberParam("min_memory_gb", 0, MEMORY_LIMIT_GB, "At least this many GB")
@@ -47,8 +51,10 @@ class GpuViewSet(viewsets.ReadOnlyModelViewSet):  # type: ignore[type-arg]
             qs = qs.filter(vendor__iexact=vendor)
         if architecture is not None:
             qs = qs.filter(architecture=architecture)
+        # To the column's 0.01 GB, rounded the way that keeps the comparison exact: a bound
+        # like 1e-20000 would otherwise reach PostgreSQL with more places than numeric holds.
         if at_least is not None:
-            qs = qs.filter(memory_gb__gte=at_least)
+            qs = qs.filter(memory_gb__gte=at_least.quantize(GB_STEP, rounding=ROUND_CEILING))
         if at_most is not None:
-            qs = qs.filter(memory_gb__lte=at_most)
+            qs = qs.filter(memory_gb__lte=at_most.quantize(GB_STEP, rounding=ROUND_FLOOR))
         return qs
