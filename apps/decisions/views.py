@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from apps.briefs.models import WorkloadBrief
 from apps.briefs.selectors import brief_get_for_user
+from apps.core.query import MAX_ID
 from apps.core.roles import DECISION_AUTHORS, QUOTE_EDITORS, has_role, roles_of
 from apps.finance import charts
 from apps.finance.selectors import ranking_for_brief
@@ -79,7 +80,11 @@ def _add_errors(form: Any, exc: ValidationError) -> None:
 
 
 def _int(value: str | None) -> int | None:
-    return int(value) if value and value.isdigit() else None
+    """A row id from the query string, or None: ASCII digits that fit a BigAutoField only
+    (``"²".isdigit()`` is true, and ``int("²")`` raises)."""
+    if value and len(value) <= len(str(MAX_ID)) and value.isascii() and value.isdigit():
+        return int(value) if int(value) <= MAX_ID else None
+    return None
 
 
 # --- List and detail -----------------------------------------------------------------------

@@ -126,6 +126,13 @@ class TestOpenARecord:
         page = client.get(f"/decisions/new/?brief={setup['brief'].pk}&route={setup['route'].pk}")
         assert page.context["form"]["capacity_model"].value() == "API"
 
+    @pytest.mark.parametrize("odd", ["\u00b2", "\u0661", "9" * 30, "9" * 5000, "-1", ""])
+    def test_an_odd_id_in_the_query_string_is_no_id_not_a_500(self, setup, client, people, odd):
+        client.force_login(people["author"])
+        assert client.get(f"/decisions/new/?brief={odd}").status_code == 302  # to the list
+        page = client.get(f"/decisions/new/?brief={setup['brief'].pk}&quote={odd}")
+        assert (page.status_code, page.url) == (302, f"/briefs/{setup['brief'].pk}/finance/")
+
     def test_no_required_role_is_a_field_error(self, setup, client, people):
         client.force_login(people["author"])
         url = f"/decisions/new/?brief={setup['brief'].pk}&quote={setup['quote'].pk}"
