@@ -1,6 +1,7 @@
 """API-wide helpers: one error shape, ``{"detail": ...}``, for every failure; request bodies
 taken at the types and spellings the schema documents."""
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -105,22 +106,24 @@ TEXT_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")  # OpenAPI `format: date` 
 TEXT_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")  # an integer field in a form body
 
 
-def _text_decimal(field: serializers.DecimalField) -> re.Pattern[str]:
-    """The pattern drf-spectacular documents for the field's decimal strings (see
-    ``AutoSchema._map_serializer_field``), with ASCII digits. A field without ``max_digits``
-    has no documented pattern; it still takes only ASCII decimals (none does today)."""
-    whole = field.max_whole_digits
+@functools.cache
+def _text_decimal(whole: int | None, places: int) -> re.Pattern[str]:
+    """The pattern drf-spectacular documents for a decimal field's strings (see
+    ``AutoSchema._map_serializer_field``), with ASCII digits; built once per precision. A field
+    without ``max_digits`` has no documented pattern; it still takes only ASCII decimals (none
+    does today)."""
     if whole is None:
         return re.compile(r"-?[0-9]*(?:\.[0-9]*)?")
     head = r"-?0?" if whole == 0 else rf"-?[0-9]{{0,{whole}}}"
-    return re.compile(rf"{head}(?:\.[0-9]{{0,{field.decimal_places}}})?")
+    return re.compile(rf"{head}(?:\.[0-9]{{0,{places}}})?")
 
 
 def _spelling_error(field: Any, value: str, *, is_json: bool) -> str | None:
     """Why the text ``value`` is not spelled as the schema documents for ``field``."""
-    if isinstance(field, serializers.DecimalField) and not _text_decimal(field).fullmatch(value):
+    if isinstance(field, serializers.DecimalField):
         places = field.decimal_places
-        return f"must be a number, or a decimal string with at most {places} decimal places"
+        if not _text_decimal(field.max_whole_digits, places).fullmatch(value):
+            return f"must be a number, or a decimal string with at most {places} decimal places"
     if isinstance(field, serializers.DateField) and not TEXT_DATE.fullmatch(value):
         return "must be a date as YYYY-MM-DD"
     if (
