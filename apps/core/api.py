@@ -104,6 +104,8 @@ def _json_type_error(field: Any, value: Any) -> str | None:
 #: "05" and non-ASCII digits as numbers, and "20261130" or "2026-W48-1" as dates.
 TEXT_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")  # OpenAPI `format: date` (RFC 3339)
 TEXT_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")  # an integer field in a form body
+#: Text fields whose schema has a `format` or `pattern` (a URL, a slug, a regex).
+FORMATTED_TEXT = (serializers.URLField, serializers.SlugField, serializers.RegexField)
 
 
 @functools.cache
@@ -126,6 +128,10 @@ def _spelling_error(field: Any, value: str, *, is_json: bool) -> str | None:
             return f"must be a number, or a decimal string with at most {places} decimal places"
     if isinstance(field, serializers.DateField) and not TEXT_DATE.fullmatch(value):
         return "must be a date as YYYY-MM-DD"
+    # DRF trims these before checking them, so "\t" passed as the empty (blank) value and
+    # " https://…" as a URL; the schema's format or pattern is of the text sent.
+    if isinstance(field, FORMATTED_TEXT) and value != value.strip():
+        return "must not start or end with spaces"
     if (
         not is_json
         and isinstance(field, serializers.IntegerField | relations.PrimaryKeyRelatedField)

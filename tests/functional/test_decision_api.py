@@ -391,6 +391,11 @@ class TestChecklist:
         assert "answer" in bad.json()["errors"]
         unknown = people["procurement"].put(url, {**answer, "question": "nope"}, format="json")
         assert "question" in unknown.json()["errors"]
+        for link in ("\t", " https://example.com/order.pdf"):  # the schema's format is of the text
+            padded = people["procurement"].put(
+                url, {**answer, "evidence_link": link}, format="json"
+            )
+            assert list(padded.json()["errors"]) == ["evidence_link"]
         assert not ChecklistAnswer.objects.exists()
 
     def test_a_confidential_quote_of_another_team_is_404(self, setup, people, other_team):

@@ -138,6 +138,8 @@ class TestProviderApi:
             ({"name": "Acme Cloud"}, "name"),
             ({"name": ""}, "name"),
             ({"name": "New", "website": "not a url"}, "website"),
+            ({"name": "New", "website": "\t"}, "website"),  # trimmed, it was the blank value
+            ({"name": "New", "website": " https://new.example"}, "website"),
             ({"name": "New", "errors": {}}, "errors"),  # a field the endpoint does not take
             ({"name": "New", "id": 7}, "id"),  # one the server sets
         ],
