@@ -10,11 +10,19 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from apps.engine.constants import DIFFUSION_FLOPS_PER_STEP_1MP
-from apps.engine.shapes import Shape, count_params
-from apps.engine.types import ModelKind, ModelSpec
+from apps.engine.shapes import Shape, attention_layout, count_params
+from apps.engine.types import CheckpointWeights, ModelKind, ModelSpec, Precision
 
 
-def decoder(name: str, shape: Shape, *, max_context: int) -> ModelSpec:
+def decoder(
+    name: str,
+    shape: Shape,
+    *,
+    max_context: int,
+    checkpoint: CheckpointWeights | None = None,
+    native_precision: Precision | None = None,
+    notes: tuple[str, ...] = (),
+) -> ModelSpec:
     total, active = count_params(shape)
     return ModelSpec(
         name=name,
@@ -34,6 +42,10 @@ def decoder(name: str, shape: Shape, *, max_context: int) -> ModelSpec:
         qk_rope_head_dim=shape.qk_rope_head_dim if shape.kv_lora_rank is not None else None,
         max_context_tokens=max_context,
         kind=ModelKind.DECODER,
+        attention=attention_layout(shape),
+        checkpoint=checkpoint,
+        native_precision=native_precision,
+        notes=notes,
     )
 
 
