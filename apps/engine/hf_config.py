@@ -15,7 +15,14 @@ from typing import Any
 
 from apps.engine.presets import decoder
 from apps.engine.quantization import checkpoint_bytes, kept_16bit_description, scheme_from_config
-from apps.engine.shapes import Shape, count_params, param_groups
+from apps.engine.shapes import (
+    Shape,
+    count_params,
+    gated_deltanet,
+    mamba_mixer,
+    param_groups,
+    vit_params,
+)
 from apps.engine.types import (
     CheckpointWeights,
     EngineInputError,
@@ -216,6 +223,8 @@ _DTYPES = {
     "float32": Precision.FP32,
     "float": Precision.FP32,
 }
+# ViT patch size when a vision_config leaves it out (SigLIP / CLIP ViT-L/14 use 14).
+_DEFAULT_PATCH = 14
 # Mamba's default dt_rank: ceil(hidden / 16) (MambaConfig / JambaConfig "auto").
 _MAMBA_DT_RANK_DIVISOR = 16
 
@@ -282,8 +291,7 @@ def _unwrap(cfg: Mapping[str, Any], field: str) -> tuple[dict[str, Any], str, Ma
 
 
 def _vision_params(vision: Mapping[str, Any], text_hidden: int, field: str) -> float:
-    """A ViT tower, roughly: layers x (4 h^2 attention + 2 h x intermediate MLP) + the patch
-    embedding + a projector into the text model's width."""
+    """The vision tower of a multimodal wrapper, roughly (see `shapes.vit_params`)."""
     if not vision:
         return 0.0
     vf = f"{field}.vision_config"
@@ -292,11 +300,9 @@ def _vision_params(vision: Mapping[str, Any], text_hidden: int, field: str) -> f
     if h is None or layers is None:
         return 0.0
     inter = _first_int(vision, ("intermediate_size", "mlp_dim"), vf) or 4 * h
-    patch = _first_int(vision, ("patch_size",), vf) or 14
+    patch = _first_int(vision, ("patch_size",), vf) or _DEFAULT_PATCH
     out_dim = _first_int(vision, ("vision_output_dim", "out_hidden_size"), vf) or h
-    return float(
-        layers * (4 * h * h + 2 * h * inter) + 3 * patch * patch * h + out_dim * text_hidden
-    )
+    return vit_params(h, layers, inter, patch, out_dim, text_hidden)
 
 
 def _layer_types(
@@ -398,33 +404,15 @@ def _linear_mixer(cfg: Mapping[str, Any], hidden: int, field: str) -> tuple[floa
         dk = _first_int(cfg, ("linear_key_head_dim",), field, default=128) or 128
         dv = _first_int(cfg, ("linear_value_head_dim",), field, default=128) or 128
         kernel = _first_int(cfg, ("linear_conv_kernel_dim",), field, default=4) or 4
-        key_dim, value_dim = nk * dk, nv * dv
-        conv_dim = 2 * key_dim + value_dim
-        params = (
-            hidden * (2 * key_dim + 2 * value_dim)  # in_proj_qkvz
-            + hidden * 2 * nv  # in_proj_ba
-            + conv_dim * kernel
-            + value_dim * hidden  # out_proj
-        )
-        state = nv * dk * dv + conv_dim * (kernel - 1)
-        return float(params), float(state)
-    # Mamba (Jamba and other Mamba hybrids)
+        return gated_deltanet(hidden, nk, nv, dk, dv, kernel)
+    # Mamba (Jamba and other Mamba hybrids); defaults of MambaConfig / JambaConfig
     d_state = _first_int(cfg, ("mamba_d_state", "state_size", "ssm_state_size"), field) or 16
     d_conv = _first_int(cfg, ("mamba_d_conv", "conv_kernel"), field) or 4
     expand = _first_int(cfg, ("mamba_expand", "expand"), field) or 2
-    d_inner = expand * hidden
     dt_rank = _first_int(cfg, ("mamba_dt_rank", "time_step_rank"), field) or math.ceil(
         hidden / _MAMBA_DT_RANK_DIVISOR
     )
-    params = (
-        hidden * 2 * d_inner
-        + d_inner * d_conv
-        + d_inner * (dt_rank + 2 * d_state)
-        + dt_rank * d_inner
-        + d_inner * d_state
-        + d_inner * hidden
-    )
-    return float(params), float(d_inner * d_state + d_inner * (d_conv - 1))
+    return mamba_mixer(hidden, d_state, d_conv, expand, dt_rank)
 
 
 def _dtype(cfg: Mapping[str, Any], field: str) -> Precision | None:
@@ -576,31 +564,38 @@ def model_from_hf_config(config: Mapping[str, Any], *, field: str = "hf_config")
             max_context_tokens=max_ctx,
             native_precision=_dtype(cfg, field),
         )
+    checkpoint, quant_notes = _checkpoint(cfg, shape, field)
     return decoder(
         name,
         shape,
         max_context=max_ctx,
-        checkpoint=_checkpoint(cfg, shape, field),
+        checkpoint=checkpoint,
         native_precision=_dtype(cfg, field),
-        notes=_layout_notes(shape),
+        notes=quant_notes + _layout_notes(shape),
     )
 
 
-def _checkpoint(cfg: Mapping[str, Any], shape: Shape, field: str) -> CheckpointWeights | None:
+def _checkpoint(
+    cfg: Mapping[str, Any], shape: Shape, field: str
+) -> tuple[CheckpointWeights | None, tuple[str, ...]]:
     q = cfg.get("quantization_config")
     if q is None:
-        return None
+        return None, ()
     qfield = f"{field}.quantization_config"
     scheme = scheme_from_config(q, qfield)
     if scheme is None:
-        return None
+        method = str(q.get("quant_method", "?"))[:40]
+        return None, (
+            f"quantization_config: quant_method {method!r} is not read; weights are sized at "
+            "weight_precision",
+        )
     groups = param_groups(shape)
     kept = kept_16bit_description(scheme, groups)
     return CheckpointWeights(
         precision=scheme.precision,
         weight_bytes=checkpoint_bytes(groups, scheme),
         label=f"{scheme.label}; kept 16-bit: {kept}" if kept else scheme.label,
-    )
+    ), ()
 
 
 def _layout_notes(s: Shape) -> tuple[str, ...]:

@@ -92,6 +92,45 @@ class ParamGroups:
         return self.total - self.experts + self.expert_active - self.vision
 
 
+def gated_deltanet(
+    hidden: int, key_heads: int, value_heads: int, key_dim: int, value_dim: int, kernel: int
+) -> tuple[float, float]:
+    """(weights, per-sequence state elements) of one Gated DeltaNet layer (Qwen3-Next
+    Qwen3NextGatedDeltaNet: in_proj_qkvz, in_proj_ba, a depthwise conv, out_proj; the state is
+    one key_dim x value_dim matrix per value head plus the conv window)."""
+    keys, values = key_heads * key_dim, value_heads * value_dim
+    conv = 2 * keys + values
+    params = hidden * (2 * keys + 2 * values) + hidden * 2 * value_heads + conv * kernel
+    params += values * hidden
+    return float(params), float(value_heads * key_dim * value_dim + conv * (kernel - 1))
+
+
+def mamba_mixer(
+    hidden: int, d_state: int, d_conv: int, expand: int, dt_rank: int
+) -> tuple[float, float]:
+    """(weights, per-sequence state elements) of one Mamba layer (in_proj, conv1d, x_proj,
+    dt_proj, A, out_proj; the state is d_inner x d_state plus the conv window)."""
+    d_inner = expand * hidden
+    params = (
+        hidden * 2 * d_inner
+        + d_inner * d_conv
+        + d_inner * (dt_rank + 2 * d_state)
+        + dt_rank * d_inner
+        + d_inner * d_state
+        + d_inner * hidden
+    )
+    return float(params), float(d_inner * d_state + d_inner * (d_conv - 1))
+
+
+def vit_params(
+    hidden: int, layers: int, intermediate: int, patch: int, out_dim: int, text_hidden: int
+) -> float:
+    """A ViT vision tower, roughly: layers x (4 h^2 attention + 2 h x intermediate MLP), the
+    patch embedding, and a projector from `out_dim` into the text model's width."""
+    per_layer = 4 * hidden * hidden + 2 * hidden * intermediate
+    return float(layers * per_layer + 3 * patch * patch * hidden + out_dim * text_hidden)
+
+
 def attention_params_per_layer(s: Shape) -> float:
     h = s.hidden
     if s.kv_lora_rank is not None:
