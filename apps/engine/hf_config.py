@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from apps.engine.presets import decoder
-from apps.engine.quantization import checkpoint_bytes, kept_16bit_description, scheme_from_config
+from apps.engine.quantization import checkpoint_weights, scheme_from_config
 from apps.engine.shapes import (
     Shape,
     count_params,
@@ -589,13 +589,7 @@ def _checkpoint(
             f"quantization_config: quant_method {method!r} is not read; weights are sized at "
             "weight_precision",
         )
-    groups = param_groups(shape)
-    kept = kept_16bit_description(scheme, groups)
-    return CheckpointWeights(
-        precision=scheme.precision,
-        weight_bytes=checkpoint_bytes(groups, scheme),
-        label=f"{scheme.label}; kept 16-bit: {kept}" if kept else scheme.label,
-    ), ()
+    return checkpoint_weights(param_groups(shape), scheme), ()
 
 
 def _layout_notes(s: Shape) -> tuple[str, ...]:

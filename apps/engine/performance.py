@@ -208,14 +208,22 @@ def model_coefficients(
     emb = embedding_params(model)
     # The input embedding is gathered, not streamed: drop its bytes from what a step reads.
     per_param = total_w / model.total_params
-    input_emb_bytes = (emb / 2 if not model.tied_embeddings else 0.0) * per_param
+    ck = model.checkpoint
+    # A quantized checkpoint stores each tensor group at its own precision (gpt-oss: FP4
+    # experts, BF16 attention), so its embedding and experts are not at the average rate.
+    as_published = ck is not None and weight_precision is ck.precision
+    emb_per_param = c.BYTES_16BIT if as_published else per_param
+    input_emb_bytes = (emb / 2 if not model.tied_embeddings else 0.0) * emb_per_param
     streamed = max(total_w - input_emb_bytes, 0.0)
     expert_bytes = 0.0
     if model.is_moe and model.experts > model.active_experts:
-        per_expert_params = (model.total_params - model.active_params) / (
-            model.experts - model.active_experts
-        )
-        expert_bytes = per_expert_params * per_param
+        if ck is not None and as_published:
+            expert_bytes = ck.routed_expert_bytes / model.experts
+        else:
+            per_expert_params = (model.total_params - model.active_params) / (
+                model.experts - model.active_experts
+            )
+            expert_bytes = per_expert_params * per_param
         streamed -= expert_bytes * model.experts
     return ModelCoefficients(
         weight_bytes=total_w,

@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import Any
 
 from apps.engine.constants import DIFFUSION_FLOPS_PER_STEP_1MP
-from apps.engine.quantization import checkpoint_bytes, kept_16bit_description, scheme_from_config
+from apps.engine.quantization import checkpoint_weights, scheme_from_config
 from apps.engine.shapes import (
     Shape,
     attention_layout,
@@ -78,13 +78,7 @@ def _checkpoint(shape: Shape, quantization_config: dict[str, Any]) -> Checkpoint
     """A published checkpoint's stored weights, from its config.json quantization_config."""
     scheme = scheme_from_config(quantization_config, "quantization_config")
     assert scheme is not None  # noqa: S101 - the presets use methods the engine reads
-    groups = param_groups(shape)
-    kept = kept_16bit_description(scheme, groups)
-    return CheckpointWeights(
-        precision=scheme.precision,
-        weight_bytes=checkpoint_bytes(groups, scheme),
-        label=f"{scheme.label}; kept 16-bit: {kept}" if kept else scheme.label,
-    )
+    return checkpoint_weights(param_groups(shape), scheme)
 
 
 _DEEPSEEK_V3 = Shape(

@@ -16,7 +16,7 @@ from typing import Any
 
 from apps.engine import constants as c
 from apps.engine.shapes import ParamGroups
-from apps.engine.types import EngineInputError, Precision
+from apps.engine.types import CheckpointWeights, EngineInputError, Precision
 
 # MXFP4 (OCP Microscaling spec v1.0, 2023): blocks of 32 FP4 (E2M1) values share one 8-bit
 # (E8M0) scale -> 4 + 8/32 = 4.25 bits per weight. gpt-oss model card, "MXFP4 ... 4.25 bits".
@@ -260,6 +260,22 @@ def checkpoint_bytes(groups: ParamGroups, scheme: QuantScheme) -> float:
         n: float = getattr(groups, name)
         total += n * (c.BYTES_16BIT if name in scheme.keep_16bit else scheme.bytes_per_param)
     return total
+
+
+def routed_expert_bytes(groups: ParamGroups, scheme: QuantScheme) -> float:
+    per_param = c.BYTES_16BIT if "experts" in scheme.keep_16bit else scheme.bytes_per_param
+    return groups.experts * per_param
+
+
+def checkpoint_weights(groups: ParamGroups, scheme: QuantScheme) -> CheckpointWeights:
+    """The stored weights of a checkpoint quantized by `scheme`, with a label for the notes."""
+    kept = kept_16bit_description(scheme, groups)
+    return CheckpointWeights(
+        precision=scheme.precision,
+        weight_bytes=checkpoint_bytes(groups, scheme),
+        routed_expert_bytes=routed_expert_bytes(groups, scheme),
+        label=f"{scheme.label}; kept 16-bit: {kept}" if kept else scheme.label,
+    )
 
 
 def kept_16bit_description(scheme: QuantScheme, groups: ParamGroups) -> str:

@@ -206,6 +206,7 @@ class CheckpointWeights:
 
     precision: Precision  # the compute path it is served on (FP8, FP4, INT4, INT8, BF16, ...)
     weight_bytes: float  # every weight at its own precision, plus quantization scales
+    routed_expert_bytes: float  # the routed experts' share of weight_bytes (0 for dense)
     label: str  # e.g. "MXFP4 (quant_method mxfp4; self_attn, router, embeddings kept 16-bit)"
 
 

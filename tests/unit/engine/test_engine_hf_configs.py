@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from apps.engine import PRESETS, EngineInputError, estimate, parse_estimate_request
 from apps.engine.hf_config import model_from_hf_config
 from apps.engine.memory import kv_bytes_per_token, kv_cost
+from apps.engine.performance import model_coefficients
 from apps.engine.precision import weight_bytes
 from apps.engine.quantization import checkpoint_bytes, scheme_from_config
 from apps.engine.shapes import Shape, param_groups
@@ -74,6 +75,14 @@ class TestQuantizedCheckpoints:
         # router and norms at 16 bits = 4.3 GB: ~65 GB (was 234 GB at BF16).
         assert weight_bytes(m, Precision.FP4) / GB == pytest.approx(65.2, rel=0.01)
         assert m.checkpoint is not None and "attention" in m.checkpoint.label
+
+    def test_decode_reads_each_group_at_its_own_precision(self) -> None:
+        m = model("gpt-oss-120b")
+        mc = model_coefficients(m, Precision.FP4, Precision.BF16)
+        # streamed every step: attention 0.96B + lm_head 0.58B + router/norms, all BF16
+        assert mc.dense_bytes / GB == pytest.approx(3.1, rel=0.03)
+        # one routed expert across the 36 layers: 36 x 3 x 2880^2 weights at 4.25 bits
+        assert mc.expert_bytes == pytest.approx(36 * 3 * 2880**2 * (0.5 + 1 / 32), rel=1e-9)
 
     def test_torch_dtype_is_used_without_either_and_said(self) -> None:
         cfg = {**config("qwen3-30b-a3b"), "torch_dtype": "float32"}
