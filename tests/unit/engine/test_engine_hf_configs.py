@@ -320,6 +320,39 @@ class TestMoeLayouts:
         embeddings = 2 * m.vocab_size * m.hidden_size
         assert (m.active_params - embeddings) / GB == pytest.approx(3.0, rel=0.1)
 
+    def test_jamba_mamba_hybrid(self) -> None:
+        # ai21labs/Jamba-v0.1 config.json: attention on 1 layer in 8, MoE on every other layer;
+        # model card: 52B total, 12B active.
+        m = model_from_hf_config(
+            {
+                "model_type": "jamba",
+                "hidden_size": 4096,
+                "intermediate_size": 14336,
+                "num_hidden_layers": 32,
+                "num_attention_heads": 32,
+                "num_key_value_heads": 8,
+                "num_experts": 16,
+                "num_experts_per_tok": 2,
+                "attn_layer_period": 8,
+                "attn_layer_offset": 4,
+                "expert_layer_period": 2,
+                "expert_layer_offset": 1,
+                "mamba_d_state": 16,
+                "mamba_d_conv": 4,
+                "mamba_expand": 2,
+                "mamba_dt_rank": 256,
+                "vocab_size": 65536,
+                "tie_word_embeddings": False,
+                "max_position_embeddings": 262144,
+            }
+        )
+        assert m.params_billion == pytest.approx(52, rel=0.03)
+        assert m.active_params / GB == pytest.approx(12, rel=0.03)
+        assert m.attention is not None
+        assert (m.attention.full_layers, m.attention.linear_layers) == (4, 28)
+        # Mamba state: d_inner 8192 x (d_state 16 + conv 3) per layer, 16-bit
+        assert m.attention.state_bytes == 28 * 8192 * (16 + 3) * 2
+
     def test_maverick_interleaves_dense_and_moe_layers(self) -> None:
         cfg = config("llama-4-maverick-17b-128e-instruct")
         listed = {
