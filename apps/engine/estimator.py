@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import lru_cache
 
 from apps.engine import constants as c
@@ -102,4 +103,7 @@ def estimate(
         pick = chosen or first_fit or last
         if pick is not None:
             out.append(pick)
+    notes = request.model.notes
+    if notes:  # how the model was read (pasted config's layers, checkpoint, dtype)
+        return tuple(replace(e, notes=(*notes, *e.notes)) for e in out)
     return tuple(out)

@@ -13,6 +13,7 @@ from apps.engine.precision import (
     weight_bytes,
 )
 from apps.engine.types import (
+    AttentionLayout,
     GpuSpec,
     MemoryBreakdown,
     ModelSpec,
@@ -26,17 +27,36 @@ from apps.engine.types import (
 )
 
 
+def kv_elements_per_layer(model: ModelSpec) -> float:
+    """K and V (or the MLA latent + decoupled RoPE key) one attention layer caches per token."""
+    if model.kv_lora_rank is not None:
+        return float(model.kv_lora_rank + (model.qk_rope_head_dim or 0))
+    return 2.0 * model.kv_heads * model.head_dim
+
+
+def attention_layout(model: ModelSpec) -> AttentionLayout:
+    """The model's per-type layer sums (every layer full attention when it has none)."""
+    layout = model.attention
+    if layout is not None:
+        return layout
+    return AttentionLayout(
+        full_layers=model.layers, full_kv_elements=model.layers * kv_elements_per_layer(model)
+    )
+
+
 def kv_bytes_per_token(model: ModelSpec, kv_precision: Precision) -> float:
-    """KV cache bytes per token for the whole model (before tensor-parallel splitting).
+    """KV cache bytes each further token of a long context adds (before tensor-parallel
+    splitting): the full-attention layers' K and V. Windowed layers stop growing at their
+    window and linear-attention layers keep a constant state (see `kv_cost`).
 
     GQA/MHA: 2 (K and V) x layers x kv_heads x head_dim x bytes.
     MLA (DeepSeek-V2/V3): one compressed latent (kv_lora_rank) + the decoupled RoPE key
     (qk_rope_head_dim) per layer (DeepSeek-V2 paper, arXiv:2405.04434, section 2.1).
     """
-    b = raw_bytes(kv_precision)
-    if model.kv_lora_rank is not None:
-        return float(model.kv_lora_rank + (model.qk_rope_head_dim or 0)) * model.layers * b
-    return 2.0 * model.layers * model.kv_heads * model.head_dim * b
+    layout = model.attention
+    if layout is None:
+        return model.layers * kv_elements_per_layer(model) * raw_bytes(kv_precision)
+    return layout.full_kv_elements * raw_bytes(kv_precision)
 
 
 def kv_shard_fraction(model: ModelSpec, tp: int) -> float:
@@ -48,6 +68,48 @@ def kv_shard_fraction(model: ModelSpec, tp: int) -> float:
     if model.kv_lora_rank is not None or tp <= 1:
         return 1.0
     return math.ceil(model.kv_heads / tp) / model.kv_heads
+
+
+@fast_init
+@dataclass(frozen=True, kw_only=True, slots=True)
+class KvCost:
+    """Per-GPU KV cache bytes of one sequence as a function of its context length: full layers
+    grow with every token, windowed layers up to `window` tokens, linear layers not at all."""
+
+    per_token: float  # full-attention layers, per cached token
+    window: float  # tokens a windowed layer keeps (0: none)
+    window_per_token: float  # windowed layers, per cached token (up to `window`)
+    per_sequence: float  # linear / recurrent layers' constant state
+
+    def sequence_bytes(self, context: float) -> float:
+        b = context * self.per_token + self.per_sequence
+        if self.window_per_token:
+            b += (context if context < self.window else self.window) * self.window_per_token
+        return b
+
+    def max_context(self, room: float) -> float:
+        """Longest context whose cache fits in `room` bytes (inf when the cache is bounded)."""
+        room -= self.per_sequence
+        if room < 0:
+            return 0.0
+        both = self.per_token + self.window_per_token
+        if self.window_per_token:
+            if room <= self.window * both:
+                return room / both
+            room -= self.window * self.window_per_token
+        return room / self.per_token if self.per_token > 0 else math.inf
+
+
+def kv_cost(model: ModelSpec, kv_precision: Precision, tp: int) -> KvCost:
+    layout = attention_layout(model)
+    b = raw_bytes(kv_precision)
+    shard = kv_shard_fraction(model, tp)
+    return KvCost(
+        per_token=layout.full_kv_elements * b * shard,
+        window=float(layout.window),
+        window_per_token=layout.window_kv_elements * b * shard if layout.window else 0.0,
+        per_sequence=layout.state_bytes * shard,
+    )
 
 
 @fast_init

@@ -11,18 +11,27 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from apps.engine import constants as c
-from apps.engine.memory import kv_bytes_per_token, kv_shard_fraction
+from apps.engine.memory import kv_bytes_per_token, kv_cost
 from apps.engine.precision import ComputePath, embedding_params, weight_bytes
 from apps.engine.types import Bound, GpuSpec, ModelSpec, Precision, fast_init
 
 
-def attention_flops_per_position(model: ModelSpec) -> float:
-    """FLOPs per generated/prefilled token per attended context position (QK^T and AV)."""
+def attention_flops_per_layer_position(model: ModelSpec) -> float:
+    """FLOPs per token per attended context position in one softmax-attention layer."""
     if model.kv_lora_rank is not None:
         # MLA, absorbed projections: QK over (rank + rope), AV over rank.
-        per_head = 2.0 * (2 * model.kv_lora_rank + (model.qk_rope_head_dim or 0))
-        return per_head * model.attention_heads * model.layers
-    return 4.0 * model.layers * model.attention_heads * model.head_dim
+        return (
+            2.0 * (2 * model.kv_lora_rank + (model.qk_rope_head_dim or 0)) * model.attention_heads
+        )
+    return 4.0 * model.attention_heads * model.head_dim
+
+
+def attention_flops_per_position(model: ModelSpec) -> float:
+    """FLOPs per generated/prefilled token per attended context position (QK^T and AV), over
+    the softmax-attention layers (full and windowed; linear-attention layers have none)."""
+    layout = model.attention
+    n = model.layers if layout is None else layout.full_layers + layout.window_layers
+    return attention_flops_per_layer_position(model) * n
 
 
 def flop_params(model: ModelSpec) -> float:
@@ -75,9 +84,15 @@ class ServingModel:
     expert_bytes: float  # per GPU, per routed expert (all layers)
     experts: int
     active_experts: int
-    kv_per_token: float  # per GPU
+    kv_per_token: float  # per GPU, full-attention layers
     flops_per_token: float  # per GPU
-    attn_flops_per_position: float  # per GPU
+    attn_flops_per_position: float  # per GPU, full-attention layers
+    # Windowed layers read and attend to min(context, kv_window) tokens; linear layers read a
+    # constant state (kv_state). All 0 for a model whose layers all attend fully.
+    kv_window: float
+    kv_window_per_token: float  # per GPU
+    attn_window_flops: float  # per GPU, per attended position, windowed layers
+    kv_state: float  # per GPU, per sequence
     link_gb_per_s: float
     # Derived once from the fields above (see `serving_model`) so a step is a few operations.
     decode_rate: float  # rate x DECODE_MFU_FACTOR
@@ -98,14 +113,25 @@ class ServingModel:
         else:
             t = 0.0 if tokens < 0.0 else tokens  # max(tokens, 0.0)
             touched = self.expert_bytes * (self.experts * (1.0 - math.pow(self.expert_miss, t)))
-        bytes_read = self.dense_weight_bytes + touched + decode_seqs * context * self.kv_per_token
         fpt = self.flops_per_token
         apf = self.attn_flops_per_position
+        kv_read = context * self.kv_per_token + self.kv_state
+        decode_flops = fpt + apf * context
+        prefill_flops = fpt + apf * prefill_context
+        if self.kv_window_per_token:
+            w = self.kv_window
+            seen = context if context < w else w
+            kv_read += seen * self.kv_window_per_token
+            decode_flops += seen * self.attn_window_flops
+            prefill_flops += (prefill_context if prefill_context < w else w) * (
+                self.attn_window_flops
+            )
+        bytes_read = self.dense_weight_bytes + touched + decode_seqs * kv_read
         # Decode is a roofline of bytes vs skinny-GEMM FLOPs; prompt tokens carried in the same
         # step add their (compute-bound) time on top rather than hiding under the weight read.
         memory_s = bytes_read / self.bandwidth
-        decode_compute_s = decode_seqs * (fpt + apf * context) / self.decode_rate
-        prefill_s = prefill_tokens * (fpt + apf * prefill_context) / self.rate
+        decode_compute_s = decode_seqs * decode_flops / self.decode_rate
+        prefill_s = prefill_tokens * prefill_flops / self.rate
         if self.tp <= 1:
             comm_s = self.allreduces * 0.0
         else:
@@ -182,14 +208,22 @@ def model_coefficients(
     emb = embedding_params(model)
     # The input embedding is gathered, not streamed: drop its bytes from what a step reads.
     per_param = total_w / model.total_params
-    input_emb_bytes = (emb / 2 if not model.tied_embeddings else 0.0) * per_param
+    ck = model.checkpoint
+    # A quantized checkpoint stores each tensor group at its own precision (gpt-oss: FP4
+    # experts, BF16 attention), so its embedding and experts are not at the average rate.
+    as_published = ck is not None and weight_precision is ck.precision
+    emb_per_param = c.BYTES_16BIT if as_published else per_param
+    input_emb_bytes = (emb / 2 if not model.tied_embeddings else 0.0) * emb_per_param
     streamed = max(total_w - input_emb_bytes, 0.0)
     expert_bytes = 0.0
     if model.is_moe and model.experts > model.active_experts:
-        per_expert_params = (model.total_params - model.active_params) / (
-            model.experts - model.active_experts
-        )
-        expert_bytes = per_expert_params * per_param
+        if ck is not None and as_published:
+            expert_bytes = ck.routed_expert_bytes / model.experts
+        else:
+            per_expert_params = (model.total_params - model.active_params) / (
+                model.experts - model.active_experts
+            )
+            expert_bytes = per_expert_params * per_param
         streamed -= expert_bytes * model.experts
     return ModelCoefficients(
         weight_bytes=total_w,
@@ -216,6 +250,10 @@ def serving_model(
     eff = c.DECODE_BW_EFFICIENCY.get(gpu.architecture, 0.7) * bw_scale
     rate = path.tflops * 1e12 * path.mfu * mfu_scale
     link = link_gb_per_s(gpu, tp)
+    kv = kv_cost(model, kv_precision, tp)
+    layout = model.attention
+    per_layer_attn = attention_flops_per_layer_position(model) / tp
+    full_attn = per_layer_attn * (layout.full_layers if layout is not None else model.layers)
     return ServingModel(
         tp=tp,
         layers=model.layers,
@@ -226,9 +264,13 @@ def serving_model(
         expert_bytes=mc.expert_bytes / tp,
         experts=model.experts,
         active_experts=model.active_experts,
-        kv_per_token=mc.kv_bytes_per_token * kv_shard_fraction(model, tp),
+        kv_per_token=kv.per_token,
         flops_per_token=mc.flops_per_token / tp,
-        attn_flops_per_position=mc.attn_flops_per_position / tp,
+        attn_flops_per_position=full_attn,
+        kv_window=kv.window,
+        kv_window_per_token=kv.window_per_token,
+        attn_window_flops=per_layer_attn * layout.window_layers if layout is not None else 0.0,
+        kv_state=kv.per_sequence,
         link_gb_per_s=link,
         decode_rate=rate * c.DECODE_MFU_FACTOR,
         expert_miss=1.0 - model.active_experts / model.experts if model.experts > 1 else 0.0,

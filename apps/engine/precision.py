@@ -44,7 +44,11 @@ def embedding_params(model: ModelSpec) -> float:
 
 def weight_bytes(model: ModelSpec, p: Precision) -> float:
     """All weights at precision `p`; embeddings/LM head stay 16-bit below 16-bit (as ModelOpt
-    and vLLM FP8/INT4 checkpoints keep them)."""
+    and vLLM FP8/INT4 checkpoints keep them). At a quantized checkpoint's own precision, the
+    checkpoint's stored bytes (each tensor group at its own precision, see `checkpoint_bytes`)."""
+    ck = model.checkpoint
+    if ck is not None and p is ck.precision:
+        return ck.weight_bytes
     per_param = quantized_bytes_per_param(p)
     if raw_bytes(p) >= c.BYTES_16BIT:
         return model.total_params * per_param

@@ -8,13 +8,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import Any
 
 from apps.engine.constants import DIFFUSION_FLOPS_PER_STEP_1MP
-from apps.engine.shapes import Shape, count_params
-from apps.engine.types import ModelKind, ModelSpec
+from apps.engine.quantization import checkpoint_weights, scheme_from_config
+from apps.engine.shapes import (
+    Shape,
+    attention_layout,
+    count_params,
+    gated_deltanet,
+    param_groups,
+    vit_params,
+)
+from apps.engine.types import CheckpointWeights, ModelKind, ModelSpec, Precision
 
 
-def decoder(name: str, shape: Shape, *, max_context: int) -> ModelSpec:
+def decoder(
+    name: str,
+    shape: Shape,
+    *,
+    max_context: int,
+    checkpoint: CheckpointWeights | None = None,
+    native_precision: Precision | None = None,
+    notes: tuple[str, ...] = (),
+) -> ModelSpec:
     total, active = count_params(shape)
     return ModelSpec(
         name=name,
@@ -34,6 +51,10 @@ def decoder(name: str, shape: Shape, *, max_context: int) -> ModelSpec:
         qk_rope_head_dim=shape.qk_rope_head_dim if shape.kv_lora_rank is not None else None,
         max_context_tokens=max_context,
         kind=ModelKind.DECODER,
+        attention=attention_layout(shape),
+        checkpoint=checkpoint,
+        native_precision=native_precision,
+        notes=notes,
     )
 
 
@@ -50,6 +71,144 @@ def _llama(
         vocab=vocab,
         intermediate=inter,
         **kw,  # type: ignore[arg-type]
+    )
+
+
+def _checkpoint(shape: Shape, quantization_config: dict[str, Any]) -> CheckpointWeights:
+    """A published checkpoint's stored weights, from its config.json quantization_config."""
+    scheme = scheme_from_config(quantization_config, "quantization_config")
+    assert scheme is not None  # noqa: S101 - the presets use methods the engine reads
+    return checkpoint_weights(param_groups(shape), scheme)
+
+
+_DEEPSEEK_V3 = Shape(
+    layers=61,
+    hidden=7168,
+    heads=128,
+    kv_heads=128,
+    head_dim=192,
+    vocab=129280,
+    intermediate=18432,
+    experts=256,
+    active_experts=8,
+    moe_intermediate=2048,
+    shared_experts=1,
+    first_dense_layers=3,
+    q_lora_rank=1536,
+    kv_lora_rank=512,
+    qk_rope_head_dim=64,
+    qk_nope_head_dim=128,
+    v_head_dim=128,
+)
+_DEEPSEEK_FP8 = _checkpoint(
+    _DEEPSEEK_V3, {"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]}
+)
+
+
+def _gpt_oss(layers: int, experts: int) -> Shape:
+    # openai/gpt-oss-{20b,120b} config.json: hidden 2880, 64 query heads x 64, 8 KV heads,
+    # experts of width 2880, top-4, vocab 201088; layer_types alternate sliding_attention
+    # (sliding_window 128) and full_attention, starting with sliding.
+    return Shape(
+        layers=layers,
+        hidden=2880,
+        heads=64,
+        kv_heads=8,
+        head_dim=64,
+        vocab=201088,
+        intermediate=2880,
+        experts=experts,
+        active_experts=4,
+        moe_intermediate=2880,
+        window=128,
+        window_layers=(layers + 1) // 2,
+    )
+
+
+# gpt-oss config.json quantization_config: MXFP4 experts; attention, router, embeddings and
+# lm_head left unquantized.
+_GPT_OSS_MXFP4: dict[str, Any] = {
+    "quant_method": "mxfp4",
+    "modules_to_not_convert": [
+        "model.layers.*.self_attn",
+        "model.layers.*.mlp.router",
+        "model.embed_tokens",
+        "lm_head",
+    ],
+}
+_GPT_OSS_20B = _gpt_oss(24, 32)
+_GPT_OSS_120B = _gpt_oss(36, 128)
+
+# Qwen/Qwen3-Next-80B-A3B-Instruct config.json: 48 layers, hidden 2048, full attention (16 query
+# heads x 256, gated, 2 KV heads) every full_attention_interval=4 layers, Gated DeltaNet on the
+# other 36 (16 key heads x 128, 32 value heads x 128, conv kernel 4); 512 experts of 512, top-10,
+# one shared expert of 512; vocab 151936; 262144 positions.
+_QWEN3_NEXT_LINEAR = gated_deltanet(2048, 16, 32, 128, 128, 4)
+_QWEN3_NEXT = Shape(
+    layers=48,
+    hidden=2048,
+    heads=16,
+    kv_heads=2,
+    head_dim=256,
+    vocab=151936,
+    intermediate=5120,
+    experts=512,
+    active_experts=10,
+    moe_intermediate=512,
+    shared_experts=1,
+    shared_intermediate=512,
+    q_gate=True,
+    linear_layers=36,
+    linear_params=_QWEN3_NEXT_LINEAR[0],
+    linear_state=_QWEN3_NEXT_LINEAR[1],
+)
+
+
+def _llama4(experts: int, moe_layers: int) -> Shape:
+    # meta-llama/Llama-4-{Scout-17B-16E,Maverick-17B-128E}-Instruct config.json text_config:
+    # 48 layers, hidden 5120, 40 query heads x 128, 8 KV heads, experts (and the one shared
+    # expert) of intermediate_size 8192, top-1, dense layers of intermediate_size_mlp 16384
+    # (Maverick: interleave_moe_layer_step 2, so 24 MoE layers), vocab 202048; chunked local
+    # attention (attention_chunk_size 8192) on the RoPE layers, global attention on every 4th.
+    # vision_config: 34 layers, hidden 1408, intermediate 5632, patch 14, output 4096.
+    return Shape(
+        layers=48,
+        hidden=5120,
+        heads=40,
+        kv_heads=8,
+        head_dim=128,
+        vocab=202048,
+        intermediate=16384,
+        experts=experts,
+        active_experts=1,
+        moe_intermediate=8192,
+        shared_experts=1,
+        shared_intermediate=8192,
+        moe_layers=moe_layers,
+        window=8192,
+        window_layers=36,
+        vision_params=vit_params(1408, 34, 5632, 14, 4096, 5120),
+    )
+
+
+def _gemma3(
+    layers: int, hidden: int, heads: int, kv: int, head_dim: int, inter: int, vision: bool
+) -> Shape:
+    # google/gemma-3-{4b,12b,27b}-it config.json text_config (vocab 262208 and tied embeddings
+    # are Gemma3TextConfig defaults); sliding_window 1024 on 5 of every 6 layers (the 6th is
+    # global). vision_config: SigLIP, 27 layers, hidden 1152, intermediate 4304, patch 14.
+    return Shape(
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
+        kv_heads=kv,
+        head_dim=head_dim,
+        vocab=262208,
+        intermediate=inter,
+        tied_embeddings=True,
+        window=1024,
+        window_layers=layers - layers // 6,
+        vision_params=vit_params(1152, 27, 4304, 14, 1152, hidden) if vision else 0.0,
     )
 
 
@@ -99,9 +258,17 @@ _DECODERS: dict[str, ModelSpec] = {
     "qwen2.5-72b": decoder(
         "Qwen2.5 72B", _llama(80, 8192, 64, 8, 29568, 152064), max_context=131072
     ),
-    # Qwen/Qwen3-{8B,32B,30B-A3B,235B-A22B} config.json
+    # Qwen/Qwen3-{4B,8B,14B,32B,30B-A3B,235B-A22B} config.json
     "qwen3-8b": decoder(
         "Qwen3 8B", _llama(36, 4096, 32, 8, 12288, 151936, head_dim=128), max_context=40960
+    ),
+    "qwen3-4b": decoder(
+        "Qwen3 4B",
+        _llama(36, 2560, 32, 8, 9728, 151936, head_dim=128, tied_embeddings=True),
+        max_context=40960,
+    ),
+    "qwen3-14b": decoder(
+        "Qwen3 14B", _llama(40, 5120, 40, 8, 17408, 151936, head_dim=128), max_context=40960
     ),
     "qwen3-32b": decoder(
         "Qwen3 32B", _llama(64, 5120, 64, 8, 25600, 151936, head_dim=128), max_context=40960
@@ -138,30 +305,45 @@ _DECODERS: dict[str, ModelSpec] = {
         ),
         max_context=40960,
     ),
-    # deepseek-ai/DeepSeek-V3 config.json (MLA: kv_lora_rank 512, qk_rope_head_dim 64; 256 routed
-    # experts, 8 active, 1 shared; first 3 layers dense). DeepSeek-V3 report arXiv:2412.19437.
+    # deepseek-ai/DeepSeek-V3 and DeepSeek-R1 config.json (MLA: kv_lora_rank 512,
+    # qk_rope_head_dim 64; 256 routed experts, 8 active, 1 shared; first 3 layers dense). Both
+    # ship FP8 weights in 128 x 128 blocks (quantization_config quant_method fp8,
+    # weight_block_size [128, 128]). DeepSeek-V3 report arXiv:2412.19437.
     "deepseek-v3": decoder(
-        "DeepSeek-V3",
-        Shape(
-            layers=61,
-            hidden=7168,
-            heads=128,
-            kv_heads=128,
-            head_dim=192,
-            vocab=129280,
-            intermediate=18432,
-            experts=256,
-            active_experts=8,
-            moe_intermediate=2048,
-            shared_experts=1,
-            first_dense_layers=3,
-            q_lora_rank=1536,
-            kv_lora_rank=512,
-            qk_rope_head_dim=64,
-            qk_nope_head_dim=128,
-            v_head_dim=128,
-        ),
-        max_context=163840,
+        "DeepSeek-V3", _DEEPSEEK_V3, max_context=163840, checkpoint=_DEEPSEEK_FP8
+    ),
+    "deepseek-r1": decoder(
+        "DeepSeek-R1", _DEEPSEEK_V3, max_context=163840, checkpoint=_DEEPSEEK_FP8
+    ),
+    "gpt-oss-20b": decoder(
+        "gpt-oss-20b",
+        _GPT_OSS_20B,
+        max_context=131072,
+        checkpoint=_checkpoint(_GPT_OSS_20B, _GPT_OSS_MXFP4),
+    ),
+    "gpt-oss-120b": decoder(
+        "gpt-oss-120b",
+        _GPT_OSS_120B,
+        max_context=131072,
+        checkpoint=_checkpoint(_GPT_OSS_120B, _GPT_OSS_MXFP4),
+    ),
+    "qwen3-next-80b-a3b": decoder("Qwen3-Next 80B-A3B", _QWEN3_NEXT, max_context=262144),
+    "llama-4-scout": decoder("Llama 4 Scout 17B-16E", _llama4(16, 48), max_context=10485760),
+    "llama-4-maverick": decoder("Llama 4 Maverick 17B-128E", _llama4(128, 24), max_context=1048576),
+    "gemma-3-4b": decoder(
+        "Gemma 3 4B", _gemma3(34, 2560, 8, 4, 256, 10240, vision=True), max_context=131072
+    ),
+    "gemma-3-12b": decoder(
+        "Gemma 3 12B", _gemma3(48, 3840, 16, 8, 256, 15360, vision=True), max_context=131072
+    ),
+    "gemma-3-27b": decoder(
+        "Gemma 3 27B", _gemma3(62, 5376, 32, 16, 128, 21504, vision=True), max_context=131072
+    ),
+    # mistralai/Mistral-Small-24B-Instruct-2501 config.json (Mistral Small 3; sliding_window null)
+    "mistral-small-3": decoder(
+        "Mistral Small 3 24B",
+        _llama(40, 5120, 32, 8, 32768, 131072, head_dim=128),
+        max_context=32768,
     ),
     # google/gemma-2-{9b,27b} config.json (tied embeddings, head_dim 256 / 128)
     "gemma-2-9b": decoder(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from dataclasses import replace
 from typing import Any
 
 from apps.engine import constants as c
@@ -120,6 +121,35 @@ def parse_model(value: Any) -> ModelSpec:
     raise EngineInputError("model", "give one of preset, hf_config or explicit numbers")
 
 
+def _weight_precision(body: Mapping[str, Any], model: ModelSpec) -> tuple[Precision, ModelSpec]:
+    """The request's weight precision, and the model with notes saying where it came from.
+
+    An explicit weight_precision wins (noted when it overrides a quantized checkpoint); without
+    one, a quantized checkpoint is sized as published, else the config's torch_dtype, else BF16.
+    """
+    explicit = get_enum(body, "weight_precision", "weight_precision", Precision)
+    ck = model.checkpoint
+    note: str | None = None
+    if explicit is not None:
+        chosen = explicit
+        if ck is not None and explicit is not ck.precision:
+            note = (
+                f"weights: weight_precision {explicit} overrides the checkpoint's "
+                f"quantization_config ({ck.label})"
+            )
+    elif ck is not None:
+        chosen = ck.precision
+        note = f"weights: sized from the checkpoint's quantization_config: {ck.label}"
+    elif model.native_precision is not None:
+        chosen = model.native_precision
+        note = f"weights: no weight_precision given; sized at the config's dtype ({chosen})"
+    else:
+        chosen = Precision.BF16
+    if note is None:
+        return chosen, model
+    return chosen, replace(model, notes=(note, *model.notes))
+
+
 def _tokens(
     data: Mapping[str, Any], key: str, *, required: bool, lo: int, default: tuple[int, int]
 ) -> tuple[int, int]:
@@ -203,10 +233,7 @@ def parse_estimate_request(data: Any, *, known_gpus: Collection[str]) -> Estimat
         raise EngineInputError("model", f"{wt} needs a diffusion model (e.g. sdxl, flux.1-dev)")
     if wt not in MEDIA_TYPES and model.kind is ModelKind.DIFFUSION:
         raise EngineInputError("model", f"a diffusion model cannot serve {wt}")
-    weight_p = (
-        get_enum(body, "weight_precision", "weight_precision", Precision, default=Precision.BF16)
-        or Precision.BF16
-    )
+    weight_p, model = _weight_precision(body, model)
     kv_p = (
         get_enum(
             body, "kv_cache_precision", "kv_cache_precision", Precision, default=Precision.BF16

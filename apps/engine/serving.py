@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from apps.engine import constants as c
-from apps.engine.memory import breakdown_of, serving_memory
+from apps.engine.memory import KvCost, breakdown_of, kv_cost, serving_memory
 from apps.engine.performance import ServingModel, bound_of, serving_model
 from apps.engine.precision import compute_path
 from apps.engine.types import (
@@ -41,6 +41,7 @@ class ServingSetup:
     overhead_per_gpu: float
     activation_per_token: float  # per GPU, per token of the prefill chunk
     kv_per_token_per_gpu: float
+    kv: KvCost  # per-GPU KV bytes of one sequence by context (windowed / linear layers)
     sm: ServingModel
 
 
@@ -82,6 +83,7 @@ def serving_setup(
         overhead_per_gpu=mem.overhead_per_gpu,
         activation_per_token=mem.activations_per_gpu,
         kv_per_token_per_gpu=mem.kv_per_token_per_gpu,
+        kv=kv_cost(model, kv_precision, tp),
         sm=sm,
     )
 
@@ -312,11 +314,12 @@ def estimate_serving(
     explicit_conc = req.concurrency
     chunk = min(c.SERVING_PREFILL_CHUNK_TOKENS, max(in95, 1) * (explicit_conc or 1))
     activations = max(chunk, 1) * setup.activation_per_token
-    kv_per_token = setup.kv_per_token_per_gpu
+    kv = setup.kv
+    kv_per_seq = kv.sequence_bytes(ctx_p95)
     fixed = setup.weights_per_gpu + activations + setup.overhead_per_gpu
     logits_per_seq = model.vocab_size * c.LOGITS_BYTES
     free = max(setup.usable_per_gpu - fixed, 0.0)
-    mem_max = int(min(free / (ctx_p95 * kv_per_token + logits_per_seq), c.MAX_REPORTED_CONCURRENCY))
+    mem_max = int(min(free / (kv_per_seq + logits_per_seq), c.MAX_REPORTED_CONCURRENCY))
     if explicit_conc is not None:
         conc = explicit_conc
     elif req.workload_type is WorkloadType.REALTIME_INFERENCE:
@@ -327,11 +330,11 @@ def estimate_serving(
             f"batch chosen as the largest that fits (capped at "
             f"{c.BATCH_INFERENCE_MAX_CONCURRENCY}): {conc}"
         )
-    kv_used = conc * ctx_p95 * kv_per_token
+    kv_used = conc * kv_per_seq
     logits = conc * logits_per_seq
     fits = fixed + kv_used + logits <= setup.usable_per_gpu
     kv_room = max(free - logits, 0.0) / max(conc, 1)
-    max_ctx = int(min(kv_room / max(kv_per_token, 1e-9), model.max_context_tokens))
+    max_ctx = int(min(kv.max_context(kv_room), model.max_context_tokens))
 
     prefill_s = sm.prefill_seconds(in95)
     at_conc = _latency(sm, req, conc, prefill_s)

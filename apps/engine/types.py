@@ -181,6 +181,37 @@ class GpuSpec:
 
 @fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
+class AttentionLayout:
+    """A model's attention, layer by layer, summed by layer type once per model.
+
+    KV figures are element counts (multiply by the KV precision's bytes); the recurrent state
+    is in bytes (kept at the model's dtype whatever the KV cache precision). A full-attention layer
+    caches every token; a windowed layer (sliding window, or chunked local attention) caches at
+    most `window` tokens; a linear / recurrent layer keeps a constant state per sequence.
+    """
+
+    full_layers: int
+    full_kv_elements: float  # per token, summed over the full-attention layers
+    window: int = 0  # tokens a windowed layer keeps (0: no windowed layers)
+    window_layers: int = 0
+    window_kv_elements: float = 0.0  # per cached token, summed over the windowed layers
+    linear_layers: int = 0
+    state_bytes: float = 0.0  # per sequence, summed over the linear / recurrent layers
+
+
+@fast_init
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CheckpointWeights:
+    """What a published (possibly quantized) checkpoint stores, summed over its tensor groups."""
+
+    precision: Precision  # the compute path it is served on (FP8, FP4, INT4, INT8, BF16, ...)
+    weight_bytes: float  # every weight at its own precision, plus quantization scales
+    routed_expert_bytes: float  # the routed experts' share of weight_bytes (0 for dense)
+    label: str  # e.g. "MXFP4 (quant_method mxfp4; self_attn, router, embeddings kept 16-bit)"
+
+
+@fast_init
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ModelSpec:
     """A model's shape. Counts are totals; `active_params_billion` is per token (MoE)."""
 
@@ -203,6 +234,10 @@ class ModelSpec:
     max_context_tokens: int = 131072
     diffusion_flops_per_step_1mp: float | None = None
     diffusion_steps: int = 0
+    attention: AttentionLayout | None = None  # None: every layer full attention (or MLA)
+    checkpoint: CheckpointWeights | None = None  # a quantized checkpoint's stored weights
+    native_precision: Precision | None = None  # the config's torch_dtype / dtype
+    notes: tuple[str, ...] = ()  # how the model was read (added to every estimate's notes)
 
     @property
     def active_params(self) -> float:

@@ -1,6 +1,7 @@
 """POST /api/v1/estimate: DESIGN.md's contract, exactly; bad input is a 400 naming the field."""
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -139,6 +140,56 @@ class TestEstimateBadInput:
         assert response.status_code == 200
         notes = " ".join(response.json()["estimates"][0]["notes"])
         assert "weight-only" in notes
+
+
+HF_CONFIGS = Path(__file__).resolve().parents[1] / "data" / "hf_configs"
+
+
+def _published(name):
+    return json.loads((HF_CONFIGS / f"{name}.json").read_text())
+
+
+class TestEstimatePublishedConfigs:
+    def _body(self, cfg, **extra):
+        body = {**CONTRACT_EXAMPLE, "model": {"hf_config": cfg}, "gpus": ["h100-sxm5-80gb"]}
+        body.pop("weight_precision")
+        body.pop("gpu_count")
+        return {**body, **extra}
+
+    def test_deepseek_r1_is_sized_at_its_fp8_checkpoint(self, api):
+        response = post(api, self._body(_published("deepseek-r1")))
+        assert response.status_code == 200
+        (answer,) = response.json()["estimates"]
+        # 673 GB of FP8 weights, not 1,342 GB of BF16 (8 x 80 GB is still too small)
+        assert answer["memory"]["weights_gb"] == pytest.approx(673, rel=0.01)
+        assert any("FP8 128x128 blocks" in n for n in answer["notes"])
+
+    def test_gemma_3_27b_nested_config_is_answered(self, api):
+        response = post(api, self._body(_published("gemma-3-27b-it")))
+        assert response.status_code == 200
+        notes = response.json()["estimates"][0]["notes"]
+        assert any("52 windowed (1024 tokens)" in n for n in notes)
+
+    @pytest.mark.parametrize(
+        ("change", "field"),
+        [
+            (
+                {"quantization_config": {"quant_method": "fp8", "weight_block_size": "big"}},
+                "model.hf_config.quantization_config.weight_block_size",
+            ),
+            (
+                {"quantization_config": {"quant_method": "modelopt", "quant_algo": 4}},
+                "model.hf_config.quantization_config.quant_algo",
+            ),
+            ({"layer_types": ["sliding_attention"]}, "model.hf_config.layer_types"),
+            ({"torch_dtype": 16}, "model.hf_config.torch_dtype"),
+            ({"num_hidden_layers": None}, "model.hf_config"),
+        ],
+    )
+    def test_bad_config_fields_are_400_naming_them(self, api, change, field):
+        response = post(api, self._body({**_published("gpt-oss-120b"), **change}))
+        assert response.status_code == 400
+        assert response.json()["field"] == field
 
 
 JSON = st.recursive(
