@@ -16,7 +16,8 @@ still in progress). Taking a place is a single atomic increment whose result is 
 number, so twenty attempts arriving at once cannot all slip under the limit: at most
 LOGIN_FAILURE_LIMIT of them get a place, the rest are refused.
 
-A window starts at the first failure and is not extended by later ones or by refused attempts.
+A counter's window starts with the first attempt it counts and is not extended by later ones,
+nor by refused attempts; when it ends, the counter is gone.
 """
 
 import hashlib
