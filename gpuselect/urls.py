@@ -6,7 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from apps.core import views as core_views
 from apps.core.api import api_not_found
-from apps.core.login import ThrottledLoginView
+from apps.core.login import ThrottledAdminLoginView, ThrottledLoginView
 
 urlpatterns = [
     path("", core_views.home, name="home"),
@@ -20,6 +20,7 @@ urlpatterns = [
     path("finance/", include("apps.finance.urls")),
     path("benchmarks/", include("apps.benchmarks.urls")),
     path("decisions/", include("apps.decisions.urls")),
+    path("admin/login/", ThrottledAdminLoginView.as_view(), name="admin-login"),  # before admin/
     path("admin/", admin.site.urls),
     path("api/v1/", include("gpuselect.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

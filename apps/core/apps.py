@@ -9,4 +9,5 @@ class CoreConfig(AppConfig):
         from . import (
             checks,  # noqa: F401  (registers the system checks)
             schema,  # noqa: F401  (registers the OpenAPI field extensions)
+            signals,  # noqa: F401  (revokes API tokens on a password change or deactivation)
         )

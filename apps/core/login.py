@@ -1,42 +1,191 @@
-"""Sign-in with a brake on guessing: after LOGIN_FAILURE_LIMIT failed attempts for one
-username (or from one address) within LOGIN_FAILURE_WINDOW_S, further attempts are refused
-with 429 until the window passes. Counts live in the cache (Redis in production)."""
+"""Sign-in with a brake on guessing, on both sign-in pages: /accounts/login/ and /admin/login/.
 
+Before a password is checked, the attempt takes a place on two counters kept in the cache
+(Redis in production, shared by every process):
+
+- one for the username tried, normalised so that ``Alice``, `` alice`` and the same letters in
+  full width (which Django's sign-in form turns into ``alice``) are one counter:
+  at most LOGIN_FAILURE_LIMIT places per LOGIN_FAILURE_WINDOW_S;
+- one for the address the attempt comes from (a whole /64 for IPv6), with the much higher
+  LOGIN_ADDRESS_FAILURE_LIMIT, so that typos in one office behind one NAT address do not lock
+  out the whole organisation, while one machine still cannot try passwords for everyone.
+
+When either counter is full the attempt is refused with 429 and the password is not checked at
+all. A check that succeeds gives its places back, so the counters hold failed checks (and checks
+still in progress). Taking a place is a single atomic increment whose result is the place
+number, so twenty attempts arriving at once cannot all slip under the limit: at most
+LOGIN_FAILURE_LIMIT of them get a place, the rest are refused.
+
+A counter's window starts with the first attempt it counts and is not extended by later ones,
+nor by refused attempts; when it ends, the counter is gone.
+"""
+
+import hashlib
+import ipaddress
+import unicodedata
 from typing import Any
 
+from django import forms
 from django.conf import settings
+from django.contrib import admin
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth import REDIRECT_FIELD_NAME
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.forms import AuthenticationForm
 from django.core.cache import cache
-from django.http import HttpRequest, HttpResponse
+from django.core.exceptions import ValidationError
+from django.forms.forms import NON_FIELD_ERRORS
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
+from django.utils.translation import gettext as _
+
+LOCKED_OUT_MESSAGE = "Too many failed sign-ins. Wait a few minutes and try again."
+LOCKED_OUT_CODE = "locked_out"
+# An IPv6 host is normally given a whole /64 (RFC 6177 / RFC 7421), so it can pick a fresh
+# address for every attempt; the network, not the single address, is what one machine controls.
+IPV6_HOST_PREFIX = 64
+# Tries at taking a place when the window ends between starting it and counting in it (a race
+# that needs the key to expire within microseconds, twice running; after that, refuse).
+TAKE_ATTEMPTS = 3
 
 
-def _keys(request: HttpRequest) -> list[str]:
-    username = (request.POST.get("username") or "").strip().lower()[:150]
-    address = request.META.get("REMOTE_ADDR", "unknown")
-    return [f"login-fail:user:{username}", f"login-fail:addr:{address}"]
+def _username_key(username: str) -> str:
+    # The same normalisation Django's sign-in form applies (NFKC, stripped), then casefold so
+    # that case variants share a counter. Hashed: any text the user typed becomes a valid key
+    # for every cache backend, and usernames are not stored in the cache in clear.
+    normal = unicodedata.normalize("NFKC", username).strip().casefold()
+    return "login-fail:user:" + hashlib.sha256(normal.encode()).hexdigest()
 
 
-def login_blocked(request: HttpRequest) -> bool:
-    return any((cache.get(key) or 0) >= settings.LOGIN_FAILURE_LIMIT for key in _keys(request))
+def _address_key(request: HttpRequest | None) -> str:
+    address = request.META.get("REMOTE_ADDR", "") if request is not None else ""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return "login-fail:addr:unknown"
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return f"login-fail:addr:{ip.ipv4_mapped}"
+        return f"login-fail:addr:{ipaddress.ip_network(f'{ip}/{IPV6_HOST_PREFIX}', strict=False)}"
+    return f"login-fail:addr:{ip}"
 
 
-def login_failed(request: HttpRequest) -> None:
-    for key in _keys(request):
-        cache.add(key, 0, timeout=settings.LOGIN_FAILURE_WINDOW_S)
+def _give_back(key: str) -> None:
+    try:
+        if cache.decr(key) < 0:
+            # Redis only: Django's decr is EXISTS then DECRBY; if the window ended in between,
+            # DECRBY made a fresh key holding -1 and no expiry. Remove it.
+            cache.delete(key)
+    except ValueError:  # the window has ended: there is nothing to give back
+        pass
+
+
+def _take_place(key: str, limit: int) -> bool:
+    """One more place on the counter at ``key``; False, with nothing taken, when it is full."""
+    window = settings.LOGIN_FAILURE_WINDOW_S
+    for _attempt in range(TAKE_ATTEMPTS):
+        # add starts a window (Redis SET NX EX; LocMemCache under its lock) and does nothing
+        # while one is running; incr is atomic on both (Redis INCR; under the same lock).
+        cache.add(key, 0, timeout=window)
         try:
-            cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.set(key, 1, timeout=settings.LOGIN_FAILURE_WINDOW_S)
+            place = cache.incr(key)
+        except ValueError:  # the window ended between add and incr: start the next one
+            continue
+        if place == 1:
+            # Redis only: Django's incr is EXISTS then INCR; if the window ended in between,
+            # INCR made a fresh key with no expiry. The first place (re)sets the expiry, so a
+            # counter can never outlive its window.
+            cache.touch(key, timeout=window)
+        if place > limit:
+            _give_back(key)
+            return False
+        return True
+    return False
+
+
+def login_attempt_start(*, request: HttpRequest | None, username: str) -> bool:
+    """Take a place for one password check; False when the username or address is locked out."""
+    user_key, address_key = _username_key(username), _address_key(request)
+    if not _take_place(user_key, settings.LOGIN_FAILURE_LIMIT):
+        return False
+    if not _take_place(address_key, settings.LOGIN_ADDRESS_FAILURE_LIMIT):
+        _give_back(user_key)
+        return False
+    return True
+
+
+def login_attempt_succeeded(*, request: HttpRequest | None, username: str) -> None:
+    """The password was right: the places taken for it are not failures."""
+    _give_back(_username_key(username))
+    _give_back(_address_key(request))
+
+
+class LoginThrottleMixin(forms.Form):
+    """For an AuthenticationForm: the password is checked only if the attempt gets a place."""
+
+    request: HttpRequest | None
+
+    def clean(self) -> dict[str, Any]:
+        username = self.cleaned_data.get("username")
+        if not username or not self.cleaned_data.get("password"):
+            return super().clean()  # a field is missing: no password is checked
+        if not login_attempt_start(request=self.request, username=username):
+            raise ValidationError(LOCKED_OUT_MESSAGE, code=LOCKED_OUT_CODE)
+        cleaned = super().clean()  # a wrong password raises here, and its place stays taken
+        login_attempt_succeeded(request=self.request, username=username)
+        return cleaned
+
+
+class ThrottledAuthenticationForm(LoginThrottleMixin, AuthenticationForm):
+    pass
+
+
+class ThrottledAdminAuthenticationForm(LoginThrottleMixin, AdminAuthenticationForm):
+    pass
 
 
 class ThrottledLoginView(auth_views.LoginView):
-    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if login_blocked(request):
-            form = self.get_form()
-            form.errors.clear()
-            form.add_error(None, "Too many failed sign-ins. Wait a few minutes and try again.")
-            return self.render_to_response(self.get_context_data(form=form), status=429)
-        response = super().post(request, *args, **kwargs)
-        if response.status_code != 302:  # the form was invalid: a failed attempt
-            login_failed(request)
+    authentication_form = ThrottledAuthenticationForm
+
+    def form_invalid(self, form: forms.Form) -> HttpResponse:
+        response = super().form_invalid(form)
+        if form.has_error(NON_FIELD_ERRORS, LOCKED_OUT_CODE):
+            response.status_code = 429
         return response
+
+
+class ThrottledAdminLoginView(ThrottledLoginView):
+    """The admin's sign-in page, behind the same throttle.
+
+    Routed at /admin/login/ ahead of the admin's own URLs, so it replaces AdminSite.login; it
+    keeps that view's form, template and page context (as in Django 6.1's AdminSite.login).
+    """
+
+    authentication_form = ThrottledAdminAuthenticationForm
+    template_name = "admin/login.html"
+
+    def setup(self, request: HttpRequest, *args: Any, **kwargs: Any) -> None:
+        super().setup(request, *args, **kwargs)
+        request.current_app = admin.site.name
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if admin.site.has_permission(request):  # already signed in as staff: go on
+            return HttpResponseRedirect(self.get_success_url())
+        return super().get(request, *args, **kwargs)
+
+    def get_default_redirect_url(self) -> str:
+        return reverse("admin:index", current_app=admin.site.name)
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        context.update(
+            {
+                **admin.site.each_context(self.request),
+                "title": _("Log in"),
+                "subtitle": None,
+                "app_path": self.request.get_full_path(),
+                "username": self.request.user.get_username(),
+                REDIRECT_FIELD_NAME: self.get_success_url(),
+            }
+        )
+        return context

@@ -176,8 +176,14 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
-# Failed sign-ins allowed per username and per address within the window, then 429.
+# Sign-in throttling (apps/core/login.py), on /accounts/login/ and /admin/login/: failed
+# password checks allowed within the window, then 429 until it ends. Per username tried (5:
+# room for a few typos, far too few to guess a password):
 LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
+# Per address (IPv6: per /64), much higher: a whole office behind one NAT address shares it, and
+# its typos must not lock everyone out; 50 still stops one machine trying passwords for everyone.
+LOGIN_ADDRESS_FAILURE_LIMIT = env.int("LOGIN_ADDRESS_FAILURE_LIMIT", default=50)
+# 15 minutes, from the first attempt a counter counts; later attempts do not extend it.
 LOGIN_FAILURE_WINDOW_S = env.int("LOGIN_FAILURE_WINDOW_S", default=900)
 
 # The cache holds throttle counters; production shares them across processes through Redis.
