@@ -6,7 +6,7 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine_catalog import gpu
+from engine_catalog import gpu, load_gpus
 
 from apps.engine import (
     PRESETS,
@@ -66,6 +66,7 @@ def _value(row: dict[str, str]) -> float:
     p = e.performance
     values: dict[str, float | None] = {
         "fits": 1.0 if e.fits else 0.0,
+        "max_context_tokens": float(e.max_context_tokens),
         "output_tokens_per_s": p.output_tokens_per_s,
         "output_tokens_per_s_per_gpu": p.output_tokens_per_s_per_gpu,
         "ttft_ms": p.ttft_ms,
@@ -82,11 +83,78 @@ def _value(row: dict[str, str]) -> float:
     return float(value)
 
 
-def load_comparisons(path: Path = MEASUREMENTS_CSV) -> list[Comparison]:
+# Memory facts (what fits where); every one must match, with no expected_miss allowed.
+FIT_METRICS = frozenset({"fits"})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Skipped:
+    """A published point the harness cannot evaluate yet (e.g. a GPU the catalog lacks)."""
+
+    id: str
+    reason: str
+
+
+# What issue 12 calls "today's architectures": MoE, MLA, windowed / chunked / linear attention,
+# quantized checkpoints (FP8, MXFP4) or 4-bit serving, on Blackwell or CDNA3/CDNA4 GPUs.
+CURRENT_ARCHITECTURES = frozenset({"BLACKWELL", "CDNA3", "CDNA4"})
+
+
+def is_current_architecture(row: dict[str, str]) -> bool:
+    """Whether a CSV row is about today's model or GPU architectures (decided from the preset and
+    the catalog, not from the row's id)."""
+    m = PRESETS[row["model"]]
+    modern_model = (
+        m.experts > 1
+        or m.kv_lora_rank is not None
+        or m.attention is not None
+        or m.checkpoint is not None
+        or row["precision"] in ("FP4", "INT4")
+    )
+    known = {g.slug: g for g in load_gpus()}
+    g = known.get(row["gpu"])
+    modern_gpu = (
+        g is None or g.architecture in CURRENT_ARCHITECTURES
+    )  # unknown: newer than the catalog
+    return modern_model or modern_gpu
+
+
+def load_rows(path: Path = MEASUREMENTS_CSV) -> list[dict[str, str]]:
+    """The CSV's rows as read, skipped ones included."""
+    return _rows(path)
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
     with path.open(newline="") as fh:
-        rows = list(csv.DictReader(fh))
+        return list(csv.DictReader(fh))
+
+
+def _skip_reason(row: dict[str, str]) -> str | None:
+    known = {g.slug for g in load_gpus()}
+    if row["gpu"] not in known:
+        return (
+            f"GPU {row['gpu']!r} is not in apps/catalog/data/gpus.csv yet "
+            "(added by the catalog branch)"
+        )
+    return None
+
+
+def load_skipped(path: Path = MEASUREMENTS_CSV) -> list[Skipped]:
+    """Points left out of `load_comparisons`, with the reason."""
     out = []
-    for row in rows:
+    for row in _rows(path):
+        reason = _skip_reason(row)
+        if reason is not None:
+            out.append(Skipped(id=row["id"], reason=reason))
+    return out
+
+
+def load_comparisons(path: Path = MEASUREMENTS_CSV) -> list[Comparison]:
+    """Every point the engine can evaluate (see `load_skipped` for the rest)."""
+    out = []
+    for row in _rows(path):
+        if _skip_reason(row) is not None:
+            continue
         conditions = (
             f"{row['model']} on {row['gpu_count']}x {row['gpu']} {row['precision']}, "
             f"{row['framework']}, in/out {row['input_tokens']}/{row['output_tokens']}, "
