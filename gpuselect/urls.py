@@ -1,4 +1,3 @@
-from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
@@ -29,7 +28,5 @@ urlpatterns = [
     re_path(r"^api/", api_not_found, name="api-not-found"),
 ]
 
-if settings.DEBUG:
-    from django.conf.urls.static import static
-
-    urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
+# No route serves MEDIA_ROOT, not even under DEBUG: uploaded files are private and come only
+# from their own team-checked views (apps.core.files).

@@ -4,6 +4,7 @@ from django.db.models import Q
 
 from apps.briefs.models import WorkloadBrief
 from apps.catalog.models import Gpu, GpuSystem
+from apps.core.files import DOWNLOAD_NAME_MAX_CHARS, RandomName, download_filename
 from apps.core.models import BaseModel, Team
 from apps.quotes.models import Quote
 
@@ -52,7 +53,13 @@ class BenchmarkRun(BaseModel):
         blank=True,
         help_text="What the engine predicted for the same conditions when the run was imported.",
     )
-    raw_file = models.FileField(upload_to="benchmark-runs/%Y/%m/", blank=True)
+    # Private: stored under a random name, served only by the raw-file views (team-checked).
+    raw_file = models.FileField(upload_to=RandomName("benchmark-runs"), blank=True)
+    raw_filename = models.CharField(
+        max_length=DOWNLOAD_NAME_MAX_CHARS,
+        blank=True,
+        help_text="The name as uploaded (sanitised), which its download is offered under.",
+    )
     raw_sha256 = models.CharField(max_length=64, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
@@ -73,3 +80,8 @@ class BenchmarkRun(BaseModel):
 
     def __str__(self) -> str:
         return f"{self.get_phase_display()} · {self.gpu_count}x {self.gpu}"
+
+    @property
+    def raw_download_name(self) -> str:
+        """The uploaded name; for a file stored before names were kept, its stored name's."""
+        return self.raw_filename or download_filename(self.raw_file.name, default="result.json")

@@ -3,21 +3,20 @@ or enter a Phase 1 / Phase 3 run by hand. Runs are never edited; a newer THROUGH
 run of the same candidate supersedes the older ones. Every new run asks for a recompute of
 every candidate table (calibration can move other briefs on the same GPU)."""
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import SuspiciousFileOperation, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.db.models import FileField
 from django.utils import timezone
-from django.utils.text import get_valid_filename
 
 from apps.briefs.models import WorkloadBrief
 from apps.catalog.models import Gpu, GpuSystem
+from apps.core.files import download_filename
 from apps.engine.constants import MAX_GPU_COUNT
 from apps.finance.services import candidate_tables_request_recompute
 from apps.quotes.models import Quote
@@ -28,6 +27,8 @@ from .models import BenchmarkRun
 from .selectors import benchmark_runs_same_file, estimate_for_run
 
 MAX_STRING = 500
+#: The download name of a raw file uploaded without a usable name (the importers read JSON).
+DEFAULT_RAW_FILENAME = "result.json"
 
 
 @dataclass(frozen=True)
@@ -86,18 +87,11 @@ def _unique_labels(runs: list[CanonicalRun]) -> list[str]:
     return out
 
 
-def _stored_name(filename: str) -> str:
-    base = os.path.basename(filename.replace("\\", "/")) or "result.json"
-    stem, ext = os.path.splitext(base)
-    try:
-        return get_valid_filename(f"{stem[:50]}{ext[:10]}")
-    except SuspiciousFileOperation:
-        return "result.json"
-
-
-def _raw_file_save(raw: bytes, filename: str) -> str:
+def _raw_file_save(raw: bytes) -> str:
+    """Store the file under a random name (the field's upload_to); the uploaded name is kept
+    in ``raw_filename`` only, for the download."""
     field: FileField = BenchmarkRun._meta.get_field("raw_file")  # type: ignore[assignment]
-    name = field.generate_filename(None, _stored_name(filename))
+    name = field.generate_filename(None, "")
     return field.storage.save(name, ContentFile(raw), max_length=field.max_length)
 
 
@@ -195,10 +189,11 @@ def benchmark_runs_import(
                     conditions=run_conditions,
                 ),
                 "raw_sha256": sha,
+                "raw_filename": download_filename(filename, default=DEFAULT_RAW_FILENAME),
                 "created_by": created_by,
             }
         )
-    raw_name = _raw_file_save(raw, filename)
+    raw_name = _raw_file_save(raw)
     try:
         runs = _imported_runs_create(prepared=prepared, raw_name=raw_name)
     except (IntegrityError, ValidationError):

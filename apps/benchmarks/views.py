@@ -1,5 +1,3 @@
-import os
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -10,6 +8,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from apps.briefs.models import WorkloadBrief
 from apps.briefs.selectors import brief_get_for_user
+from apps.core.files import private_file_response
 from apps.core.roles import BENCHMARK_EDITORS, has_role
 
 from . import charts, services
@@ -79,19 +78,11 @@ def run_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_GET
 def run_raw_download(request: HttpRequest, pk: int) -> FileResponse:
+    """The results file as imported, to a member of the run's team (see apps.core.files)."""
     run = benchmark_run_get_for_user(request.user, pk)
     if not run.raw_file:
         raise Http404("This run was entered by hand: it has no raw file.")
-    try:
-        handle = run.raw_file.open("rb")
-    except FileNotFoundError:
-        raise Http404("The raw file is missing from storage.") from None
-    return FileResponse(
-        handle,
-        as_attachment=True,
-        filename=os.path.basename(run.raw_file.name),
-        content_type="application/json",
-    )
+    return private_file_response(run.raw_file, filename=run.raw_download_name)
 
 
 def _after_import(

@@ -1,9 +1,11 @@
 from django.conf import settings
+from django.core.files import File
 from django.db import models
 from django.db.models import Q
 
 from apps.briefs.models import WorkloadBrief
 from apps.catalog.models import GpuSystem
+from apps.core.files import DOWNLOAD_NAME_MAX_CHARS, RandomName, download_filename
 from apps.core.models import BaseModel, Team
 from apps.core.roles import Role
 from apps.quotes.models import ApiRoute, Quote
@@ -175,6 +177,10 @@ class AuditEvent(AppendOnlyModel):
         return f"{self.action} {self.from_status}→{self.to_status}"
 
 
+#: The download name of an evidence file uploaded without a usable name.
+DEFAULT_EVIDENCE_FILENAME = "evidence"
+
+
 class ChecklistAnswer(BaseModel):
     """One procurement-checklist answer for a candidate (a quote, or a GPU system)."""
 
@@ -194,7 +200,13 @@ class ChecklistAnswer(BaseModel):
     answer = models.CharField(max_length=16, choices=Answer.choices)
     evidence_text = models.TextField(blank=True)
     evidence_link = models.URLField(blank=True)
-    evidence_file = models.FileField(upload_to="checklist-evidence/%Y/%m/", blank=True)
+    # Private: stored under a random name, served only by the evidence views (quote-checked).
+    evidence_file = models.FileField(upload_to=RandomName("checklist-evidence"), blank=True)
+    evidence_filename = models.CharField(
+        max_length=DOWNLOAD_NAME_MAX_CHARS,
+        blank=True,
+        help_text="The name as uploaded (sanitised), which its download is offered under.",
+    )
     answered_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
@@ -217,3 +229,16 @@ class ChecklistAnswer(BaseModel):
                 name="checklist_one_answer_per_system_question",
             ),
         ]
+
+    def evidence_file_attach(self, upload: File) -> None:
+        """Attach an uploaded file: stored under a random name (upload_to), its uploaded name
+        kept, sanitised, for the download."""
+        self.evidence_file = upload
+        self.evidence_filename = download_filename(upload.name, default=DEFAULT_EVIDENCE_FILENAME)
+
+    @property
+    def evidence_download_name(self) -> str:
+        """The uploaded name; for a file stored before names were kept, its stored name's."""
+        return self.evidence_filename or download_filename(
+            self.evidence_file.name, default=DEFAULT_EVIDENCE_FILENAME
+        )

@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 from django.http import Http404
+from django.urls import reverse
 
 from apps.core.roles import roles_of
 from apps.quotes.models import Quote
@@ -146,8 +147,16 @@ def checklist_completeness_by_quote(quote_ids: list[int]) -> dict[int, tuple[int
     return {qid: (counts.get(qid, 0), len(QUESTIONS)) for qid in quote_ids}
 
 
-def checklist_for_quote(quote: Quote) -> dict[str, Any]:
-    """Every question by section with the live answer (or None), and the completeness."""
+#: Where a checklist answer's evidence file is downloaded from: the page view (a session,
+#: else the sign-in page) or the API view (a token or a session); both check the quote.
+EVIDENCE_PAGE_URL = "decisions:checklist-evidence"
+EVIDENCE_API_URL = "api:quote-checklist-evidence"
+
+
+def checklist_for_quote(quote: Quote, *, evidence_url_name: str) -> dict[str, Any]:
+    """Every question by section with the live answer (or None), and the completeness.
+    An evidence file is named by its uploaded name and linked to ``evidence_url_name``
+    (EVIDENCE_PAGE_URL or EVIDENCE_API_URL), never to its storage."""
     answers = {
         a.question: a
         for a in ChecklistAnswer.objects.filter(quote=quote).select_related("answered_by")
@@ -167,8 +176,8 @@ def checklist_for_quote(quote: Quote) -> dict[str, Any]:
                     "answer": a.answer if a else None,
                     "evidence_text": a.evidence_text if a else "",
                     "evidence_link": a.evidence_link if a else "",
-                    "evidence_file": a.evidence_file.name if a and a.evidence_file else "",
-                    "evidence_file_url": _file_url(a) if a else "",
+                    "evidence_file": a.evidence_download_name if a and a.evidence_file else "",
+                    "evidence_file_url": _evidence_url(a, evidence_url_name) if a else "",
                     "answered_by": a.answered_by.get_username() if a else None,
                     "answered_at": a.updated_at if a else None,
                 }
@@ -184,13 +193,23 @@ def checklist_for_quote(quote: Quote) -> dict[str, Any]:
     }
 
 
-def _file_url(answer: ChecklistAnswer) -> str:
+def _evidence_url(answer: ChecklistAnswer, url_name: str) -> str:
     if not answer.evidence_file:
         return ""
-    try:
-        return str(answer.evidence_file.url)
-    except ValueError:
-        return ""
+    return reverse(url_name, kwargs={"quote_id": answer.quote_id, "question": answer.question})
+
+
+def checklist_answer_with_file(quote: Quote, question: str) -> ChecklistAnswer:
+    """The quote's answer to ``question`` if it has an evidence file, else 404 (the caller
+    has already looked the quote up for the user: quote_get_for_user)."""
+    answer = (
+        ChecklistAnswer.objects.filter(quote=quote, question=question)
+        .exclude(evidence_file="")
+        .first()
+    )
+    if answer is None:
+        raise Http404("No evidence file for this question.")
+    return answer
 
 
 # --- Plain data for the pages and the exports ----------------------------------------------

@@ -351,7 +351,7 @@ def checklist_answer_set(
     row.evidence_text = evidence_text
     row.evidence_link = evidence_link
     if evidence_file is not None:
-        row.evidence_file = evidence_file
+        row.evidence_file_attach(evidence_file)
     row.answered_by = user  # type: ignore[assignment]
     row.full_clean()
     row.save()

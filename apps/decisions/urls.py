@@ -18,4 +18,9 @@ urlpatterns = [
     path("<int:pk>/export.csv", views.decision_export_csv, name="export-csv"),
     path("<int:pk>/export.pdf", views.decision_export_pdf, name="export-pdf"),
     path("checklist/quotes/<int:quote_id>/", views.quote_checklist_page, name="checklist"),
+    path(
+        "checklist/quotes/<int:quote_id>/<slug:question>/evidence",
+        views.quote_checklist_evidence_download,
+        name="checklist-evidence",
+    ),
 ]

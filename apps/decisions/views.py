@@ -8,13 +8,14 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.briefs.models import WorkloadBrief
 from apps.briefs.selectors import brief_get_for_user
+from apps.core.files import private_file_response
 from apps.core.query import MAX_ID
 from apps.core.roles import DECISION_AUTHORS, QUOTE_EDITORS, has_role, roles_of
 from apps.finance import charts
@@ -35,11 +36,13 @@ from .forms import (
 )
 from .models import DecisionRecord
 from .selectors import (
+    EVIDENCE_PAGE_URL,
     alternatives_described,
     approvals_for_record,
     audit_trail_for_record,
     candidate_label,
     candidate_rows,
+    checklist_answer_with_file,
     checklist_completeness_by_quote,
     checklist_for_quote,
     checklist_frozen_by_section,
@@ -437,7 +440,7 @@ def quote_checklist_page(request: HttpRequest, quote_id: int) -> HttpResponse:
                 url = reverse("decisions:checklist", kwargs={"quote_id": quote.pk})
                 return redirect(f"{url}#q-{question}")
         bound = (question, form)
-    checklist = checklist_for_quote(quote)
+    checklist = checklist_for_quote(quote, evidence_url_name=EVIDENCE_PAGE_URL)
     for section in checklist["sections"]:
         for item in section["questions"]:
             key = item["question"]
@@ -460,3 +463,14 @@ def quote_checklist_page(request: HttpRequest, quote_id: int) -> HttpResponse:
             "question_count": len(QUESTIONS),
         },
     )
+
+
+@login_required
+@require_GET
+def quote_checklist_evidence_download(
+    request: HttpRequest, quote_id: int, question: str
+) -> FileResponse:
+    """An answer's evidence file, to whoever may see the quote (see apps.core.files)."""
+    quote = quote_get_for_user(request.user, quote_id)
+    answer = checklist_answer_with_file(quote, question)
+    return private_file_response(answer.evidence_file, filename=answer.evidence_download_name)

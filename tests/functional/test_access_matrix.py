@@ -1,7 +1,8 @@
 """Object-level access, as a table: every API endpoint x method x role x own/other team.
 
-- another team's brief, benchmark run, decision record or confidential quote: 404, the same
-  answer as an id that does not exist (no existence leak);
+- another team's brief, benchmark run (and its raw file), decision record or confidential
+  quote (and its checklist evidence file): 404, the same answer as an id that does not exist
+  (no existence leak);
 - a role without the right to write: 403, before any object is looked up;
 - a role with the right, on its own team's object: neither 403 nor 404 (the body may still
   be refused with a 400 or 409: that is validation, not access);
@@ -11,12 +12,14 @@
 from decimal import Decimal
 
 import pytest
+from django.core.files.base import ContentFile
 from rest_framework.test import APIClient
 
 from apps.benchmarks.models import BenchmarkRun
 from apps.catalog.models import Gpu
 from apps.core.roles import Role
 from apps.core.services import api_token_create
+from apps.decisions.models import ChecklistAnswer
 from tests.factories.briefs import BriefFactory
 from tests.factories.core import TeamFactory, UserFactory
 from tests.factories.decisions import make_record
@@ -39,6 +42,7 @@ MATRIX = [
     ("get", "/api/v1/briefs/{brief}/estimate", EVERYONE, True),
     ("get", "/api/v1/briefs/{brief}/rankings", EVERYONE, True),
     ("get", "/api/v1/benchmark-runs/{run}/", EVERYONE, True),
+    ("get", "/api/v1/benchmark-runs/{run}/raw", EVERYONE, True),
     ("get", "/api/v1/decision-records/{record}/", EVERYONE, True),
     ("patch", "/api/v1/decision-records/{record}/", AUTHORS, True),
     ("post", "/api/v1/decision-records/{record}/submit", AUTHORS, True),
@@ -54,6 +58,7 @@ MATRIX = [
     ("post", "/api/v1/quotes/{quote}/retire", {PROCUREMENT}, True),
     ("get", "/api/v1/checklist/quotes/{quote}/", EVERYONE, True),
     ("put", "/api/v1/checklist/quotes/{quote}/", {PROCUREMENT}, True),
+    ("get", "/api/v1/checklist/quotes/{quote}/co_sla/evidence", EVERYONE, True),
     ("post", "/api/v1/briefs/", {PLATFORM}, False),
     ("post", "/api/v1/benchmark-runs/", {PLATFORM}, False),
     ("post", "/api/v1/benchmark-runs/import", {PLATFORM}, False),
@@ -84,7 +89,15 @@ def _team_objects(team, author):
         gpu_count=1,
         phase=BenchmarkRun.Phase.MEMORY_FIT,
         results={"peak_memory_gb": 40},
+        raw_file=ContentFile(b"{}", name="run.json"),  # for the raw-file download
         created_by=author,
+    )
+    ChecklistAnswer.objects.create(  # for the evidence-file download
+        quote=quote,
+        question="co_sla",
+        answer=ChecklistAnswer.Answer.YES,
+        evidence_file=ContentFile(b"SLA", name="sla.pdf"),
+        answered_by=author,
     )
     record = make_record(brief=brief, user=author, quote=quote)
     return {"brief": brief.pk, "quote": quote.pk, "run": run.pk, "record": record.pk}

@@ -100,7 +100,7 @@ class TestImportEachTool:
         assert body["conditions"]["max_concurrency"] == 64
         assert body["source_names"]["goodput_rps"].startswith("vLLM: request_goodput:")
         assert body["label"] == "vllm rate=8.0 concurrency=64"
-        assert body["raw_file_url"] == f"/benchmarks/{body['id']}/raw"
+        assert body["raw_file_url"] == f"/api/v1/benchmark-runs/{body['id']}/raw"
 
     def test_vllm_bench_serve_counts_failures(self, platform_api, brief):
         body = post_file(platform_api, brief, fixture("vllm_bench_serve_v0_11.json")).json()

@@ -339,7 +339,8 @@ class TestChecklistPage:
         assert response.status_code == 302
         answer = ChecklistAnswer.objects.get(quote=setup["quote"], question="co_sla")
         assert (answer.answer, answer.answered_by) == ("PARTIAL", people["procurement"])
-        assert answer.evidence_file.name.endswith(".txt")
+        assert "sla" not in answer.evidence_file.name  # stored under a random name
+        assert answer.evidence_filename == "sla.txt"  # offered under its own
         html = client.get(url).content.decode()
         assert "1/17 answered" in html
         assert "by proc" in html

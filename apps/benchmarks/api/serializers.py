@@ -84,7 +84,10 @@ class ManualRunInputSerializer(_CandidateFields):
 class BenchmarkRunOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
     gpu = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     system = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
-    raw_file_url = serializers.SerializerMethodField()
+    raw_file_url = serializers.SerializerMethodField(
+        help_text="Where to download the results file as imported (token or session); null if "
+        "the run was entered by hand"
+    )
 
     class Meta:
         model = BenchmarkRun
@@ -99,7 +102,7 @@ class BenchmarkRunOutputSerializer(serializers.ModelSerializer):  # type: ignore
     def get_raw_file_url(self, run: BenchmarkRun) -> str | None:
         if not run.raw_file:
             return None
-        return reverse("benchmarks:raw", args=[run.pk])
+        return reverse("api:benchmark-run-raw", args=[run.pk])  # token or session, team-checked
 
 
 def import_output(runs: list[BenchmarkRun], *, duplicate: bool) -> Any:

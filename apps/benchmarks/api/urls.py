@@ -16,4 +16,7 @@ urlpatterns = [
         views.BenchmarkRunDetailApi.as_view(),
         name="benchmark-run-detail",
     ),
+    path(
+        "benchmark-runs/<int:pk>/raw", views.BenchmarkRunRawApi.as_view(), name="benchmark-run-raw"
+    ),
 ]

@@ -3,6 +3,8 @@
 from typing import Any
 
 from django.conf import settings
+from django.http import FileResponse, Http404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -15,6 +17,7 @@ from apps.benchmarks.models import BenchmarkRun
 from apps.benchmarks.selectors import benchmark_run_get_for_user, benchmark_run_list_for_user
 from apps.briefs.models import WorkloadBrief
 from apps.briefs.selectors import brief_list_for_user
+from apps.core.files import PRIVATE_FILE_CONTENT_TYPE, private_file_response
 from apps.core.pagination import StandardPagination, paginated
 from apps.core.permissions import role_permission
 from apps.core.query import MAX_ID, ChoiceParam, IntParam, TextParam
@@ -154,6 +157,24 @@ class BenchmarkRunListCreateApi(APIView):
             created_by=request.user,
         )
         return Response(BenchmarkRunOutputSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+class BenchmarkRunRawApi(APIView):
+    """The results file as imported (an attachment, application/octet-stream); 404 for a run
+    entered by hand or of another team."""
+
+    @extend_schema(
+        responses={
+            (200, PRIVATE_FILE_CONTENT_TYPE): OpenApiResponse(
+                response=OpenApiTypes.BINARY, description="The file as uploaded"
+            )
+        }
+    )
+    def get(self, request: Request, pk: int) -> FileResponse:
+        run = benchmark_run_get_for_user(request.user, pk)
+        if not run.raw_file:
+            raise Http404("This run was entered by hand: it has no raw file.")
+        return private_file_response(run.raw_file, filename=run.raw_download_name)
 
 
 class BenchmarkRunDetailApi(APIView):

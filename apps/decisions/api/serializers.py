@@ -160,8 +160,12 @@ class ChecklistQuestionSerializer(serializers.Serializer):  # type: ignore[type-
     answer = serializers.ChoiceField(choices=ChecklistAnswer.Answer.choices, allow_null=True)
     evidence_text = serializers.CharField(allow_blank=True)
     evidence_link = serializers.CharField(allow_blank=True)
-    evidence_file = serializers.CharField(allow_blank=True)
-    evidence_file_url = serializers.CharField(allow_blank=True)
+    evidence_file = serializers.CharField(
+        allow_blank=True, help_text="The evidence file's name as uploaded; empty if none"
+    )
+    evidence_file_url = serializers.CharField(
+        allow_blank=True, help_text="Where to download it (token or session); empty if none"
+    )
     answered_by = serializers.CharField(allow_null=True)
     answered_at = serializers.DateTimeField(allow_null=True)
 

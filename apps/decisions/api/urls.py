@@ -60,4 +60,9 @@ urlpatterns = [
         views.QuoteChecklistApi.as_view(),
         name="quote-checklist",
     ),
+    path(
+        "checklist/quotes/<int:quote_id>/<slug:question>/evidence",
+        views.QuoteChecklistEvidenceApi.as_view(),
+        name="quote-checklist-evidence",
+    ),
 ]

@@ -6,7 +6,8 @@ action needs) answers 409; a role the user does not hold, 403; bad input, 400 by
 
 from typing import Any
 
-from django.http import HttpResponse
+from django.http import FileResponse, HttpResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException
@@ -17,6 +18,7 @@ from rest_framework.views import APIView
 
 from apps.briefs.models import WorkloadBrief
 from apps.briefs.selectors import brief_get_for_user
+from apps.core.files import PRIVATE_FILE_CONTENT_TYPE, private_file_response
 from apps.core.pagination import StandardPagination, paginated
 from apps.core.permissions import role_permission
 from apps.core.query import MAX_ID, ChoiceParam, IntParam
@@ -25,6 +27,8 @@ from apps.decisions import services
 from apps.decisions.exports import decision_record_csv, decision_record_pdf
 from apps.decisions.models import DecisionRecord
 from apps.decisions.selectors import (
+    EVIDENCE_API_URL,
+    checklist_answer_with_file,
     checklist_for_quote,
     decision_record_get_for_user,
     decision_record_list_for_user,
@@ -279,6 +283,10 @@ class DecisionRecordPdfApi(APIView):
         return response
 
 
+def _checklist(quote: Quote) -> dict[str, Any]:
+    return checklist_for_quote(quote, evidence_url_name=EVIDENCE_API_URL)
+
+
 class QuoteChecklistApi(APIView):
     """Every checklist question for a quote, with its answer; PUT or POST answers one."""
 
@@ -288,7 +296,7 @@ class QuoteChecklistApi(APIView):
     @extend_schema(responses={200: ChecklistSerializer})
     def get(self, request: Request, quote_id: int) -> Response:
         quote = quote_get_for_user(request.user, quote_id)
-        return Response(ChecklistSerializer(checklist_for_quote(quote)).data)
+        return Response(ChecklistSerializer(_checklist(quote)).data)
 
     @extend_schema(request=ChecklistAnswerInputSerializer, responses={200: ChecklistSerializer})
     def put(self, request: Request, quote_id: int) -> Response:
@@ -298,8 +306,25 @@ class QuoteChecklistApi(APIView):
         _saved(
             services.checklist_answer_set, quote=quote, user=request.user, **payload.validated_data
         )
-        return Response(ChecklistSerializer(checklist_for_quote(quote)).data)
+        return Response(ChecklistSerializer(_checklist(quote)).data)
 
     @extend_schema(request=ChecklistAnswerInputSerializer, responses={200: ChecklistSerializer})
     def post(self, request: Request, quote_id: int) -> Response:
         return self.put(request, quote_id)
+
+
+class QuoteChecklistEvidenceApi(APIView):
+    """An answer's evidence file (an attachment, application/octet-stream), to whoever may
+    see the quote; 404 when the answer has no file."""
+
+    @extend_schema(
+        responses={
+            (200, PRIVATE_FILE_CONTENT_TYPE): OpenApiResponse(
+                response=OpenApiTypes.BINARY, description="The file as uploaded"
+            )
+        }
+    )
+    def get(self, request: Request, quote_id: int, question: str) -> FileResponse:
+        quote = quote_get_for_user(request.user, quote_id)
+        answer = checklist_answer_with_file(quote, question)
+        return private_file_response(answer.evidence_file, filename=answer.evidence_download_name)
