@@ -258,7 +258,8 @@ def _smaller_training(
     if micro > 1:
         fewer = int(micro * share)
         if fewer >= 1 and fewer >= math.ceil(micro * keep):
-            return f"fits with a micro-batch of at most {fewer} sequences (asked {micro})"
+            unit = "sequence" if fewer == 1 else "sequences"
+            return f"fits with a micro-batch of at most {fewer} {unit} (asked {micro})"
     seq = training.sequence_length
     shorter = int(seq * share)
     if micro == 1 and shorter >= 1 and shorter >= math.ceil(seq * keep):
