@@ -76,6 +76,14 @@ class TestCatalogPages:
         assert b"NVIDIA H100 datasheet" in response.content
         assert b"NVIDIA HGX H100 8-GPU" in response.content
 
+    def test_detail_says_which_memory_figure_the_engine_sizes_against(
+        self, catalog, platform_client
+    ):
+        h100 = platform_client.get("/catalog/h100-sxm5-80gb/").content.decode()
+        assert "81559 MiB as the driver reports it" in h100
+        b300 = platform_client.get("/catalog/b300-sxm-288gb/").content.decode()
+        assert "no driver figure on file" in b300
+
     def test_unknown_gpu_is_404(self, catalog, platform_client):
         assert platform_client.get("/catalog/nope/").status_code == 404
 
