@@ -4,6 +4,10 @@ from django.db.models import Q
 
 from apps.core.models import BaseModel
 
+#: Upper bound of ``Gpu.device_memory_mib``: 64 TiB, far above any GPU; explicit so validation
+#: and the API schema are the same on SQLite and PostgreSQL.
+MAX_DEVICE_MEMORY_MIB = 64 * 2**20
+
 
 class Gpu(BaseModel):
     """One GPU model with its datasheet figures (dense, not sparse) and where they came from."""
@@ -13,7 +17,9 @@ class Gpu(BaseModel):
         ADA = "ADA"
         HOPPER = "HOPPER"
         BLACKWELL = "BLACKWELL"
+        BLACKWELL_ULTRA = "BLACKWELL_ULTRA"
         CDNA3 = "CDNA3"
+        CDNA4 = "CDNA4"
 
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=120)
@@ -21,6 +27,11 @@ class Gpu(BaseModel):
     form_factor = models.CharField(max_length=40)
     architecture = models.CharField(max_length=16, choices=Architecture.choices)
     memory_gb = models.DecimalField(max_digits=7, decimal_places=2)
+    # Total memory the driver reports (nvidia-smi / amd-smi "Total", MiB = 2**20 bytes); null
+    # where no measured figure is on file. The engine sizes against this when it is known.
+    device_memory_mib = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MaxValueValidator(MAX_DEVICE_MEMORY_MIB)]
+    )
     memory_type = models.CharField(max_length=20)
     memory_bandwidth_tbps = models.DecimalField(max_digits=6, decimal_places=3)
     bf16_dense_tflops = models.DecimalField(max_digits=8, decimal_places=2)
@@ -52,6 +63,10 @@ class Gpu(BaseModel):
             ),
             models.CheckConstraint(
                 condition=Q(max_gpus_per_node__gte=1), name="gpu_per_node_at_least_one"
+            ),
+            models.CheckConstraint(
+                condition=Q(device_memory_mib__isnull=True) | Q(device_memory_mib__gt=0),
+                name="gpu_device_memory_positive_or_null",
             ),
         ]
 

@@ -31,6 +31,7 @@ def gpu_spec_from_row(gpu: Gpu) -> GpuSpec:
         vendor=gpu.vendor,
         form_factor=gpu.form_factor,
         memory_gb=float(gpu.memory_gb),
+        device_memory_mib=gpu.device_memory_mib,
         memory_bandwidth_tbps=float(gpu.memory_bandwidth_tbps),
         bf16_tflops=float(gpu.bf16_dense_tflops),
         fp8_tflops=opt(gpu.fp8_dense_tflops),

@@ -38,6 +38,9 @@ def read_gpu_csv(path: Path = GPU_CSV) -> list[dict[str, Any]]:
                 row[name] = Decimal(row[name]) if row[name] else None
             row["tdp_w"] = int(row["tdp_w"])
             row["max_gpus_per_node"] = int(row["max_gpus_per_node"])
+            # Empty where no driver-reported figure is on file (GB200, MI325X, B300, ...).
+            mib = row.get("device_memory_mib", "")
+            row["device_memory_mib"] = int(mib) if mib else None
             row["checked_date"] = date.fromisoformat(row["checked_date"])
             rows.append(row)
     return rows

@@ -13,6 +13,9 @@ from typing import Final
 ENGINE_VERSION: Final = "0.1.0"
 
 GB: Final = 1e9  # DESIGN.md: "GB means 10^9 bytes".
+# nvidia-smi ("FB Memory Usage: Total ... MiB") and amd-smi ("VRAM total ... MB", MiB in fact)
+# report device memory in MiB = 2^20 bytes; the catalog's `device_memory_mib` is that figure.
+MIB: Final = 2**20
 
 # --- Bytes per stored value -------------------------------------------------------------------
 # IEEE / OCP formats: FP32 4 bytes, BF16 and FP16 2, FP8 (E4M3/E5M2) and INT8 1, INT4 and FP4 half.
@@ -40,10 +43,28 @@ FP8_SCALE_OVERHEAD_FRACTION: Final = 0.0
 # (Dettmers et al. 2023, "QLoRA", arXiv:2305.14314, section 3 "Double Quantization").
 QLORA_BITS_PER_PARAM: Final = 4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)
 
-# --- Memory: serving ---------------------------------------------------------------------------
+# --- Memory: capacity and the fit verdict --------------------------------------------------------
+# Capacity per GPU is device_memory_mib x MIB where the catalog has the driver's figure, else the
+# datasheet memory_gb x GB. The response names which (Estimate.memory_capacity_source).
+CAPACITY_SOURCE_DATASHEET: Final = "datasheet"
+# The tool whose "Total" the catalog copied, by vendor (for "device (nvidia-smi MiB)").
+DEVICE_MEMORY_TOOL: Final = {"NVIDIA": "nvidia-smi", "AMD": "amd-smi"}
+DEFAULT_DEVICE_MEMORY_TOOL: Final = "driver"
+
 # vLLM reserves gpu_memory_utilization=0.9 of each GPU by default; the other 10% is our safety
-# margin (vLLM engine arguments: "--gpu-memory-utilization ... default 0.9").
+# margin (vLLM engine arguments: "--gpu-memory-utilization ... default 0.9"). Within it: FITS.
 USABLE_MEMORY_FRACTION: Final = 0.9
+# TIGHT: fits only when the framework is given more of the GPU, up to 0.95. vLLM's docs suggest
+# raising --gpu-memory-utilization when the KV cache runs short ("Optimization and Tuning:
+# Preemption"). Engine choice: never advise more than 0.95, since the last 5% holds allocations
+# outside the framework's own accounting (NCCL buffers, cuBLAS workspaces, other processes).
+TIGHT_MEMORY_FRACTION: Final = 0.95
+# TIGHT also covers "fits at a smaller batch / shorter context", but only if that keeps at least
+# half of what the brief asked for (engine choice: a brief cut by more than half is a different
+# workload, so the verdict is NO).
+TIGHT_MIN_WORKLOAD_FRACTION: Final = 0.5
+
+# --- Memory: serving ---------------------------------------------------------------------------
 
 # CUDA context, cuBLAS/NCCL workspaces and CUDA graphs per GPU.  PyTorch's CUDA context alone is
 # ~0.3-0.8 GB; vLLM logs report CUDA-graph capture of ~0.5-1 GiB ("Graph capturing finished in N
@@ -127,12 +148,21 @@ QLORA_SPEED_FACTOR: Final = 0.75
 #  BLACKWELL 0.40, CDNA3 0.30, ADA 0.35: engine choice; newer parts and PCIe-only parts reach
 #   lower MFU early in their software life (AMD ROCm training results page shows MI300X BF16
 #   Llama training well below H100 MFU).
+#  BLACKWELL_ULTRA 0.40: INHERITED from BLACKWELL. B300/GB300 reuse the Blackwell SM and the same
+#   4NP dual-die design (NVIDIA Technical Blog, "Inside NVIDIA Blackwell Ultra", 2025; Tom's
+#   Hardware, Hot Chips 2025); the differences are in the datasheet peaks (FP4 x1.5, INT8 cut,
+#   288 GB), which the catalog columns carry. No published Blackwell Ultra MFU.
+#  CDNA4 0.30: INHERITED from CDNA3. MI355X keeps CDNA3's wave64 matrix cores with a larger LDS
+#   (160 KB, 256 B/clk) and FP4/FP6 MFMA (AMD CDNA 4 architecture white paper; ROCm Blogs, "FP8
+#   GEMM Optimization on AMD CDNA4 Architecture", 2026). No published MI355X training MFU.
 TRAINING_MFU: Final = {
     "AMPERE": 0.45,
     "HOPPER": 0.40,
     "BLACKWELL": 0.40,
+    "BLACKWELL_ULTRA": 0.40,
     "ADA": 0.35,
     "CDNA3": 0.30,
+    "CDNA4": 0.30,
 }
 # FP8 training runs at FP8 peak with lower utilization (Transformer Engine FP8 on H100 gives ~1.3-
 # 1.5x over BF16, not 2x: NVIDIA NeMo performance tables); engine: MFU x 0.7 of the BF16 value.
@@ -148,6 +178,17 @@ FP8_TRAINING_MFU_FACTOR: Final = 0.7
 #  BLACKWELL 0.50 / 0.40 / FP4 0.30 (engine choice: same fractions as Hopper, lower for FP4).
 #  CDNA3 0.45 / 0.35: MI300X GEMMs reach ~ 60% of peak in vendor-independent tests
 #   (SemiAnalysis "MI300X vs H100" 2024); engine choice.
+#  BLACKWELL_ULTRA BF16 0.50 / FP8 0.40: INHERITED from BLACKWELL (same SM, see TRAINING_MFU).
+#   FP4 0.30: INHERITED from BLACKWELL too, though the dense NVFP4 peak rises 1.5x (10 -> 15
+#   PFLOPS per package, NVIDIA Blackwell Ultra blog); no published figure says what share of it
+#   prefill reaches, and the accuracy table (bench/accuracy.md) is where to revisit it.
+#   No INT8 entry: Blackwell Ultra cut dense INT8 (the catalog's int8 column is empty, so INT8 is
+#   served weight-only, see precision.compute_path).
+#  CDNA4 BF16 0.45 / FP8 0.35 / INT8 0.35: INHERITED from CDNA3 (no published MI355X GEMM
+#   efficiency; third-party FP8 GEMM write-ups such as Makora's "AI-generated FP8 GEMMs on AMD
+#   MI355X", 2026, report per-shape results only). FP4 0.25: CDNA3 has no FP4 to inherit, so
+#   engine choice: CDNA4's FP8 0.35 x Blackwell's FP4/FP8 ratio (0.30 / 0.40) = 0.26, rounded down
+#   (CDNA4 is AMD's first FP4 MFMA generation).
 PREFILL_MFU: Final = {
     ("AMPERE", "BF16"): 0.60,
     ("AMPERE", "INT8"): 0.45,
@@ -164,20 +205,35 @@ PREFILL_MFU: Final = {
     ("CDNA3", "BF16"): 0.45,
     ("CDNA3", "FP8"): 0.35,
     ("CDNA3", "INT8"): 0.35,
+    ("BLACKWELL_ULTRA", "BF16"): 0.50,
+    ("BLACKWELL_ULTRA", "FP8"): 0.40,
+    ("BLACKWELL_ULTRA", "FP4"): 0.30,
+    ("CDNA4", "BF16"): 0.45,
+    ("CDNA4", "FP8"): 0.35,
+    ("CDNA4", "FP4"): 0.25,
+    ("CDNA4", "INT8"): 0.35,
 }
+# Architectures with FP4 tensor / matrix cores (NVFP4 / MXFP4): Blackwell (NVIDIA Blackwell
+# architecture technical brief), Blackwell Ultra, and CDNA4 (AMD CDNA 4 white paper: FP4/FP6
+# MFMA). Elsewhere FP4 weights are served weight-only (W4A16).
+FP4_ARCHITECTURES: Final = frozenset({"BLACKWELL", "BLACKWELL_ULTRA", "CDNA4"})
 DEFAULT_PREFILL_MFU: Final = 0.40
 
 # Decode reads weights and KV cache once per step. Fraction of the datasheet HBM bandwidth that
 # decode kernels sustain: Azure measured 92% of peak on GB200 with a STREAM-like test (Microsoft
 # Tech Community, "Azure's ND GB200 v6 ..." 2025); fused decode kernels reach less.  NVIDIA parts
 # 0.75 (engine choice), AMD CDNA3 0.60 (chips-and-cheese measured ~4.0 of 5.3 TB/s on MI300X in
-# microbenchmarks, lower in serving stacks).
+# microbenchmarks, lower in serving stacks).  BLACKWELL_ULTRA 0.75: INHERITED from BLACKWELL
+# (same 8 TB/s HBM3E, 8 stacks). CDNA4 0.60: INHERITED from CDNA3 (MI355X keeps the Infinity
+# Cache + HBM3E layout at 8 TB/s; no published sustained-bandwidth measurement).
 DECODE_BW_EFFICIENCY: Final = {
     "AMPERE": 0.75,
     "HOPPER": 0.75,
     "BLACKWELL": 0.75,
+    "BLACKWELL_ULTRA": 0.75,
     "ADA": 0.75,
     "CDNA3": 0.60,
+    "CDNA4": 0.60,
 }
 # Decode GEMMs are skinny (M = batch, at most ~1K rows) and each step also runs sampling, norms
 # and rotary kernels whose cost grows with the batch; cuBLAS reaches its peak only for large M

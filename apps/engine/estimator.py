@@ -15,6 +15,7 @@ from apps.engine.types import (
     TRAINING_TYPES,
     Estimate,
     EstimateRequest,
+    Fit,
     GpuSpec,
     WorkloadType,
 )
@@ -77,8 +78,10 @@ def estimate(
     gpus: Sequence[GpuSpec],
     calibration: Mapping[str, float] | None = None,
 ) -> tuple[Estimate, ...]:
-    """Per GPU: at `request.gpu_count` if forced, else the smallest candidate count that fits
-    (and, when a latency target is set, meets it); if none fits, the largest count (fits=False)."""
+    """Per GPU: at `request.gpu_count` if forced, else the smallest candidate count that FITS
+    (and, when a latency target is set, meets it); if none FITS, the smallest count that is
+    TIGHT (fits only with more of the GPU, a smaller batch or a shorter context); if none fits at
+    all, the largest count (fit NO, fits=False)."""
     wanted = set(request.gpus) if request.gpus is not None else None
     out: list[Estimate] = []
     for gpu in gpus:
@@ -89,18 +92,21 @@ def estimate(
             continue
         chosen: Estimate | None = None
         first_fit: Estimate | None = None
+        first_tight: Estimate | None = None
         last: Estimate | None = None
         for n in candidate_counts(gpu):
             e = estimate_at(request, gpu, n, calibration)
             last = e
-            if not e.fits:
+            if e.fit is not Fit.FITS:
+                if first_tight is None and e.fit is Fit.TIGHT:
+                    first_tight = e
                 continue
             if first_fit is None:
                 first_fit = e
             if e.meets_latency_target is not False:
                 chosen = e
                 break
-        pick = chosen or first_fit or last
+        pick = chosen or first_fit or first_tight or last
         if pick is not None:
             out.append(pick)
     notes = request.model.notes

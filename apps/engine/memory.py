@@ -14,6 +14,7 @@ from apps.engine.precision import (
 )
 from apps.engine.types import (
     AttentionLayout,
+    Fit,
     GpuSpec,
     MemoryBreakdown,
     ModelSpec,
@@ -68,6 +69,51 @@ def kv_shard_fraction(model: ModelSpec, tp: int) -> float:
     if model.kv_lora_rank is not None or tp <= 1:
         return 1.0
     return math.ceil(model.kv_heads / tp) / model.kv_heads
+
+
+# --- Capacity and the fit verdict -----------------------------------------------------------------
+
+
+def gpu_capacity_bytes(gpu: GpuSpec) -> float:
+    """Bytes per GPU the engine sizes against: the driver-reported total (`device_memory_mib`
+    MiB) where the catalog has it, else the datasheet's `memory_gb` GB. An "80 GB" H100 reports
+    81,559 MiB = 85.5 GB, which is what vLLM's gpu_memory_utilization is a fraction of."""
+    mib = gpu.device_memory_mib
+    return mib * c.MIB if mib is not None else gpu.memory_gb * c.GB
+
+
+def gpu_capacity_source(gpu: GpuSpec) -> str:
+    """Where `gpu_capacity_bytes` came from: "device (nvidia-smi MiB)" or "datasheet"."""
+    if gpu.device_memory_mib is None:
+        return c.CAPACITY_SOURCE_DATASHEET
+    tool = c.DEVICE_MEMORY_TOOL.get(gpu.vendor, c.DEFAULT_DEVICE_MEMORY_TOOL)
+    return f"device ({tool} MiB)"
+
+
+def memory_fit(required: float, capacity: float) -> Fit:
+    """FITS within the default usable fraction of `capacity`, TIGHT within the tight fraction,
+    else NO (both figures per GPU, in bytes)."""
+    if required <= capacity * c.USABLE_MEMORY_FRACTION:
+        return Fit.FITS
+    if required <= capacity * c.TIGHT_MEMORY_FRACTION:
+        return Fit.TIGHT
+    return Fit.NO
+
+
+def utilization_needed(required: float, capacity: float) -> float:
+    """The share of the GPU `required` bytes take, rounded up to the next 0.01 (the precision
+    one passes to --gpu-memory-utilization)."""
+    return math.ceil(required / capacity * 100.0 - 1e-9) / 100.0
+
+
+def utilization_advice(required: float, capacity: float, setting: str) -> str:
+    """The TIGHT advice when only a larger share of the GPU is needed; `setting` says how to
+    give the framework that share, formatted with it (a fraction, e.g. 0.93)."""
+    share = utilization_needed(required, capacity)
+    return (
+        f"needs {required / c.GB:.1f} of {capacity / c.GB:.1f} GB per GPU ({share:.0%}, over the "
+        f"default {c.USABLE_MEMORY_FRACTION:.0%}): " + setting.format(share)
+    )
 
 
 @fast_init
@@ -148,7 +194,7 @@ def serving_memory(
     kv_precision: Precision,
     chunk_tokens: int,
 ) -> ServingMemory:
-    capacity = gpu.memory_gb * c.GB
+    capacity = gpu_capacity_bytes(gpu)
     act_bytes = c.BYTES_16BIT
     per_token_act = (
         c.SERVING_ACTIVATION_HIDDEN_FACTOR * model.hidden_size

@@ -103,7 +103,7 @@ def compute_path(gpu: GpuSpec, p: Precision) -> ComputePath:
             return ComputePath(tflops=gpu.int8_tops, mfu=mfu("INT8"), weight_only=False, note=None)
         return weight_only("INT8: weight-only (W8A16); compute at BF16 rate")
     if p is Precision.FP4:
-        if gpu.fp4_tflops and arch == "BLACKWELL":
+        if gpu.fp4_tflops and arch in c.FP4_ARCHITECTURES:
             return ComputePath(tflops=gpu.fp4_tflops, mfu=mfu("FP4"), weight_only=False, note=None)
         why = "no FP4 tensor cores" if arch != "CDNA3" else "CDNA3 has FP8 but no FP4"
         return weight_only(

@@ -25,6 +25,10 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
         "gpu": e.gpu,
         "gpu_count": e.gpu_count,
         "fits": e.fits,
+        "fit": e.fit.value,
+        "fit_advice": e.fit_advice,
+        "memory_capacity_gb": _gb(e.memory_capacity_gb),
+        "memory_capacity_source": e.memory_capacity_source,
         "memory": {
             "weights_gb": _gb(m.weights_gb),
             "kv_cache_gb": _gb(m.kv_cache_gb),

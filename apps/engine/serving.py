@@ -8,7 +8,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from apps.engine import constants as c
-from apps.engine.memory import KvCost, breakdown_of, kv_cost, serving_memory
+from apps.engine.memory import (
+    KvCost,
+    breakdown_of,
+    gpu_capacity_source,
+    kv_cost,
+    memory_fit,
+    serving_memory,
+    utilization_advice,
+    utilization_needed,
+)
 from apps.engine.performance import ServingModel, bound_of, serving_model
 from apps.engine.precision import compute_path
 from apps.engine.types import (
@@ -16,6 +25,7 @@ from apps.engine.types import (
     CapacityPlan,
     Estimate,
     EstimateRequest,
+    Fit,
     GpuSpec,
     ModelSpec,
     Precision,
@@ -36,6 +46,7 @@ class ServingSetup:
 
     note: str | None  # the compute path's note, if any
     capacity_per_gpu: float
+    capacity_source: str
     usable_per_gpu: float
     weights_per_gpu: float
     overhead_per_gpu: float
@@ -78,6 +89,7 @@ def serving_setup(
     return ServingSetup(
         note=path.note,
         capacity_per_gpu=mem.capacity_per_gpu,
+        capacity_source=gpu_capacity_source(gpu),
         usable_per_gpu=mem.usable_per_gpu,
         weights_per_gpu=mem.weights_per_gpu,
         overhead_per_gpu=mem.overhead_per_gpu,
@@ -277,9 +289,39 @@ _PERFORMANCE_NOTE = (
     "performance: roofline estimate (prefill compute-bound, decode bandwidth-bound, "
     "tensor-parallel all-reduce); latencies at p95 shapes, throughput at p50 shapes"
 )
+# The serving framework's memory knob, as TIGHT advice quotes it (vLLM engine arguments).
+_UTILIZATION_SETTING = (
+    "fits with vLLM --gpu-memory-utilization {:.2f}, which eats into the engine's "
+    f"{1 - c.USABLE_MEMORY_FRACTION:.0%} safety margin"
+)
+
+
+def _smaller_workload(conc: int, mem_max: int, ctx_p95: int, max_ctx: int) -> str | None:
+    """TIGHT advice when the brief fits the default memory share at a smaller batch or a shorter
+    context that keeps at least TIGHT_MIN_WORKLOAD_FRACTION of what it asked; else None."""
+    keep = c.TIGHT_MIN_WORKLOAD_FRACTION
+    if conc > 1 and mem_max >= math.ceil(conc * keep):
+        return (
+            f"fits with at most {mem_max} sequence{'s' if mem_max != 1 else ''} in flight per "
+            f"replica (asked {conc}): set vLLM --max-num-seqs {mem_max}"
+        )
+    if max_ctx >= 1 and max_ctx >= math.ceil(ctx_p95 * keep):
+        return (
+            f"fits at a context of at most {max_ctx} tokens per sequence (asked {ctx_p95} at "
+            f"p95) with {conc} in flight: set vLLM --max-model-len {max_ctx}"
+        )
+    return None
+
+
 _DOES_NOT_FIT_NOTE = (
     "does not fit: weights + KV cache at p95 context exceed "
     f"{c.USABLE_MEMORY_FRACTION:.0%} of GPU memory"
+)
+
+
+_TIGHT_NOTE = (
+    "tight fit: weights + KV cache at p95 context exceed "
+    f"{c.USABLE_MEMORY_FRACTION:.0%} of GPU memory; fit_advice says what to change"
 )
 
 
@@ -332,9 +374,29 @@ def estimate_serving(
         )
     kv_used = conc * kv_per_seq
     logits = conc * logits_per_seq
-    fits = fixed + kv_used + logits <= setup.usable_per_gpu
+    required = fixed + kv_used + logits
     kv_room = max(free - logits, 0.0) / max(conc, 1)
     max_ctx = int(min(kv.max_context(kv_room), model.max_context_tokens))
+    # FITS is exactly "within the usable share of the GPU"; TIGHT first tries a larger share,
+    # then a smaller batch or shorter context at the default share.
+    capacity = setup.capacity_per_gpu
+    fit = memory_fit(required, capacity)
+    fit_advice: str | None = None
+    if fit is Fit.TIGHT:
+        # The figures describe the deployment as advised: at the larger share of the GPU.
+        fit_advice = utilization_advice(required, capacity, _UTILIZATION_SETTING)
+        smaller = _smaller_workload(conc, mem_max, ctx_p95, max_ctx)
+        if smaller is not None:
+            fit_advice += f"; or, at the default, {smaller}"
+        free = max(capacity * utilization_needed(required, capacity) - fixed, 0.0)
+        mem_max = int(min(free / (kv_per_seq + logits_per_seq), c.MAX_REPORTED_CONCURRENCY))
+        kv_room = max(free - logits, 0.0) / max(conc, 1)
+        max_ctx = int(min(kv.max_context(kv_room), model.max_context_tokens))
+    elif fit is Fit.NO:
+        fit_advice = _smaller_workload(conc, mem_max, ctx_p95, max_ctx)
+        if fit_advice is not None:
+            fit = Fit.TIGHT
+    fits = fit is not Fit.NO
 
     prefill_s = sm.prefill_seconds(in95)
     at_conc = _latency(sm, req, conc, prefill_s)
@@ -348,8 +410,10 @@ def estimate_serving(
     tok_s = conc / step_s
     has_target = req.has_latency_target
     meets = _meets(req, ttft, itl, e2e) if has_target else None
-    if not fits:
+    if fit is Fit.NO:
         notes.append(_DOES_NOT_FIT_NOTE)
+    elif fit is Fit.TIGHT:
+        notes.append(_TIGHT_NOTE)
     notes.append(_PERFORMANCE_NOTE)
     memory = breakdown_of(
         gpu_count,
@@ -366,6 +430,10 @@ def estimate_serving(
         gpu.slug,
         gpu_count,
         fits,
+        fit,
+        fit_advice,
+        setup.capacity_per_gpu / c.GB,
+        setup.capacity_source,
         memory,
         max(mem_max, 0),
         max(max_ctx, 0),

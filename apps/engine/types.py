@@ -149,8 +149,24 @@ class Architecture(StrEnum):
     AMPERE = "AMPERE"
     HOPPER = "HOPPER"
     BLACKWELL = "BLACKWELL"
+    BLACKWELL_ULTRA = "BLACKWELL_ULTRA"
     ADA = "ADA"
     CDNA3 = "CDNA3"
+    CDNA4 = "CDNA4"
+
+
+class Fit(StrEnum):
+    """The memory verdict of one estimate.
+
+    FITS: within the serving framework's default share of the GPU (vLLM
+    gpu_memory_utilization 0.9; the rest is the engine's safety margin). TIGHT: fits only if the
+    framework is given more of the GPU, or at a smaller batch or shorter context (the estimate's
+    `fit_advice` says which and how much). NO: neither.
+    """
+
+    FITS = "FITS"
+    TIGHT = "TIGHT"
+    NO = "NO"
 
 
 class Bound(StrEnum):
@@ -177,6 +193,9 @@ class GpuSpec:
     interconnect_gbps: float  # GB/s, bidirectional, as in the catalog CSV
     max_gpus_per_node: int
     architecture: str
+    # Total memory the driver reports (nvidia-smi / amd-smi, MiB = 2**20 bytes), when on file;
+    # the engine sizes against it in preference to the datasheet's `memory_gb` (10**9 bytes).
+    device_memory_mib: int | None = None
 
 
 @fast_init
@@ -364,7 +383,11 @@ class TrainingResult:
 class Estimate:
     gpu: str
     gpu_count: int
-    fits: bool
+    fits: bool  # fit is not Fit.NO
+    fit: Fit
+    fit_advice: str | None  # for TIGHT: what to change, and by how much
+    memory_capacity_gb: float  # per GPU, GB = 10**9 bytes
+    memory_capacity_source: str  # "device (nvidia-smi MiB)" | "device (amd-smi MiB)" | "datasheet"
     memory: MemoryBreakdown
     max_concurrency: int
     max_context_tokens: int
@@ -406,6 +429,10 @@ new_estimate: Callable[
         str,
         int,
         bool,
+        Fit,
+        str | None,
+        float,
+        str,
         MemoryBreakdown,
         int,
         int,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -10,8 +11,12 @@ from apps.engine import constants as c
 from apps.engine.memory import (
     breakdown,
     breakdown_of,
+    gpu_capacity_bytes,
+    gpu_capacity_source,
+    memory_fit,
     optimizer_bytes_per_param,
     training_memory,
+    utilization_advice,
 )
 from apps.engine.performance import attention_flops_per_position, training_flops_per_token
 from apps.engine.precision import compute_path, weight_bytes
@@ -21,6 +26,7 @@ from apps.engine.types import (
     CapacityPlan,
     Estimate,
     EstimateRequest,
+    Fit,
     GpuSpec,
     Performance,
     Precision,
@@ -165,8 +171,16 @@ def estimate_training(
     optimizer = plan.optimizer / gpu_count if plan.shard_optimizer else plan.optimizer
     adapters = plan.adapters / gpu_count if plan.shard_optimizer else plan.adapters
     total = weights + gradients + optimizer + adapters + plan.activations + plan.overhead
-    capacity = gpu.memory_gb * c.GB
-    fits = total <= capacity * c.USABLE_MEMORY_FRACTION
+    capacity = gpu_capacity_bytes(gpu)
+    fit = memory_fit(total, capacity)
+    fit_advice: str | None = None
+    if fit is Fit.TIGHT:
+        fit_advice = utilization_advice(total, capacity, _TRAINING_SETTING)
+    elif fit is Fit.NO:
+        fit_advice = _smaller_training(training, total, plan.activations, capacity)
+        if fit_advice is not None:
+            fit = Fit.TIGHT
+    fits = fit is not Fit.NO
     if not fits:
         notes.append(
             "does not fit: try ZeRO-3/FSDP sharding, activation checkpointing or more GPUs"
@@ -200,6 +214,10 @@ def estimate_training(
         gpu.slug,
         gpu_count,
         fits,
+        fit,
+        fit_advice,
+        capacity / c.GB,
+        gpu_capacity_source(gpu),
         memory,
         training.micro_batch_sequences if fits else 0,
         training.sequence_length if fits else 0,
@@ -214,17 +232,58 @@ def estimate_training(
 
 _CHECKPOINT_BYTES_PER_S_PER_GPU = c.CHECKPOINT_WRITE_GB_PER_S_PER_GPU * c.GB
 
+# Training frameworks have no memory-fraction knob: the engine's margin is for allocator
+# fragmentation, which PyTorch's expandable segments reduce (PyTorch "CUDA semantics: optimizing
+# memory usage with PYTORCH_CUDA_ALLOC_CONF").
+_TRAINING_SETTING = (
+    "fits only by eating into the engine's fragmentation margin; set "
+    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or lower the micro-batch"
+)
+# Media / encoder serving: the same vLLM-style knob (or the server's own memory fraction).
+_MEDIA_SETTING = "fits only if the server may use {:.0%} of GPU memory"
+
+
+def _smaller_training(
+    training: TrainingSpec, total: float, activations: float, capacity: float
+) -> str | None:
+    """TIGHT advice when a smaller micro-batch or shorter sequence fits the default share:
+    activation (and logits) bytes are linear in micro-batch x sequence tokens."""
+    if activations <= 0:
+        return None
+    share = (capacity * c.USABLE_MEMORY_FRACTION - (total - activations)) / activations
+    if share <= 0:
+        return None
+    keep = c.TIGHT_MIN_WORKLOAD_FRACTION
+    micro = training.micro_batch_sequences
+    if micro > 1:
+        fewer = int(micro * share)
+        if fewer >= 1 and fewer >= math.ceil(micro * keep):
+            unit = "sequence" if fewer == 1 else "sequences"
+            return f"fits with a micro-batch of at most {fewer} {unit} (asked {micro})"
+    seq = training.sequence_length
+    shorter = int(seq * share)
+    if micro == 1 and shorter >= 1 and shorter >= math.ceil(seq * keep):
+        return f"fits at a sequence length of at most {shorter} tokens (asked {seq})"
+    return None
+
 
 def _replica_plan(req: EstimateRequest, gpu: GpuSpec, gpu_count: int) -> tuple[bool, int, float]:
     """Media / encoder models are small: one replica per GPU when the weights fit on one GPU,
     otherwise one replica over all GPUs. Returns (fits, replicas, per-GPU bytes)."""
     w = weight_bytes(req.model, req.weight_precision)
     overhead = c.INFERENCE_RUNTIME_OVERHEAD_GB_PER_GPU * c.GB
-    usable = gpu.memory_gb * c.GB * c.USABLE_MEMORY_FRACTION
+    usable = gpu_capacity_bytes(gpu) * c.USABLE_MEMORY_FRACTION
     if w + overhead <= usable:
         return True, gpu_count, w
     per_gpu = w / gpu_count
     return per_gpu + overhead <= usable, 1, per_gpu
+
+
+def _media_fit(required: float, capacity: float) -> tuple[Fit, str | None]:
+    fit = memory_fit(required, capacity)
+    if fit is Fit.TIGHT:
+        return fit, utilization_advice(required, capacity, _MEDIA_SETTING)
+    return fit, None
 
 
 def estimate_embeddings(
@@ -235,16 +294,17 @@ def estimate_embeddings(
     path = compute_path(gpu, req.weight_precision)
     if path.note:
         notes.append(path.note)
-    fits, replicas, w_gpu = _replica_plan(req, gpu, gpu_count)
+    _, replicas, w_gpu = _replica_plan(req, gpu, gpu_count)
     seq = req.input_tokens_p50
     per_token_act = (4.0 * model.hidden_size + 2.0 * model.intermediate_size) * c.BYTES_16BIT
-    usable = gpu.memory_gb * c.GB * c.USABLE_MEMORY_FRACTION
+    capacity = gpu_capacity_bytes(gpu)
+    usable = capacity * c.USABLE_MEMORY_FRACTION
     overhead = c.INFERENCE_RUNTIME_OVERHEAD_GB_PER_GPU * c.GB
     free = max(usable - w_gpu - overhead, 0.0)
     max_batch = int(min(free / (per_token_act * req.input_tokens_p95), c.MAX_REPORTED_CONCURRENCY))
     batch = req.concurrency or max(1, min(max_batch, c.ENCODER_BATCH_CAP))
     act = batch * req.input_tokens_p95 * per_token_act
-    fits = fits and act + w_gpu + overhead <= usable
+    fit, fit_advice = _media_fit(act + w_gpu + overhead, capacity)
     flops_tok = 2.0 * model.active_params + attention_flops_per_position(model) * seq / 2
     rate = path.tflops * 1e12 * path.mfu * c.ENCODER_MFU_FACTOR * calibration.get("prefill_mfu", 1)
     gpus_per_replica = gpu_count // replicas
@@ -253,7 +313,7 @@ def estimate_embeddings(
     latency = seq * batch * flops_tok / (rate * gpus_per_replica)
     memory = breakdown(
         gpu_count=gpu_count,
-        capacity_per_gpu=gpu.memory_gb * c.GB,
+        capacity_per_gpu=capacity,
         weights=w_gpu,
         activations=act,
         overhead=overhead,
@@ -261,7 +321,11 @@ def estimate_embeddings(
     return Estimate(
         gpu=gpu.slug,
         gpu_count=gpu_count,
-        fits=fits,
+        fits=fit is not Fit.NO,
+        fit=fit,
+        fit_advice=fit_advice,
+        memory_capacity_gb=capacity / c.GB,
+        memory_capacity_source=gpu_capacity_source(gpu),
         memory=memory,
         max_concurrency=max(max_batch, 0),
         max_context_tokens=model.max_context_tokens,
@@ -300,7 +364,10 @@ def estimate_media(
     ]
     if path.note:
         notes.append(path.note)
-    fits, replicas, w_gpu = _replica_plan(req, gpu, gpu_count)
+    _, replicas, w_gpu = _replica_plan(req, gpu, gpu_count)
+    capacity = gpu_capacity_bytes(gpu)
+    fit, fit_advice = _media_fit(w_gpu + c.INFERENCE_RUNTIME_OVERHEAD_GB_PER_GPU * c.GB, capacity)
+    fits = fit is not Fit.NO
     steps = req.diffusion_steps or model.diffusion_steps or 30
     pixels = req.image_pixels or c.DEFAULT_IMAGE_PIXELS
     per_step = (model.diffusion_flops_per_step_1mp or 2.0 * model.active_params * 4096) * (
@@ -323,7 +390,7 @@ def estimate_media(
     act = (pixels / 64.0) * model.hidden_size * c.BYTES_16BIT * 8  # latent tokens x hidden
     memory = breakdown(
         gpu_count=gpu_count,
-        capacity_per_gpu=gpu.memory_gb * c.GB,
+        capacity_per_gpu=capacity,
         weights=w_gpu,
         activations=act,
         overhead=overhead,
@@ -333,6 +400,10 @@ def estimate_media(
         gpu=gpu.slug,
         gpu_count=gpu_count,
         fits=fits,
+        fit=fit,
+        fit_advice=fit_advice,
+        memory_capacity_gb=capacity / c.GB,
+        memory_capacity_source=gpu_capacity_source(gpu),
         memory=memory,
         max_concurrency=replicas if fits else 0,
         max_context_tokens=model.max_context_tokens,

@@ -40,5 +40,5 @@ class TestBriefsInTheBrowser:
         assert WorkloadBrief.objects.get().name == "Browser brief"
         page.click("text=GPU catalog")
         page.wait_for_selector("#gpu-table")
-        assert page.locator("#gpu-table tbody tr").count() == 17
+        assert page.locator("#gpu-table tbody tr").count() == 21
         assert page.console_errors == []

@@ -30,9 +30,11 @@ PERFORMANCE_KEYS = {
     "bound", "training_tokens_per_s_per_gpu",
 }  # fmt: skip
 TOP_KEYS = {
-    "gpu", "gpu_count", "fits", "memory", "max_concurrency", "performance",
+    "gpu", "gpu_count", "fits", "fit", "fit_advice", "memory_capacity_gb",
+    "memory_capacity_source", "memory", "max_concurrency", "performance",
     "meets_latency_target", "basis", "notes",
 }  # fmt: skip
+H100_CAPACITY_GB = 81_559 * 2**20 / 1e9  # nvidia-smi's 81,559 MiB = 85.52 GB
 
 
 @pytest.fixture
@@ -61,7 +63,9 @@ class TestEstimateContract:
     def test_capacity_and_headroom_are_consistent(self, api):
         h100 = post(api, CONTRACT_EXAMPLE).json()["estimates"][0]
         memory = h100["memory"]
-        assert memory["capacity_gb"] == 160
+        assert memory["capacity_gb"] == pytest.approx(2 * H100_CAPACITY_GB, abs=0.05)
+        assert h100["memory_capacity_gb"] == pytest.approx(H100_CAPACITY_GB, abs=0.005)
+        assert h100["memory_capacity_source"] == "device (nvidia-smi MiB)"
         expected_headroom = memory["capacity_gb"] - memory["total_gb"]
         assert memory["headroom_gb"] == pytest.approx(expected_headroom, abs=0.2)
         assert h100["fits"] is True
@@ -74,8 +78,17 @@ class TestEstimateContract:
     def test_without_a_filter_every_catalog_gpu_is_answered(self, api):
         body = {k: v for k, v in CONTRACT_EXAMPLE.items() if k not in ("gpus", "gpu_count")}
         estimates = post(api, body).json()["estimates"]
-        assert len(estimates) == 17
+        assert len(estimates) == 21
         assert all(e["gpu_count"] >= 1 for e in estimates)
+        assert {"b300-sxm-288gb", "gb300-nvl72-288gb", "mi355x-288gb", "rtx-pro-6000-96gb"} <= {
+            e["gpu"] for e in estimates
+        }
+        for e in estimates:
+            assert e["fit"] in ("FITS", "TIGHT", "NO")
+            assert e["fits"] is (e["fit"] != "NO")
+        sources = {e["gpu"]: e["memory_capacity_source"] for e in estimates}
+        assert sources["mi300x-192gb"] == "device (amd-smi MiB)"
+        assert sources["gb200-nvl72-186gb"] == sources["mi355x-288gb"] == "datasheet"
 
     def test_a_70b_model_at_fp8_does_not_fit_one_80gb_gpu_but_fits_one_h200(self, api):
         body = {
@@ -87,6 +100,38 @@ class TestEstimateContract:
         h100, h200 = post(api, body).json()["estimates"]
         assert h100["fits"] is False
         assert h200["fits"] is True
+
+    def test_a_70b_model_at_fp8_and_4k_context_fits_one_h100_as_vllm_serves_it(self, api):
+        body = {
+            "workload_type": "REALTIME_INFERENCE",
+            "model": {"preset": "llama-3.1-70b"},
+            "weight_precision": "FP8",
+            "input_tokens": {"p50": 3072, "p95": 3072},
+            "output_tokens": {"p50": 1024, "p95": 1024},
+            "concurrency": 1,
+            "gpus": ["h100-sxm5-80gb"],
+            "gpu_count": 1,
+        }
+        (h100,) = post(api, body).json()["estimates"]
+        assert (h100["fit"], h100["fits"], h100["fit_advice"]) == ("FITS", True, None)
+        assert h100["memory"]["total_gb"] <= 0.9 * h100["memory_capacity_gb"]
+        assert h100["memory"]["total_gb"] > 0.9 * 80  # would not fit a datasheet 80 GB
+
+    def test_a_tight_fit_says_what_to_change(self, api):
+        body = {
+            "workload_type": "REALTIME_INFERENCE",
+            "model": {"preset": "llama-3.1-70b"},
+            "weight_precision": "FP8",
+            "input_tokens": {"p50": 7000, "p95": 7000},
+            "output_tokens": {"p50": 1000, "p95": 1000},
+            "concurrency": 1,
+            "gpus": ["h100-sxm5-80gb"],
+            "gpu_count": 1,
+        }
+        (h100,) = post(api, body).json()["estimates"]
+        assert (h100["fit"], h100["fits"]) == ("TIGHT", True)
+        assert "--gpu-memory-utilization 0.92" in h100["fit_advice"]
+        assert "--max-model-len" in h100["fit_advice"]
 
     def test_needs_a_token(self, catalog, client):
         response = client.post(

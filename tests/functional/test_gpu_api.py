@@ -6,20 +6,22 @@ pytestmark = pytest.mark.django_db
 class TestGpuApi:
     def test_lists_the_catalog_paginated(self, catalog, token_client):
         body = token_client().get("/api/v1/gpus/", {"page_size": 5}).json()
-        assert body["count"] == 17
+        assert body["count"] == 21
         assert len(body["results"]) == 5
         assert body["next"]
 
     def test_filters_by_vendor(self, catalog, token_client):
         body = token_client().get("/api/v1/gpus/", {"vendor": "amd"}).json()
-        assert sorted(g["slug"] for g in body["results"]) == ["mi300x-192gb", "mi325x-256gb"]
+        assert sorted(g["slug"] for g in body["results"]) == [
+            "mi300x-192gb", "mi325x-256gb", "mi355x-288gb",
+        ]  # fmt: skip
 
     def test_filters_by_memory(self, catalog, token_client):
         body = token_client().get("/api/v1/gpus/", {"min_memory_gb": 141}).json()
         slugs = {g["slug"] for g in body["results"]}
         assert slugs == {
             "h200-sxm-141gb", "h200-nvl-141gb", "b200-sxm-180gb", "gb200-nvl72-186gb",
-            "mi300x-192gb", "mi325x-256gb",
+            "mi300x-192gb", "mi325x-256gb", "b300-sxm-288gb", "gb300-nvl72-288gb", "mi355x-288gb",
         }  # fmt: skip
 
     def test_filters_combine_and_take_any_json_number(self, catalog, token_client):
@@ -39,7 +41,7 @@ class TestGpuApi:
         under = token_client().get("/api/v1/gpus/", {"max_memory_gb": "79.999", "page_size": 500})
         assert all(float(g["memory_gb"]) > 80 for g in over.json()["results"])
         assert all(float(g["memory_gb"]) < 80 for g in under.json()["results"])
-        assert over.json()["count"] + under.json()["count"] + 4 == 17  # four GPUs of 80 GB
+        assert over.json()["count"] + under.json()["count"] + 4 == 21  # four GPUs of 80 GB
 
     def test_detail_by_slug_keeps_source_and_checked_date(self, catalog, token_client):
         body = token_client().get("/api/v1/gpus/h100-sxm5-80gb/").json()
@@ -48,6 +50,18 @@ class TestGpuApi:
         assert body["bf16_dense_tflops"] == "989.00"
         assert body["source"] == "NVIDIA H100 datasheet"
         assert body["checked_date"] == "2026-11-30"
+
+    def test_detail_has_the_driver_reported_memory_where_known(self, catalog, token_client):
+        client = token_client()
+        assert client.get("/api/v1/gpus/h100-sxm5-80gb/").json()["device_memory_mib"] == 81559
+        assert client.get("/api/v1/gpus/gb200-nvl72-186gb/").json()["device_memory_mib"] is None
+
+    def test_filters_by_the_new_architectures(self, catalog, token_client):
+        client = token_client()
+        ultra = client.get("/api/v1/gpus/", {"architecture": "BLACKWELL_ULTRA"}).json()
+        assert {g["slug"] for g in ultra["results"]} == {"b300-sxm-288gb", "gb300-nvl72-288gb"}
+        cdna4 = client.get("/api/v1/gpus/", {"architecture": "CDNA4"}).json()
+        assert [g["slug"] for g in cdna4["results"]] == ["mi355x-288gb"]
 
     def test_unknown_slug_is_404(self, catalog, token_client):
         assert token_client().get("/api/v1/gpus/nope/").status_code == 404

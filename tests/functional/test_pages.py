@@ -62,17 +62,27 @@ class TestCatalogPages:
     def test_list_shows_every_gpu(self, catalog, platform_client):
         response = platform_client.get("/catalog/")
         assert response.status_code == 200
-        assert len(response.context["gpus"]) == 17
+        assert len(response.context["gpus"]) == 21
         assert b"NVIDIA H200 SXM" in response.content
 
     def test_list_filters_by_vendor(self, catalog, platform_client):
         response = platform_client.get("/catalog/", {"vendor": "AMD"})
-        assert [g.slug for g in response.context["gpus"]] == ["mi325x-256gb", "mi300x-192gb"]
+        assert [g.slug for g in response.context["gpus"]] == [
+            "mi355x-288gb", "mi325x-256gb", "mi300x-192gb",
+        ]  # fmt: skip
 
     def test_detail_shows_source_and_systems(self, catalog, platform_client):
         response = platform_client.get("/catalog/h100-sxm5-80gb/")
         assert b"NVIDIA H100 datasheet" in response.content
         assert b"NVIDIA HGX H100 8-GPU" in response.content
+
+    def test_detail_says_which_memory_figure_the_engine_sizes_against(
+        self, catalog, platform_client
+    ):
+        h100 = platform_client.get("/catalog/h100-sxm5-80gb/").content.decode()
+        assert "81559 MiB as the driver reports it" in h100
+        b300 = platform_client.get("/catalog/b300-sxm-288gb/").content.decode()
+        assert "no driver figure on file" in b300
 
     def test_unknown_gpu_is_404(self, catalog, platform_client):
         assert platform_client.get("/catalog/nope/").status_code == 404

@@ -4,8 +4,10 @@ import csv
 from decimal import Decimal
 
 import pytest
+from django.db import IntegrityError, transaction
 
 from apps.catalog.models import Gpu, GpuSystem, ModelPreset
+from apps.catalog.selectors import gpu_specs
 from apps.catalog.services import GPU_CSV, catalog_load
 from apps.engine import PRESETS
 
@@ -21,7 +23,7 @@ class TestCatalogLoad:
     def test_the_catalog_matches_the_csv_row_for_row(self, catalog):
         with GPU_CSV.open(newline="") as handle:
             rows = list(csv.DictReader(handle))
-        assert Gpu.objects.count() == len(rows) == 17
+        assert Gpu.objects.count() == len(rows) == 21
         for row in rows:
             gpu = Gpu.objects.get(slug=row["slug"])
             for column, text in row.items():
@@ -30,6 +32,8 @@ class TestCatalogLoad:
                     assert stored == (Decimal(text) if text else None), (row["slug"], column)
                 elif column in {"tdp_w", "max_gpus_per_node"}:
                     assert stored == int(text), (row["slug"], column)
+                elif column == "device_memory_mib":
+                    assert stored == (int(text) if text else None), (row["slug"], column)
                 elif column == "checked_date":
                     assert stored.isoformat() == text
                 else:
@@ -47,3 +51,39 @@ class TestCatalogLoad:
         nvl72 = GpuSystem.objects.get(slug="gb200-nvl72")
         assert nvl72.gpus_per_domain == 72
         assert nvl72.gpu.slug == "gb200-nvl72-186gb"
+
+    def test_gb300_nvl72_is_a_72_gpu_rack_of_blackwell_ultra(self, catalog):
+        nvl72 = GpuSystem.objects.get(slug="gb300-nvl72")
+        assert (nvl72.scale, nvl72.gpus_per_domain) == (GpuSystem.Scale.RACK, 72)
+        assert nvl72.gpu.slug == "gb300-nvl72-288gb"
+        assert nvl72.gpu.architecture == Gpu.Architecture.BLACKWELL_ULTRA
+
+
+class TestNewGpus:
+    """The four GPUs the shared catalog gained, with their architectures and memory figures."""
+
+    def test_the_new_gpus_are_loaded_with_their_architectures(self, catalog):
+        new = ["b300-sxm-288gb", "gb300-nvl72-288gb", "mi355x-288gb", "rtx-pro-6000-96gb"]
+        architectures = dict(Gpu.objects.filter(slug__in=new).values_list("slug", "architecture"))
+        assert architectures == {
+            "b300-sxm-288gb": "BLACKWELL_ULTRA",
+            "gb300-nvl72-288gb": "BLACKWELL_ULTRA",
+            "mi355x-288gb": "CDNA4",
+            "rtx-pro-6000-96gb": "BLACKWELL",
+        }
+
+    def test_empty_int8_and_device_memory_are_stored_as_null(self, catalog):
+        b300 = Gpu.objects.get(slug="b300-sxm-288gb")
+        assert b300.int8_dense_tops is None and b300.device_memory_mib is None
+        assert Gpu.objects.get(slug="rtx-pro-6000-96gb").device_memory_mib == 97887
+
+    def test_the_engine_sizes_against_device_memory_where_known(self, catalog):
+        specs = {s.slug: s for s in gpu_specs()}
+        assert len(specs) == 21
+        assert specs["h100-sxm5-80gb"].device_memory_mib == 81559
+        assert specs["mi355x-288gb"].device_memory_mib is None
+        assert specs["mi355x-288gb"].architecture == "CDNA4"
+
+    def test_a_non_positive_device_memory_is_refused_by_the_database(self, catalog):
+        with pytest.raises(IntegrityError), transaction.atomic():
+            Gpu.objects.filter(slug="l4-24gb").update(device_memory_mib=0)

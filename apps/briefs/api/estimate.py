@@ -19,7 +19,17 @@ class EngineErrorSerializer(serializers.Serializer):  # type: ignore[type-arg]
 
 
 class EstimateOutputSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    estimates = serializers.ListField(child=serializers.DictField())
+    estimates = serializers.ListField(
+        child=serializers.DictField(),
+        help_text=(
+            "One estimate per GPU. `fit` is FITS (within the serving framework's default 90% "
+            "of GPU memory), TIGHT (fits only with more of the GPU, e.g. vLLM "
+            "--gpu-memory-utilization 0.95, or at a smaller batch / shorter context; "
+            "`fit_advice` says which and how much) or NO; `fits` is `fit != NO`. "
+            "`memory_capacity_gb` is per GPU in GB (10^9 bytes), from "
+            "`memory_capacity_source`: the driver-reported MiB where known, else the datasheet."
+        ),
+    )
 
 
 def engine_error_response(exc: EngineInputError) -> Response:

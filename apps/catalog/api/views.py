@@ -21,7 +21,8 @@ class GpuOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg
     class Meta:
         model = Gpu
         fields = [
-            "slug", "name", "vendor", "form_factor", "architecture", "memory_gb", "memory_type",
+            "slug", "name", "vendor", "form_factor", "architecture", "memory_gb",
+            "device_memory_mib", "memory_type",
             "memory_bandwidth_tbps", "bf16_dense_tflops", "fp8_dense_tflops", "fp4_dense_tflops",
             "int8_dense_tops", "tdp_w", "interconnect", "interconnect_gbps_bidirectional",
             "max_gpus_per_node", "source", "checked_date",

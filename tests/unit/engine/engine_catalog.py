@@ -35,6 +35,9 @@ def load_gpus(path: Path = CATALOG_CSV) -> tuple[GpuSpec, ...]:
                 interconnect_gbps=float(row["interconnect_gbps_bidirectional"]),
                 max_gpus_per_node=int(row["max_gpus_per_node"]),
                 architecture=row["architecture"],
+                device_memory_mib=int(row["device_memory_mib"])
+                if row["device_memory_mib"].strip()
+                else None,
             )
             for row in csv.DictReader(fh)
         )

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from engine_catalog import gpu
 
-from apps.engine import PRESETS, EstimateRequest, Precision, WorkloadType, estimate_at
+from apps.engine import PRESETS, EstimateRequest, Fit, Precision, WorkloadType, estimate_at
 from apps.engine.memory import kv_bytes_per_token
 from apps.engine.performance import flop_params
 from apps.engine.precision import weight_bytes
@@ -60,16 +62,27 @@ class TestKvCache:
 
 
 class TestFit:
-    def test_70b_fp8_on_one_80gb_gpu_leaves_only_a_few_thousand_tokens(self) -> None:
-        # 72.7 GB of FP8 weights (embeddings at BF16): over vLLM's default 90% budget, and the
-        # whole 80 GB leaves room for only ~20K tokens of FP8 KV cache (163,840 bytes each).
-        e = estimate_at(_serving("llama-3.1-70b", Precision.FP8), gpu("h100-sxm5-80gb"), 1)
-        assert not e.fits
-        assert e.max_concurrency == 0
+    def test_70b_fp8_on_one_80gb_datasheet_gpu_leaves_only_a_few_thousand_tokens(self) -> None:
+        # 72.7 GB of FP8 weights (embeddings at BF16): over vLLM's default 90% budget of a
+        # datasheet 80 GB, and the whole 80 GB leaves room for only ~20K tokens of FP8 KV cache
+        # (163,840 bytes each).
+        datasheet_h100 = dataclasses.replace(gpu("h100-sxm5-80gb"), device_memory_mib=None)
+        e = estimate_at(_serving("llama-3.1-70b", Precision.FP8), datasheet_h100, 1)
+        assert e.fit is not Fit.FITS
         spare = e.memory.capacity_gb - e.memory.weights_gb - e.memory.overhead_gb
         assert spare * 1e9 / 163_840 < 40_000
         h200 = estimate_at(_serving("llama-3.1-70b", Precision.FP8), gpu("h200-sxm-141gb"), 1)
         assert h200.fits and h200.max_context_tokens > 100_000
+
+    def test_70b_fp8_at_4k_fits_one_h100_sized_by_its_81559_mib(self) -> None:
+        # vLLM serves Llama-3.1-70B FP8 on one H100 SXM at 4K context: 0.9 x 85.5 GB = 77.0 GB
+        # holds 72.7 GB of weights, 1.5 GB overhead, ~0.7 GB activations and 0.7 GB of KV.
+        req = _serving("llama-3.1-70b", Precision.FP8, tokens=4096 - 128)
+        e = estimate_at(req, gpu("h100-sxm5-80gb"), 1)
+        assert e.fit is Fit.FITS and e.fits
+        assert e.memory_capacity_gb == pytest.approx(81_559 * 2**20 / 1e9)
+        assert e.memory_capacity_gb == pytest.approx(85.52, abs=0.01)
+        assert e.max_concurrency >= 1 and e.max_context_tokens >= 4096
 
     def test_405b_bf16_does_not_fit_8x_h100_but_fits_8x_h200(self) -> None:
         req = _serving("llama-3.1-405b", Precision.BF16)
@@ -80,7 +93,7 @@ class TestFit:
     def test_headroom_is_capacity_minus_total(self) -> None:
         e = estimate_at(_serving("llama-3.1-8b", Precision.BF16), gpu("h100-sxm5-80gb"), 2)
         m = e.memory
-        assert m.capacity_gb == pytest.approx(160)
+        assert m.capacity_gb == pytest.approx(2 * 81_559 * 2**20 / 1e9)
         assert m.headroom_gb == pytest.approx(m.capacity_gb - m.total_gb)
 
 

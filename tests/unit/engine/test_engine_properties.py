@@ -9,7 +9,16 @@ from engine_catalog import load_gpus
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apps.engine import PRESETS, EstimateRequest, ModelKind, Precision, WorkloadType, estimate_at
+from apps.engine import (
+    PRESETS,
+    EstimateRequest,
+    Fit,
+    GpuSpec,
+    ModelKind,
+    Precision,
+    WorkloadType,
+    estimate_at,
+)
 from apps.engine.precision import PRECISION_BITS, weight_bytes
 
 DECODERS = sorted(k for k, v in PRESETS.items() if v.kind is ModelKind.DECODER)
@@ -39,6 +48,19 @@ requests = st.builds(
 )
 
 
+_RANK = {Fit.FITS: 0, Fit.TIGHT: 1, Fit.NO: 2}
+
+
+def _with_more_memory(gpu: GpuSpec, factor: float) -> GpuSpec:
+    """`gpu` with `factor` x its memory, on whichever figure the engine sizes against."""
+    mib = gpu.device_memory_mib
+    return dataclasses.replace(
+        gpu,
+        memory_gb=gpu.memory_gb * factor,
+        device_memory_mib=None if mib is None else int(mib * factor),
+    )
+
+
 def _numbers(e: object) -> list[float]:
     out: list[float] = []
     for f in dataclasses.fields(e):  # type: ignore[arg-type]
@@ -63,9 +85,31 @@ class TestProperties:
     @settings(max_examples=100, deadline=None)
     @given(requests, st.sampled_from(GPUS), st.sampled_from([1, 2, 4]))
     def test_more_gpu_memory_never_turns_a_fit_into_a_non_fit(self, req, gpu, n) -> None:  # type: ignore[no-untyped-def]
-        bigger = dataclasses.replace(gpu, memory_gb=gpu.memory_gb * 1.5)
         if estimate_at(req, gpu, n).fits:
-            assert estimate_at(req, bigger, n).fits
+            assert estimate_at(req, _with_more_memory(gpu, 1.5), n).fits
+
+    @settings(max_examples=150, deadline=None)
+    @given(
+        requests,
+        st.sampled_from(GPUS),
+        st.sampled_from([1, 2, 4]),
+        st.floats(1.0, 3.0),
+        st.sampled_from([True, False]),
+    )
+    def test_more_device_memory_never_worsens_the_verdict(  # type: ignore[no-untyped-def]
+        self, req, gpu, n, factor, datasheet_only
+    ) -> None:
+        # FITS stays FITS and TIGHT never becomes NO, whether the capacity is the driver's MiB
+        # or (with the device figure dropped) the datasheet's GB.
+        if datasheet_only:
+            gpu = dataclasses.replace(gpu, device_memory_mib=None)
+        before = estimate_at(req, gpu, n)
+        after = estimate_at(req, _with_more_memory(gpu, factor), n)
+        assert _RANK[after.fit] <= _RANK[before.fit], (before.fit_advice, after.fit_advice)
+        assert after.memory_capacity_gb >= before.memory_capacity_gb
+        for e in (before, after):
+            assert e.fits is (e.fit is not Fit.NO)
+            assert (e.fit_advice is not None) is (e.fit is Fit.TIGHT)
 
     @settings(max_examples=100, deadline=None)
     @given(requests, st.sampled_from(GPUS), st.sampled_from([1, 2, 4]))
