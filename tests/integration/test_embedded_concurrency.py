@@ -24,6 +24,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -146,26 +148,31 @@ class Writer:
     statuses: list[int] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
-    def record(self, what: str, status: int, body: dict) -> bool:
+    timings: list[float] = field(default_factory=list)
+
+    def send(self, api: Api, method: str, path: str, body: dict, what: str) -> dict | None:
+        """The answer's body if the write was acknowledged, else None (and a failure noted)."""
+        started = time.perf_counter()
+        status, answer = api.call(method, path, body)
+        self.timings.append(time.perf_counter() - started)
         self.statuses.append(status)
         if status >= 300:
-            self.failures.append(f"writer {self.number} {what}: {status} {str(body)[:300]}")
-        return status < 300
+            self.failures.append(f"writer {self.number} {what}: {status} {str(answer)[:300]}")
+            return None
+        return answer
 
     def create_brief(self, n: int) -> None:
         body = {**BRIEF_BODY, "name": f"load w{self.number} #{n}", "concurrency": 8 + n}
-        status, answer = self.briefs_api.call("POST", "/api/v1/briefs/", body)
-        if self.record("create brief", status, answer):
+        answer = self.send(self.briefs_api, "POST", "/api/v1/briefs/", body, "create brief")
+        if answer is not None:
             self.created_briefs.append(answer["id"])
             self.brief_concurrency[answer["id"]] = body["concurrency"]
 
     def patch_brief(self, n: int) -> None:
         brief = self.created_briefs[-1]
         value = 8 + n
-        status, answer = self.briefs_api.call(
-            "PATCH", f"/api/v1/briefs/{brief}/", {"concurrency": value}
-        )
-        if self.record("patch brief", status, answer):
+        path = f"/api/v1/briefs/{brief}/"
+        if self.send(self.briefs_api, "PATCH", path, {"concurrency": value}, "patch brief"):
             self.brief_concurrency[brief] = value
 
     def create_quote(self, n: int) -> None:
@@ -181,17 +188,16 @@ class Writer:
             "quote_date": time.strftime("%Y-%m-%d"),
             "source": "embedded concurrency test",
         }
-        status, answer = self.quotes_api.call("POST", "/api/v1/quotes/", body)
-        if self.record("create quote", status, answer):
+        answer = self.send(self.quotes_api, "POST", "/api/v1/quotes/", body, "create quote")
+        if answer is not None:
             self.quote_price[answer["id"]] = price
 
     def patch_quote(self, n: int) -> None:
         quote = max(self.quote_price)
         price = f"{2 + self.number / 10 + n / 1000:.3f}"
-        status, answer = self.quotes_api.call(
-            "PATCH", f"/api/v1/quotes/{quote}/", {"hourly_price_per_gpu": price}
-        )
-        if self.record("patch quote", status, answer):
+        path = f"/api/v1/quotes/{quote}/"
+        body = {"hourly_price_per_gpu": price}
+        if self.send(self.quotes_api, "PATCH", path, body, "patch quote"):
             self.quote_price[quote] = price
 
     def run(self, until: float) -> None:
@@ -230,11 +236,13 @@ def table_count(db_path: Path) -> tuple[int, int]:
     return briefs, tables
 
 
-@pytest.fixture
-def embedded_server(tmp_path):
-    db_path = tmp_path / "embedded.sqlite3"
+@contextmanager
+def embedded_server_running(workdir: Path) -> Iterator[dict]:
+    """A fresh SQLite file with the catalog and demo data, served by ``manage.py runserver``
+    (what ``make run`` starts) on a free port; stopped on the way out."""
+    db_path = workdir / "embedded.sqlite3"
     env = embedded_env(db_path)
-    setup = subprocess.run(
+    setup = subprocess.run(  # noqa: S603 - our own interpreter and script
         [sys.executable, "-c", SETUP],
         cwd=ROOT,
         env=env,
@@ -243,11 +251,13 @@ def embedded_server(tmp_path):
         timeout=300,
         check=False,
     )
-    assert setup.returncode == 0, setup.stderr[-3000:]
+    if setup.returncode != 0:
+        raise RuntimeError(f"setup failed:\n{setup.stderr[-3000:]}")
     seeded = json.loads(setup.stdout.strip().splitlines()[-1])
     port = free_port()
-    log = (tmp_path / "server.log").open("w")
-    server = subprocess.Popen(
+    log_path = workdir / "server.log"
+    log = log_path.open("w")
+    server = subprocess.Popen(  # noqa: S603 - our own interpreter and manage.py
         [sys.executable, "manage.py", "runserver", "--noreload", f"{HOST}:{port}"],
         cwd=ROOT,
         env=env,
@@ -264,10 +274,10 @@ def embedded_server(tmp_path):
                         break
             except OSError:
                 pass
-            assert server.poll() is None, (tmp_path / "server.log").read_text()[-3000:]
-            assert time.monotonic() < deadline, "the server did not answer /healthz"
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the server did not start:\n{log_path.read_text()[-3000:]}")
             time.sleep(0.2)
-        yield {"base": base, "db": db_path, "log": tmp_path / "server.log", **seeded}
+        yield {"base": base, "db": db_path, "log": log_path, **seeded}
     finally:
         server.terminate()
         try:
@@ -278,26 +288,49 @@ def embedded_server(tmp_path):
         log.close()
 
 
-def test_eight_concurrent_writers_get_no_server_error_and_lose_nothing(embedded_server):
-    base = embedded_server["base"]
-    db_path = embedded_server["db"]
-    tokens = embedded_server["tokens"]
-    writers = [
+def drive(server: dict, writers: int = WRITERS, seconds: float = LOAD_SECONDS) -> list[Writer]:
+    """``writers`` clients writing at once for ``seconds``; returns them with what they saw."""
+    tokens = server["tokens"]
+    clients = [
         Writer(
             number=i,
-            briefs_api=Api(base, tokens["platform"]),
-            quotes_api=Api(base, tokens["procurement"]),
-            provider=embedded_server["provider"],
+            briefs_api=Api(server["base"], tokens["platform"]),
+            quotes_api=Api(server["base"], tokens["procurement"]),
+            provider=server["provider"],
         )
-        for i in range(WRITERS)
+        for i in range(writers)
     ]
-    until = time.monotonic() + LOAD_SECONDS
-    threads = [threading.Thread(target=w.run, args=(until,)) for w in writers]
+    until = time.monotonic() + seconds
+    threads = [threading.Thread(target=c.run, args=(until,)) for c in clients]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=LOAD_SECONDS + 3 * REQUEST_TIMEOUT_S)
-    assert not any(t.is_alive() for t in threads), "a writer hung"
+        thread.join(timeout=seconds + 3 * REQUEST_TIMEOUT_S)
+        if thread.is_alive():
+            raise RuntimeError("a writer hung")
+    return clients
+
+
+def settle(db_path: Path, seconds: float = SETTLE_S) -> list[tuple[int, int, int]]:
+    """Wait up to ``seconds`` for every table to be computed; the tables still pending."""
+    deadline = time.monotonic() + seconds
+    pending = pending_tables(db_path)
+    while pending and time.monotonic() < deadline:
+        time.sleep(0.5)
+        pending = pending_tables(db_path)
+    return pending
+
+
+@pytest.fixture
+def embedded_server(tmp_path):
+    with embedded_server_running(tmp_path) as server:
+        yield server
+
+
+def test_eight_concurrent_writers_get_no_server_error_and_lose_nothing(embedded_server):
+    base = embedded_server["base"]
+    tokens = embedded_server["tokens"]
+    writers = drive(embedded_server)
 
     statuses = [s for w in writers for s in w.statuses]
     failures = [f for w in writers for f in w.failures]
@@ -323,11 +356,7 @@ def test_eight_concurrent_writers_get_no_server_error_and_lose_nothing(embedded_
             assert float(body["hourly_price_per_gpu"]) == float(price), (quote, body, price)
 
     # Every table is computed once the in-process recomputes and the sweeper have caught up.
-    deadline = time.monotonic() + SETTLE_S
-    pending = pending_tables(db_path)
-    while pending and time.monotonic() < deadline:
-        time.sleep(1)
-        pending = pending_tables(db_path)
+    pending = settle(embedded_server["db"])
     assert not pending, f"tables left pending (brief, requested, computed): {pending[:10]}"
-    briefs, tables = table_count(db_path)
+    briefs, tables = table_count(embedded_server["db"])
     assert tables == briefs
