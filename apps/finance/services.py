@@ -56,11 +56,12 @@ def _send_all(brief_ids: list[int]) -> None:
     turn a committed change into an error nor make it wait once per batch: the first failure
     stops, and the unsent tables are taken off the queue so the next sweep sends them.
     Without a broker (``make run``, the tests) the recomputes run here and now instead."""
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        _recompute_in_process(brief_ids)
-        return
     from .tasks import candidate_tables_recompute_task
 
+    # The Celery app's own setting (what apply_async would obey), which tests may switch.
+    if candidate_tables_recompute_task.app.conf.task_always_eager:
+        _recompute_in_process(brief_ids)
+        return
     for start in range(0, len(brief_ids), RECOMPUTE_BATCH):
         batch = brief_ids[start : start + RECOMPUTE_BATCH]
         try:

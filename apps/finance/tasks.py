@@ -5,7 +5,7 @@ import time
 
 from celery import shared_task
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 
 from .services import TRANSIENT_DB_ERRORS, candidate_tables_recompute, candidate_tables_sweep
 
@@ -70,7 +70,7 @@ def _sweep_forever(interval: float) -> None:
 def _sweep_once() -> None:
     """One sweep; the recomputes it enqueues run on this thread (in-process, after commit).
     Nothing it meets stops the thread: a locked database is tried again next time."""
-    close_old_connections()
+    _close_old_connections()
     try:
         swept = candidate_tables_sweep()
         if swept:
@@ -80,4 +80,11 @@ def _sweep_once() -> None:
     except Exception:
         logger.exception("in-process sweep failed")
     finally:
+        _close_old_connections()
+
+
+def _close_old_connections() -> None:
+    """What Django does around a request: drop a broken or expired connection (never one in
+    the middle of a transaction, such as a test's)."""
+    if not connection.in_atomic_block:
         close_old_connections()
