@@ -360,3 +360,5 @@ def test_eight_concurrent_writers_get_no_server_error_and_lose_nothing(embedded_
     assert not pending, f"tables left pending (brief, requested, computed): {pending[:10]}"
     briefs, tables = table_count(embedded_server["db"])
     assert tables == briefs
+    with sqlite3.connect(embedded_server["db"]) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
