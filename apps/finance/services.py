@@ -114,7 +114,8 @@ def _leave_for_sweeper(brief_ids: list[int]) -> None:
             CandidateTable.objects.filter(brief_id__in=brief_ids).update(queued_at=None)
         except TRANSIENT_DB_ERRORS:
             _reset_if_broken()
-            time.sleep(IN_PROCESS_BACKOFF_S * 2**attempt)
+            if attempt + 1 < IN_PROCESS_ATTEMPTS:
+                time.sleep(IN_PROCESS_BACKOFF_S * 2**attempt)
         else:
             return
     logger.warning("%d tables left queued; swept as lost after %s", len(brief_ids), LOST_TASK_AFTER)
