@@ -19,12 +19,16 @@ $(STAMP): $(PY) pyproject.toml
 
 install: $(STAMP)
 
-run: install  ## Start the app on SQLite with demo data at http://127.0.0.1:8000
+# `make run PORT=8001` when 8000 is taken; the server listens on loopback only.
+PORT ?= 8000
+RUN_URL := http://127.0.0.1:$(PORT)/
+
+run: install  ## Start the app on SQLite with demo data at http://127.0.0.1:$(PORT) (default 8000)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_catalog
-	$(PY) manage.py load_demo
-	@echo; echo "gpuselect is starting at http://127.0.0.1:8000/  (Ctrl-C to stop)"; echo
-	$(PY) manage.py runserver 127.0.0.1:8000
+	$(PY) manage.py load_demo --url $(RUN_URL)
+	@echo; echo "gpuselect is starting at $(RUN_URL)  (Ctrl-C to stop)"; echo
+	$(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 test: install  ## Run the whole suite (SQLite; PostgreSQL/Redis when DATABASE_URL/CELERY_BROKER_URL are set)
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -9,13 +9,14 @@ the version it started from and writes only if nothing newer has been written si
 """
 
 import logging
+import time
 from collections.abc import Iterable
 from datetime import timedelta
 from functools import partial
 from typing import Any
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
@@ -34,6 +35,17 @@ RECOMPUTE_BATCH = 25
 # restarted) and is enqueued again by the sweeper.
 LOST_TASK_AFTER = timedelta(minutes=2)
 
+# Transient database errors: the same statement can succeed later (SQLite's "database is locked"
+# while another connection writes, a restarted PostgreSQL, a dropped connection).
+TRANSIENT_DB_ERRORS = (OperationalError, InterfaceError)
+
+# Without a broker a recompute that meets a transient error is tried this many times, waiting
+# IN_PROCESS_BACKOFF_S, then twice that, ... between tries (0.25 + 0.5 + 1 s: each try already
+# waits up to the database's busy timeout for the lock, so a locked database means real
+# contention; the in-process sweeper gets what is left, within seconds).
+IN_PROCESS_ATTEMPTS = 4
+IN_PROCESS_BACKOFF_S = 0.25
+
 # A recompute's write step replaces these and does not read them (the build read them once).
 WRITE_ONLY_JSON = ("inputs", "estimates", "capacity_model")
 
@@ -42,9 +54,14 @@ def _send_all(brief_ids: list[int]) -> None:
     """After commit, hand the recomputes to the broker, RECOMPUTE_BATCH briefs a task (a task's
     own overhead is as large as an incremental recompute). A broker that is down must neither
     turn a committed change into an error nor make it wait once per batch: the first failure
-    stops, and the unsent tables are taken off the queue so the next sweep sends them."""
+    stops, and the unsent tables are taken off the queue so the next sweep sends them.
+    Without a broker (``make run``, the tests) the recomputes run here and now instead."""
     from .tasks import candidate_tables_recompute_task
 
+    # The Celery app's own setting (what apply_async would obey), which tests may switch.
+    if candidate_tables_recompute_task.app.conf.task_always_eager:
+        _recompute_in_process(brief_ids)
+        return
     for start in range(0, len(brief_ids), RECOMPUTE_BATCH):
         batch = brief_ids[start : start + RECOMPUTE_BATCH]
         try:
@@ -54,6 +71,61 @@ def _send_all(brief_ids: list[int]) -> None:
             CandidateTable.objects.filter(brief_id__in=unsent).update(queued_at=None)
             logger.warning("broker unavailable; %d recomputes left to the sweeper", len(unsent))
             return
+
+
+def _recompute_in_process(brief_ids: list[int]) -> None:
+    """The in-process stand-in for the worker, run after the change committed: nothing here may
+    turn that committed change into an error. A transient database error (SQLite's "database
+    is locked" while other requests write, a dropped connection) is retried with back-off, one
+    table at a time; a table still failing is taken off the queue for the sweeper, which runs
+    in-process too (apps.finance.tasks.in_process_sweeper_start)."""
+    left = [brief_id for brief_id in brief_ids if not _recompute_with_retry(brief_id)]
+    if left:
+        _leave_for_sweeper(left)
+
+
+def _recompute_with_retry(brief_id: int) -> bool:
+    """True once the table is recomputed; False when every attempt met a transient error."""
+    for attempt in range(IN_PROCESS_ATTEMPTS):
+        try:
+            candidate_tables_recompute(brief_ids=[brief_id])
+        except TRANSIENT_DB_ERRORS as exc:
+            _reset_if_broken()
+            if attempt + 1 < IN_PROCESS_ATTEMPTS:
+                time.sleep(IN_PROCESS_BACKOFF_S * 2**attempt)
+            else:
+                logger.warning(
+                    "recompute of brief %s failed %d times (%s); left to the sweeper",
+                    brief_id,
+                    IN_PROCESS_ATTEMPTS,
+                    exc,
+                )
+        else:
+            return True
+    return False
+
+
+def _leave_for_sweeper(brief_ids: list[int]) -> None:
+    """Take the tables off the queue so that the next sweep sends them again. If even that
+    cannot be written now, they stay queued and the sweeper takes them as lost after
+    LOST_TASK_AFTER: later, but never pending for good."""
+    for attempt in range(IN_PROCESS_ATTEMPTS):
+        try:
+            CandidateTable.objects.filter(brief_id__in=brief_ids).update(queued_at=None)
+        except TRANSIENT_DB_ERRORS:
+            _reset_if_broken()
+            if attempt + 1 < IN_PROCESS_ATTEMPTS:
+                time.sleep(IN_PROCESS_BACKOFF_S * 2**attempt)
+        else:
+            return
+    logger.warning("%d tables left queued; swept as lost after %s", len(brief_ids), LOST_TASK_AFTER)
+
+
+def _reset_if_broken() -> None:
+    """Drop a connection that a transient error left unusable (outside a transaction only:
+    inside one, e.g. a test's, the caller owns it)."""
+    if not connection.in_atomic_block:
+        connection.close_if_unusable_or_obsolete()
 
 
 def _enqueue(brief_ids: Iterable[int]) -> None:
@@ -101,12 +173,12 @@ def candidate_tables_recompute(*, brief_ids: Iterable[int]) -> None:
     for brief_id in brief_ids:
         try:
             candidate_table_recompute(brief_id=brief_id)
-        except (OperationalError, InterfaceError):
+        except TRANSIENT_DB_ERRORS:
             raise
         except Exception:
             logger.exception("recompute of brief %s failed; left stale for the sweeper", brief_id)
-            if settings.CELERY_TASK_ALWAYS_EAGER:
-                raise  # in-process (tests, make run): show the error where it happened
+            if settings.CELERY_TASK_ALWAYS_EAGER and settings.CELERY_TASK_EAGER_PROPAGATES:
+                raise  # in-process in the tests: show the bug where it happened
 
 
 def candidate_table_request_recompute(*, brief: WorkloadBrief) -> CandidateTable:

@@ -4,3 +4,13 @@ from .base import *  # noqa: F403
 from .base import env
 
 DEBUG = env.bool("DJANGO_DEBUG", default=True)
+
+# Tasks run in-process (no broker): a bug in a recompute is logged and leaves its table stale,
+# it does not turn the request that committed the change into a 500 (the tests keep base's
+# True, so a bug shows where it happens there).
+CELERY_TASK_EAGER_PROPAGATES = False
+# Nothing runs celery beat here, so each server process sweeps stale candidate tables itself
+# (apps.finance.tasks.in_process_sweeper_start). Every 10 s rather than beat's 60 s: a table a
+# locked database left behind is recomputed within seconds, and a sweep with nothing to do is
+# one indexed query.
+IN_PROCESS_SWEEP_INTERVAL_S = env.float("IN_PROCESS_SWEEP_INTERVAL_S", default=10.0)

@@ -1,0 +1,66 @@
+"""`make run PORT=...` serves where it says, and the demo loader prints that same URL."""
+
+import os
+import shutil
+import subprocess
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def debug_on(settings):
+    settings.DEBUG = True
+
+
+def make_run_commands(*args: str) -> str:
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("no make on the PATH")
+    # -n prints what `make run` would run without running it (nor installing anything).
+    return subprocess.run(  # noqa: S603 - the system's make on our own Makefile
+        [make, "-n", "-C", str(ROOT), "run", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={k: v for k, v in os.environ.items() if k != "PORT"},  # a PORT already set is used
+    ).stdout
+
+
+class TestMakeRun:
+    def test_serves_on_8000_by_default(self):
+        commands = make_run_commands()
+        assert "manage.py runserver 127.0.0.1:8000" in commands
+        assert "load_demo --url http://127.0.0.1:8000/" in commands
+        assert "starting at http://127.0.0.1:8000/" in commands
+
+    def test_port_moves_the_server_and_every_url_it_prints(self):
+        commands = make_run_commands("PORT=8123")
+        assert "manage.py runserver 127.0.0.1:8123" in commands
+        assert "load_demo --url http://127.0.0.1:8123/" in commands
+        assert "starting at http://127.0.0.1:8123/" in commands
+        assert "8000" not in commands
+
+
+@pytest.mark.django_db
+class TestLoadDemoUrl:
+    def test_prints_the_url_it_is_given(self, catalog, debug_on):
+        out = StringIO()
+        call_command("load_demo", "--url", "http://127.0.0.1:8123/", stdout=out)
+        assert "at http://127.0.0.1:8123/ :" in out.getvalue()
+
+    def test_or_the_one_in_demo_url(self, catalog, debug_on, monkeypatch):
+        monkeypatch.setenv("DEMO_URL", "http://127.0.0.1:9000/")
+        out = StringIO()
+        call_command("load_demo", stdout=out)
+        assert "at http://127.0.0.1:9000/ :" in out.getvalue()
+
+    def test_defaults_to_make_runs_default(self, catalog, debug_on, monkeypatch):
+        monkeypatch.delenv("DEMO_URL", raising=False)
+        out = StringIO()
+        call_command("load_demo", stdout=out)
+        assert "at http://127.0.0.1:8000/ :" in out.getvalue()
