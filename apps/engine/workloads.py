@@ -8,20 +8,22 @@ from functools import lru_cache
 
 from apps.engine import constants as c
 from apps.engine.memory import (
+    TRAINING_HEADROOM_BYTES,
     breakdown,
-    breakdown_of,
-    optimizer_bytes_per_param,
+    training_fits,
     training_memory,
 )
 from apps.engine.performance import attention_flops_per_position, training_flops_per_token
 from apps.engine.precision import compute_path, weight_bytes
 from apps.engine.types import (
     BASIS_ESTIMATED,
+    PAGED_OPTIMIZERS,
     Bound,
     CapacityPlan,
     Estimate,
     EstimateRequest,
     GpuSpec,
+    MemoryBreakdown,
     Performance,
     Precision,
     Sharding,
@@ -30,6 +32,7 @@ from apps.engine.types import (
     fast_init,
     new_capacity_plan,
     new_estimate,
+    new_memory_breakdown,
     new_performance,
     new_training_result,
 )
@@ -68,9 +71,17 @@ class TrainingPlan:
     shard_optimizer: bool
     activations: float  # per GPU
     overhead: float  # per GPU
+    paged_optimizer: float  # bytes before any ZeRO sharding, in host-pageable memory
     flops_per_token: float
     checkpoint_bytes: float
     notes: tuple[str, ...]  # after the GPU's compute-path notes
+
+
+_HEADROOM_NOTE = (
+    "training memory: fits when everything counted plus "
+    f"{c.TRAINING_ALLOCATOR_HEADROOM_GB_PER_GPU:g} GB of allocator headroom per GPU fits "
+    "(no serving gpu_memory_utilization cap)"
+)
 
 
 def training_plan(req: EstimateRequest) -> TrainingPlan:
@@ -100,12 +111,18 @@ def training_plan(req: EstimateRequest) -> TrainingPlan:
         notes.append(
             "activation checkpointing: forward recomputed in backward (8N FLOPs per token)"
         )
+    notes.append(_HEADROOM_NOTE)
+    if training.optimizer in PAGED_OPTIMIZERS:
+        notes.append(
+            f"paged optimizer: {tm.paged_optimizer / c.GB:.1f} GB of optimizer states in CUDA "
+            "unified memory, paged to host RAM when the GPU runs short (not counted on the GPU)"
+        )
     if lora:
-        ckpt = tm.adapter_params * c.LORA_BYTES_PER_ADAPTER_PARAM
-    else:
-        ckpt = model.total_params * (
-            c.TRAIN_WEIGHT_BYTES_MIXED
-            + optimizer_bytes_per_param(training.optimizer, req.weight_precision)
+        precision = "BF16" if req.workload_type is WorkloadType.QLORA_FINETUNE else "FP32"
+        notes.append(
+            f"LoRA rank {training.lora_rank or c.DEFAULT_LORA_RANK}: "
+            f"{tm.adapter_params / 1e6:.1f}M adapter parameters in {precision} "
+            "(gradients and optimizer states for the adapters only; base frozen)"
         )
     return TrainingPlan(
         training=training,
@@ -119,8 +136,9 @@ def training_plan(req: EstimateRequest) -> TrainingPlan:
         shard_optimizer=shard is not Sharding.NONE,
         activations=tm.activations,
         overhead=tm.overhead,
+        paged_optimizer=tm.paged_optimizer,
         flops_per_token=training_flops_per_token(model, training.sequence_length, per_param),
-        checkpoint_bytes=ckpt,
+        checkpoint_bytes=tm.checkpoint,
         notes=tuple(notes),
     )
 
@@ -163,10 +181,10 @@ def estimate_training(
     weights = plan.weights / gpu_count if plan.shard_weights else plan.weights
     gradients = plan.gradients / gpu_count if plan.shard_gradients else plan.gradients
     optimizer = plan.optimizer / gpu_count if plan.shard_optimizer else plan.optimizer
-    adapters = plan.adapters / gpu_count if plan.shard_optimizer else plan.adapters
+    adapters = plan.adapters / gpu_count if plan.shard_weights else plan.adapters
     total = weights + gradients + optimizer + adapters + plan.activations + plan.overhead
     capacity = gpu.memory_gb * c.GB
-    fits = total <= capacity * c.USABLE_MEMORY_FRACTION
+    fits = training_fits(total, capacity)
     if not fits:
         notes.append(
             "does not fit: try ZeRO-3/FSDP sharding, activation checkpointing or more GPUs"
@@ -184,11 +202,10 @@ def estimate_training(
 
     ckpt = plan.checkpoint_bytes
     ckpt_s = ckpt / (_CHECKPOINT_BYTES_PER_S_PER_GPU * gpu_count)
-    memory = breakdown_of(
+    memory = training_breakdown(
         gpu_count,
         capacity,
         weights,
-        0.0,
         plan.activations,
         gradients,
         optimizer,
@@ -213,6 +230,36 @@ def estimate_training(
 
 
 _CHECKPOINT_BYTES_PER_S_PER_GPU = c.CHECKPOINT_WRITE_GB_PER_S_PER_GPU * c.GB
+
+
+def training_breakdown(
+    gpu_count: int,
+    capacity_per_gpu: float,
+    weights: float,
+    activations: float,
+    gradients: float,
+    optimizer: float,
+    adapters: float,
+    overhead: float,
+) -> MemoryBreakdown:
+    """Per-GPU bytes -> totals across `gpu_count` GPUs in GB, with training's safety margin: the
+    allocator headroom (not serving's gpu_memory_utilization share)."""
+    n = gpu_count / c.GB
+    total = (weights + activations + gradients + optimizer + adapters + overhead) * n
+    capacity = capacity_per_gpu * n
+    return new_memory_breakdown(
+        weights * n,
+        0.0,
+        activations * n,
+        gradients * n,
+        optimizer * n,
+        adapters * n,
+        overhead * n,
+        TRAINING_HEADROOM_BYTES * n,
+        total,
+        capacity,
+        capacity - total,
+    )
 
 
 def _replica_plan(req: EstimateRequest, gpu: GpuSpec, gpu_count: int) -> tuple[bool, int, float]:
