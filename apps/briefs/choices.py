@@ -88,6 +88,9 @@ class Tooling(models.TextChoices):
 class Optimizer(models.TextChoices):
     ADAMW = "ADAMW", "AdamW"
     ADAM_8BIT = "ADAM_8BIT", "Adam 8-bit (bitsandbytes)"
+    ADAMW_8BIT = "ADAMW_8BIT", "AdamW 8-bit (bitsandbytes)"
+    PAGED_ADAMW = "PAGED_ADAMW", "Paged AdamW 32-bit (bitsandbytes)"
+    PAGED_ADAMW_8BIT = "PAGED_ADAMW_8BIT", "Paged AdamW 8-bit (bitsandbytes)"
     SGD = "SGD", "SGD with momentum"
     ADAFACTOR = "ADAFACTOR", "Adafactor"
     LION = "LION", "Lion"

@@ -57,7 +57,14 @@ class WorkloadBrief(BaseModel):
     experts = models.PositiveIntegerField(null=True, blank=True)
     active_experts = models.PositiveIntegerField(null=True, blank=True)
 
-    weight_precision = models.CharField(max_length=8, choices=Precision.choices, blank=True)
+    # Blank: as the checkpoint ships (a pasted config's quantization_config, then its
+    # torch_dtype; presets without either are sized at BF16 and the estimate's notes say so).
+    weight_precision = models.CharField(
+        max_length=8,
+        choices=Precision.choices,
+        blank=True,
+        help_text="Leave blank to size the weights as the checkpoint ships.",
+    )
     kv_cache_precision = models.CharField(max_length=8, choices=Precision.choices, blank=True)
     context_window = models.PositiveIntegerField(null=True, blank=True)
 
@@ -109,7 +116,7 @@ class WorkloadBrief(BaseModel):
     training_tokens = models.PositiveBigIntegerField(null=True, blank=True)
     sequence_length = models.PositiveIntegerField(null=True, blank=True)
     global_batch_tokens = models.PositiveBigIntegerField(null=True, blank=True)
-    optimizer = models.CharField(max_length=12, choices=Optimizer.choices, blank=True)
+    optimizer = models.CharField(max_length=20, choices=Optimizer.choices, blank=True)
     sharding = models.CharField(max_length=8, choices=Sharding.choices, blank=True)
     activation_checkpointing = models.BooleanField(default=False)
     lora_rank = models.PositiveIntegerField(null=True, blank=True)
@@ -215,7 +222,8 @@ class WorkloadBrief(BaseModel):
         need("workload_type")
         if not self.has_model_shape():
             missing.append("model")
-        need("weight_precision", "success_unit", "acceptance_rate", "duty_cycle")
+        # weight_precision may stay blank: the engine then reads the checkpoint's own precision.
+        need("success_unit", "acceptance_rate", "duty_cycle")
         need("hours_per_month", "operating_boundary")
         kind = self.workload_type
         if kind in TOKEN_SERVING_TYPES or kind == WorkloadType.EMBEDDINGS:

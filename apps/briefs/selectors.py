@@ -45,3 +45,27 @@ def brief_estimates(
     if calibration is None:
         calibration = calibration_by_gpu()
     return estimates_for_body(estimate_body_for_brief(brief), calibration=calibration)
+
+
+def brief_weight_precision(brief: WorkloadBrief) -> tuple[str, str] | None:
+    """(the precision the brief's weights are sized at, where it came from), or None when the
+    brief has no model the engine can read yet. A blank weight_precision means "as the
+    checkpoint ships": the engine's own rule decides (quantization_config, torch_dtype, BF16)."""
+    from apps.engine import EngineInputError
+    from apps.engine.request import parse_model, resolve_weight_precision
+
+    from .contract import model_body
+
+    body = model_body(brief)
+    if body is None:
+        return None
+    try:
+        model = parse_model(body)
+    except EngineInputError:
+        return None
+    chosen, note = resolve_weight_precision(
+        {"weight_precision": brief.weight_precision} if brief.weight_precision else {}, model
+    )
+    if brief.weight_precision:
+        return str(chosen), note or "as given in the brief"
+    return str(chosen), note or ""

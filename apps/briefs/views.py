@@ -9,7 +9,13 @@ from apps.engine import EngineInputError
 
 from .charts import memory_breakdown_figure
 from .forms import BriefForm
-from .selectors import brief_estimates, brief_get_for_user, brief_list_for_user, teams_for_user
+from .selectors import (
+    brief_estimates,
+    brief_get_for_user,
+    brief_list_for_user,
+    brief_weight_precision,
+    teams_for_user,
+)
 from .services import brief_create, brief_update
 
 
@@ -79,6 +85,7 @@ def brief_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
         "briefs/brief_detail.html",
         {
             "brief": brief,
+            "weight_precision_used": brief_weight_precision(brief),
             "missing": brief.missing_fields(),
             "can_edit": has_role(request.user, BRIEF_EDITORS),
             "estimates": estimates,

@@ -90,37 +90,78 @@ BATCH_INFERENCE_MAX_CONCURRENCY: Final = 1024
 MAX_REPORTED_CONCURRENCY: Final = 1_000_000
 
 # --- Memory: training --------------------------------------------------------------------------
+# Training does not run under a serving engine, so vLLM's gpu_memory_utilization cap
+# (USABLE_MEMORY_FRACTION) does not apply: a training job may use the whole GPU except what the
+# runtime itself takes (TRAINING_RUNTIME_OVERHEAD_GB_PER_GPU, counted in the breakdown) and a
+# headroom for the PyTorch CUDA caching allocator, which keeps freed blocks reserved and splits
+# them, so "reserved" runs ahead of "allocated" (PyTorch docs, "CUDA semantics: memory
+# management" and PYTORCH_CUDA_ALLOC_CONF expandable_segments, which exists to reduce this
+# fragmentation). Engine choice: 2 GB per GPU kept free on top of the runtime overhead; a
+# training estimate fits when weights + gradients + optimizer + adapters + activations + overhead
+# + this headroom <= the GPU's memory.
+TRAINING_ALLOCATOR_HEADROOM_GB_PER_GPU: Final = 2.0
+
 # Mixed-precision Adam: 2 bytes FP16/BF16 weights + 2 bytes gradients + K=12 bytes optimizer state
 # (FP32 master weights, momentum, variance) per parameter = 16 bytes (Rajbhandari et al. 2020,
-# "ZeRO", arXiv:1910.02054, section 3.1).
+# "ZeRO", arXiv:1910.02054, section 3.1).  The engine splits K into the FP32 master copy (4 bytes,
+# only when the trained weights are 16-bit) and the optimizer's own states below.
 TRAIN_WEIGHT_BYTES_MIXED: Final = 2.0
 TRAIN_GRAD_BYTES_MIXED: Final = 2.0
-OPTIMIZER_BYTES_ADAMW_MIXED: Final = 12.0
-# 8-bit Adam keeps two 8-bit states (2 bytes) plus FP32 master weights (4 bytes) (Dettmers et al.
-# 2022, "8-bit Optimizers via Block-wise Quantization", arXiv:2110.02861).
-OPTIMIZER_BYTES_ADAM_8BIT_MIXED: Final = 6.0
-# SGD with momentum and Lion keep one FP32 state + FP32 master (Chen et al. 2023, "Symbolic
-# Discovery of Optimization Algorithms" (Lion) arXiv:2302.06675: one momentum buffer).
-OPTIMIZER_BYTES_SGD_MIXED: Final = 8.0
-OPTIMIZER_BYTES_LION_MIXED: Final = 8.0
-# Adafactor factors the second moment into row/column vectors (Shazeer & Stern 2018,
-# arXiv:1804.04235): ~FP32 master only; engine counts 4.5 bytes for master + factored stats.
-OPTIMIZER_BYTES_ADAFACTOR_MIXED: Final = 4.5
-# Pure FP32 training: no master copy; Adam m and v are 8 bytes, weights and grads 4 each.
-OPTIMIZER_BYTES_ADAMW_FP32: Final = 8.0
+MASTER_WEIGHT_BYTES: Final = 4.0
+
+# Optimizer states per trained parameter (what torch.optim / bitsandbytes allocate):
+#  AdamW: FP32 first and second moments, 4 + 4 bytes (Loshchilov & Hutter, arXiv:1711.05101).
+OPTIMIZER_STATE_BYTES_ADAMW: Final = 8.0
+#  8-bit Adam / AdamW (bitsandbytes Adam8bit / AdamW8bit): both moments block-wise quantized to
+#  8 bits, 1 + 1 bytes, plus one FP32 absmax per block of 2048 values per state (Dettmers et al.
+#  2022, "8-bit Optimizers via Block-wise Quantization", arXiv:2110.02861, sections 2-3: "we
+#  reduce the memory footprint of optimizer states from 8 bytes to 2 bytes per parameter").
+BNB_8BIT_BLOCK_SIZE: Final = 2048
+OPTIMIZER_STATE_BYTES_8BIT: Final = 2.0 * (1.0 + BYTES_FP32 / BNB_8BIT_BLOCK_SIZE)
+#  SGD with momentum (torch.optim.SGD momentum > 0): one FP32 momentum buffer, 4 bytes (plain SGD
+#  without momentum keeps none). Lion keeps one momentum buffer too (Chen et al. 2023, "Symbolic
+#  Discovery of Optimization Algorithms", arXiv:2302.06675, algorithm 1).
+OPTIMIZER_STATE_BYTES_SGD_MOMENTUM: Final = 4.0
+OPTIMIZER_STATE_BYTES_LION: Final = 4.0
+#  Adafactor factors each weight matrix's second moment into a row and a column vector (Shazeer &
+#  Stern 2018, arXiv:1804.04235, section 3): rows + cols FP32 values per matrix, no first moment
+#  (Hugging Face transformers.optimization.Adafactor: beta1=None by default). Documented
+#  approximation: the engine counts (in + out) FP32 values for every linear projection and the
+#  embedding matrices, and ignores 1-D tensors (norms, biases), which keep a full second moment
+#  but are < 0.1% of a transformer's parameters.
+ADAFACTOR_STATE_BYTES_PER_FACTOR: Final = BYTES_FP32
+# Paged optimizers (bitsandbytes PagedAdamW / PagedAdamW8bit, transformers optim
+# "paged_adamw_32bit" / "paged_adamw_8bit") allocate their states in CUDA unified memory, "which
+# automatically transfers memory from the GPU to the CPU when GPU memory is exhausted"
+# (bitsandbytes optimizer docs; QLoRA paper, arXiv:2305.14314, section 3 "Paged Optimizers").
+# Their states therefore do not count against the GPU's peak: the engine counts only a page-in
+# buffer, the states of the largest single trained tensor (the optimizer updates one tensor at a
+# time, and that tensor's states must be on the GPU for its update). The full states still need
+# host RAM and are written to checkpoints.
 
 # Activation memory per layer per sequence with FlashAttention / selective recomputation:
 # s * b * h * 34 bytes (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
 # Transformer Models", arXiv:2205.05198, eq. 2 without the 5as/h attention-score term that
-# FlashAttention and selective recompute remove).  With full activation checkpointing only the
-# layer input (2 * s * b * h bytes) is kept per layer, plus one layer recomputed at a time.
+# FlashAttention and selective recompute remove).  With full activation (gradient) checkpointing
+# only each layer's input is kept (one 16-bit hidden state per layer boundary, 2 * s * b * h
+# bytes), and in backward one layer at a time is recomputed: its 34 s b h bytes include its own
+# input (the checkpoint already counted), so checkpointing adds 34 - 2 = 32 s b h bytes on top of
+# the checkpoints (Korthikanti et al. section 4.1; Chen et al. 2016, "Training Deep Nets with
+# Sublinear Memory Cost", arXiv:1604.06174).
 ACTIVATION_BYTES_PER_TOKEN_HIDDEN: Final = 34.0
 CHECKPOINTED_BYTES_PER_TOKEN_HIDDEN: Final = 2.0
 DEFAULT_MICRO_BATCH_SEQUENCES: Final = 1
 
-# LoRA: adapters trained in BF16 with FP32 master + Adam: 2 + 2 + 12 bytes per adapter parameter
-# (same ZeRO accounting as above, applied to the adapter parameters only).
-LORA_BYTES_PER_ADAPTER_PARAM: Final = 16.0
+# LoRA / QLoRA adapters: only the adapters train, so gradients and optimizer states exist only
+# for adapter parameters; the base model is frozen at its own (QLoRA: NF4) precision.
+#  LoRA: PEFT keeps adapter weights in FP32 when the base is 16-bit (peft get_peft_model /
+#   LoraModel autocast_adapter_dtype=True: "cast adapter weights using float16 and bfloat16 to
+#   float32"), so adapters and their gradients are 4 bytes and need no separate master copy.
+#  QLoRA: the reference recipe casts every LoraLayer to bfloat16 under --bf16 (artidoro/qlora,
+#   qlora.py get_accelerate_model), so adapters and their gradients are 2 bytes, states as the
+#   optimizer keeps them, no master copy.
+LORA_ADAPTER_BYTES: Final = BYTES_FP32
+QLORA_ADAPTER_BYTES: Final = BYTES_16BIT
 DEFAULT_LORA_RANK: Final = 16
 
 # --- Compute ----------------------------------------------------------------------------------

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from apps.engine import constants as c
 from apps.engine.precision import (
     embedding_params,
-    quantized_bytes_per_param,
     raw_bytes,
     weight_bytes,
 )
 from apps.engine.types import (
+    PAGED_OPTIMIZERS,
     AttentionLayout,
     Fit,
     GpuSpec,
@@ -272,45 +272,76 @@ _SAFETY_FRACTION = 1.0 - c.USABLE_MEMORY_FRACTION
 
 # --- Training ------------------------------------------------------------------------------------
 
-_OPTIMIZER_BYTES = {
-    Optimizer.ADAMW: c.OPTIMIZER_BYTES_ADAMW_MIXED,
-    Optimizer.ADAM_8BIT: c.OPTIMIZER_BYTES_ADAM_8BIT_MIXED,
-    Optimizer.SGD: c.OPTIMIZER_BYTES_SGD_MIXED,
-    Optimizer.ADAFACTOR: c.OPTIMIZER_BYTES_ADAFACTOR_MIXED,
-    Optimizer.LION: c.OPTIMIZER_BYTES_LION_MIXED,
+_OPTIMIZER_STATE_BYTES = {
+    Optimizer.ADAMW: c.OPTIMIZER_STATE_BYTES_ADAMW,
+    Optimizer.PAGED_ADAMW: c.OPTIMIZER_STATE_BYTES_ADAMW,
+    Optimizer.ADAM_8BIT: c.OPTIMIZER_STATE_BYTES_8BIT,
+    Optimizer.ADAMW_8BIT: c.OPTIMIZER_STATE_BYTES_8BIT,
+    Optimizer.PAGED_ADAMW_8BIT: c.OPTIMIZER_STATE_BYTES_8BIT,
+    Optimizer.SGD: c.OPTIMIZER_STATE_BYTES_SGD_MOMENTUM,
+    Optimizer.LION: c.OPTIMIZER_STATE_BYTES_LION,
 }
 
 
-def optimizer_bytes_per_param(opt: Optimizer, weight_precision: Precision) -> float:
-    if weight_precision is Precision.FP32:
-        # No FP32 master copy: subtract the 4-byte master the mixed-precision figures include.
-        if opt is Optimizer.ADAMW:
-            return c.OPTIMIZER_BYTES_ADAMW_FP32
-        return max(0.5, _OPTIMIZER_BYTES[opt] - c.BYTES_FP32)
-    return _OPTIMIZER_BYTES[opt]
-
-
-def lora_adapter_params(model: ModelSpec, rank: int) -> float:
-    """Rank-r adapters on q, k, v, o and the MLP projections (gate, up, down) of every layer;
-    for MoE models on every expert's MLP (QLoRA paper: adapters on all linear layers)."""
+def lora_in_out(model: ModelSpec) -> float:
+    """Sum of (in + out) over the projections LoRA adapts: the model's own layout when it was
+    read from a shape (presets, config.json), else dense q, k, v, o, gate, up, down per layer
+    (MoE: every expert's MLP)."""
+    if model.lora_in_out is not None:
+        return model.lora_in_out
     h = model.hidden_size
     q_out = model.attention_heads * model.head_dim
     kv_out = model.kv_heads * model.head_dim
-    attn = rank * ((h + q_out) * 2 + (h + kv_out) * 2)
-    mlp = rank * 3 * (h + model.intermediate_size) * max(1, model.experts)
+    attn = (h + q_out) * 2 + (h + kv_out) * 2
+    mlp = 3 * (h + model.intermediate_size) * max(1, model.experts)
     return float(model.layers * (attn + mlp))
+
+
+def lora_adapter_params(model: ModelSpec, rank: int) -> float:
+    """Rank-r adapters on every adapted projection: r x (in + out) each (see `lora_in_out`)."""
+    return rank * lora_in_out(model)
+
+
+def _largest_matrix_params(model: ModelSpec) -> float:
+    """The largest single weight matrix (embedding, MLP or attention projection)."""
+    h = model.hidden_size
+    return float(
+        h * max(model.vocab_size, model.intermediate_size, model.attention_heads * model.head_dim)
+    )
+
+
+def optimizer_state_bytes(opt: Optimizer, model: ModelSpec, params: float, *, lora: bool) -> float:
+    """Bytes of the optimizer's own states (no master copy) for `params` trained parameters.
+
+    Adafactor keeps (in + out) FP32 values per matrix (see constants): for LoRA over the adapter
+    matrices A (in x r) and B (r x out), for full training over every projection and embedding.
+    """
+    if opt is Optimizer.ADAFACTOR:
+        # LoRA: A (r x in) and B (out x r) factor into in + out + 2r; r is small next to in and
+        # out, so (in + out) per adapted projection.
+        factors = lora_in_out(model)
+        if not lora:
+            matrix = float(model.vocab_size * model.hidden_size)
+            embeddings = embedding_params(model) / matrix if matrix else 0.0
+            factors += embeddings * (model.vocab_size + model.hidden_size)
+        return min(factors * c.ADAFACTOR_STATE_BYTES_PER_FACTOR, params * c.BYTES_FP32)
+    return params * _OPTIMIZER_STATE_BYTES[opt]
 
 
 @fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TrainingMemory:
+    """Per-GPU bytes of one training step's peak, by component."""
+
     weights: float
     gradients: float
-    optimizer: float
+    optimizer: float  # GPU-resident optimizer bytes (FP32 master + states; paged: a buffer)
     adapters: float
     activations: float
     overhead: float
     adapter_params: float
+    paged_optimizer: float  # optimizer states kept in unified (host-pageable) memory, not counted
+    checkpoint: float  # bytes a checkpoint writes (trained weights + full optimizer states)
 
     @property
     def total(self) -> float:
@@ -322,6 +353,27 @@ class TrainingMemory:
             + self.activations
             + self.overhead
         )
+
+
+def training_activation_bytes(model: ModelSpec, training: TrainingSpec) -> float:
+    """Per-GPU activation bytes of one micro-batch (no tensor/sequence parallelism).
+
+    Without checkpointing every layer keeps 34 s b h bytes; with it, one 16-bit hidden state per
+    layer boundary plus one layer's activations recomputed at a time (its input being the
+    checkpoint already counted): s b h (2 L + 32). Never more than without (L >= 1). Plus the FP32
+    logits of the micro-batch.
+    """
+    tokens = float(training.sequence_length * training.micro_batch_sequences)
+    h = model.hidden_size
+    per_layer = c.ACTIVATION_BYTES_PER_TOKEN_HIDDEN
+    if training.activation_checkpointing:
+        ckpt = c.CHECKPOINTED_BYTES_PER_TOKEN_HIDDEN
+        act = tokens * h * (ckpt * model.layers + per_layer - ckpt)
+    else:
+        act = tokens * h * per_layer * model.layers
+    if embedding_params(model) > 0:
+        act += tokens * model.vocab_size * c.LOGITS_BYTES
+    return act
 
 
 def training_memory(
@@ -339,54 +391,78 @@ def training_memory(
     opt_div = dp if shard is not Sharding.NONE else 1
     grad_div = dp if shard in (Sharding.ZERO2, Sharding.ZERO3, Sharding.FSDP) else 1
     weight_div = dp if shard in (Sharding.ZERO3, Sharding.FSDP) else 1
-
-    seq = training.sequence_length
-    micro = training.micro_batch_sequences
-    tokens = float(seq * micro)
-    h = model.hidden_size
-    if training.activation_checkpointing:
-        act = (
-            tokens
-            * h
-            * (
-                c.CHECKPOINTED_BYTES_PER_TOKEN_HIDDEN * model.layers
-                + c.ACTIVATION_BYTES_PER_TOKEN_HIDDEN
-            )
-        )
-    else:
-        act = tokens * h * c.ACTIVATION_BYTES_PER_TOKEN_HIDDEN * model.layers
-    if embedding_params(model) > 0:
-        act += tokens * model.vocab_size * c.LOGITS_BYTES
+    act = training_activation_bytes(model, training)
     overhead = c.TRAINING_RUNTIME_OVERHEAD_GB_PER_GPU * c.GB
+    opt = training.optimizer
+    paged = opt in PAGED_OPTIMIZERS
 
     if workload in (WorkloadType.LORA_FINETUNE, WorkloadType.QLORA_FINETUNE):
         rank = training.lora_rank or c.DEFAULT_LORA_RANK
         adapter_params = lora_adapter_params(model, rank)
         if workload is WorkloadType.QLORA_FINETUNE:
-            emb = embedding_params(model)
+            # Frozen NF4 base with double quantization; embeddings / LM head stay 16-bit.
+            emb = min(embedding_params(model), n)
             base = (n - emb) * c.QLORA_BITS_PER_PARAM / 8.0 + emb * c.BYTES_16BIT
+            a_bytes = c.QLORA_ADAPTER_BYTES
         else:
-            base = n * quantized_bytes_per_param(weight_precision)
+            base = weight_bytes(model, weight_precision)
+            a_bytes = c.LORA_ADAPTER_BYTES
+        states = optimizer_state_bytes(opt, model, adapter_params, lora=True)
+        largest = rank * max(model.hidden_size, model.intermediate_size)
+        resident = (
+            min(states, optimizer_state_bytes(opt, model, largest, lora=True)) if paged else states
+        )
         return TrainingMemory(
             weights=base / weight_div,
-            gradients=0.0,
-            optimizer=0.0,
-            adapters=adapter_params * c.LORA_BYTES_PER_ADAPTER_PARAM / opt_div,
+            gradients=adapter_params * a_bytes / grad_div,
+            optimizer=resident / opt_div,
+            adapters=adapter_params * a_bytes / weight_div,
             activations=act,
             overhead=overhead,
             adapter_params=adapter_params,
+            paged_optimizer=(states - resident) / opt_div,
+            checkpoint=adapter_params * a_bytes + states,
         )
 
     if weight_precision is Precision.FP32:
-        w_bytes, g_bytes = c.BYTES_FP32, c.BYTES_FP32
+        w_bytes, g_bytes, master = c.BYTES_FP32, c.BYTES_FP32, 0.0
     else:
         w_bytes, g_bytes = c.TRAIN_WEIGHT_BYTES_MIXED, c.TRAIN_GRAD_BYTES_MIXED
+        master = c.MASTER_WEIGHT_BYTES
+    states = optimizer_state_bytes(opt, model, n, lora=False)
+    resident = (
+        min(states, optimizer_state_bytes(opt, model, _largest_matrix_params(model), lora=False))
+        if paged
+        else states
+    )
     return TrainingMemory(
         weights=n * w_bytes / weight_div,
         gradients=n * g_bytes / grad_div,
-        optimizer=n * optimizer_bytes_per_param(training.optimizer, weight_precision) / opt_div,
+        optimizer=(n * master + resident) / opt_div,
         adapters=0.0,
         activations=act,
         overhead=overhead,
         adapter_params=0.0,
+        paged_optimizer=(states - resident) / opt_div,
+        checkpoint=n * (w_bytes + master) + states,
     )
+
+
+def training_fits(total_per_gpu: float, capacity_per_gpu: float) -> bool:
+    """Training's own rule: everything counted plus the allocator headroom fits the GPU (no
+    serving gpu_memory_utilization cap)."""
+    return total_per_gpu + TRAINING_HEADROOM_BYTES <= capacity_per_gpu
+
+
+def training_fit(total_per_gpu: float, capacity_per_gpu: float) -> Fit:
+    """FITS with the allocator headroom to spare (`training_fits`), TIGHT when the total fits
+    only by eating into that headroom (fragmentation then decides: expandable segments help),
+    else NO."""
+    if training_fits(total_per_gpu, capacity_per_gpu):
+        return Fit.FITS
+    if total_per_gpu <= capacity_per_gpu:
+        return Fit.TIGHT
+    return Fit.NO
+
+
+TRAINING_HEADROOM_BYTES = c.TRAINING_ALLOCATOR_HEADROOM_GB_PER_GPU * c.GB

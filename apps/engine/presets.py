@@ -17,6 +17,7 @@ from apps.engine.shapes import (
     attention_layout,
     count_params,
     gated_deltanet,
+    lora_in_out,
     param_groups,
     vit_params,
 )
@@ -55,6 +56,7 @@ def decoder(
         checkpoint=checkpoint,
         native_precision=native_precision,
         notes=notes,
+        lora_in_out=lora_in_out(shape),
     )
 
 

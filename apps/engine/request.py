@@ -9,7 +9,7 @@ from typing import Any
 from apps.engine import constants as c
 from apps.engine.hf_config import model_from_hf_config
 from apps.engine.presets import PRESETS
-from apps.engine.shapes import Shape, count_params
+from apps.engine.shapes import Shape, count_params, lora_in_out
 from apps.engine.types import (
     LLM_SERVING_TYPES,
     MEDIA_TYPES,
@@ -28,6 +28,9 @@ from apps.engine.types import (
 from apps.engine.validation import get_bool, get_enum, get_float, get_int, req_int, require_dict
 
 _MAX_DIM = 1_000_000
+# Weights with neither a weight_precision nor a checkpoint dtype to go by: BF16, the dtype every
+# current open-weight LLM release ships in (and EstimateRequest's own default).
+DEFAULT_WEIGHT_PRECISION = Precision.BF16
 
 
 def _explicit_model(m: Mapping[str, Any]) -> ModelSpec:
@@ -55,19 +58,18 @@ def _explicit_model(m: Mapping[str, Any]) -> ModelSpec:
     active = get_int(m, "active_experts", "model.active_experts", lo=1, hi=experts, default=1) or 1
     kind = get_enum(m, "kind", "model.kind", ModelKind, default=ModelKind.DECODER)
     assert kind is not None  # noqa: S101 - default given
-    computed_total, computed_active = count_params(
-        Shape(
-            layers=layers,
-            hidden=hidden,
-            heads=heads,
-            kv_heads=kv,
-            head_dim=head_dim,
-            vocab=vocab,
-            intermediate=inter,
-            experts=experts,
-            active_experts=active,
-        )
+    shape = Shape(
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
+        kv_heads=kv,
+        head_dim=head_dim,
+        vocab=vocab,
+        intermediate=inter,
+        experts=experts,
+        active_experts=active,
     )
+    computed_total, computed_active = count_params(shape)
     total_b = get_float(m, "params_billion", "model.params_billion", lo=0.0, hi=100_000.0)
     total = total_b * 1e9 if total_b is not None else computed_total
     active_b = get_float(
@@ -92,6 +94,7 @@ def _explicit_model(m: Mapping[str, Any]) -> ModelSpec:
         experts=experts,
         active_experts=active,
         kind=kind,
+        lora_in_out=lora_in_out(shape) if kind is ModelKind.DECODER else None,
         max_context_tokens=get_int(
             m,
             "max_context_tokens",
@@ -121,30 +124,38 @@ def parse_model(value: Any) -> ModelSpec:
     raise EngineInputError("model", "give one of preset, hf_config or explicit numbers")
 
 
-def _weight_precision(body: Mapping[str, Any], model: ModelSpec) -> tuple[Precision, ModelSpec]:
-    """The request's weight precision, and the model with notes saying where it came from.
+def resolve_weight_precision(
+    body: Mapping[str, Any], model: ModelSpec
+) -> tuple[Precision, str | None]:
+    """The weight precision a request is sized at, and a note saying where it came from.
 
     An explicit weight_precision wins (noted when it overrides a quantized checkpoint); without
     one, a quantized checkpoint is sized as published, else the config's torch_dtype, else BF16.
     """
     explicit = get_enum(body, "weight_precision", "weight_precision", Precision)
     ck = model.checkpoint
-    note: str | None = None
     if explicit is not None:
-        chosen = explicit
         if ck is not None and explicit is not ck.precision:
-            note = (
+            return explicit, (
                 f"weights: weight_precision {explicit} overrides the checkpoint's "
                 f"quantization_config ({ck.label})"
             )
-    elif ck is not None:
-        chosen = ck.precision
-        note = f"weights: sized from the checkpoint's quantization_config: {ck.label}"
-    elif model.native_precision is not None:
+        return explicit, None
+    if ck is not None:
+        return ck.precision, f"weights: sized from the checkpoint's quantization_config: {ck.label}"
+    if model.native_precision is not None:
         chosen = model.native_precision
-        note = f"weights: no weight_precision given; sized at the config's dtype ({chosen})"
-    else:
-        chosen = Precision.BF16
+        return chosen, f"weights: no weight_precision given; sized at the config's dtype ({chosen})"
+    chosen = DEFAULT_WEIGHT_PRECISION
+    return chosen, (
+        f"weights: no weight_precision given and the model states no dtype; sized at {chosen} "
+        "(the default)"
+    )
+
+
+def _weight_precision(body: Mapping[str, Any], model: ModelSpec) -> tuple[Precision, ModelSpec]:
+    """The request's weight precision, and the model with the note saying where it came from."""
+    chosen, note = resolve_weight_precision(body, model)
     if note is None:
         return chosen, model
     return chosen, replace(model, notes=(note, *model.notes))

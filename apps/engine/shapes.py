@@ -211,3 +211,51 @@ def attention_layout(s: Shape) -> AttentionLayout | None:
         linear_layers=s.linear_layers,
         state_bytes=s.linear_layers * s.linear_state * LINEAR_STATE_BYTES,
     )
+
+
+def _attention_in_out(s: Shape) -> float:
+    """(in + out) summed over one softmax-attention layer's projections."""
+    h = s.hidden
+    if s.kv_lora_rank is not None:
+        qk = s.qk_nope_head_dim + s.qk_rope_head_dim
+        if s.q_lora_rank:
+            q = (h + s.q_lora_rank) + (s.q_lora_rank + s.heads * qk)  # q_a_proj, q_b_proj
+        else:
+            q = h + s.heads * qk
+        kv_a = h + s.kv_lora_rank + s.qk_rope_head_dim
+        kv_b = s.kv_lora_rank + s.heads * (s.qk_nope_head_dim + s.v_head_dim)
+        o = s.heads * s.v_head_dim + h
+        return float(q + kv_a + kv_b + o)
+    q = h + s.heads * s.head_dim * (2 if s.q_gate else 1)
+    kv = 2 * (h + s.kv_heads * s.head_dim)
+    o = s.heads * s.head_dim + h
+    return float(q + kv + o)
+
+
+def lora_in_out(s: Shape) -> float:
+    """Sum of (in_features + out_features) over the linear projections LoRA adapts, whole model;
+    a rank-r adapter on an (in x out) projection trains r x (in + out) parameters (Hu et al.
+    2021, arXiv:2106.09685, section 4.1).
+
+    Which modules get adapters (the QLoRA paper's "all linear layers", arXiv:2305.14314
+    section 4; qlora.py find_all_linear_names, which skips lm_head):
+      * every softmax-attention projection (q, k, v, o; MLA: q_a, q_b, kv_a, kv_b, o);
+      * every MLP projection (gate, up, down) of dense layers, of every routed expert and of
+        every shared expert (PEFT target_modules="all-linear" on Mixtral / Qwen-MoE / DeepSeek);
+      * linear-attention / Mamba mixers, approximated as one hidden-wide projection holding the
+        mixer's weights (in + out = hidden + weights / hidden);
+      * not the MoE router, the embeddings / LM head or a vision tower.
+    """
+    softmax_layers = s.layers - s.linear_layers
+    moe_n = moe_layer_count(s)
+    dense_n = s.layers - moe_n
+    mats = 3 if s.gated_mlp else 2
+    moe_i = s.moe_intermediate or s.intermediate
+    shared_i = s.shared_intermediate or moe_i
+    total = softmax_layers * _attention_in_out(s)
+    if s.linear_layers:
+        total += s.linear_layers * (s.hidden + s.linear_params / s.hidden)
+    total += dense_n * mats * (s.hidden + s.intermediate)
+    total += moe_n * s.experts * mats * (s.hidden + moe_i)
+    total += moe_n * s.shared_experts * mats * (s.hidden + shared_i)
+    return float(total)

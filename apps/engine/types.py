@@ -117,10 +117,16 @@ class Precision(StrEnum):
 
 class Optimizer(StrEnum):
     ADAMW = "ADAMW"
-    ADAM_8BIT = "ADAM_8BIT"
-    SGD = "SGD"
+    ADAM_8BIT = "ADAM_8BIT"  # bitsandbytes Adam8bit (kept for stored briefs; = ADAMW_8BIT memory)
+    ADAMW_8BIT = "ADAMW_8BIT"  # bitsandbytes AdamW8bit
+    PAGED_ADAMW = "PAGED_ADAMW"  # bitsandbytes PagedAdamW (32-bit states in unified memory)
+    PAGED_ADAMW_8BIT = "PAGED_ADAMW_8BIT"  # bitsandbytes PagedAdamW8bit
+    SGD = "SGD"  # with momentum
     ADAFACTOR = "ADAFACTOR"
     LION = "LION"
+
+
+PAGED_OPTIMIZERS = frozenset({Optimizer.PAGED_ADAMW, Optimizer.PAGED_ADAMW_8BIT})
 
 
 class Sharding(StrEnum):
@@ -256,6 +262,10 @@ class ModelSpec:
     attention: AttentionLayout | None = None  # None: every layer full attention (or MLA)
     checkpoint: CheckpointWeights | None = None  # a quantized checkpoint's stored weights
     native_precision: Precision | None = None  # the config's torch_dtype / dtype
+    # Sum of (in_features + out_features) over the linear projections LoRA adapts (attention,
+    # MLP, every routed and shared expert; see shapes.lora_in_out): rank-r LoRA trains r x this.
+    # None: derived from the fields above (dense q, k, v, o, gate, up, down per layer).
+    lora_in_out: float | None = None
     notes: tuple[str, ...] = ()  # how the model was read (added to every estimate's notes)
 
     @property

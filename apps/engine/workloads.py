@@ -9,12 +9,12 @@ from functools import lru_cache
 
 from apps.engine import constants as c
 from apps.engine.memory import (
+    TRAINING_HEADROOM_BYTES,
     breakdown,
-    breakdown_of,
     gpu_capacity_bytes,
     gpu_capacity_source,
     memory_fit,
-    optimizer_bytes_per_param,
+    training_fit,
     training_memory,
     utilization_advice,
 )
@@ -22,12 +22,14 @@ from apps.engine.performance import attention_flops_per_position, training_flops
 from apps.engine.precision import compute_path, weight_bytes
 from apps.engine.types import (
     BASIS_ESTIMATED,
+    PAGED_OPTIMIZERS,
     Bound,
     CapacityPlan,
     Estimate,
     EstimateRequest,
     Fit,
     GpuSpec,
+    MemoryBreakdown,
     Performance,
     Precision,
     Sharding,
@@ -36,6 +38,7 @@ from apps.engine.types import (
     fast_init,
     new_capacity_plan,
     new_estimate,
+    new_memory_breakdown,
     new_performance,
     new_training_result,
 )
@@ -74,9 +77,17 @@ class TrainingPlan:
     shard_optimizer: bool
     activations: float  # per GPU
     overhead: float  # per GPU
+    paged_optimizer: float  # bytes before any ZeRO sharding, in host-pageable memory
     flops_per_token: float
     checkpoint_bytes: float
     notes: tuple[str, ...]  # after the GPU's compute-path notes
+
+
+_HEADROOM_NOTE = (
+    "training memory: fits when everything counted plus "
+    f"{c.TRAINING_ALLOCATOR_HEADROOM_GB_PER_GPU:g} GB of allocator headroom per GPU fits "
+    "(no serving gpu_memory_utilization cap)"
+)
 
 
 def training_plan(req: EstimateRequest) -> TrainingPlan:
@@ -106,12 +117,18 @@ def training_plan(req: EstimateRequest) -> TrainingPlan:
         notes.append(
             "activation checkpointing: forward recomputed in backward (8N FLOPs per token)"
         )
+    notes.append(_HEADROOM_NOTE)
+    if training.optimizer in PAGED_OPTIMIZERS:
+        notes.append(
+            f"paged optimizer: {tm.paged_optimizer / c.GB:.1f} GB of optimizer states in CUDA "
+            "unified memory, paged to host RAM when the GPU runs short (not counted on the GPU)"
+        )
     if lora:
-        ckpt = tm.adapter_params * c.LORA_BYTES_PER_ADAPTER_PARAM
-    else:
-        ckpt = model.total_params * (
-            c.TRAIN_WEIGHT_BYTES_MIXED
-            + optimizer_bytes_per_param(training.optimizer, req.weight_precision)
+        precision = "BF16" if req.workload_type is WorkloadType.QLORA_FINETUNE else "FP32"
+        notes.append(
+            f"LoRA rank {training.lora_rank or c.DEFAULT_LORA_RANK}: "
+            f"{tm.adapter_params / 1e6:.1f}M adapter parameters in {precision} "
+            "(gradients and optimizer states for the adapters only; base frozen)"
         )
     return TrainingPlan(
         training=training,
@@ -125,8 +142,9 @@ def training_plan(req: EstimateRequest) -> TrainingPlan:
         shard_optimizer=shard is not Sharding.NONE,
         activations=tm.activations,
         overhead=tm.overhead,
+        paged_optimizer=tm.paged_optimizer,
         flops_per_token=training_flops_per_token(model, training.sequence_length, per_param),
-        checkpoint_bytes=ckpt,
+        checkpoint_bytes=tm.checkpoint,
         notes=tuple(notes),
     )
 
@@ -169,13 +187,19 @@ def estimate_training(
     weights = plan.weights / gpu_count if plan.shard_weights else plan.weights
     gradients = plan.gradients / gpu_count if plan.shard_gradients else plan.gradients
     optimizer = plan.optimizer / gpu_count if plan.shard_optimizer else plan.optimizer
-    adapters = plan.adapters / gpu_count if plan.shard_optimizer else plan.adapters
+    adapters = plan.adapters / gpu_count if plan.shard_weights else plan.adapters
     total = weights + gradients + optimizer + adapters + plan.activations + plan.overhead
     capacity = gpu_capacity_bytes(gpu)
-    fit = memory_fit(total, capacity)
+    # Training's own rule (no serving memory fraction): FITS with the allocator headroom to
+    # spare, TIGHT when only the headroom is eaten into or a smaller micro-batch fits.
+    fit = training_fit(total, capacity)
     fit_advice: str | None = None
     if fit is Fit.TIGHT:
-        fit_advice = utilization_advice(total, capacity, _TRAINING_SETTING)
+        fit_advice = (
+            f"needs {total / c.GB:.1f} of {capacity / c.GB:.1f} GB per GPU, inside the "
+            f"{c.TRAINING_ALLOCATOR_HEADROOM_GB_PER_GPU:g} GB allocator headroom: "
+            + _TRAINING_SETTING
+        )
     elif fit is Fit.NO:
         fit_advice = _smaller_training(training, total, plan.activations, capacity)
         if fit_advice is not None:
@@ -198,11 +222,10 @@ def estimate_training(
 
     ckpt = plan.checkpoint_bytes
     ckpt_s = ckpt / (_CHECKPOINT_BYTES_PER_S_PER_GPU * gpu_count)
-    memory = breakdown_of(
+    memory = training_breakdown(
         gpu_count,
         capacity,
         weights,
-        0.0,
         plan.activations,
         gradients,
         optimizer,
@@ -236,8 +259,8 @@ _CHECKPOINT_BYTES_PER_S_PER_GPU = c.CHECKPOINT_WRITE_GB_PER_S_PER_GPU * c.GB
 # fragmentation, which PyTorch's expandable segments reduce (PyTorch "CUDA semantics: optimizing
 # memory usage with PYTORCH_CUDA_ALLOC_CONF").
 _TRAINING_SETTING = (
-    "fits only by eating into the engine's fragmentation margin; set "
-    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or lower the micro-batch"
+    "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to cut fragmentation, or lower the "
+    "micro-batch"
 )
 # Media / encoder serving: the same vLLM-style knob (or the server's own memory fraction).
 _MEDIA_SETTING = "fits only if the server may use {:.0%} of GPU memory"
@@ -250,7 +273,7 @@ def _smaller_training(
     activation (and logits) bytes are linear in micro-batch x sequence tokens."""
     if activations <= 0:
         return None
-    share = (capacity * c.USABLE_MEMORY_FRACTION - (total - activations)) / activations
+    share = (capacity - TRAINING_HEADROOM_BYTES - (total - activations)) / activations
     if share <= 0:
         return None
     keep = c.TIGHT_MIN_WORKLOAD_FRACTION
@@ -265,6 +288,36 @@ def _smaller_training(
     if micro == 1 and shorter >= 1 and shorter >= math.ceil(seq * keep):
         return f"fits at a sequence length of at most {shorter} tokens (asked {seq})"
     return None
+
+
+def training_breakdown(
+    gpu_count: int,
+    capacity_per_gpu: float,
+    weights: float,
+    activations: float,
+    gradients: float,
+    optimizer: float,
+    adapters: float,
+    overhead: float,
+) -> MemoryBreakdown:
+    """Per-GPU bytes -> totals across `gpu_count` GPUs in GB, with training's safety margin: the
+    allocator headroom (not serving's gpu_memory_utilization share)."""
+    n = gpu_count / c.GB
+    total = (weights + activations + gradients + optimizer + adapters + overhead) * n
+    capacity = capacity_per_gpu * n
+    return new_memory_breakdown(
+        weights * n,
+        0.0,
+        activations * n,
+        gradients * n,
+        optimizer * n,
+        adapters * n,
+        overhead * n,
+        TRAINING_HEADROOM_BYTES * n,
+        total,
+        capacity,
+        capacity - total,
+    )
 
 
 def _replica_plan(req: EstimateRequest, gpu: GpuSpec, gpu_count: int) -> tuple[bool, int, float]:

@@ -145,7 +145,13 @@ class BriefInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: ig
     description = serializers.CharField(required=False, allow_blank=True)
     workload_type = serializers.ChoiceField(choices=WorkloadType.choices)
     model = ModelShapeSerializer(required=False)
-    weight_precision = serializers.ChoiceField(choices=Precision.choices, required=False)
+    weight_precision = serializers.ChoiceField(
+        choices=Precision.choices,
+        required=False,
+        allow_blank=True,
+        help_text="Blank or left out: size the weights as the checkpoint ships (a pasted "
+        "config's quantization_config, then its torch_dtype, else BF16).",
+    )
     kv_cache_precision = serializers.ChoiceField(choices=Precision.choices, required=False)
     context_window = serializers.IntegerField(min_value=1, max_value=MAX_TOKENS, required=False)
     input_tokens = TokensSerializer(required=False)
