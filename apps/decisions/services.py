@@ -47,11 +47,22 @@ def _audit(
 
 
 def _freeze(record: DecisionRecord) -> None:
+    """Freeze the evidence as the record's team may see it now; a chosen quote that has
+    become confidential to another team cannot be frozen (nor shown to this team)."""
+    quote = record.chosen_quote
+    if quote is not None and quote.confidential_to_id not in (None, record.team_id):
+        raise ValidationError(
+            {
+                "chosen_quote": f"quote #{quote.pk} is now confidential to another team; "
+                "choose another candidate in a new record"
+            }
+        )
     record.snapshot = build_snapshot(
         brief=record.brief,
-        chosen_quote=record.chosen_quote,
+        chosen_quote=quote,
         chosen_api_route=record.chosen_api_route,
         acceptance_criteria=record.acceptance_criteria,
+        team_id=record.team_id,
     )
     record.content_hash = content_hash(record.snapshot)
     record.engine_version = ENGINE_VERSION
