@@ -7,7 +7,7 @@ from django.db import transaction
 from django.db.models import F
 
 from apps.core.models import Team
-from apps.finance.services import candidate_table_request_recompute
+from apps.finance.services import candidate_rows_drop_invisible, candidate_table_request_recompute
 
 from .models import WorkloadBrief
 
@@ -34,4 +34,8 @@ def brief_update(*, brief: WorkloadBrief, **fields: Any) -> WorkloadBrief:
     brief.save(update_fields=[*changed, "inputs_version", "updated_at"])
     brief.refresh_from_db()
     candidate_table_request_recompute(brief=brief)
+    if {"team", "team_id"} & set(changed):
+        # The new team must not see, even until the recompute, what was confidential to the
+        # old one: those rows go in this transaction.
+        candidate_rows_drop_invisible(brief_ids=[brief.pk])
     return brief

@@ -22,6 +22,9 @@ DEMO_USERS = (
     ("platform", Role.PLATFORM),
     ("finance", Role.FINANCE),
     ("procurement", Role.PROCUREMENT),
+    # A second buyer: the submitter of a decision record approves for no role, so a record
+    # that procurement submits needs another procurement member to approve for procurement.
+    ("procurement2", Role.PROCUREMENT),
     ("apiclient", Role.API_CLIENT),
 )
 

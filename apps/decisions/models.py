@@ -150,6 +150,9 @@ class Approval(AppendOnlyModel):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["record", "role"], name="one_verdict_per_role"),
+            # One person is not a committee: whatever roles a user holds, they give one
+            # verdict per record (services.decision_record_approve explains it in words).
+            models.UniqueConstraint(fields=["record", "user"], name="one_verdict_per_user"),
             models.CheckConstraint(
                 condition=Q(verdict="APPROVE") | ~Q(reason=""), name="rejection_needs_reason"
             ),

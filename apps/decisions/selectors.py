@@ -382,17 +382,28 @@ def decision_record_report(record: DecisionRecord) -> dict[str, Any]:
     }
 
 
+def why_user_may_not_decide(record: DecisionRecord, user: AbstractBaseUser) -> str:
+    """Why this user gives no verdict on a record in review although they hold one of its
+    roles (what the page says instead of the buttons); empty when nothing stops them."""
+    if record.status != DecisionRecord.Status.IN_REVIEW:
+        return ""
+    if record.submitted_by_id == user.pk:
+        return f"You submitted this record as {record.submitted_as}; other people approve it."
+    earlier = Approval.objects.filter(record=record, user=user).first()
+    if earlier is not None:
+        return (
+            f"You already approved this record as {earlier.role}; "
+            "other people approve for the remaining roles."
+        )
+    return ""
+
+
 def roles_user_may_decide(record: DecisionRecord, user: AbstractBaseUser) -> list[str]:
     """The required roles this user could approve or reject for now (what the page offers;
-    the service checks again when the verdict arrives)."""
-    if record.status != DecisionRecord.Status.IN_REVIEW:
+    the service checks again when the verdict arrives): none for the submitter or for someone
+    who has already given a verdict on this record."""
+    if record.status != DecisionRecord.Status.IN_REVIEW or why_user_may_not_decide(record, user):
         return []
     held = roles_of(user)
     decided = set(Approval.objects.filter(record=record).values_list("role", flat=True))
-    return [
-        role
-        for role in record.required_roles
-        if role in held
-        and role not in decided
-        and not (record.submitted_by_id == user.pk and record.submitted_as == role)
-    ]
+    return [role for role in record.required_roles if role in held and role not in decided]

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.briefs.models import WorkloadBrief
-from apps.core.roles import QUOTE_EDITORS, Role, has_role, roles_of
+from apps.core.roles import DECISION_AUTHORS, QUOTE_EDITORS, Role, has_role, roles_of
 from apps.engine import ENGINE_VERSION
 from apps.quotes.models import ApiRoute, Quote
 
@@ -47,11 +47,22 @@ def _audit(
 
 
 def _freeze(record: DecisionRecord) -> None:
+    """Freeze the evidence as the record's team may see it now; a chosen quote that has
+    become confidential to another team cannot be frozen (nor shown to this team)."""
+    quote = record.chosen_quote
+    if quote is not None and quote.confidential_to_id not in (None, record.team_id):
+        raise ValidationError(
+            {
+                "chosen_quote": f"quote #{quote.pk} is now confidential to another team; "
+                "choose another candidate in a new record"
+            }
+        )
     record.snapshot = build_snapshot(
         brief=record.brief,
-        chosen_quote=record.chosen_quote,
+        chosen_quote=quote,
         chosen_api_route=record.chosen_api_route,
         acceptance_criteria=record.acceptance_criteria,
+        team_id=record.team_id,
     )
     record.content_hash = content_hash(record.snapshot)
     record.engine_version = ENGINE_VERSION
@@ -176,21 +187,54 @@ def decision_record_update(
     return record
 
 
+class NotThisPerson(PermissionDenied):
+    """The action is refused to this person: another person must take it (one person is not
+    a committee), or this one under another role. The message says which; the API answers
+    403 with it, the page shows it."""
+
+
+def submitting_roles(record: DecisionRecord, user: AbstractBaseUser) -> list[str]:
+    """The roles ``user`` may submit ``record`` under: the record's required roles they hold
+    and, for its author, the author's own deciding roles too."""
+    held = [r.value for r in DECISION_AUTHORS if r in roles_of(user)]
+    allowed = [r for r in record.required_roles if r in held]
+    if record.created_by_id == user.pk:
+        allowed += [r for r in held if r not in allowed]
+    return allowed
+
+
+def _submitting_role(record: DecisionRecord, user: AbstractBaseUser, wanted: str | None) -> str:
+    """The role asked for or, by default, the first of ``submitting_roles``; refused in words
+    when it is not one of them."""
+    held = [r.value for r in DECISION_AUTHORS if r in roles_of(user)]
+    if not held:
+        raise PermissionDenied(
+            "Records are submitted by platform, finance or procurement; you hold none of them."
+        )
+    if wanted is not None and wanted not in held:
+        raise NotThisPerson(
+            f"You do not hold the {wanted} role; submit under a role you hold ({', '.join(held)})."
+        )
+    allowed = submitting_roles(record, user)
+    role = wanted if wanted is not None else next(iter(allowed), None)
+    if role is None or role not in allowed:
+        needed = ", ".join(record.required_roles)
+        raise NotThisPerson(
+            f"{role or held[0]} is not one of this record's roles ({needed}); submit as one "
+            f"of them, or ask its author ({record.created_by.get_username()}) to submit it."
+        )
+    return role
+
+
 @transaction.atomic
 def decision_record_submit(
     *, record: DecisionRecord, user: AbstractBaseUser, role: str | None = None
 ) -> DecisionRecord:
-    """Send a DRAFT for review under one of the submitter's roles."""
+    """Send a DRAFT for review under one of the record's roles (see ``_submitting_role``).
+    The submitter then decides for no role: other people approve it."""
     record = _locked(record)
     _expect(record, Status.DRAFT, action="submit")
-    held = roles_of(user)
-    role = (
-        role
-        or next((r for r in record.required_roles if r in held), None)
-        or next(iter(sorted(held)), None)
-    )
-    if role is None or role not in held:
-        raise PermissionDenied("Submit under a role you hold.")
+    role = _submitting_role(record, user, role)
     record.status = Status.IN_REVIEW
     record.submitted_by = user  # type: ignore[assignment]
     record.submitted_as = role
@@ -206,17 +250,29 @@ def decision_record_submit(
     return record
 
 
-def _may_decide(record: DecisionRecord, user: AbstractBaseUser, role: str) -> None:
+def _may_decide(record: DecisionRecord, user: AbstractBaseUser, role: str, *, verb: str) -> None:
+    """Whether ``user`` may give a verdict (``verb``: approve or reject) for ``role``: one of
+    the record's roles, held by the user, not yet decided, and by a person who has neither
+    submitted the record nor given a verdict on it already (one person is not a committee;
+    the database's one_verdict_per_user constraint backs the last rule)."""
     if role not in record.required_roles:
         raise ValidationError({"role": f"{role!r} is not a role this record needs"})
     if role not in roles_of(user):
         raise PermissionDenied(f"Only members of the {role} group can decide for it.")
-    if record.submitted_by_id == user.pk and record.submitted_as == role:
-        raise PermissionDenied(
-            f"You submitted this record as {role}; another {role} member must review it."
+    if record.submitted_by_id == user.pk:
+        raise NotThisPerson(
+            f"You submitted this record as {record.submitted_as}; "
+            f"another person must {verb} for {role}."
         )
     if record.approvals.filter(role=role).exists():
         raise TransitionRefused(f"The {role} role has already decided on this record.")
+    earlier = record.approvals.filter(user=user).first()
+    if earlier is not None:
+        done = "approved" if earlier.verdict == Approval.Verdict.APPROVE else "rejected"
+        raise NotThisPerson(
+            f"You already {done} this record as {earlier.role}; "
+            f"another person must {verb} for {role}."
+        )
 
 
 @transaction.atomic
@@ -227,7 +283,7 @@ def decision_record_approve(
     The row lock makes two approvals arriving together take turns."""
     record = _locked(record)
     _expect(record, Status.IN_REVIEW, action="approve")
-    _may_decide(record, user, role)
+    _may_decide(record, user, role, verb="approve")
     Approval.objects.create(record=record, role=role, user=user, verdict=Approval.Verdict.APPROVE)
     _audit(
         record,
@@ -263,7 +319,7 @@ def decision_record_reject(
     _expect(record, Status.IN_REVIEW, action="reject")
     if not reason.strip():
         raise ValidationError({"reason": "say why the record is rejected"})
-    _may_decide(record, user, role)
+    _may_decide(record, user, role, verb="reject")
     Approval.objects.create(
         record=record, role=role, user=user, verdict=Approval.Verdict.REJECT, reason=reason
     )

@@ -138,8 +138,11 @@ def build_snapshot(
     chosen_quote: Quote | None,
     chosen_api_route: ApiRoute | None,
     acceptance_criteria: dict[str, Any],
+    team_id: int | None = None,
 ) -> dict[str, Any]:
-    ranking = ranking_for_brief(brief)
+    """The evidence as ``team_id`` (the record's team; default the brief's) may see it: the
+    candidate rows of quotes confidential to another team are never frozen."""
+    ranking = ranking_for_brief(brief, team_id=team_id)
     quote_ids = sorted({r["quote_id"] for r in ranking["rows"] if r["quote_id"]})
     route_ids = sorted({r["api_route_id"] for r in ranking["rows"] if r["api_route_id"]})
     if chosen_quote is not None and chosen_quote.pk not in quote_ids:

@@ -53,6 +53,7 @@ from .selectors import (
     inputs_changed,
     record_verify,
     roles_user_may_decide,
+    why_user_may_not_decide,
 )
 
 Status = DecisionRecord.Status
@@ -122,6 +123,7 @@ def decision_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
         else None
     )
     held = [r for r in DECISION_AUTHORS if r in roles_of(request.user)]
+    may_submit_as = services.submitting_roles(record, request.user) if is_author else []
     open_replacement = record.replacements.exclude(status=Status.REJECTED).first()
     return render(
         request,
@@ -143,8 +145,9 @@ def decision_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
             "inputs_changed": inputs_changed(record),
             "figures": figures,
             "can_edit": is_author and record.status == Status.DRAFT,
-            "submit_roles": [(r.value, r.label) for r in held] if is_author else [],
+            "submit_roles": [(r.value, r.label) for r in held if r in may_submit_as],
             "decide_roles": roles_user_may_decide(record, request.user) if is_author else [],
+            "why_not_deciding": why_user_may_not_decide(record, request.user) if is_author else "",
             "can_supersede": is_author
             and record.status == Status.APPROVED
             and not open_replacement,
@@ -306,14 +309,18 @@ def decision_edit_page(request: HttpRequest, pk: int) -> HttpResponse:
 def _act(
     request: HttpRequest, pk: int, call: Callable[..., DecisionRecord], success: str, **kwargs: Any
 ) -> HttpResponse:
-    """Run one workflow service for the record; a refused transition or bad input becomes a
-    message on the detail page (nothing changes); a role the user lacks is a 403."""
+    """Run one workflow service for the record; a refused transition, bad input or a refusal
+    that another person must act (services.NotThisPerson) becomes a message on the detail
+    page (nothing changes); a role the user lacks is a 403."""
     record = decision_record_get_for_user(request.user, pk)
     _require_author(request)
     try:
         result = call(record=record, user=request.user, **kwargs)
     except ValidationError as exc:  # TransitionRefused included
         messages.error(request, " ".join(exc.messages))
+        return redirect("decisions:detail", pk=record.pk)
+    except services.NotThisPerson as exc:
+        messages.error(request, str(exc))
         return redirect("decisions:detail", pk=record.pk)
     messages.success(request, success)
     return redirect("decisions:detail", pk=result.pk)

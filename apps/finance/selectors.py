@@ -43,24 +43,28 @@ def _s(value: Decimal | None) -> str | None:
 ORDER_VALUES = ("pk", "meets_constraints", "effective_unit_cost", "basis", "pricing_term")
 
 
-def _ranking_order(table: CandidateTable) -> list[dict[str, Any]]:
-    """Every row of the table in ranking order, with its rank and what the filters read; the
-    full rows are fetched only for the ones a reader is sent (``_full_rows``)."""
+def _ranking_order(table: CandidateTable, team_id: int) -> tuple[list[dict[str, Any]], bool]:
+    """Every row of the table that ``team_id`` may see, in ranking order, with its rank and
+    what the filters read; the full rows are fetched only for the ones a reader is sent
+    (``_full_rows``). Also whether any row was left out: a row of a quote confidential to
+    another team, written by a recompute that began before the quote (or the brief's team)
+    changed; the next recompute removes it."""
     order = list(
         CandidateRow.objects.filter(table=table)
         .order_by(
             F("meets_constraints").desc(), F("effective_unit_cost").asc(nulls_last=True), "pk"
         )
-        .values(*ORDER_VALUES)
+        .values(*ORDER_VALUES, "quote__confidential_to_id")
     )
+    visible = [r for r in order if r.pop("quote__confidential_to_id") in (None, team_id)]
     rank, previous = 0, None
-    for position, r in enumerate(order, start=1):
+    for position, r in enumerate(visible, start=1):
         ranked = r["meets_constraints"] and r["effective_unit_cost"] is not None
         if ranked and r["effective_unit_cost"] != previous:
             rank, previous = position, r["effective_unit_cost"]
         r["rank"] = rank if ranked else None
         del r["effective_unit_cost"]
-    return order
+    return visible, len(visible) != len(order)
 
 
 def _full_rows(
@@ -145,7 +149,14 @@ def ranking_json_for_brief(brief: WorkloadBrief, *, limit: int | None, **filters
     table = candidate_table_for_brief(brief)
     if table is None:
         return JSONRenderer().render(_ranking(brief, table, limit, filters))
-    key = _cache_key("ranking-json", table, timezone.localdate(), limit=str(limit), **filters)
+    key = _cache_key(
+        "ranking-json",
+        table,
+        timezone.localdate(),
+        limit=str(limit),
+        team=str(brief.team_id),
+        **filters,
+    )
     body: bytes | None = cache.get(key)
     if body is None:
         body = JSONRenderer().render(_ranking(brief, table, limit, filters))
@@ -154,27 +165,40 @@ def ranking_json_for_brief(brief: WorkloadBrief, *, limit: int | None, **filters
 
 
 def ranking_for_brief(
-    brief: WorkloadBrief, *, limit: int | None = None, **filters: str
+    brief: WorkloadBrief,
+    *,
+    limit: int | None = None,
+    team_id: int | None = None,
+    **filters: str,
 ) -> dict[str, Any]:
-    """The brief's ranking; filters keep each row's rank in the whole table; ``limit`` keeps
-    the first rows (``total_rows`` says how many there are)."""
-    return _ranking(brief, candidate_table_for_brief(brief), limit, filters)
+    """The brief's ranking as ``team_id`` (default: the brief's team) may see it; filters
+    keep each row's rank in the whole table; ``limit`` keeps the first rows (``total_rows``
+    says how many there are)."""
+    return _ranking(brief, candidate_table_for_brief(brief), limit, filters, team_id=team_id)
 
 
 def _ranking(
-    brief: WorkloadBrief, table: CandidateTable | None, limit: int | None, filters: dict[str, str]
+    brief: WorkloadBrief,
+    table: CandidateTable | None,
+    limit: int | None,
+    filters: dict[str, str],
+    *,
+    team_id: int | None = None,
 ) -> dict[str, Any]:
     today = timezone.localdate()
+    team_id = brief.team_id if team_id is None else team_id
     rows: list[dict[str, Any]] = []
     total = 0
+    hidden = False
     for attempt in range(2):
         if table is None:
             break
-        key = _cache_key("ranking-order", table, today)
-        order = cache.get(key) if attempt == 0 else None
-        if order is None:
-            order = _ranking_order(table)
-            cache.set(key, order, RANKING_CACHE_SECONDS)
+        key = _cache_key("ranking-order", table, today, team=str(team_id))
+        cached = cache.get(key) if attempt == 0 else None
+        if cached is None:
+            cached = _ranking_order(table, team_id)
+            cache.set(key, cached, RANKING_CACHE_SECONDS)
+        order, hidden = cached
         wanted = [r for r in order if _matches(r, filters)] if filters else order
         total = len(wanted)
         if limit is not None:
@@ -192,7 +216,8 @@ def _ranking(
         "currency": table.currency if table else None,
         "unit": brief.success_unit or None,
         "no_ranking_reason": (table.no_ranking_reason if table else "not computed yet") or None,
-        "capacity_model": table.capacity_model if table else {},
+        # Left out while rows are hidden: it may quote a hidden row's price.
+        "capacity_model": table.capacity_model if table and not hidden else {},
         "total_rows": total,
         "rows": rows,
     }

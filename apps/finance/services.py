@@ -285,3 +285,30 @@ def finance_assumptions_update(*, brief: WorkloadBrief | None, **fields: Any) ->
     row.refresh_from_db()
     candidate_tables_request_recompute(brief_ids=None if brief is None else [brief.pk])
     return row
+
+
+@transaction.atomic
+def candidate_rows_drop_invisible(
+    *, brief_ids: Iterable[int] | None = None, quote_ids: Iterable[int] | None = None
+) -> int:
+    """Delete now the candidate rows whose quote is confidential to a team other than the
+    brief's, and the capacity comparison of their tables (it may quote those prices).
+
+    Called in the transaction that makes a quote confidential or moves a brief to another
+    team, after ``candidate_tables_request_recompute``: nobody sees the rows in between, and
+    the recompute that follows rebuilds the comparison. Returns how many rows went."""
+    rows = CandidateRow.objects.filter(quote__confidential_to__isnull=False).filter(
+        ~Q(quote__confidential_to_id=F("table__brief__team_id"))
+    )
+    if brief_ids is not None:
+        rows = rows.filter(table__brief_id__in=list(brief_ids))
+    if quote_ids is not None:
+        rows = rows.filter(quote_id__in=list(quote_ids))
+    found = list(rows.values_list("pk", "table_id"))
+    if not found:
+        return 0
+    CandidateRow.objects.filter(pk__in=[pk for pk, _ in found]).delete()
+    CandidateTable.objects.filter(pk__in={table_id for _, table_id in found}).update(
+        capacity_model={}, updated_at=timezone.now()
+    )
+    return len(found)

@@ -1,5 +1,6 @@
 from decimal import Decimal
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -94,6 +95,15 @@ class Quote(BaseModel):
         blank=True,
         related_name="confidential_quotes",
         help_text="Visible only to this team (quotes under NDA).",
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="Who entered it: they and their teams own it (may make it confidential). "
+        "Empty on quotes entered before this was recorded.",
     )
     version = models.PositiveIntegerField(default=1, validators=[MaxValueValidator(MAX_VERSION)])
 

@@ -7,11 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import F
 
-from apps.finance.services import candidate_tables_request_recompute
+from apps.core.models import Team
+from apps.finance.services import candidate_rows_drop_invisible, candidate_tables_request_recompute
 
 from .models import ApiRoute, Provider, Quote
 
@@ -44,9 +46,64 @@ def provider_update(*, provider: Provider, **fields: Any) -> Provider:
     return provider
 
 
+def _is_member(user: AbstractBaseUser, team: Team) -> bool:
+    return team.members.filter(pk=user.pk).exists()
+
+
+def _check_confidential_to_own_team(user: AbstractBaseUser | None, team: Team | None) -> None:
+    if team is None or user is None or getattr(user, "is_superuser", False):
+        return
+    if not _is_member(user, team):
+        raise ValidationError(
+            {"confidential_to": f"you are not a member of {team.name}; a quote can be made "
+             "confidential only to a team you belong to"}
+        )  # fmt: skip
+
+
+def _check_may_change_confidentiality(
+    quote: Quote, new_team: Team | None, user: AbstractBaseUser | None
+) -> None:
+    """Only a quote's owners change who may see it: for a confidential quote, the members of
+    its team (or its creator); for a public one, its creator and the members of the
+    creator's teams. Otherwise a buyer of team B could take a public quote away from team A
+    (and out of team A's candidate tables) by making it confidential to B."""
+    if user is None:
+        raise ValidationError({"confidential_to": "say who changes the quote's confidentiality"})
+    _check_confidential_to_own_team(user, new_team)
+    if getattr(user, "is_superuser", False) or quote.created_by_id == user.pk:
+        return
+    owner = quote.confidential_to
+    if owner is not None:
+        if _is_member(user, owner):
+            return
+        raise ValidationError(
+            {"confidential_to": f"Quote #{quote.pk} is confidential to {owner.name}; only its "
+             "members can change who sees it."}
+        )  # fmt: skip
+    creator = quote.created_by
+    if creator is None:
+        raise ValidationError(
+            {"confidential_to": f"Quote #{quote.pk} records no creator, so no team owns it and "
+             "it cannot be made confidential. Enter your own confidential quote instead."}
+        )  # fmt: skip
+    creator_teams = Team.objects.filter(members=creator).order_by("name")
+    if creator_teams.filter(members=user).exists():
+        return
+    names = ", ".join(t.name for t in creator_teams) or "no team"
+    instead = f", confidential to {new_team.name}," if new_team is not None else ""
+    raise ValidationError(
+        {"confidential_to": f"Quote #{quote.pk} was entered by {creator.get_username()}; only "
+         f"they or a member of their team ({names}) can make it confidential. Enter your own "
+         f"quote{instead} instead."}
+    )  # fmt: skip
+
+
 @transaction.atomic
-def quote_create(**fields: Any) -> Quote:
-    quote = Quote(**fields)
+def quote_create(*, created_by: AbstractBaseUser | None = None, **fields: Any) -> Quote:
+    """A new quote, owned by ``created_by`` (and their teams); confidential only to a team
+    its creator belongs to."""
+    _check_confidential_to_own_team(created_by, fields.get("confidential_to"))
+    quote = Quote(created_by=created_by, **fields)
     quote.full_clean()
     quote.save()
     candidate_tables_request_recompute()
@@ -89,8 +146,19 @@ def _priced_retire[Priced: (Quote, ApiRoute)](obj: Priced) -> Priced:
 
 
 @transaction.atomic
-def quote_update(*, quote: Quote, **fields: Any) -> Quote:
-    return _priced_update(quote, fields)
+def quote_update(*, quote: Quote, user: AbstractBaseUser | None = None, **fields: Any) -> Quote:
+    """Change a live quote. Changing ``confidential_to`` needs ``user``, one of the quote's
+    owners (see ``_check_may_change_confidentiality``); the candidate rows of teams that may
+    no longer see it go in this transaction, not at the next recompute."""
+    current = Quote.objects.select_for_update(no_key=True).get(pk=quote.pk)
+    new_team = fields.get("confidential_to", current.confidential_to)
+    moved = current.confidential_to_id != getattr(new_team, "pk", None)
+    if moved:
+        _check_may_change_confidentiality(current, new_team, user)
+    quote = _priced_update(current, fields)
+    if moved and quote.confidential_to_id is not None:
+        candidate_rows_drop_invisible(quote_ids=[quote.pk])
+    return quote
 
 
 @transaction.atomic
@@ -143,7 +211,9 @@ MAX_IMPORT_ROWS = 5000
 
 
 @transaction.atomic
-def quotes_import_csv(*, text: str, parse_row: Any) -> list[Quote]:
+def quotes_import_csv(
+    *, text: str, parse_row: Any, created_by: AbstractBaseUser | None = None
+) -> list[Quote]:
     """Import a CSV of quotes as a whole: any bad row rejects the file and nothing is saved.
 
     ``parse_row(dict) -> dict`` turns one CSV row into Quote field values or raises
@@ -162,7 +232,7 @@ def quotes_import_csv(*, text: str, parse_row: Any) -> list[Quote]:
                 errors.append(RowError(row=line, field="", message="too many rows"))
                 break
             try:
-                quote = Quote(**parse_row(raw))
+                quote = Quote(created_by=created_by, **parse_row(raw))
                 quote.full_clean()
             except ValidationError as exc:
                 for field, messages in exc.message_dict.items():

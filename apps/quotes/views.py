@@ -59,9 +59,9 @@ def quote_edit_page(request: HttpRequest, pk: int | None = None) -> HttpResponse
         fields = dict(form.cleaned_data)
         try:
             if quote is None:
-                services.quote_create(**fields)
+                services.quote_create(created_by=request.user, **fields)
             else:
-                services.quote_update(quote=quote, **fields)
+                services.quote_update(quote=quote, user=request.user, **fields)
         except ValidationError as exc:
             _form_errors(form, exc)
         else:
@@ -97,7 +97,9 @@ def quote_import_page(request: HttpRequest) -> HttpResponse:
             form.add_error("file", str(exc))
         else:
             try:
-                imported = services.quotes_import_csv(text=text, parse_row=QuoteRowParser())
+                imported = services.quotes_import_csv(
+                    text=text, parse_row=QuoteRowParser(), created_by=request.user
+                )
             except services.QuoteImportError as exc:
                 row_errors = exc.errors
             else:

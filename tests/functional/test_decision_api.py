@@ -249,7 +249,10 @@ class TestRoles:
             f"{URL}{record_id}/approve", {"role": "procurement"}, format="json"
         )
         assert response.status_code == 403
-        assert "another procurement member" in response.json()["detail"]
+        assert response.json() == {
+            "detail": "You submitted this record as procurement; "
+            "another person must approve for procurement."
+        }
 
     def test_another_team_gets_404_everywhere(
         self, setup, people, token_client, make_user, other_team

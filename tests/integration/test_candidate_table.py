@@ -269,8 +269,8 @@ class TestRanksWhenRead:
 
         expected = ranking_for_brief(tied)
         table = candidate_table_for_brief(tied)
-        key = _cache_key("ranking-order", table, timezone.localdate())
-        order = _ranking_order(table)
+        key = _cache_key("ranking-order", table, timezone.localdate(), team=str(tied.team_id))
+        order, hidden = _ranking_order(table, tied.team_id)
         order[0] = {**order[0], "pk": 10**9}  # a row that is gone
-        cache.set(key, order)
+        cache.set(key, (order, hidden))
         assert ranking_for_brief(tied) == expected

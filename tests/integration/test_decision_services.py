@@ -103,7 +103,7 @@ class TestReviewByRole:
 
     def test_the_submitter_cannot_approve_for_the_role_they_submitted_under(self, draft, people):
         record = decision_record_submit(record=draft, user=people["author"], role="procurement")
-        with pytest.raises(PermissionDenied, match="another procurement member"):
+        with pytest.raises(PermissionDenied, match="another person must approve for procurement"):
             decision_record_approve(record=record, user=people["author"], role="procurement")
         record = decision_record_approve(
             record=record, user=people["procurement"], role="procurement"

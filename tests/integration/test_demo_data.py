@@ -54,3 +54,34 @@ def test_refuses_outside_the_embedded_default(catalog, settings):
     settings.DEBUG = False
     with pytest.raises(CommandError, match="embedded default"):
         call_command("load_demo", stdout=StringIO())
+
+
+class TestTheDemoDecisionJourney:
+    def test_a_record_procurement_submits_is_approved_by_distinct_demo_users(
+        self, catalog, django_capture_on_commit_callbacks
+    ):
+        from apps.decisions.services import (
+            decision_record_approve,
+            decision_record_create,
+            decision_record_submit,
+        )
+
+        with django_capture_on_commit_callbacks(execute=True):
+            call_command("load_demo", stdout=StringIO())
+        users = {u.username: u for u in get_user_model().objects.all()}
+        brief = next(b for b in WorkloadBrief.objects.order_by("pk") if b.is_complete)
+        row = CandidateTable.objects.get(brief=brief).rows.exclude(quote=None).first()
+        record = decision_record_create(
+            brief=brief,
+            created_by=users["procurement"],
+            capacity_model="RENT_ON_DEMAND",
+            chosen_quote=row.quote,
+        )
+        record = decision_record_submit(record=record, user=users["procurement"])
+        for username, role in (
+            ("platform", "platform"),
+            ("finance", "finance"),
+            ("procurement2", "procurement"),
+        ):
+            record = decision_record_approve(record=record, user=users[username], role=role)
+        assert record.status == "APPROVED"

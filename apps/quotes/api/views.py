@@ -90,7 +90,7 @@ class QuoteListCreateApi(APIView):
     def post(self, request: Request) -> Response:
         payload = QuoteInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        quote = services.quote_create(**payload.validated_data)
+        quote = services.quote_create(created_by=request.user, **payload.validated_data)
         return Response(QuoteOutputSerializer(quote).data, status=status.HTTP_201_CREATED)
 
 
@@ -107,7 +107,7 @@ class QuoteDetailApi(APIView):
         quote = quote_get_for_user(request.user, pk)
         payload = QuoteInputSerializer(quote, data=request.data, partial=True)
         payload.is_valid(raise_exception=True)
-        quote = services.quote_update(quote=quote, **payload.validated_data)
+        quote = services.quote_update(quote=quote, user=request.user, **payload.validated_data)
         return Response(QuoteOutputSerializer(quote).data)
 
 
@@ -149,7 +149,9 @@ class QuoteImportApi(APIView):
         except UnicodeDecodeError as exc:
             raise serializers.ValidationError({"file": "not UTF-8 text"}) from exc
         try:
-            quotes = services.quotes_import_csv(text=text, parse_row=QuoteRowParser())
+            quotes = services.quotes_import_csv(
+                text=text, parse_row=QuoteRowParser(), created_by=request.user
+            )
         except services.QuoteImportError as exc:
             first = exc.errors[0]
             return Response(
