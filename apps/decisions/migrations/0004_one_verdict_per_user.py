@@ -35,7 +35,7 @@ def restore_sqlite_trigger(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("decisions", "0002_append_only_triggers")]
+    dependencies = [("decisions", "0003_evidence_file_private_random_name")]
 
     operations = [
         # Backwards, removing the constraint rebuilds the table again: restore the trigger last.
