@@ -6,7 +6,7 @@ from rest_framework import serializers
 from apps.benchmarks.importers import ImportFormatError, normalise_tool
 from apps.benchmarks.models import BenchmarkRun
 from apps.catalog.models import Gpu, GpuSystem
-from apps.core.api import StrictJsonTypes
+from apps.core.api import FreeFormJson, StrictJsonTypes
 from apps.engine.constants import MAX_GPU_COUNT
 from apps.quotes.models import Quote
 
@@ -77,8 +77,8 @@ class ManualRunInputSerializer(_CandidateFields):
 
     phase = serializers.ChoiceField(choices=[(p.value, p.label) for p in MANUAL_PHASES])
     label = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    conditions = serializers.JSONField(required=False)
-    results = serializers.JSONField()
+    conditions = serializers.JSONField(required=False, validators=[FreeFormJson()])
+    results = serializers.JSONField(validators=[FreeFormJson()])
 
 
 class BenchmarkRunOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]

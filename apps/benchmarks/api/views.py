@@ -5,7 +5,7 @@ from typing import Any
 from django.conf import settings
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -16,6 +16,7 @@ from apps.benchmarks.selectors import benchmark_run_get_for_user, benchmark_run_
 from apps.briefs.models import WorkloadBrief
 from apps.briefs.selectors import brief_list_for_user
 from apps.core.pagination import StandardPagination, paginated
+from apps.core.parsers import JSONParser
 from apps.core.permissions import role_permission
 from apps.core.query import MAX_ID, ChoiceParam, IntParam, TextParam
 from apps.core.roles import BENCHMARK_EDITORS
