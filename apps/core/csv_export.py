@@ -7,8 +7,13 @@ from decimal import Decimal
 from typing import Any
 
 # A text cell starting with one of these is run as a formula by Excel or LibreOffice
-# (OWASP "CSV injection"); a leading apostrophe makes it plain text.
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# (OWASP "CSV injection": = + - @ tab CR); a leading apostrophe makes it plain text. The
+# semicolon too: where it is the list separator (German or French Excel, LibreOffice's
+# import dialog) a cell ";=1+1" is an empty cell then the formula "=1+1".
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", ";")
+# Every cell is quoted (OWASP's advice), so a reader that splits on semicolons keeps
+# "a;=1+1", wherever the semicolon is, as one text cell.
+QUOTING = csv.QUOTE_ALL
 
 
 def safe_cell(value: Any) -> str:
@@ -28,7 +33,7 @@ def safe_cell(value: Any) -> str:
 
 def to_csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")
+    writer = csv.writer(out, lineterminator="\r\n", quoting=QUOTING)
     writer.writerow([safe_cell(h) for h in header])
     for row in rows:
         writer.writerow([safe_cell(v) for v in row])

@@ -82,7 +82,7 @@ class BenchmarkRunImportApi(APIView):
             raise serializers.ValidationError(
                 {"file": f"file too large: {upload.size} bytes, the limit is {limit} bytes"}
             )
-        payload = ImportInputSerializer(data=request.data)
+        payload = ImportInputSerializer(data=request.data, context={"request": request})
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
         upload = data["file"]
@@ -139,7 +139,7 @@ class BenchmarkRunListCreateApi(APIView):
 
     @extend_schema(request=ManualRunInputSerializer, responses={201: BenchmarkRunOutputSerializer})
     def post(self, request: Request) -> Response:
-        payload = ManualRunInputSerializer(data=request.data)
+        payload = ManualRunInputSerializer(data=request.data, context={"request": request})
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
         run = services.benchmark_run_create_manual(
