@@ -1,7 +1,7 @@
 """CSV that is safe to open in a spreadsheet and round-trips decimals exactly."""
 
-import csv
 import io
+import re
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import Any
@@ -11,9 +11,10 @@ from typing import Any
 # semicolon too: where it is the list separator (German or French Excel, LibreOffice's
 # import dialog) a cell ";=1+1" is an empty cell then the formula "=1+1".
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", ";")
-# Every cell is quoted (OWASP's advice), so a reader that splits on semicolons keeps
-# "a;=1+1", wherever the semicolon is, as one text cell.
-QUOTING = csv.QUOTE_ALL
+# A cell is quoted when RFC 4180 needs it (a comma, a double quote, a line break) and also
+# when it holds a semicolon, wherever: a reader that splits on semicolons then keeps "a;=1+1"
+# as one text cell. Other cells are written bare, as before.
+NEEDS_QUOTES = re.compile(r'[,";\r\n]')
 
 
 def safe_cell(value: Any) -> str:
@@ -31,10 +32,18 @@ def safe_cell(value: Any) -> str:
     return text
 
 
+def _field(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"' if NEEDS_QUOTES.search(text) else text
+
+
+def _line(cells: Iterable[Any]) -> str:
+    return ",".join(_field(safe_cell(v)) for v in cells) + "\r\n"
+
+
 def to_csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """RFC 4180 CSV (CRLF line ends), every cell through ``safe_cell``."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n", quoting=QUOTING)
-    writer.writerow([safe_cell(h) for h in header])
+    out.write(_line(header))
     for row in rows:
-        writer.writerow([safe_cell(v) for v in row])
+        out.write(_line(row))
     return out.getvalue()

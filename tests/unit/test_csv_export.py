@@ -86,9 +86,13 @@ class TestSafeCellKeepsValuesExact:
 
 
 class TestToCsv:
-    def test_writes_a_header_and_rows_with_crlf_line_ends_every_cell_quoted(self):
+    def test_writes_a_header_and_rows_with_crlf_line_ends(self):
         text = to_csv(["provider", "price"], [["Acme", Decimal("1.50")], ["Beta", None]])
-        assert text == '"provider","price"\r\n"Acme","1.50"\r\n"Beta",""\r\n'
+        assert text == "provider,price\r\nAcme,1.50\r\nBeta,\r\n"
+
+    def test_a_cell_with_a_semicolon_comma_quote_or_line_break_is_quoted(self):
+        text = to_csv(["a"], [["x;y"], ["x,y"], ['x"y'], ["x\ny"], [";=1"]])
+        assert text == 'a\r\n"x;y"\r\n"x,y"\r\n"x""y"\r\n"x\ny"\r\n"\';=1"\r\n'
 
     @pytest.mark.parametrize("value", [";=1+1", "a;=1+1", 'a";=1+1', "x;\t=1"])
     def test_a_reader_that_splits_on_semicolons_keeps_a_cell_with_one_whole(self, value):
