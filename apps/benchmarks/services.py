@@ -61,7 +61,8 @@ def _candidate_clean(
         raise ValidationError({"gpu_count": f"must be between 1 and {MAX_GPU_COUNT}"})
     if quote is not None:
         if quote.confidential_to_id not in (None, brief.team_id):
-            raise ValidationError({"quote": f"no quote #{quote.pk} visible to this brief's team"})
+            # Worded as for an id that does not exist: the answer must not say that it does.
+            raise ValidationError({"quote": f"no quote #{quote.pk}"})
         quote_gpu = quote.gpu or (quote.system.gpu if quote.system else None)
         if quote_gpu is None or quote_gpu.pk != gpu.pk:
             named = quote_gpu.slug if quote_gpu else "no GPU"

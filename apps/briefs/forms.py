@@ -3,6 +3,7 @@ from typing import Any
 
 from django import forms
 
+from apps.core import json_guard
 from apps.engine import PRESETS, EngineInputError, model_from_hf_config
 
 from .choices import Tooling
@@ -56,9 +57,14 @@ class HfConfigField(forms.CharField):
         if not text:
             return None
         try:
-            parsed = json.loads(text)
+            parsed = json_guard.loads(text, max_depth=json_guard.MAX_JSON_DEPTH)
+        except json_guard.JsonRefused as exc:
+            where = f" (at {exc.path})" if exc.path else ""
+            raise forms.ValidationError(f"Not accepted: {exc.message}{where}") from exc
         except json.JSONDecodeError as exc:
             raise forms.ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}).") from exc
+        except ValueError as exc:  # an integer of more digits than Python converts
+            raise forms.ValidationError(f"Not valid JSON: {exc}") from exc
         if not isinstance(parsed, dict):
             raise forms.ValidationError("Paste the whole config.json object ({...}).")
         return parsed

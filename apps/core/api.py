@@ -14,6 +14,8 @@ from rest_framework import exceptions, relations, serializers
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from apps.core import json_guard
+
 
 def _first_message(data: Any, path: str = "") -> str:
     """Flatten DRF's error structure into one sentence that names the field."""
@@ -204,3 +206,18 @@ def _unexpected_fields(fields: Mapping[str, Any], data: Mapping[str, Any]) -> di
             else "Unknown field: this endpoint does not take it."
         ]
     return errors
+
+
+class FreeFormJson:
+    """Validator for a field that takes any JSON object (a pasted config.json, acceptance
+    criteria, a run's results): nested at most ``MAX_JSON_DEPTH`` levels, finite numbers, no
+    NUL or lone surrogate in a key or a string. The message names the place inside it."""
+
+    def __init__(self, max_depth: int = json_guard.MAX_JSON_DEPTH) -> None:
+        self.max_depth = max_depth
+
+    def __call__(self, value: Any) -> None:
+        found = json_guard.problem(value, max_depth=self.max_depth)
+        if found:
+            path, why = found
+            raise serializers.ValidationError(f"at {path}: {why}" if path else why)

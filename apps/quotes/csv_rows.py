@@ -1,5 +1,6 @@
 """One CSV row → Quote field values, shared by the import page and the import API."""
 
+import re
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -23,6 +24,23 @@ MONEY = (
     "network_monthly", "monthly_extras",
 )  # fmt: skip
 
+#: A UTF-16 surrogate code point: not Unicode text (a file decoded as UTF-8 cannot hold one,
+#: but text handed to the import from elsewhere can), and SQLite fails to encode it only
+#: after the insert has begun. Refused by column, before any other check.
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_errors(raw: dict[str, Any]) -> dict[str, str]:
+    errors = {}
+    for key, value in raw.items():
+        for text in (key, value):
+            bad = SURROGATE.search(text) if isinstance(text, str) else None
+            if bad:
+                name = SURROGATE.sub("?", str(key or "")).strip()
+                errors[name] = f"not Unicode text: a lone surrogate (U+{ord(bad.group()):X})"
+                break
+    return errors
+
 
 class QuoteRowParser:
     """Looks up providers, GPUs and systems once per file, not once per row."""
@@ -33,7 +51,9 @@ class QuoteRowParser:
         self.systems = {s.slug: s for s in GpuSystem.objects.all()}
 
     def __call__(self, raw: dict[str, Any]) -> dict[str, Any]:
-        errors: dict[str, str] = {}
+        errors = _surrogate_errors(raw)
+        if errors:
+            raise ValidationError(errors)
         row = {k.strip(): (v or "").strip() for k, v in raw.items() if k}
         fields: dict[str, Any] = {}
         provider = self.providers.get(row.get("provider", "").casefold())

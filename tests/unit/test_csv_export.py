@@ -27,6 +27,7 @@ class TestSafeCellNeutralisesFormulas:
             ("@SUM(A1)", "'@SUM(A1)"),
             ("\tcmd", "'\tcmd"),
             ("\rcmd", "'\rcmd"),
+            (";=1+1", "';=1+1"),
             ("=", "'="),
             ("-", "'-"),
         ],
@@ -42,8 +43,8 @@ class TestSafeCellNeutralisesFormulas:
     def test_text_that_does_not_start_with_a_formula_character_is_left_alone(self, value):
         assert safe_cell(value) == value
 
-    def test_the_formula_characters_are_the_owasp_six(self):
-        assert set(FORMULA_STARTS) == {"=", "+", "-", "@", "\t", "\r"}
+    def test_the_formula_characters_are_the_owasp_six_and_the_semicolon(self):
+        assert set(FORMULA_STARTS) == {"=", "+", "-", "@", "\t", "\r", ";"}
 
     @given(st.text())
     def test_no_text_ever_comes_out_starting_with_a_formula_character(self, text):
@@ -88,6 +89,17 @@ class TestToCsv:
     def test_writes_a_header_and_rows_with_crlf_line_ends(self):
         text = to_csv(["provider", "price"], [["Acme", Decimal("1.50")], ["Beta", None]])
         assert text == "provider,price\r\nAcme,1.50\r\nBeta,\r\n"
+
+    def test_a_cell_with_a_semicolon_comma_quote_or_line_break_is_quoted(self):
+        text = to_csv(["a"], [["x;y"], ["x,y"], ['x"y'], ["x\ny"], [";=1"]])
+        assert text == 'a\r\n"x;y"\r\n"x,y"\r\n"x""y"\r\n"x\ny"\r\n"\';=1"\r\n'
+
+    @pytest.mark.parametrize("value", [";=1+1", "a;=1+1", 'a";=1+1', "x;\t=1"])
+    def test_a_reader_that_splits_on_semicolons_keeps_a_cell_with_one_whole(self, value):
+        text = to_csv(["name"], [[value]])
+        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=";"))
+        assert rows[1] == [safe_cell(value)]
+        assert not rows[1][0].startswith(FORMULA_STARTS)
 
     def test_header_cells_are_neutralised_too(self):
         text = to_csv(["=cmd", "ok"], [])

@@ -6,14 +6,29 @@ from rest_framework import serializers
 from apps.benchmarks.importers import ImportFormatError, normalise_tool
 from apps.benchmarks.models import BenchmarkRun
 from apps.catalog.models import Gpu, GpuSystem
-from apps.core.api import StrictJsonTypes
+from apps.core.api import FreeFormJson, StrictJsonTypes
 from apps.engine.constants import MAX_GPU_COUNT
 from apps.quotes.models import Quote
+from apps.quotes.selectors import quote_list_for_user
 
 _GPU_ERRORS = {"does_not_exist": "no GPU '{value}' in the catalog"}
 _SYSTEM_ERRORS = {"does_not_exist": "no system '{value}' in the catalog"}
 _QUOTE_ERRORS = {"does_not_exist": "no quote #{pk_value}"}
 MANUAL_PHASES = (BenchmarkRun.Phase.MEMORY_FIT, BenchmarkRun.Phase.FAILURE_OPS)
+
+
+class VisibleQuoteField(serializers.PrimaryKeyRelatedField):  # type: ignore[type-arg]
+    """A quote the requesting user may see: another team's confidential quote is answered
+    exactly like an id that does not exist, at the same step, so the answer does not tell
+    whether it exists. Without a request in the context only public quotes are found."""
+
+    queryset = Quote.objects.all()  # the model, for the schema; each lookup uses the one below
+
+    def get_queryset(self) -> Any:
+        request = self.context.get("request")
+        if request is None:
+            return Quote.objects.filter(confidential_to__isnull=True)
+        return quote_list_for_user(request.user, include_retired=True)
 
 
 class _CandidateFields(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
@@ -22,12 +37,7 @@ class _CandidateFields(StrictJsonTypes, serializers.Serializer):  # type: ignore
         slug_field="slug", queryset=Gpu.objects.all(), error_messages=_GPU_ERRORS
     )
     gpu_count = serializers.IntegerField(min_value=1, max_value=MAX_GPU_COUNT)
-    quote = serializers.PrimaryKeyRelatedField(
-        queryset=Quote.objects.select_related("gpu", "system__gpu"),
-        required=False,
-        allow_null=True,
-        error_messages=_QUOTE_ERRORS,
-    )
+    quote = VisibleQuoteField(required=False, allow_null=True, error_messages=_QUOTE_ERRORS)
     system = serializers.SlugRelatedField(
         slug_field="slug",
         queryset=GpuSystem.objects.select_related("gpu"),
@@ -42,11 +52,7 @@ class ImportInputSerializer(_CandidateFields):
     conditions the file does not record."""
 
     # A form has no null: leave the quote or the system out instead.
-    quote = serializers.PrimaryKeyRelatedField(
-        queryset=Quote.objects.select_related("gpu", "system__gpu"),
-        required=False,
-        error_messages=_QUOTE_ERRORS,
-    )
+    quote = VisibleQuoteField(required=False, error_messages=_QUOTE_ERRORS)
     system = serializers.SlugRelatedField(
         slug_field="slug",
         queryset=GpuSystem.objects.select_related("gpu"),
@@ -77,8 +83,8 @@ class ManualRunInputSerializer(_CandidateFields):
 
     phase = serializers.ChoiceField(choices=[(p.value, p.label) for p in MANUAL_PHASES])
     label = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    conditions = serializers.JSONField(required=False)
-    results = serializers.JSONField()
+    conditions = serializers.JSONField(required=False, validators=[FreeFormJson()])
+    results = serializers.JSONField(validators=[FreeFormJson()])
 
 
 class BenchmarkRunOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]

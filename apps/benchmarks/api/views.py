@@ -7,7 +7,7 @@ from django.http import FileResponse, Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -19,6 +19,7 @@ from apps.briefs.models import WorkloadBrief
 from apps.briefs.selectors import brief_list_for_user
 from apps.core.files import PRIVATE_FILE_CONTENT_TYPE, private_file_response
 from apps.core.pagination import StandardPagination, paginated
+from apps.core.parsers import JSONParser
 from apps.core.permissions import role_permission
 from apps.core.query import MAX_ID, ChoiceParam, IntParam, TextParam
 from apps.core.roles import BENCHMARK_EDITORS
@@ -84,7 +85,7 @@ class BenchmarkRunImportApi(APIView):
             raise serializers.ValidationError(
                 {"file": f"file too large: {upload.size} bytes, the limit is {limit} bytes"}
             )
-        payload = ImportInputSerializer(data=request.data)
+        payload = ImportInputSerializer(data=request.data, context={"request": request})
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
         upload = data["file"]
@@ -141,7 +142,7 @@ class BenchmarkRunListCreateApi(APIView):
 
     @extend_schema(request=ManualRunInputSerializer, responses={201: BenchmarkRunOutputSerializer})
     def post(self, request: Request) -> Response:
-        payload = ManualRunInputSerializer(data=request.data)
+        payload = ManualRunInputSerializer(data=request.data, context={"request": request})
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
         run = services.benchmark_run_create_manual(

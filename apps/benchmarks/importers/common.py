@@ -1,5 +1,6 @@
 """Shared pieces of the benchmark-result importers: the canonical record, the one
-error type, JSON loading that refuses NaN/Infinity, and number/unit helpers.
+error type, JSON loading that refuses NaN/Infinity and lone surrogates, and number/unit
+helpers.
 
 Pure Python (stdlib only). Nothing here may import Django.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -47,6 +49,13 @@ SCALARS: Final = (
 )
 
 JsonObject = dict[str, Any]
+
+#: A UTF-16 surrogate code point. JSON's ``"\\ud800"`` escape decodes to one when it is not
+#: half of a pair; it is not Unicode text and cannot be encoded as UTF-8, so SQLite fails
+#: after the row is inserted and PostgreSQL refuses it.
+SURROGATE: Final = re.compile("[\ud800-\udfff]")
+#: How much of a key a path in an error message shows.
+MAX_KEY_SHOWN: Final = 40
 
 
 class ImportFormatError(Exception):
@@ -112,15 +121,46 @@ def load_json(raw: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise ImportFormatError(f"not JSON: not UTF-8 text (byte {exc.start})") from None
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        loaded = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as err:
         if err.msg == "Extra data":
             lines = _load_json_lines(text)
             if lines is not None:
+                _refuse_surrogates(lines)
                 return lines
         raise _decode_error(text, err) from None
     except RecursionError:
         raise ImportFormatError("not JSON: nested too deeply") from None
+    _refuse_surrogates(loaded)
+    return loaded
+
+
+def _shown(text: str) -> str:
+    return text[:MAX_KEY_SHOWN].encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _refuse_surrogates(value: Any) -> None:
+    """Refuse a lone surrogate in any string or key, naming where (without recursion)."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, dict):
+            for key, child in item.items():
+                name = f"{path}.{_shown(str(key))}" if path else _shown(str(key))
+                _refuse_surrogate_in(str(key), f"the key {name}")
+                stack.append((child, name))
+        elif isinstance(item, list):
+            stack.extend((child, f"{path}[{i}]") for i, child in enumerate(item))
+        elif isinstance(item, str):
+            _refuse_surrogate_in(item, path or "the top level")
+
+
+def _refuse_surrogate_in(text: str, where: str) -> None:
+    bad = SURROGATE.search(text)
+    if bad:
+        raise ImportFormatError(
+            f"not Unicode text: a lone surrogate (U+{ord(bad.group()):X}) in {where}"
+        )
 
 
 def _load_json_lines(text: str) -> list[Any] | None:

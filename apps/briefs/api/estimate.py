@@ -4,12 +4,12 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.catalog.selectors import estimates_for_body, model_preset_list
+from apps.core.parsers import JSONParser
 from apps.engine import EngineInputError
 
 

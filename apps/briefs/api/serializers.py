@@ -18,7 +18,7 @@ from apps.briefs.choices import (
 )
 from apps.briefs.contract import brief_to_body
 from apps.briefs.models import HOURS_PER_MONTH_MAX
-from apps.core.api import StrictJsonTypes
+from apps.core.api import FreeFormJson, StrictJsonTypes
 from apps.engine import PRESETS, EngineInputError, model_from_hf_config
 
 MAX_TOKENS = 10_000_000
@@ -37,7 +37,7 @@ class TokensSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore
 
 class ModelShapeSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
     preset = serializers.CharField(required=False, max_length=64)
-    hf_config = serializers.DictField(required=False)
+    hf_config = serializers.DictField(required=False, validators=[FreeFormJson()])
     params_billion = serializers.DecimalField(
         max_digits=9, decimal_places=3, min_value=Decimal("0.001"), required=False
     )

@@ -4,7 +4,6 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -19,6 +18,7 @@ from apps.briefs.selectors import (
 from apps.briefs.services import brief_create, brief_update
 from apps.core.models import Team
 from apps.core.pagination import StandardPagination, paginated
+from apps.core.parsers import JSONParser
 from apps.core.permissions import role_permission
 from apps.core.roles import BRIEF_EDITORS
 from apps.engine import EngineInputError

@@ -2,7 +2,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from apps.core.api import StrictJsonTypes
+from apps.core.api import FreeFormJson, StrictJsonTypes
 from apps.core.roles import DECISION_AUTHORS
 from apps.decisions.checklist import QUESTION_KEYS
 from apps.decisions.models import ChecklistAnswer, DecisionRecord
@@ -38,7 +38,7 @@ class DecisionRecordEditSerializer(StrictJsonTypes, serializers.Serializer):  # 
         choices=DecisionRecord.CapacityModel.choices, required=False
     )
     alternatives = AlternativeSerializer(many=True, required=False)
-    acceptance_criteria = serializers.DictField(required=False)
+    acceptance_criteria = serializers.DictField(required=False, validators=[FreeFormJson()])
     required_roles = serializers.ListField(
         child=serializers.CharField(), required=False, allow_empty=False
     )

@@ -11,7 +11,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,6 +19,7 @@ from apps.briefs.models import WorkloadBrief
 from apps.briefs.selectors import brief_get_for_user
 from apps.core.files import PRIVATE_FILE_CONTENT_TYPE, private_file_response
 from apps.core.pagination import StandardPagination, paginated
+from apps.core.parsers import JSONParser
 from apps.core.permissions import role_permission
 from apps.core.query import MAX_ID, ChoiceParam, IntParam
 from apps.core.roles import DECISION_AUTHORS, QUOTE_EDITORS

@@ -3,12 +3,13 @@
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.core.pagination import StandardPagination, paginated
+from apps.core.parsers import JSONParser
 from apps.core.permissions import role_permission
 from apps.core.query import ChoiceParam
 from apps.core.roles import QUOTE_EDITORS

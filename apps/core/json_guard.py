@@ -1,0 +1,128 @@
+"""JSON a client (or a pasted config.json) sends, checked before anything keeps it.
+
+Pure Python, shared by the API's JSON parser (apps/core/api.py) and the page forms that take
+pasted JSON. It refuses, naming the place in the document:
+
+- nesting deeper than a limit: Python's ``json`` recurses once per level and raises
+  ``RecursionError`` (a 500) near 1,000; so do ``json.dumps`` in the database adapter and the
+  canonical-JSON hash of a decision snapshot, which embeds free-form objects;
+- NaN and Infinity (not JSON; PostgreSQL's jsonb refuses them) and numbers outside a double's
+  range, such as ``1e400`` (Python reads it as ``inf``, which then cannot be stored either);
+- NUL (``\\u0000``) in a string or a key: PostgreSQL refuses it in text and jsonb, SQLite
+  keeps it, so the two databases would disagree;
+- lone surrogates (``"\\ud800"``): not Unicode text; they cannot be encoded as UTF-8, so
+  SQLite fails after the row is inserted and every page that shows them fails too.
+"""
+
+import json
+import math
+import re
+import sys
+from typing import Any
+
+#: How deeply a free-form object (a pasted Hugging Face config.json, acceptance criteria, a
+#: hand-entered run's results) may nest. Real config.json files nest 3-4 levels
+#: (``text_config`` → ``rope_scaling`` → a list); 32 is ample room for them and keeps every
+#: recursive reader far below Python's default recursion limit of 1,000 frames.
+MAX_JSON_DEPTH = 32
+#: How deeply a whole request body may nest: a free-form object plus the fixed envelope
+#: around it (the deepest today is a brief: body → model → hf_config, 2 levels), with room.
+MAX_BODY_DEPTH = MAX_JSON_DEPTH + 8
+#: How much of one key a path in an error message shows (a key may be megabytes long).
+MAX_KEY_SHOWN = 40
+
+#: The largest magnitude a JSON number may have: a double's (IEEE 754 binary64), the range
+#: of every JSON reader that turns numbers into floats (JavaScript reads 1e400 as Infinity).
+MAX_NUMBER = sys.float_info.max
+
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+# The messages DRF's CharField uses for the same characters, so a client sees one wording.
+NUL_MESSAGE = "Null characters are not allowed."
+SURROGATE_MESSAGE = "Surrogate characters are not allowed: U+{:X}."
+NOT_FINITE_MESSAGE = "Numbers must be finite and at most 1.8e308 in size (a double); {} is not."
+
+
+class JsonRefused(ValueError):
+    """The document is refused; ``path`` names where (``""``: the document as a whole)."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.path = path
+        self.message = message
+
+
+class _NonFinite:
+    """Stands in for NaN, Infinity or an overflowing float until the walk names its place."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _parse_float(text: str) -> float | _NonFinite:
+    value = float(text)
+    return value if math.isfinite(value) else _NonFinite(text[:40])
+
+
+def loads(text: str | bytes, *, max_depth: int = MAX_BODY_DEPTH) -> Any:
+    """``json.loads`` that refuses what :func:`problem` finds, raising :class:`JsonRefused`.
+
+    Malformed JSON raises ``json.JSONDecodeError`` (or ``ValueError`` for an integer of more
+    digits than Python converts), as ``json.loads`` does."""
+    try:
+        value = json.loads(text, parse_constant=_NonFinite, parse_float=_parse_float)
+    except RecursionError:
+        raise JsonRefused("", f"nested more than {max_depth} levels deep") from None
+    found = problem(value, max_depth=max_depth)
+    if found:
+        raise JsonRefused(*found)
+    return value
+
+
+def _shown(key: str) -> str:
+    """A key as an error message can carry it (a lone surrogate cannot be sent as UTF-8)."""
+    return key[:MAX_KEY_SHOWN].encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _text_problem(text: str) -> str | None:
+    if "\x00" in text:
+        return NUL_MESSAGE
+    bad = SURROGATE.search(text)
+    if bad:
+        return SURROGATE_MESSAGE.format(ord(bad.group()))
+    return None
+
+
+def problem(value: Any, *, max_depth: int = MAX_JSON_DEPTH) -> tuple[str, str] | None:
+    """The first ``(path, why)`` that makes parsed JSON unfit to keep, or None.
+
+    ``path`` is dotted keys and ``[index]``es from ``value`` (``""`` for ``value`` itself).
+    Walks without recursion, so it can look at what it refuses."""
+    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while stack:
+        item, path, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= max_depth:
+                return path, f"nested more than {max_depth} levels deep"
+            if isinstance(item, list):
+                children = [(v, f"{path}[{i}]") for i, v in enumerate(item)]
+            else:
+                children = []
+                for key, child in item.items():
+                    name = f"{path}.{_shown(str(key))}" if path else _shown(str(key))
+                    why = _text_problem(str(key))
+                    if why:
+                        return name, f"in this key: {why}"
+                    children.append((child, name))
+            stack.extend((child, name, depth + 1) for child, name in reversed(children))
+        elif isinstance(item, str):
+            why = _text_problem(item)
+            if why:
+                return path, why
+        elif isinstance(item, _NonFinite):
+            return path, NOT_FINITE_MESSAGE.format(item.text)
+        elif isinstance(item, float) and not math.isfinite(item):
+            return path, NOT_FINITE_MESSAGE.format(item)
+        elif isinstance(item, int) and not isinstance(item, bool) and abs(item) > MAX_NUMBER:
+            return path, NOT_FINITE_MESSAGE.format("this integer")
+    return None
