@@ -18,6 +18,12 @@ from .models import FinanceAssumptions
 from .selectors import ranking_for_brief
 from .services import finance_assumptions_update
 
+# The page's table shows this many rows unless asked for every row (``?rows=all``, one click
+# away): a screenful to scan plus the whole top of any ranking; thousands of rows make a page
+# of megabytes that no browser scrolls comfortably. The CSV and the API always have every row.
+FINANCE_PAGE_ROWS = 200
+ALL_ROWS = "all"
+
 SORTS = {
     "rank": lambda r: (r["rank"] is None, r["rank"] or 0),
     "unit_cost": lambda r: (r["effective_unit_cost"] is None, float(r["effective_unit_cost"] or 0)),
@@ -71,19 +77,29 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             figures["utilization-chart"] = utilization
     # Per-token costs read better per million tokens; the API and CSV keep the raw figure.
     scale = 1_000_000 if ranking["unit"] == "TOKEN" else 1
-    for row in rows:
-        cost = row["effective_unit_cost"]
-        row["display_unit_cost"] = f"{float(cost) * scale:.6g}" if cost is not None else None
     line_names: list[str] = []
     for row in rows:
         line_names += [n for n in row["cost_lines"] if n not in line_names]
+    show_all = request.GET.get("rows") == ALL_ROWS
+    shown = rows if show_all else rows[:FINANCE_PAGE_ROWS]
+    # One query for every shown row's checklist; each row carries its own figures so that the
+    # template only loops over a row's cells (no lookups across rows).
+    checklist = checklist_completeness_by_quote([r["quote_id"] for r in shown if r["quote_id"]])
+    for row in shown:
+        cost = row["effective_unit_cost"]
+        row["display_unit_cost"] = f"{float(cost) * scale:.6g}" if cost is not None else None
+        row["line_values"] = [row["cost_lines"].get(name, "") for name in line_names]
+        row["checklist"] = checklist.get(row["quote_id"]) if row["quote_id"] else None
     return render(
         request,
         "finance/brief_finance.html",
         {
             "brief": brief,
             "ranking": ranking,
-            "rows": rows,
+            "rows": shown,
+            "total_rows": len(rows),
+            "show_all": show_all,
+            "rows_param": f"&rows={ALL_ROWS}" if show_all else "",
             "line_names": line_names,
             "sort": sort,
             "unit_cost_label": "per 1M tokens" if scale > 1 else f"per {unit.lower()}",
@@ -94,9 +110,6 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             "form": form,
             "can_edit": can_edit,
             "figures": [(name, f"{name}-data", figure) for name, figure in figures.items()],
-            "checklist_complete": checklist_completeness_by_quote(
-                [r["quote_id"] for r in rows if r["quote_id"]]
-            ),
         },
     )
 
