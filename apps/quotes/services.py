@@ -156,7 +156,8 @@ def _import_row_clean(quote: Quote) -> None:
     quote_date), and ``validate_constraints`` would cost one query per constraint per row; the
     database still enforces them when the batch is written (see ``quotes_import_csv``)."""
     looked_up = [name for name in IMPORT_LOOKED_UP_KEYS if getattr(quote, f"{name}_id")]
-    quote.full_clean(exclude=looked_up, validate_constraints=False)
+    # A quote has no unique field or constraint besides its id: nothing for validate_unique.
+    quote.full_clean(exclude=looked_up, validate_unique=False, validate_constraints=False)
 
 
 @transaction.atomic
