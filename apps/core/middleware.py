@@ -5,9 +5,11 @@ own size check comes after the cost. This middleware runs before anything reads 
 the declared length is over the limit it answers 413 with the limit in words (JSON under
 /api/, a small HTML page elsewhere) and the body is never read.
 
-Limits: the upload endpoints take a file of up to their file limit (benchmark results:
-``BENCHMARK_MAX_UPLOAD_BYTES``; a quote CSV: ``MAX_CSV_BYTES``) plus room for the form around
-it; every other endpoint takes up to ``DATA_UPLOAD_MAX_MEMORY_SIZE``. A body sent without a
+Limits: the quote CSV import (page and API) takes a file of up to ``MAX_CSV_BYTES`` plus room
+for the form around it; every other endpoint takes up to ``DATA_UPLOAD_MAX_MEMORY_SIZE``. The
+benchmark import (page and API) is left to its own check, which refuses from the same
+Content-Length, also unread, with a 400 naming the ``file`` field (and, on the page, the form
+with the error): up to ``BENCHMARK_MAX_UPLOAD_BYTES`` plus the same room. A body sent without a
 ``Content-Length`` (chunked) is left to Django's own limits (``DATA_UPLOAD_MAX_MEMORY_SIZE``
 for form and JSON data; files stream to temporary files past ``FILE_UPLOAD_MAX_MEMORY_SIZE``)
 and to the views' size checks.
@@ -28,23 +30,24 @@ MULTIPART_OVERHEAD_BYTES = 64 * 1024
 API_PREFIX = "/api/"
 
 
+# Endpoints that refuse an oversized body from its Content-Length themselves, before reading
+# it (apps/benchmarks/api/views.py ``upload_too_large``), in their own 400 shape.
+SELF_LIMITED = frozenset({"api:benchmark-run-import", "benchmarks:upload"})
+
+
 def upload_limits() -> dict[str, int]:
     """File limit per upload endpoint, by URL name."""
-    benchmark = settings.BENCHMARK_MAX_UPLOAD_BYTES
-    return {
-        "api:benchmark-run-import": benchmark,
-        "benchmarks:upload": benchmark,
-        "api:quote-import": MAX_CSV_BYTES,
-        "quotes:import": MAX_CSV_BYTES,
-    }
+    return {"api:quote-import": MAX_CSV_BYTES, "quotes:import": MAX_CSV_BYTES}
 
 
-def body_limit_for(path: str) -> int:
-    """The most bytes a request body to ``path`` may declare."""
+def body_limit_for(path: str) -> int | None:
+    """The most bytes a request body to ``path`` may declare (None: the view checks)."""
     try:
         name = resolve(path).view_name
     except Resolver404:
         return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    if name in SELF_LIMITED:
+        return None
     file_limit = upload_limits().get(name)
     if file_limit is None:
         return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
@@ -87,6 +90,6 @@ class RequestBodyLimitMiddleware:
         smallest = min(settings.DATA_UPLOAD_MAX_MEMORY_SIZE, *upload_limits().values())
         if length is not None and length > smallest:
             limit = body_limit_for(request.path_info)
-            if length > limit:
+            if limit is not None and length > limit:
                 return _refusal(request, length, limit)
         return self.get_response(request)
