@@ -120,6 +120,7 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             "form": form,
             "can_edit": can_edit,
             "figures": [(name, f"{name}-data", figure) for name, figure in figures.items()],
+            "checklist_complete": checklist,  # (answered, total) per shown quote id
         },
     )
 
