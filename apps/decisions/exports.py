@@ -128,6 +128,9 @@ def _num(value: Any) -> str:
 # two A4 pages of 9 pt text, far more than a readable report needs, and small enough that a
 # megabyte of pasted text cannot make the PDF slow (fpdf2 lays out ~60k characters a second).
 MAX_PARAGRAPH_CHARS = 6000
+# ... and at most this many line breaks (two pages of 9 pt lines): 6,000 newlines would
+# otherwise make a hundred pages of nothing.
+MAX_PARAGRAPH_LINES = 110
 # A table cell shows at most this many wrapped lines. fpdf2 cannot split one table row across
 # pages, so a row must fit a page: 30 lines at the largest table font (8 pt, 4 mm a line) is
 # 120 mm, under half of an A4 page's 265 mm printable height, so even a row that starts halfway
@@ -147,7 +150,15 @@ def truncation_mark(left_out: int) -> str:
 
 
 def clip(text: str, limit: int = MAX_PARAGRAPH_CHARS) -> str:
-    """``text`` whole if it has at most ``limit`` characters, else its start and the mark."""
+    """``text`` whole if it has at most ``limit`` characters and ``MAX_PARAGRAPH_LINES`` line
+    breaks, else its start and the mark."""
+    breaks = 0
+    for position, ch in enumerate(text[:limit]):
+        if ch == "\n":
+            breaks += 1
+            if breaks > MAX_PARAGRAPH_LINES:
+                limit = position
+                break
     if len(text) <= limit:
         return text
     return text[:limit] + " " + truncation_mark(len(text) - limit)

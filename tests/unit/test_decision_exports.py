@@ -12,6 +12,7 @@ from pypdf import PdfReader
 
 from apps.decisions.exports import (
     MAX_PARAGRAPH_CHARS,
+    MAX_PARAGRAPH_LINES,
     clip,
     decision_record_csv,
     decision_record_pdf,
@@ -335,3 +336,11 @@ class TestLongText:
         text = pdf_text(data)
         assert "data residency terms" in text
         assert CELL_MARK in text
+
+    def test_a_paragraph_of_many_short_lines_is_cut_at_the_line_limit(self):
+        text = "x\n" * 3000
+        clipped = clip(text)
+        assert clipped.count("\n") == MAX_PARAGRAPH_LINES
+        assert clipped.endswith(truncation_mark(len(text) - 2 * MAX_PARAGRAPH_LINES - 1))
+        pages = PdfReader(io.BytesIO(decision_record_pdf(report(rationale=text)))).pages
+        assert len(pages) <= 5
