@@ -29,6 +29,12 @@ from .selectors import benchmark_runs_same_file, estimate_for_run
 MAX_STRING = 500
 #: The download name of a raw file uploaded without a usable name (the importers read JSON).
 DEFAULT_RAW_FILENAME = "result.json"
+# Runs one results file may hold. A GuideLLM sweep is ~10 rates and a vLLM ``--append-result``
+# file one line per run of a session; each run costs an engine estimate, a full_clean and a row
+# (~12 queries; 90 ms a run measured by bench/imports.py on a 2-core machine at load 9), so 50
+# runs import in under 5 s even there, well within a request.
+# A longer file is refused in words: split it, or import the runs that matter.
+MAX_RUNS_PER_FILE = 50
 
 
 @dataclass(frozen=True)
@@ -156,6 +162,13 @@ def benchmark_runs_import(
         parsed = parse_result_file(raw, tool=tool or None)
     except ImportFormatError as exc:
         raise ValidationError({"file": exc.message}) from exc
+    if len(parsed) > MAX_RUNS_PER_FILE:
+        raise ValidationError(
+            {
+                "file": f"the file holds {len(parsed):,} runs; one import takes at most "
+                f"{MAX_RUNS_PER_FILE} (split the file, or keep the runs that matter)"
+            }
+        )
     system = _candidate_clean(brief=brief, gpu=gpu, gpu_count=gpu_count, quote=quote, system=system)
     extra = conditions_clean(conditions or {})
     sha = content_sha256(raw)

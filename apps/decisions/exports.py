@@ -2,7 +2,12 @@
 
 The PDF is drawn from plain data (``selectors.decision_record_report``) with a core font; core
 fonts are Latin-1 only, so every string passes through ``latin1`` first and nothing a user
-types (arrows, dashes, names in any script) can make rendering fail."""
+types (arrows, dashes, names in any script) can make rendering fail.
+
+Nor can its length: a paragraph is cut at ``MAX_PARAGRAPH_CHARS`` and a table cell at
+``MAX_CELL_LINES`` wrapped lines, each with a visible mark saying how much was left out and where
+the full text is (the record's page and its JSON in the API), so that any record the app
+accepted always has a PDF. Long unbroken words (URLs, hashes) wrap by character."""
 
 import unicodedata
 from datetime import date, datetime
@@ -10,7 +15,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from fpdf import FPDF
-from fpdf.enums import XPos, YPos
+from fpdf.enums import MethodReturnValue, XPos, YPos
 from fpdf.fonts import FontFace
 
 from apps.finance.exports import ranking_csv
@@ -117,8 +122,89 @@ def _num(value: Any) -> str:
     return format(Decimal(f"{float(d):.4g}"), "f")
 
 
-def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+# --- Long text ------------------------------------------------------------------------------
+
+# A paragraph or fact (title, rationale, a criterion) shows at most this many characters: about
+# two A4 pages of 9 pt text, far more than a readable report needs, and small enough that a
+# megabyte of pasted text cannot make the PDF slow (fpdf2 lays out ~60k characters a second).
+MAX_PARAGRAPH_CHARS = 6000
+# ... and at most this many line breaks (two pages of 9 pt lines): 6,000 newlines would
+# otherwise make a hundred pages of nothing.
+MAX_PARAGRAPH_LINES = 110
+# A table cell shows at most this many wrapped lines. fpdf2 cannot split one table row across
+# pages, so a row must fit a page: 30 lines at the largest table font (8 pt, 4 mm a line) is
+# 120 mm, under half of an A4 page's 265 mm printable height, so even a row that starts halfway
+# down a page moves to the next one whole instead of failing.
+MAX_CELL_LINES = 30
+# Narrowest Helvetica glyph ("i", "l", ".": 0.222 em) as a share of the font size; a column of
+# width w holds at most w / (size * this) characters a line, the bound a cell is pre-cut to before
+# it is measured (so measuring a megabyte note costs no more than measuring a page).
+NARROWEST_GLYPH_EM = 0.222
+PT_TO_MM = 25.4 / 72
+WHERE_FULL_TEXT_IS = "full text on the record's page and in its API JSON"
+
+
+def truncation_mark(left_out: int) -> str:
+    """What a cut text ends with: how much was left out and where to read it all."""
+    return f"... (truncated: {left_out:,} more characters; {WHERE_FULL_TEXT_IS})"
+
+
+def clip(text: str, limit: int = MAX_PARAGRAPH_CHARS) -> str:
+    """``text`` whole if it has at most ``limit`` characters and ``MAX_PARAGRAPH_LINES`` line
+    breaks, else its start and the mark."""
+    breaks = 0
+    for position, ch in enumerate(text[:limit]):
+        if ch == "\n":
+            breaks += 1
+            if breaks > MAX_PARAGRAPH_LINES:
+                limit = position
+                break
+    if len(text) <= limit:
+        return text
+    return text[:limit] + " " + truncation_mark(len(text) - limit)
+
+
+def fit_width(pdf: FPDF, text: str, width: float) -> str:
+    """One line of ``text`` (already Latin-1) that fits ``width`` mm in the current font,
+    ending in "..." when cut (a single-line cell never wraps, so it would overlap its neighbour)."""
+    text = text.replace("\n", " ")[
+        : int(width / (pdf.font_size_pt * PT_TO_MM * NARROWEST_GLYPH_EM))
+    ]
+    room = width - 2 * pdf.c_margin
+    if pdf.get_string_width(text) <= room:
+        return text
+    while text and pdf.get_string_width(text + "...") > room:
+        text = text[:-1]
+    return text.rstrip() + "..."
+
+
+def _line_count(pdf: FPDF, width: float, line_height: float, text: str) -> int:
+    lines = pdf.multi_cell(width, line_height, text, dry_run=True, output=MethodReturnValue.LINES)
+    return len(lines)
+
+
+def clip_to_lines(pdf: FPDF, value: Any, *, width: float, line_height: float) -> str:
+    """``value`` as Latin-1 text cut so that it wraps to at most ``MAX_CELL_LINES`` lines of
+    ``width`` mm in the current font, the mark included; measured with fpdf2's own wrapping."""
+    raw = "" if value is None else str(value)
+    max_chars = int(width / (pdf.font_size_pt * PT_TO_MM * NARROWEST_GLYPH_EM)) + 1
+    bound = max_chars * MAX_CELL_LINES
+    whole = latin1(raw[:bound])
+    if len(raw) <= bound and _line_count(pdf, width, line_height, whole) <= MAX_CELL_LINES:
+        return whole
+
+    def cut(n: int) -> str:
+        return latin1(raw[:n]).rstrip() + " " + latin1(truncation_mark(len(raw) - n))
+
+    # The longest start that still fits with the mark after it (binary search on its length).
+    lo, hi = 0, min(len(raw), bound)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _line_count(pdf, width, line_height, cut(mid)) <= MAX_CELL_LINES:
+            lo = mid
+        else:
+            hi = mid - 1
+    return cut(lo)
 
 
 # --- PDF ------------------------------------------------------------------------------------
@@ -151,26 +237,34 @@ def _heading(pdf: FPDF, text: str) -> None:
 
 def _para(pdf: FPDF, text: str, *, size: int = 9, style: str = "") -> None:
     pdf.set_font("Helvetica", style, size)
-    pdf.multi_cell(0, 4.6, latin1(text), new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+    pdf.multi_cell(0, 4.6, latin1(clip(text)), new_x=XPos.LMARGIN, new_y=YPos.NEXT)
     pdf.set_font("Helvetica", size=9)
 
 
 def _facts(pdf: FPDF, facts: list[tuple[str, str]]) -> None:
     for label, value in facts:
         pdf.set_font("Helvetica", "B", 9)
-        pdf.cell(42, 4.8, latin1(label))
+        pdf.cell(42, 4.8, fit_width(pdf, latin1(label), 42))
         pdf.set_font("Helvetica", size=9)
-        pdf.multi_cell(0, 4.8, latin1(value) or "-", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+        pdf.multi_cell(0, 4.8, latin1(clip(value)) or "-", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
 
 
 def _table(
     pdf: FPDF, header: list[str], rows: list[list[str]], widths: tuple[int, ...], *, size: int = 8
 ) -> None:
     pdf.set_font("Helvetica", size=size)
+    line_height = size * 0.5
+    # Column widths in mm: the table spans the printable width, shared in these proportions.
+    scale = pdf.epw / sum(widths)
+    room = [w * scale - 2 * pdf.c_margin for w in widths]
+
+    def text(value: str, column: int) -> str:
+        return clip_to_lines(pdf, value, width=room[column], line_height=line_height)
+
     with pdf.table(
         col_widths=widths,
         text_align="LEFT",
-        line_height=size * 0.5,
+        line_height=line_height,
         headings_style=FontFace(emphasis="BOLD", fill_color=(238, 241, 245)),
         first_row_as_headings=True,
     ) as table:
@@ -179,8 +273,8 @@ def _table(
             head.cell(latin1(cell))
         for values in rows:
             row = table.row()
-            for value in values:
-                row.cell(latin1(value))
+            for column, value in enumerate(values):
+                row.cell(text(value, column))
     pdf.set_font("Helvetica", size=9)
 
 
@@ -206,7 +300,8 @@ def _bar_chart(pdf: FPDF, rows: list[dict[str, Any]], *, currency: str, unit: st
     for i, (row, value) in enumerate(zip(costed, values, strict=True)):
         y = y0 + i * (bar_h + gap)
         pdf.set_xy(left, y)
-        pdf.cell(label_w - 2, bar_h, latin1(_short(row.get("label", ""), 52)), align="R")
+        label = fit_width(pdf, latin1(row.get("label", "")), label_w - 2)
+        pdf.cell(label_w - 2, bar_h, label, align="R")
         colour = GREY
         if row.get("chosen"):
             colour = ACCENT
@@ -234,6 +329,9 @@ def _bar_chart(pdf: FPDF, rows: list[dict[str, Any]], *, currency: str, unit: st
         new_y=YPos.NEXT,
     )
     pdf.set_font("Helvetica", size=9)
+    # Back to white: fpdf2 tables paint their cells in the current fill colour, so the last bar's
+    # colour would otherwise fill every table drawn after the chart.
+    pdf.set_fill_color(255, 255, 255)
 
 
 def decision_record_pdf(report: dict[str, Any]) -> bytes:

@@ -18,6 +18,15 @@ from .models import FinanceAssumptions
 from .selectors import ranking_for_brief
 from .services import finance_assumptions_update
 
+# The page's table shows this many rows unless asked for every row (``?rows=all``, one click
+# away): a screenful to scan plus the whole top of any ranking; thousands of rows make a page
+# of megabytes that no browser scrolls comfortably. The CSV and the API always have every row.
+FINANCE_PAGE_ROWS = 200
+ALL_ROWS = "all"
+# The charts plot the best-ranked this many candidates: the same screenful as the table, and a
+# bounded figure (every row of a 5,000-row table made 3 MB of chart data on one page).
+FINANCE_CHART_ROWS = FINANCE_PAGE_ROWS
+
 SORTS = {
     "rank": lambda r: (r["rank"] is None, r["rank"] or 0),
     "unit_cost": lambda r: (r["effective_unit_cost"] is None, float(r["effective_unit_cost"] or 0)),
@@ -54,36 +63,53 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             raise PermissionDenied("Only the finance role changes assumptions.")
         if _save_form(request, form, brief):
             return redirect("briefs:finance", pk=brief.pk)
-    ranking = ranking_for_brief(brief)
     sort = request.GET.get("sort", "rank")
-    rows = sorted(ranking["rows"], key=SORTS.get(sort, SORTS["rank"]))
+    sort = sort if sort in SORTS else "rank"
+    show_all = request.GET.get("rows") == ALL_ROWS
+    # The ranking's first rows are all the default view needs; another order or every row
+    # needs the whole table.
+    whole = show_all or sort != "rank"
+    ranking = ranking_for_brief(brief, limit=None if whole else FINANCE_PAGE_ROWS)
+    ranked = ranking["rows"]  # in ranking order
+    rows = sorted(ranked, key=SORTS[sort])
+    shown = rows if show_all else rows[:FINANCE_PAGE_ROWS]
     values, sources = resolved_assumptions(brief)
     currency, unit = ranking["currency"] or "USD", ranking["unit"] or "output"
     figures = {}
     if rows:
+        # The charts show the best-ranked candidates whatever the table's order.
+        best = ranked[:FINANCE_CHART_ROWS]
         figures = {
-            "unit-cost-chart": charts.unit_cost_figure(rows, unit, currency),
-            "latency-chart": charts.cost_vs_latency_figure(rows, currency),
-            "breakdown-chart": charts.cost_breakdown_figure(rows, currency),
+            "unit-cost-chart": charts.unit_cost_figure(best, unit, currency),
+            "latency-chart": charts.cost_vs_latency_figure(best, currency),
+            "breakdown-chart": charts.cost_breakdown_figure(best, currency),
         }
         utilization = charts.utilization_figure(ranking["capacity_model"], currency)
         if utilization:
             figures["utilization-chart"] = utilization
     # Per-token costs read better per million tokens; the API and CSV keep the raw figure.
     scale = 1_000_000 if ranking["unit"] == "TOKEN" else 1
-    for row in rows:
+    line_names: list[str] = []
+    for row in shown:
+        line_names += [n for n in row["cost_lines"] if n not in line_names]
+    # One query for every shown row's checklist; each row carries its own figures so that the
+    # template only loops over a row's cells (no lookups across rows).
+    checklist = checklist_completeness_by_quote([r["quote_id"] for r in shown if r["quote_id"]])
+    for row in shown:
         cost = row["effective_unit_cost"]
         row["display_unit_cost"] = f"{float(cost) * scale:.6g}" if cost is not None else None
-    line_names: list[str] = []
-    for row in rows:
-        line_names += [n for n in row["cost_lines"] if n not in line_names]
+        row["line_values"] = [row["cost_lines"].get(name, "") for name in line_names]
+        row["checklist"] = checklist.get(row["quote_id"]) if row["quote_id"] else None
     return render(
         request,
         "finance/brief_finance.html",
         {
             "brief": brief,
             "ranking": ranking,
-            "rows": rows,
+            "rows": shown,
+            "total_rows": ranking["total_rows"],
+            "show_all": show_all,
+            "rows_param": f"&rows={ALL_ROWS}" if show_all else "",
             "line_names": line_names,
             "sort": sort,
             "unit_cost_label": "per 1M tokens" if scale > 1 else f"per {unit.lower()}",
@@ -94,9 +120,7 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             "form": form,
             "can_edit": can_edit,
             "figures": [(name, f"{name}-data", figure) for name, figure in figures.items()],
-            "checklist_complete": checklist_completeness_by_quote(
-                [r["quote_id"] for r in rows if r["quote_id"]]
-            ),
+            "checklist_complete": checklist,  # (answered, total) per shown quote id
         },
     )
 

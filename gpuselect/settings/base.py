@@ -44,6 +44,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "apps.core.middleware.RequestBodyLimitMiddleware",  # 413 before a too-large body is read
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -247,7 +248,14 @@ CELERY_TASK_DEFAULT_QUEUE = env("CELERY_QUEUE", default="gpuselect")
 QUOTE_MAX_AGE_DAYS = env.int("QUOTE_MAX_AGE_DAYS", default=90)
 # Largest benchmark result file accepted for import.
 BENCHMARK_MAX_UPLOAD_BYTES = env.int("BENCHMARK_MAX_UPLOAD_BYTES", default=20 * 1024 * 1024)
+# Largest request body an endpoint without an upload takes (form fields, JSON): 5 MiB, over
+# a hundred times the largest brief or quote body; apps/core/middleware.py refuses a longer
+# declared body with a 413 before it is read.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# An uploaded file larger than this is streamed to a temporary file instead of held in memory
+# (Django's default, 2.5 MiB, written out so that the bound is visible here): memory per upload
+# stays bounded whatever the file's size, up to its endpoint's limit (apps/core/middleware.py).
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
 LOGGING = {
     "version": 1,

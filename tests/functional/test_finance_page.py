@@ -1,10 +1,14 @@
 """The finance page: the candidate table, its charts, and assumptions that move it."""
 
 from decimal import Decimal
+from unittest.mock import patch
 
 import pytest
+from django.template.base import Node
 
 from apps.core.roles import Role
+from apps.decisions.checklist import QUESTIONS
+from apps.finance import views
 from apps.finance.models import CandidateRow, FinanceAssumptions
 from apps.finance.services import candidate_tables_request_recompute
 from tests.factories.briefs import BriefFactory
@@ -78,3 +82,64 @@ class TestFinancePage:
         response = client.post(f"/briefs/{brief.pk}/finance/", {"observability_share": "0.5"})
         assert response.status_code == 403
         assert not FinanceAssumptions.objects.filter(brief=brief).exists()
+
+
+def rendered_nodes(client, path):
+    """How many template nodes (tags, variables, text) a page renders: its work, counted."""
+    calls = []
+    original = Node.render_annotated
+
+    def counting(node, context):
+        calls.append(1)
+        return original(node, context)
+
+    with patch.object(Node, "render_annotated", counting):
+        assert client.get(path).status_code == 200
+    return len(calls)
+
+
+class TestManyCandidates:
+    def test_the_page_shows_the_first_rows_and_every_row_is_one_click_away(
+        self, brief, client, make_user, monkeypatch
+    ):
+        monkeypatch.setattr(views, "FINANCE_PAGE_ROWS", 2)
+        client.force_login(make_user(Role.FINANCE))
+        response = client.get(f"/briefs/{brief.pk}/finance/", {"sort": "monthly_cost"})
+        assert len(response.context["rows"]) == 2
+        assert response.context["total_rows"] == 3
+        assert b"Showing the first 2 of 3 candidates" in response.content
+        assert b'href="?sort=monthly_cost&amp;rows=all"' in response.content
+        everything = client.get(f"/briefs/{brief.pk}/finance/", {"rows": "all"})
+        assert len(everything.context["rows"]) == 3
+        assert b"Showing all 3 candidates" in everything.content
+
+    def test_each_quote_row_shows_its_own_checklist_completeness(self, brief, client, make_user):
+        client.force_login(make_user(Role.FINANCE))
+        rows = client.get(f"/briefs/{brief.pk}/finance/").context["rows"]
+        quote_rows = [r for r in rows if r["quote_id"]]
+        assert [r["checklist"] for r in quote_rows] == [(0, len(QUESTIONS))] * len(quote_rows)
+
+    def test_the_template_work_grows_with_the_rows_not_with_their_square(
+        self, catalog, team, client, make_user, django_capture_on_commit_callbacks
+    ):
+        client.force_login(make_user(Role.FINANCE))
+        brief = BriefFactory(team=team)
+        path = f"/briefs/{brief.pk}/finance/"
+
+        def table_with(n):
+            with django_capture_on_commit_callbacks(execute=True):
+                for _ in range(n):
+                    QuoteFactory(hourly_price_per_gpu=Decimal("2.50"))
+                candidate_tables_request_recompute(brief_ids=[brief.pk])
+            return CandidateRow.objects.filter(table__brief=brief).count()
+
+        counts = {}
+        for add in (5, 5, 40):
+            rows = table_with(add)
+            counts[rows] = rendered_nodes(client, path)
+        assert sorted(counts) == [5, 10, 50]
+        per_row_first = (counts[10] - counts[5]) / 5
+        per_row_after = (counts[50] - counts[10]) / 40
+        # Linear: each row costs the same nodes however many rows there are (a lookup across
+        # rows per row would make the 40 later rows cost far more each than the 5 first).
+        assert per_row_after <= per_row_first * 1.1

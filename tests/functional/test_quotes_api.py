@@ -9,6 +9,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
+from apps.core.middleware import MULTIPART_OVERHEAD_BYTES
 from apps.core.roles import Role
 from apps.quotes.models import ApiRoute, Provider, Quote
 from tests.factories.quotes import ApiRouteFactory, ProviderFactory
@@ -643,11 +644,19 @@ class TestQuoteImport:
     def test_a_file_over_2_mb_is_refused(self, procurement_api, acme):
         row = f"Acme Cloud,h100-sxm5-80gb,,us-east,ON_DEMAND,2.49,USD,price sheet,{days_ago(3)},"
         padding = "x" * 100_000
-        content = csv_file(*[row + padding] * 22, header=CSV_HEADER + ",notes")
-        assert len(content) > 2 * 1024 * 1024
+        content = csv_file(*[row + padding] * 21, header=CSV_HEADER + ",notes")
+        assert 2 * 1024 * 1024 < len(content) < 2 * 1024 * 1024 + MULTIPART_OVERHEAD_BYTES
         response = upload(procurement_api, content)
         assert response.status_code == 400
         assert response.json()["detail"] == "file: larger than 2 MB"
+        assert Quote.objects.count() == 0
+
+    def test_a_body_well_over_2_mb_is_a_413_before_it_is_read(self, procurement_api, acme):
+        row = f"Acme Cloud,h100-sxm5-80gb,,us-east,ON_DEMAND,2.49,USD,price sheet,{days_ago(3)},"
+        content = csv_file(*[row + "x" * 100_000] * 30, header=CSV_HEADER + ",notes")
+        response = upload(procurement_api, content)
+        assert response.status_code == 413
+        assert "the limit for this address is" in response.json()["detail"]
         assert Quote.objects.count() == 0
 
     def test_a_cell_over_the_csv_field_limit_is_a_400_not_a_500(self, procurement_api, acme):

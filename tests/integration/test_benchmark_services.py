@@ -273,3 +273,34 @@ class TestCalibrationByGpu:
         calibration = calibration_by_gpu()["h100-sxm5-80gb"]
         assert calibration["runs"] == 1
         assert calibration["decode_bw_efficiency"] == pytest.approx(min(4.0, max(0.25, expected)))
+
+
+class TestRunsPerFile:
+    def jsonl(self, lines: int) -> bytes:
+        one = fixture("vllm_bench_serve_append.jsonl").splitlines()[0]
+        return b"\n".join([one] * lines) + b"\n"
+
+    def test_a_file_with_more_runs_than_the_limit_is_refused_in_words(
+        self, brief, h100, user, monkeypatch
+    ):
+        monkeypatch.setattr(services, "MAX_RUNS_PER_FILE", 3)
+        with pytest.raises(ValidationError) as caught:
+            services.benchmark_runs_import(
+                brief=brief, gpu=h100, gpu_count=1, raw=self.jsonl(4), filename="many.jsonl",
+                created_by=user,
+            )  # fmt: skip
+        assert caught.value.message_dict == {
+            "file": [
+                "the file holds 4 runs; one import takes at most 3 "
+                "(split the file, or keep the runs that matter)"
+            ]
+        }
+        assert BenchmarkRun.objects.count() == 0
+
+    def test_a_file_at_the_limit_is_imported(self, brief, h100, user, monkeypatch):
+        monkeypatch.setattr(services, "MAX_RUNS_PER_FILE", 3)
+        outcome = services.benchmark_runs_import(
+            brief=brief, gpu=h100, gpu_count=1, raw=self.jsonl(3), filename="three.jsonl",
+            created_by=user,
+        )  # fmt: skip
+        assert len(outcome.runs) == 3

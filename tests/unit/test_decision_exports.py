@@ -10,7 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pypdf import PdfReader
 
-from apps.decisions.exports import decision_record_csv, decision_record_pdf, latin1
+from apps.decisions.exports import (
+    MAX_PARAGRAPH_CHARS,
+    MAX_PARAGRAPH_LINES,
+    clip,
+    decision_record_csv,
+    decision_record_pdf,
+    latin1,
+    truncation_mark,
+)
 
 HASH = "ab" * 32
 
@@ -215,3 +223,124 @@ class TestDecisionRecordCsv:
         assert parsed[0]["cost_line:gpu_compute"] == "3650.00"
         assert parsed[1]["provider"] == "'=HYPERLINK(1)"
         assert parsed[0]["meets_constraints"] == "true"
+
+
+REJECTION_REASON = "The quote does not meet the data residency terms of clause 4. " * 110  # ~7,000
+EVIDENCE_NOTE = "Signed order form, page 3, line item 7; see the attached SOC 2 report. " * 14_000
+UNBROKEN_URL = "https://evidence.example/" + "a1b2c3" * 700
+CELL_MARK = "(truncated:"
+
+
+def long_text_report():
+    """A record holding every kind of text the app accepts, at lengths it accepts."""
+    answers = [
+        {
+            "question": "hw_exact_sku",
+            "section": "HARDWARE",
+            "text": "Is the exact GPU SKU confirmed?",
+            "answer": "YES",
+            "evidence": EVIDENCE_NOTE,  # about 1 MB
+            "answered_by": "Ærøskøbing",
+        },
+        {
+            "question": "hw_link",
+            "section": "HARDWARE",
+            "text": "Where is the order form?",
+            "answer": "YES",
+            "evidence": UNBROKEN_URL,
+            "answered_by": "李雷",
+        },
+        {
+            "question": "hw_lines",
+            "section": "HARDWARE",
+            "text": "One line per item?",
+            "answer": "YES",
+            "evidence": "item\n" * 500,
+            "answered_by": "x",
+        },
+    ]
+    approvals = [
+        {
+            "role": "finance",
+            "verdict": "REJECT",
+            "user": "fin",
+            "reason": REJECTION_REASON,
+            "created_at": datetime(2026, 11, 3, tzinfo=UTC),
+        },
+        {
+            "role": "procurement",
+            "verdict": "REJECT",
+            "user": "@" * 400,  # the widest Helvetica glyph, in a narrow column
+            "reason": "李雷 → " * 2000,
+            "created_at": datetime(2026, 11, 3, tzinfo=UTC),
+        },
+    ]
+    trail = [
+        {
+            "action": "REJECT",
+            "from_status": "IN_REVIEW",
+            "to_status": "DRAFT",
+            "role": "finance",
+            "actor": "fin",
+            "reason": REJECTION_REASON,
+            "created_at": datetime(2026, 11, 3, tzinfo=UTC),
+        }
+    ] * 3
+    long_label = "W" * 300
+    rows = [row(label=long_label, provider=long_label), row(rank=2, chosen=False)]
+    return report(
+        title="Capacity " + "x" * 190,
+        rationale=EVIDENCE_NOTE,
+        rows=rows,
+        acceptance_criteria={"W" * 80: UNBROKEN_URL},
+        checklist={"answered": 3, "total": 17, "answers": answers},
+        approvals=approvals,
+        audit_trail=trail,
+    )
+
+
+class TestLongText:
+    def test_a_record_with_any_length_of_text_renders_with_a_visible_mark(self):
+        data = decision_record_pdf(long_text_report())
+        reader = PdfReader(io.BytesIO(data))
+        text = "\n".join(p.extract_text() for p in reader.pages)
+        assert HASH in text
+        assert CELL_MARK in text
+        # The 1 MB note and the rationale say how much of them was left out.
+        assert "more characters" in text
+        assert "full text on the record's page" in text
+        assert len(reader.pages) < 20
+
+    def test_a_short_text_is_left_whole(self):
+        assert clip("short") == "short"
+
+    def test_a_long_paragraph_is_cut_at_the_named_limit_with_the_count_left_out(self):
+        text = "a" * (MAX_PARAGRAPH_CHARS + 10)
+        assert clip(text) == "a" * MAX_PARAGRAPH_CHARS + " " + truncation_mark(10)
+        assert "10 more characters" in truncation_mark(10)
+
+    def test_a_seven_thousand_character_rejection_reason_renders_in_the_approvals(self):
+        data = decision_record_pdf(
+            report(
+                approvals=[
+                    {
+                        "role": "finance",
+                        "verdict": "REJECT",
+                        "user": "fin",
+                        "reason": REJECTION_REASON,
+                        "created_at": datetime(2026, 11, 3, tzinfo=UTC),
+                    }
+                ]
+            )
+        )
+        text = pdf_text(data)
+        assert "data residency terms" in text
+        assert CELL_MARK in text
+
+    def test_a_paragraph_of_many_short_lines_is_cut_at_the_line_limit(self):
+        text = "x\n" * 3000
+        clipped = clip(text)
+        assert clipped.count("\n") == MAX_PARAGRAPH_LINES
+        assert clipped.endswith(truncation_mark(len(text) - 2 * MAX_PARAGRAPH_LINES - 1))
+        pages = PdfReader(io.BytesIO(decision_record_pdf(report(rationale=text)))).pages
+        assert len(pages) <= 5

@@ -1,0 +1,95 @@
+"""Refuse a request body that is over its endpoint's limit from ``Content-Length`` alone.
+
+Django reads (or spools to a temporary file) a body before a view can look at it, so a view's
+own size check comes after the cost. This middleware runs before anything reads the body: when
+the declared length is over the limit it answers 413 with the limit in words (JSON under
+/api/, a small HTML page elsewhere) and the body is never read.
+
+Limits: the quote CSV import (page and API) takes a file of up to ``MAX_CSV_BYTES`` plus room
+for the form around it; every other endpoint takes up to ``DATA_UPLOAD_MAX_MEMORY_SIZE``. The
+benchmark import (page and API) is left to its own check, which refuses from the same
+Content-Length, also unread, with a 400 naming the ``file`` field (and, on the page, the form
+with the error): up to ``BENCHMARK_MAX_UPLOAD_BYTES`` plus the same room. A body sent without a
+``Content-Length`` (chunked) is left to Django's own limits (``DATA_UPLOAD_MAX_MEMORY_SIZE``
+for form and JSON data; files stream to temporary files past ``FILE_UPLOAD_MAX_MEMORY_SIZE``)
+and to the views' size checks.
+"""
+
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import Resolver404, resolve
+from django.utils.html import escape
+
+from apps.quotes.csv_rows import MAX_CSV_BYTES
+
+# The multipart form around an uploaded file: boundaries, part headers and the small fields
+# (brief, gpu, conditions) sent with it. 64 KiB is far more than any form the app serves sends.
+MULTIPART_OVERHEAD_BYTES = 64 * 1024
+API_PREFIX = "/api/"
+
+
+# Endpoints that refuse an oversized body from its Content-Length themselves, before reading
+# it (apps/benchmarks/api/views.py ``upload_too_large``), in their own 400 shape.
+SELF_LIMITED = frozenset({"api:benchmark-run-import", "benchmarks:upload"})
+
+
+def upload_limits() -> dict[str, int]:
+    """File limit per upload endpoint, by URL name."""
+    return {"api:quote-import": MAX_CSV_BYTES, "quotes:import": MAX_CSV_BYTES}
+
+
+def body_limit_for(path: str) -> int | None:
+    """The most bytes a request body to ``path`` may declare (None: the view checks)."""
+    try:
+        name = resolve(path).view_name
+    except Resolver404:
+        return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    if name in SELF_LIMITED:
+        return None
+    file_limit = upload_limits().get(name)
+    if file_limit is None:
+        return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return file_limit + MULTIPART_OVERHEAD_BYTES
+
+
+def _declared_length(request: HttpRequest) -> int | None:
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return None  # Django answers a malformed Content-Length itself
+    return length if length > 0 else None
+
+
+def _refusal(request: HttpRequest, length: int, limit: int) -> HttpResponse:
+    message = (
+        f"Request body too large: {length:,} bytes declared, the limit for this address is "
+        f"{limit:,} bytes. Nothing was read or saved."
+    )
+    if request.path_info.startswith(API_PREFIX):
+        return JsonResponse({"detail": message}, status=413)
+    page = (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        "<title>Request too large</title></head><body><h1>Request too large</h1>"
+        f"<p>{escape(message)}</p>"
+        "</body></html>"
+    )
+    return HttpResponse(page, status=413, content_type="text/html; charset=utf-8")
+
+
+class RequestBodyLimitMiddleware:
+    """413 for a declared body over its endpoint's limit, before the body is read."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        length = _declared_length(request)
+        # Below the smallest limit nothing needs resolving (the common case costs nothing).
+        smallest = min(settings.DATA_UPLOAD_MAX_MEMORY_SIZE, *upload_limits().values())
+        if length is not None and length > smallest:
+            limit = body_limit_for(request.path_info)
+            if limit is not None and length > limit:
+                return _refusal(request, length, limit)
+        return self.get_response(request)
