@@ -140,7 +140,9 @@ class KvCost:
             return 0.0
         both = self.per_token + self.window_per_token
         if self.window_per_token:
-            if room <= self.window * both:
+            # Strictly below a full window (at exactly a full window, a cache of windowed
+            # layers only is bounded: every longer context fits too).
+            if room < self.window * both:
                 return room / both
             room -= self.window * self.window_per_token
         return room / self.per_token if self.per_token > 0 else math.inf

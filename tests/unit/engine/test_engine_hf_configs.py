@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from apps.engine import PRESETS, EngineInputError, estimate, parse_estimate_request
 from apps.engine.hf_config import model_from_hf_config
-from apps.engine.memory import kv_bytes_per_token, kv_cost
+from apps.engine.memory import KvCost, kv_bytes_per_token, kv_cost
 from apps.engine.performance import model_coefficients
 from apps.engine.precision import weight_bytes
 from apps.engine.quantization import checkpoint_bytes, scheme_from_config
@@ -520,6 +520,14 @@ def test_a_window_never_increases_kv(s: Shape, context: int, tp: int) -> None:
     assert longest >= context * (1 - 1e-9)
     if longest != float("inf"):
         assert windowed.sequence_bytes(longest) <= room * (1 + 1e-9)
+
+
+def test_a_cache_of_windowed_layers_only_is_bounded_from_a_full_window_on() -> None:
+    # Found by hypothesis: with room for exactly one full window, every longer context fits.
+    kv = KvCost(per_token=0.0, window=1.0, window_per_token=8.0, per_sequence=0.0)
+    assert kv.sequence_bytes(2) == 8.0
+    assert kv.max_context(8.0) == float("inf")
+    assert kv.max_context(4.0) == 0.5
 
 
 _schemes = st.sampled_from(
