@@ -15,9 +15,11 @@ for form and JSON data; files stream to temporary files past ``FILE_UPLOAD_MAX_M
 and to the views' size checks.
 """
 
+import sqlite3
 from collections.abc import Callable
 
 from django.conf import settings
+from django.db import OperationalError as DatabaseOperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import Resolver404, resolve
 from django.utils.html import escape
@@ -93,3 +95,51 @@ class RequestBodyLimitMiddleware:
             if limit is not None and length > limit:
                 return _refusal(request, length, limit)
         return self.get_response(request)
+
+
+# --- A busy embedded database is a 503, not a 500 ------------------------------------------
+
+# Seconds a client is asked to wait before trying again: writes on the embedded default take
+# a few seconds each under a team's load (README "Known limits"), so a few seconds is enough
+# for the writer ahead to finish.
+BUSY_RETRY_AFTER_S = 5
+# SQLite's message when a connection waited past its busy timeout for another's write lock.
+SQLITE_BUSY_MESSAGES = ("database is locked", "database table is locked")
+
+
+def is_database_busy(exc: BaseException) -> bool:
+    """SQLite gave up waiting for the write lock (``SQLITE_BUSY`` after the busy timeout)."""
+    return isinstance(exc, DatabaseOperationalError | sqlite3.OperationalError) and any(
+        m in str(exc) for m in SQLITE_BUSY_MESSAGES
+    )
+
+
+class DatabaseBusyMiddleware:
+    """A request whose own write waited past SQLite's busy timeout (README: more writers than
+    the embedded default holds) is answered 503 with Retry-After: the transaction that waited
+    was rolled back, and trying again later is the right thing to do. Any other error stays a
+    500."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not is_database_busy(exception):
+            return None
+        detail = (
+            "The database is busy with other people's changes and this request could not "
+            f"finish. Try again in {BUSY_RETRY_AFTER_S} seconds."
+        )
+        response: HttpResponse
+        if request.path.startswith(API_PREFIX):
+            response = JsonResponse({"detail": detail}, status=503)
+        else:
+            response = HttpResponse(
+                f"<!doctype html><title>Busy</title><h1>Busy</h1><p>{escape(detail)}</p>",
+                status=503,
+            )
+        response["Retry-After"] = str(BUSY_RETRY_AFTER_S)
+        return response

@@ -53,6 +53,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "apps.core.middleware.DatabaseBusyMiddleware",  # 503 + Retry-After when SQLite is busy
 ]
 
 ROOT_URLCONF = "gpuselect.urls"
