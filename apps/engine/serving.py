@@ -140,13 +140,15 @@ def _latency(
     `prefill_s` is `sm.prefill_seconds(req.input_tokens_p95)`, which does not depend on `conc`.
 
     ITL is the mean decode-step time at the p95 context, including the prompt tokens that chunked
-    prefill mixes into each step (conc x in_p50 / out_p50 per step).  TTFT is the p95 prompt's
-    prefill plus one in-flight step when other sequences are running; queueing for a prefill slot
-    is not modelled.
+    prefill mixes into each step. Those prompts belong to the OTHER requests in flight: each of
+    the conc - 1 others is replaced every out_p50 steps, so a step carries (conc - 1) x in_p50 /
+    out_p50 prompt tokens, and none at concurrency 1 (a lone request's own prompt is its TTFT,
+    not part of its ITL). TTFT is the p95 prompt's prefill plus one in-flight step when other
+    sequences are running; queueing for a prefill slot is not modelled.
     """
     ctx = req.input_tokens_p95 + req.output_tokens_p95
     out50 = req.output_tokens_p50
-    mixed = conc * req.input_tokens_p50 / (out50 if out50 > 1 else 1)
+    mixed = (conc - 1) * req.input_tokens_p50 / (out50 if out50 > 1 else 1)
     itl = sm.seconds(conc, ctx, mixed, req.input_tokens_p50 / 2)
     ttft = prefill_s
     if conc > 1:
