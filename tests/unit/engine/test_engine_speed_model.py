@@ -10,6 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from apps.engine import PRESETS, EstimateRequest, ModelKind, Precision, WorkloadType, estimate_at
+from apps.engine import constants as c
+from apps.engine.performance import flop_params, grouped_gemm_efficiency
 from apps.engine.serving import serving_setup
 
 DECODERS = sorted(k for k, v in PRESETS.items() if v.kind is ModelKind.DECODER)
@@ -83,3 +85,39 @@ def test_itl_at_concurrency_1_grows_only_by_the_kv_read(
     ).sm
     kv_read_ms = (a - b) * sm.kv_per_token / sm.bandwidth * 1e3
     assert math.isclose(itl_a - itl_b, kv_read_ms, rel_tol=1e-6, abs_tol=1e-9)
+
+
+MOE = sorted(k for k in DECODERS if PRESETS[k].experts > PRESETS[k].active_experts)
+
+
+@given(st.floats(0.01, 1e6), st.floats(0.01, 1e6))
+def test_grouped_gemm_efficiency_rises_with_rows_per_expert(a: float, b: float) -> None:
+    lo, hi = sorted((a, b))
+    tile = float(c.GROUPED_GEMM_TILE_M)
+    e_lo, e_hi = grouped_gemm_efficiency(lo, tile), grouped_gemm_efficiency(hi, tile)
+    assert 0.0 < e_lo <= e_hi <= 1.0
+    if lo < tile:  # an expert with fewer tokens than one block pays for the whole block
+        assert e_lo <= lo / tile
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(MOE), st.integers(0, len(GPUS) - 1), st.integers(1, 512))
+def test_moe_experts_run_below_the_dense_rate_at_small_batches(
+    preset: str, gpu: int, batch: int
+) -> None:
+    """With under half a block of tokens per expert (batch x k / experts touched), the routed
+    experts' grouped GEMM runs below a dense GEMM's rate: the step's compute exceeds the active
+    parameters' FLOPs at the dense decode rate."""
+    model = PRESETS[preset]
+    half_block = model.experts / model.active_experts * c.GROUPED_GEMM_TILE_M / 2
+    batch = max(1, min(batch, int(half_block)))
+    sm = serving_setup(model, GPUS[gpu], 1, Precision.BF16, Precision.BF16, 1.0, 1.0).sm
+    dense_rate_s = batch * 2.0 * flop_params(model) / sm.decode_rate
+    assert sm.step(decode_seqs=batch, context=0.0).compute_s > dense_rate_s
+
+
+def test_an_moe_step_pays_the_router_on_every_layer() -> None:
+    model = PRESETS[MOE[0]]
+    sm = serving_setup(model, GPUS[0], 1, Precision.BF16, Precision.BF16, 1.0, 1.0).sm
+    per_layer = c.DECODE_OVERHEAD_S_PER_LAYER + c.MOE_ROUTING_OVERHEAD_S_PER_LAYER
+    assert math.isclose(sm.step_overhead_s, model.layers * per_layer)
