@@ -83,10 +83,18 @@ SERVING_ACTIVATION_HIDDEN_FACTOR: Final = 4.0
 SERVING_ACTIVATION_INTERMEDIATE_FACTOR: Final = 2.0
 LOGITS_BYTES: Final = 4.0  # logits are materialised in FP32 for sampling (vLLM sampler).
 
-# Batch inference with concurrency unspecified: batch = largest that fits, capped here (vLLM
-# default max_num_seqs is 256-1024 depending on version/hardware; TensorRT-LLM perf tables use
-# batch sizes up to 1024-1280).
+# Upper end of the concurrency search for a latency target (x 64 in serving._capacity).
 BATCH_INFERENCE_MAX_CONCURRENCY: Final = 1024
+# Batch inference with concurrency unspecified: the engine tries batches up to what the KV cache
+# holds AND the serving framework's scheduler allows, and keeps the best throughput. The engine
+# assumes vLLM (its advice quotes vLLM flags; the request names no framework). vLLM's
+# EngineArgs.get_batch_defaults (vllm/engine/arg_utils.py, V1 engine) sets max_num_seqs 1024 on a
+# GPU with >= 70 GiB whose device name does not contain "a100" ("For GPUs like H100 and MI300x";
+# A100 is excluded because the larger budget cut its throughput, vLLM PR #17885), else 256.
+VLLM_MAX_NUM_SEQS_LARGE_GPU: Final = 1024
+VLLM_MAX_NUM_SEQS: Final = 256
+VLLM_LARGE_GPU_MIN_MIB: Final = 70 * 1024
+VLLM_SMALL_DEFAULTS_DEVICE: Final = "a100"
 MAX_REPORTED_CONCURRENCY: Final = 1_000_000
 
 # --- Memory: training --------------------------------------------------------------------------

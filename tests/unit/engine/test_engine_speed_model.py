@@ -4,15 +4,25 @@ MoE step reads and computes (issue 13)."""
 from __future__ import annotations
 
 import math
+import re
 
+import pytest
 from engine_catalog import load_gpus
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apps.engine import PRESETS, EstimateRequest, ModelKind, Precision, WorkloadType, estimate_at
+from apps.engine import (
+    PRESETS,
+    EstimateRequest,
+    GpuSpec,
+    ModelKind,
+    Precision,
+    WorkloadType,
+    estimate_at,
+)
 from apps.engine import constants as c
 from apps.engine.performance import flop_params, grouped_gemm_efficiency
-from apps.engine.serving import serving_setup
+from apps.engine.serving import scheduler_max_seqs, serving_setup
 
 DECODERS = sorted(k for k, v in PRESETS.items() if v.kind is ModelKind.DECODER)
 # Models whose every layer attends fully: their decode step reads context x kv_per_token bytes.
@@ -121,3 +131,73 @@ def test_an_moe_step_pays_the_router_on_every_layer() -> None:
     sm = serving_setup(model, GPUS[0], 1, Precision.BF16, Precision.BF16, 1.0, 1.0).sm
     per_layer = c.DECODE_OVERHEAD_S_PER_LAYER + c.MOE_ROUTING_OVERHEAD_S_PER_LAYER
     assert math.isclose(sm.step_overhead_s, model.layers * per_layer)
+
+
+def _gpu(slug: str) -> GpuSpec:
+    return next(g for g in GPUS if g.slug == slug)
+
+
+def _offline(preset: str, tokens: int, concurrency: int | None = None) -> EstimateRequest:
+    return EstimateRequest(
+        workload_type=WorkloadType.BATCH_INFERENCE,
+        model=PRESETS[preset],
+        weight_precision=Precision.BF16,
+        kv_cache_precision=Precision.BF16,
+        input_tokens_p50=tokens,
+        input_tokens_p95=tokens,
+        output_tokens_p50=tokens,
+        output_tokens_p95=tokens,
+        concurrency=concurrency,
+    )
+
+
+def _chosen_batch(notes: tuple[str, ...]) -> int:
+    found = [re.match(r"batch chosen: (\d+) sequence", n) for n in notes]
+    hits = [int(m.group(1)) for m in found if m]
+    assert len(hits) == 1, notes
+    return hits[0]
+
+
+@pytest.mark.parametrize(
+    ("slug", "max_seqs"),
+    [
+        ("a100-sxm4-80gb", 256),  # vLLM keeps the small defaults on A100 (PR #17885)
+        ("l40s-48gb", 256),  # under 70 GiB
+        ("h100-sxm5-80gb", 1024),
+        ("mi300x-192gb", 1024),
+    ],
+)
+def test_the_scheduler_limit_is_vllms_default_max_num_seqs(slug: str, max_seqs: int) -> None:
+    assert scheduler_max_seqs(_gpu(slug)) == max_seqs
+
+
+def test_an_offline_batch_stops_at_the_schedulers_limit_and_says_so() -> None:
+    """A 1B model at 128/128 has KV room for thousands of sequences on an A100 80GB, but vLLM
+    schedules at most 256 there: the batch is 256, reported in a note, and its throughput is
+    the throughput of an explicit batch of 256."""
+    gpu = _gpu("a100-sxm4-80gb")
+    e = estimate_at(_offline("llama-3.2-1b", 128), gpu, 1)
+    assert e.max_concurrency > 256
+    assert _chosen_batch(e.notes) == 256
+    assert any("--max-num-seqs on this GPU is 256" in n for n in e.notes)
+    explicit = estimate_at(_offline("llama-3.2-1b", 128, concurrency=256), gpu, 1)
+    assert e.performance.output_tokens_per_s == explicit.performance.output_tokens_per_s
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(DECODERS), st.integers(0, len(GPUS) - 1), st.integers(16, 32_000))
+def test_an_offline_batch_fits_both_limits_and_beats_smaller_powers_of_two(
+    preset: str, gpu: int, tokens: int
+) -> None:
+    e = estimate_at(_offline(preset, tokens), GPUS[gpu], 1)
+    chosen = _chosen_batch(e.notes)
+    limit = max(1, min(e.max_concurrency, scheduler_max_seqs(GPUS[gpu])))
+    assert 1 <= chosen <= limit
+    tok = e.performance.output_tokens_per_s
+    assert tok is not None
+    b = 1
+    while b < limit:
+        other = estimate_at(_offline(preset, tokens, concurrency=b), GPUS[gpu], 1)
+        assert other.performance.output_tokens_per_s is not None
+        assert tok >= other.performance.output_tokens_per_s * (1 - 1e-9)
+        b *= 4
