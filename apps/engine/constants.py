@@ -83,10 +83,18 @@ SERVING_ACTIVATION_HIDDEN_FACTOR: Final = 4.0
 SERVING_ACTIVATION_INTERMEDIATE_FACTOR: Final = 2.0
 LOGITS_BYTES: Final = 4.0  # logits are materialised in FP32 for sampling (vLLM sampler).
 
-# Batch inference with concurrency unspecified: batch = largest that fits, capped here (vLLM
-# default max_num_seqs is 256-1024 depending on version/hardware; TensorRT-LLM perf tables use
-# batch sizes up to 1024-1280).
+# Upper end of the concurrency search for a latency target (x 64 in serving._capacity).
 BATCH_INFERENCE_MAX_CONCURRENCY: Final = 1024
+# Batch inference with concurrency unspecified: the engine tries batches up to what the KV cache
+# holds AND the serving framework's scheduler allows, and keeps the best throughput. The engine
+# assumes vLLM (its advice quotes vLLM flags; the request names no framework). vLLM's
+# EngineArgs.get_batch_defaults (vllm/engine/arg_utils.py, V1 engine) sets max_num_seqs 1024 on a
+# GPU with >= 70 GiB whose device name does not contain "a100" ("For GPUs like H100 and MI300x";
+# A100 is excluded because the larger budget cut its throughput, vLLM PR #17885), else 256.
+VLLM_MAX_NUM_SEQS_LARGE_GPU: Final = 1024
+VLLM_MAX_NUM_SEQS: Final = 256
+VLLM_LARGE_GPU_MIN_MIB: Final = 70 * 1024
+VLLM_SMALL_DEFAULTS_DEVICE: Final = "a100"
 MAX_REPORTED_CONCURRENCY: Final = 1_000_000
 
 # --- Memory: training --------------------------------------------------------------------------
@@ -290,6 +298,39 @@ WEIGHT_ONLY_COMPUTE_EFFICIENCY: Final = 0.9
 # Fixed per-step cost of a decode iteration outside the roofline (kernel launches, sampling,
 # scheduler): ~ 15 us per layer without CUDA graphs, a few us with them.  Engine: 4 us per layer.
 DECODE_OVERHEAD_S_PER_LAYER: Final = 4e-6
+
+# MoE grouped GEMM: each routed expert multiplies only the tokens routed to it, so a step's expert
+# GEMMs have M = tokens x top-k / experts-touched rows each, far fewer than the batch. Efficiency
+# relative to the path's dense prefill MFU, by tokens per expert (log-linear between points):
+#  256-8192 rows: DeepGEMM README (deepseek-ai/DeepGEMM, FP8 on H800, N x K of DeepSeek-V3's
+#   experts 4096 x 7168 and 7168 x 2048, averaged): masked layout 256 rows 874, 512 rows 978,
+#   1024 rows 1079 TFLOPS; contiguous layout 4096 rows 1191, 8192 rows 1198 TFLOPS; each divided
+#   by the 8192-row figure.
+#  Below 256 rows the 256-row efficiency is kept and, under GROUPED_GEMM_TILE_M rows, scaled by
+#   rows / tile: vLLM / SGLang fused_moe pad each expert's tokens up to a whole block
+#   (`moe_align_block_size`), so a 4-token expert pays for a full 16-row block.
+# The curve is Hopper's; no published grouped-GEMM sweep exists for the other generations, so
+# they reuse it. Small per-expert batches are what make small-expert
+# models (gpt-oss, Qwen3-30B-A3B: 4-8 of 32-128 experts) fall far below their dense-FLOP rate.
+GROUPED_GEMM_EFFICIENCY: Final = (
+    (256.0, 0.73),
+    (512.0, 0.82),
+    (1024.0, 0.90),
+    (4096.0, 0.99),
+    (8192.0, 1.0),
+)
+# Rows of the smallest block a grouped-GEMM kernel pads one expert's tokens to: vLLM's fused_moe
+# (vllm/model_executor/layers/fused_moe/fused_moe.py `get_default_config`, and its tuned
+# configs/*.json for small batches, SGLang's copy likewise) picks BLOCK_SIZE_M 16 when there are
+# fewer tokens than experts; 16 is also the M of mma.sync m16n8k16 and of AMD's 16x16 MFMA.
+# Hopper's wgmma (M 64) is not used at these sizes, so one value serves every generation.
+GROUPED_GEMM_TILE_M: Final = 16
+# Router and token dispatch / combine of one MoE layer within a GPU (tensor parallel, no expert
+# parallel all-to-all): vLLM's fused_moe path launches topk_softmax, moe_align_block_size, a
+# permute / activation step and moe_sum besides the two expert GEMMs, ~4 extra kernels of ~2 us
+# each under CUDA graphs (the same few-us-per-kernel figure DECODE_OVERHEAD_S_PER_LAYER uses).
+# Engine: 8 us per MoE layer, every layer of an MoE model counted as MoE.
+MOE_ROUTING_OVERHEAD_S_PER_LAYER: Final = 8e-6
 
 # Tensor-parallel all-reduce: 2 per transformer layer (Shoeybi et al. 2019, "Megatron-LM",
 # arXiv:1909.08053, section 3). Ring all-reduce moves 2 (n-1)/n of the message per GPU.  NCCL

@@ -53,6 +53,24 @@ def allreduce_time(message_bytes: float, n: int, link_gb_per_s: float) -> float:
     )
 
 
+def grouped_gemm_efficiency(rows: float, tile_m: float) -> float:
+    """Fraction of the dense-GEMM rate an MoE grouped GEMM reaches with `rows` tokens per expert
+    (GROUPED_GEMM_EFFICIENCY, log-linear between its points; under one `tile_m`-row block the
+    padded rows are paid for too)."""
+    pts = c.GROUPED_GEMM_EFFICIENCY
+    first_rows, first_eff = pts[0]
+    if rows <= first_rows:
+        return first_eff * rows / tile_m if rows < tile_m else first_eff
+    lo_rows, lo_eff = first_rows, first_eff
+    for hi_rows, hi_eff in pts[1:]:
+        if rows <= hi_rows:
+            return lo_eff + (hi_eff - lo_eff) * math.log(rows / lo_rows) / math.log(
+                hi_rows / lo_rows
+            )
+        lo_rows, lo_eff = hi_rows, hi_eff
+    return lo_eff
+
+
 def bound_of(memory_s: float, compute_s: float, comm_s: float) -> Bound:
     if comm_s > max(memory_s, compute_s):
         return Bound.COMMUNICATION
@@ -85,7 +103,9 @@ class ServingModel:
     experts: int
     active_experts: int
     kv_per_token: float  # per GPU, full-attention layers
-    flops_per_token: float  # per GPU
+    flops_per_token: float  # per GPU, all but the routed experts (attention, dense and shared MLPs)
+    expert_flops_per_token: float  # per GPU, the top-k routed experts of one token
+    tile_m: float  # rows an expert's tokens are padded to (GROUPED_GEMM_TILE_M)
     attn_flops_per_position: float  # per GPU, full-attention layers
     # Windowed layers read and attend to min(context, kv_window) tokens; linear layers read a
     # constant state (kv_state). All 0 for a model whose layers all attend fully.
@@ -97,7 +117,9 @@ class ServingModel:
     # Derived once from the fields above (see `serving_model`) so a step is a few operations.
     decode_rate: float  # rate x DECODE_MFU_FACTOR
     expert_miss: float  # 1 - active_experts / experts (probability an expert is not routed to)
-    step_overhead_s: float  # layers x DECODE_OVERHEAD_S_PER_LAYER
+    step_overhead_s: (
+        float  # layers x (DECODE_OVERHEAD_S_PER_LAYER [+ MOE_ROUTING_OVERHEAD_S_PER_LAYER])
+    )
     allreduces: int  # ALLREDUCES_PER_LAYER x layers
     ar_fraction: float  # 2 (tp-1)/tp of the ring all-reduce message crosses each link
     ar_bandwidth: float  # bytes/s of one link at the all-reduce efficiency
@@ -108,11 +130,23 @@ class ServingModel:
     ) -> tuple[float, float, float, float]:
         """(seconds, memory_s, compute_s, comm_s) of one forward pass; see `step`."""
         tokens = decode_seqs + prefill_tokens
+        decode_expert_s = prefill_expert_s = 0.0
         if self.experts <= 1:
             touched = 0.0
         else:
+            # The step reads each expert at least one token routes to: E (1 - (1 - k/E)^tokens)
+            # distinct experts in expectation, and runs them as one grouped GEMM whose rows per
+            # expert (tokens x k / experts touched) set its efficiency.
             t = 0.0 if tokens < 0.0 else tokens  # max(tokens, 0.0)
-            touched = self.expert_bytes * (self.experts * (1.0 - math.pow(self.expert_miss, t)))
+            n_touched = self.experts * (1.0 - math.pow(self.expert_miss, t))
+            touched = self.expert_bytes * n_touched
+            if n_touched > 0.0 and self.expert_flops_per_token:
+                rows = t * self.active_experts / n_touched
+                per_token_s = self.expert_flops_per_token / (
+                    self.rate * grouped_gemm_efficiency(rows, self.tile_m)
+                )
+                decode_expert_s = decode_seqs * per_token_s
+                prefill_expert_s = prefill_tokens * per_token_s
         fpt = self.flops_per_token
         apf = self.attn_flops_per_position
         kv_read = context * self.kv_per_token + self.kv_state
@@ -130,8 +164,8 @@ class ServingModel:
         # Decode is a roofline of bytes vs skinny-GEMM FLOPs; prompt tokens carried in the same
         # step add their (compute-bound) time on top rather than hiding under the weight read.
         memory_s = bytes_read / self.bandwidth
-        decode_compute_s = decode_seqs * decode_flops / self.decode_rate
-        prefill_s = prefill_tokens * prefill_flops / self.rate
+        decode_compute_s = decode_seqs * decode_flops / self.decode_rate + decode_expert_s
+        prefill_s = prefill_tokens * prefill_flops / self.rate + prefill_expert_s
         if self.tp <= 1:
             comm_s = self.allreduces * 0.0
         else:
@@ -196,7 +230,8 @@ class ModelCoefficients:
     dense_bytes: float  # streamed every step (input embedding and routed experts excluded)
     expert_bytes: float  # one routed expert, all layers
     kv_bytes_per_token: float
-    flops_per_token: float  # 2 x flop_params
+    flops_per_token: float  # 2 x flop_params, less the routed experts'
+    expert_flops_per_token: float  # 2 x the params of the top-k routed experts
     attn_flops_per_position: float
 
 
@@ -216,6 +251,7 @@ def model_coefficients(
     input_emb_bytes = (emb / 2 if not model.tied_embeddings else 0.0) * emb_per_param
     streamed = max(total_w - input_emb_bytes, 0.0)
     expert_bytes = 0.0
+    expert_flops = 0.0
     if model.is_moe and model.experts > model.active_experts:
         if ck is not None and as_published:
             expert_bytes = ck.routed_expert_bytes / model.experts
@@ -225,12 +261,19 @@ def model_coefficients(
             )
             expert_bytes = per_expert_params * per_param
         streamed -= expert_bytes * model.experts
+        routed_params = (model.total_params - model.active_params) / (
+            model.experts - model.active_experts
+        )
+        expert_flops = 2.0 * routed_params * model.active_experts
+    flops = 2.0 * flop_params(model)
+    expert_flops = min(expert_flops, flops)
     return ModelCoefficients(
         weight_bytes=total_w,
         dense_bytes=max(streamed, 0.0),
         expert_bytes=expert_bytes,
         kv_bytes_per_token=kv_bytes_per_token(model, kv_precision),
-        flops_per_token=2.0 * flop_params(model),
+        flops_per_token=flops - expert_flops,
+        expert_flops_per_token=expert_flops,
         attn_flops_per_position=attention_flops_per_position(model),
     )
 
@@ -266,6 +309,8 @@ def serving_model(
         active_experts=model.active_experts,
         kv_per_token=kv.per_token,
         flops_per_token=mc.flops_per_token / tp,
+        expert_flops_per_token=mc.expert_flops_per_token / tp,
+        tile_m=float(c.GROUPED_GEMM_TILE_M),
         attn_flops_per_position=full_attn,
         kv_window=kv.window,
         kv_window_per_token=kv.window_per_token,
@@ -274,7 +319,11 @@ def serving_model(
         link_gb_per_s=link,
         decode_rate=rate * c.DECODE_MFU_FACTOR,
         expert_miss=1.0 - model.active_experts / model.experts if model.experts > 1 else 0.0,
-        step_overhead_s=model.layers * c.DECODE_OVERHEAD_S_PER_LAYER,
+        step_overhead_s=model.layers
+        * (
+            c.DECODE_OVERHEAD_S_PER_LAYER
+            + (c.MOE_ROUTING_OVERHEAD_S_PER_LAYER if model.is_moe else 0.0)
+        ),
         allreduces=c.ALLREDUCES_PER_LAYER * model.layers,
         ar_fraction=2.0 * (tp - 1) / tp,
         ar_bandwidth=link * c.GB * c.ALLREDUCE_BW_EFFICIENCY,

@@ -140,18 +140,56 @@ def _latency(
     `prefill_s` is `sm.prefill_seconds(req.input_tokens_p95)`, which does not depend on `conc`.
 
     ITL is the mean decode-step time at the p95 context, including the prompt tokens that chunked
-    prefill mixes into each step (conc x in_p50 / out_p50 per step).  TTFT is the p95 prompt's
-    prefill plus one in-flight step when other sequences are running; queueing for a prefill slot
-    is not modelled.
+    prefill mixes into each step. Those prompts belong to the OTHER requests in flight: each of
+    the conc - 1 others is replaced every out_p50 steps, so a step carries (conc - 1) x in_p50 /
+    out_p50 prompt tokens, and none at concurrency 1 (a lone request's own prompt is its TTFT,
+    not part of its ITL). TTFT is the p95 prompt's prefill plus one in-flight step when other
+    sequences are running; queueing for a prefill slot is not modelled.
     """
     ctx = req.input_tokens_p95 + req.output_tokens_p95
     out50 = req.output_tokens_p50
-    mixed = conc * req.input_tokens_p50 / (out50 if out50 > 1 else 1)
+    mixed = (conc - 1) * req.input_tokens_p50 / (out50 if out50 > 1 else 1)
     itl = sm.seconds(conc, ctx, mixed, req.input_tokens_p50 / 2)
     ttft = prefill_s
     if conc > 1:
         ttft += sm.seconds(conc - 1, ctx, 0.0, 0.0)
     return ttft, itl, ttft + req.output_tokens_p95 * itl
+
+
+def scheduler_max_seqs(gpu: GpuSpec) -> int:
+    """vLLM's default max_num_seqs on `gpu` (VLLM_MAX_NUM_SEQS_LARGE_GPU on >= 70 GiB parts other
+    than A100, else VLLM_MAX_NUM_SEQS): the most sequences one replica schedules at once."""
+    mib = gpu.device_memory_mib
+    total_mib = mib if mib is not None else gpu.memory_gb * 1e9 / 2**20
+    name = f"{gpu.slug} {gpu.name}".lower()
+    if total_mib >= c.VLLM_LARGE_GPU_MIN_MIB and c.VLLM_SMALL_DEFAULTS_DEVICE not in name:
+        return c.VLLM_MAX_NUM_SEQS_LARGE_GPU
+    return c.VLLM_MAX_NUM_SEQS
+
+
+def _throughput_step(
+    sm: ServingModel, req: EstimateRequest, conc: int
+) -> tuple[float, float, float, float]:
+    """`sm.times` of a steady-state step at the median shapes: `conc` tokens decoded and the
+    prompt tokens of the requests that replace finished ones (conc x in_p50 / out_p50)."""
+    in50 = req.input_tokens_p50
+    out50 = max(req.output_tokens_p50, 1)
+    return sm.times(conc, in50 + out50 / 2, conc * in50 / out50, in50 / 2)
+
+
+def best_batch(sm: ServingModel, req: EstimateRequest, limit: int) -> int:
+    """The batch in [1, limit] with the most output tokens/s among `limit` and the powers of two
+    below it (throughput is nearly monotone in the batch, so `limit` usually wins; a smaller
+    batch is kept only when strictly faster)."""
+    best = max(limit, 1)
+    best_tok = best / _throughput_step(sm, req, best)[0]
+    b = 1
+    while b < best:
+        tok = b / _throughput_step(sm, req, b)[0]
+        if tok > best_tok * (1.0 + 1e-9):
+            best, best_tok = b, tok
+        b *= 2
+    return best
 
 
 def _meets(req: EstimateRequest, ttft: float, itl: float, e2e: float) -> bool:
@@ -261,6 +299,7 @@ def _capacity(
     prefill_s: float,
     has_target: bool,
     at_conc: tuple[float, float, float],
+    max_seqs: int,
 ) -> CapacityPlan:
     """`at_conc` is `_latency(sm, req, conc, prefill_s)`, already computed by the caller."""
     if mem_max < 1:
@@ -272,7 +311,7 @@ def _capacity(
             return _NO_PLAN
         best = largest_meeting(sm, req, hi, prefill_s, conc, at_conc, at_one)
     else:
-        best = min(hi, c.BATCH_INFERENCE_MAX_CONCURRENCY)
+        best = min(hi, max_seqs)
     if req.requests_per_second is not None:
         e2e = (at_conc if best == conc else _latency(sm, req, best, prefill_s))[2]
         demand = req.requests_per_second * e2e  # Little's law: requests in flight
@@ -345,7 +384,6 @@ def estimate_serving(
     notes: list[str] = []
     if setup.note:
         notes.append(setup.note)
-    in50 = req.input_tokens_p50
     in95 = req.input_tokens_p95
     ctx_p95 = in95 + req.output_tokens_p95
     if ctx_p95 > model.max_context_tokens:
@@ -354,6 +392,7 @@ def estimate_serving(
             f"{model.max_context_tokens}-token window"
         )
     explicit_conc = req.concurrency
+    max_seqs = scheduler_max_seqs(gpu)
     chunk = min(c.SERVING_PREFILL_CHUNK_TOKENS, max(in95, 1) * (explicit_conc or 1))
     activations = max(chunk, 1) * setup.activation_per_token
     kv = setup.kv
@@ -367,10 +406,16 @@ def estimate_serving(
     elif req.workload_type is WorkloadType.REALTIME_INFERENCE:
         conc = 1
     else:
-        conc = max(1, min(mem_max, c.BATCH_INFERENCE_MAX_CONCURRENCY))
+        limit = max(1, min(mem_max, max_seqs))
+        conc = best_batch(sm, req, limit)
+        bound = (
+            f"the KV cache holds {max(mem_max, 0)}"
+            if mem_max < max_seqs
+            else f"vLLM's default --max-num-seqs on this GPU is {max_seqs}"
+        )
         notes.append(
-            f"batch chosen as the largest that fits (capped at "
-            f"{c.BATCH_INFERENCE_MAX_CONCURRENCY}): {conc}"
+            f"batch chosen: {conc} sequence{'s' if conc != 1 else ''} in flight, the best "
+            f"throughput of the batches up to {limit} ({bound})"
         )
     kv_used = conc * kv_per_seq
     logits = conc * logits_per_seq
@@ -403,10 +448,7 @@ def estimate_serving(
     ttft, itl, e2e = at_conc
     # Throughput at the median shapes: each step decodes `conc` tokens and carries the prompt
     # tokens of the requests that replace finished ones (conc x in_p50 / out_p50).
-    out50 = max(req.output_tokens_p50, 1)
-    step_s, memory_s, compute_s, comm_s = sm.times(
-        conc, in50 + out50 / 2, conc * in50 / out50, in50 / 2
-    )
+    step_s, memory_s, compute_s, comm_s = _throughput_step(sm, req, conc)
     tok_s = conc / step_s
     has_target = req.has_latency_target
     meets = _meets(req, ttft, itl, e2e) if has_target else None
@@ -450,7 +492,7 @@ def estimate_serving(
             None,
         ),
         meets,
-        _capacity(sm, req, gpu_count, mem_max, conc, prefill_s, has_target, at_conc),
+        _capacity(sm, req, gpu_count, mem_max, conc, prefill_s, has_target, at_conc, max_seqs),
         None,
         BASIS_ESTIMATED,
         tuple(notes),

@@ -1,0 +1,203 @@
+"""The speed model's step arithmetic: what a decode step carries at low concurrency, and what an
+MoE step reads and computes (issue 13)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+from engine_catalog import load_gpus
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from apps.engine import (
+    PRESETS,
+    EstimateRequest,
+    GpuSpec,
+    ModelKind,
+    Precision,
+    WorkloadType,
+    estimate_at,
+)
+from apps.engine import constants as c
+from apps.engine.performance import flop_params, grouped_gemm_efficiency
+from apps.engine.serving import scheduler_max_seqs, serving_setup
+
+DECODERS = sorted(k for k, v in PRESETS.items() if v.kind is ModelKind.DECODER)
+# Models whose every layer attends fully: their decode step reads context x kv_per_token bytes.
+FULL_ATTENTION = [
+    k
+    for k in DECODERS
+    if PRESETS[k].attention is None
+    or (PRESETS[k].attention.window_layers == 0 and PRESETS[k].attention.linear_layers == 0)  # type: ignore[union-attr]
+]
+GPUS = load_gpus()
+
+
+def _realtime(preset: str, in50: int, in95: int, out: int) -> EstimateRequest:
+    return EstimateRequest(
+        workload_type=WorkloadType.REALTIME_INFERENCE,
+        model=PRESETS[preset],
+        weight_precision=Precision.BF16,
+        kv_cache_precision=Precision.BF16,
+        input_tokens_p50=in50,
+        input_tokens_p95=in95,
+        output_tokens_p50=out,
+        output_tokens_p95=out,
+        concurrency=1,
+    )
+
+
+def _itl_ms(req: EstimateRequest, gpu_index: int, count: int) -> float:
+    itl = estimate_at(req, GPUS[gpu_index], count).performance.itl_ms
+    assert itl is not None
+    return itl
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(DECODERS),
+    st.integers(0, len(GPUS) - 1),
+    st.sampled_from([1, 2, 8]),
+    st.integers(1, 16_000),
+    st.integers(1, 16_000),
+    st.integers(1, 2_000),
+)
+def test_itl_at_concurrency_1_ignores_the_median_prompt(
+    preset: str, gpu: int, count: int, a: int, b: int, out: int
+) -> None:
+    """A lone request's decode steps carry no prompt tokens: no other request exists whose
+    prompt chunked prefill could mix in, so the median prompt length cannot change its ITL."""
+    in95 = max(a, b)
+    itl_a = _itl_ms(_realtime(preset, a, in95, out), gpu, count)
+    itl_b = _itl_ms(_realtime(preset, b, in95, out), gpu, count)
+    assert itl_a == itl_b
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(FULL_ATTENTION),
+    st.integers(0, len(GPUS) - 1),
+    st.sampled_from([1, 2, 8]),
+    st.integers(1, 16_000),
+    st.integers(1, 16_000),
+    st.integers(1, 2_000),
+)
+def test_itl_at_concurrency_1_grows_only_by_the_kv_read(
+    preset: str, gpu: int, count: int, a: int, b: int, out: int
+) -> None:
+    """ITL(in=a) - ITL(in=b) is the time to read (a - b) more tokens of KV cache, nothing else."""
+    itl_a = _itl_ms(_realtime(preset, a, a, out), gpu, count)
+    itl_b = _itl_ms(_realtime(preset, b, b, out), gpu, count)
+    sm = serving_setup(
+        PRESETS[preset], GPUS[gpu], count, Precision.BF16, Precision.BF16, 1.0, 1.0
+    ).sm
+    kv_read_ms = (a - b) * sm.kv_per_token / sm.bandwidth * 1e3
+    assert math.isclose(itl_a - itl_b, kv_read_ms, rel_tol=1e-6, abs_tol=1e-9)
+
+
+MOE = sorted(k for k in DECODERS if PRESETS[k].experts > PRESETS[k].active_experts)
+
+
+@given(st.floats(0.01, 1e6), st.floats(0.01, 1e6))
+def test_grouped_gemm_efficiency_rises_with_rows_per_expert(a: float, b: float) -> None:
+    lo, hi = sorted((a, b))
+    tile = float(c.GROUPED_GEMM_TILE_M)
+    e_lo, e_hi = grouped_gemm_efficiency(lo, tile), grouped_gemm_efficiency(hi, tile)
+    assert 0.0 < e_lo <= e_hi <= 1.0
+    if lo < tile:  # an expert with fewer tokens than one block pays for the whole block
+        assert e_lo <= lo / tile
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(MOE), st.integers(0, len(GPUS) - 1), st.integers(1, 512))
+def test_moe_experts_run_below_the_dense_rate_at_small_batches(
+    preset: str, gpu: int, batch: int
+) -> None:
+    """With under half a block of tokens per expert (batch x k / experts touched), the routed
+    experts' grouped GEMM runs below a dense GEMM's rate: the step's compute exceeds the active
+    parameters' FLOPs at the dense decode rate."""
+    model = PRESETS[preset]
+    half_block = model.experts / model.active_experts * c.GROUPED_GEMM_TILE_M / 2
+    batch = max(1, min(batch, int(half_block)))
+    sm = serving_setup(model, GPUS[gpu], 1, Precision.BF16, Precision.BF16, 1.0, 1.0).sm
+    dense_rate_s = batch * 2.0 * flop_params(model) / sm.decode_rate
+    assert sm.step(decode_seqs=batch, context=0.0).compute_s > dense_rate_s
+
+
+def test_an_moe_step_pays_the_router_on_every_layer() -> None:
+    model = PRESETS[MOE[0]]
+    sm = serving_setup(model, GPUS[0], 1, Precision.BF16, Precision.BF16, 1.0, 1.0).sm
+    per_layer = c.DECODE_OVERHEAD_S_PER_LAYER + c.MOE_ROUTING_OVERHEAD_S_PER_LAYER
+    assert math.isclose(sm.step_overhead_s, model.layers * per_layer)
+
+
+def _gpu(slug: str) -> GpuSpec:
+    return next(g for g in GPUS if g.slug == slug)
+
+
+def _offline(preset: str, tokens: int, concurrency: int | None = None) -> EstimateRequest:
+    return EstimateRequest(
+        workload_type=WorkloadType.BATCH_INFERENCE,
+        model=PRESETS[preset],
+        weight_precision=Precision.BF16,
+        kv_cache_precision=Precision.BF16,
+        input_tokens_p50=tokens,
+        input_tokens_p95=tokens,
+        output_tokens_p50=tokens,
+        output_tokens_p95=tokens,
+        concurrency=concurrency,
+    )
+
+
+def _chosen_batch(notes: tuple[str, ...]) -> int:
+    found = [re.match(r"batch chosen: (\d+) sequence", n) for n in notes]
+    hits = [int(m.group(1)) for m in found if m]
+    assert len(hits) == 1, notes
+    return hits[0]
+
+
+@pytest.mark.parametrize(
+    ("slug", "max_seqs"),
+    [
+        ("a100-sxm4-80gb", 256),  # vLLM keeps the small defaults on A100 (PR #17885)
+        ("l40s-48gb", 256),  # under 70 GiB
+        ("h100-sxm5-80gb", 1024),
+        ("mi300x-192gb", 1024),
+    ],
+)
+def test_the_scheduler_limit_is_vllms_default_max_num_seqs(slug: str, max_seqs: int) -> None:
+    assert scheduler_max_seqs(_gpu(slug)) == max_seqs
+
+
+def test_an_offline_batch_stops_at_the_schedulers_limit_and_says_so() -> None:
+    """A 1B model at 128/128 has KV room for thousands of sequences on an A100 80GB, but vLLM
+    schedules at most 256 there: the batch is 256, reported in a note, and its throughput is
+    the throughput of an explicit batch of 256."""
+    gpu = _gpu("a100-sxm4-80gb")
+    e = estimate_at(_offline("llama-3.2-1b", 128), gpu, 1)
+    assert e.max_concurrency > 256
+    assert _chosen_batch(e.notes) == 256
+    assert any("--max-num-seqs on this GPU is 256" in n for n in e.notes)
+    explicit = estimate_at(_offline("llama-3.2-1b", 128, concurrency=256), gpu, 1)
+    assert e.performance.output_tokens_per_s == explicit.performance.output_tokens_per_s
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(DECODERS), st.integers(0, len(GPUS) - 1), st.integers(16, 32_000))
+def test_an_offline_batch_fits_both_limits_and_beats_smaller_powers_of_two(
+    preset: str, gpu: int, tokens: int
+) -> None:
+    e = estimate_at(_offline(preset, tokens), GPUS[gpu], 1)
+    chosen = _chosen_batch(e.notes)
+    limit = max(1, min(e.max_concurrency, scheduler_max_seqs(GPUS[gpu])))
+    assert 1 <= chosen <= limit
+    tok = e.performance.output_tokens_per_s
+    assert tok is not None
+    b = 1
+    while b < limit:
+        other = estimate_at(_offline(preset, tokens, concurrency=b), GPUS[gpu], 1)
+        assert other.performance.output_tokens_per_s is not None
+        assert tok >= other.performance.output_tokens_per_s * (1 - 1e-9)
+        b *= 4
