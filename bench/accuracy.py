@@ -123,11 +123,11 @@ def main() -> None:
         "",
         "- The two Llama 3 training rows are not independent of `TRAINING_MFU['HOPPER']`, whose "
         "value cites the same paper; they check the FLOPs-per-token accounting only.",
-        "- Blackwell is covered by memory facts (DeepSeek-R1 FP8 on 8 x B200, NVFP4 on 4 x B200) "
-        "but by no throughput point until the RTX Pro 6000 rows above can run; GB200 NVL72 and "
-        "LoRA/QLoRA throughput have no published point yet.",
-        "- MoE / MLA throughput is known to be off (the two DeepSeek-R1 rows give ~0.5-0.6x); "
-        "grouped-GEMM efficiency and expert-parallel all-to-all are issue 13's work.",
+        "- Blackwell throughput is covered only by the RTX PRO 6000 rows (gpt-oss-20b); B200, "
+        "GB200 NVL72 and LoRA/QLoRA throughput have no published point here yet.",
+        "- MoE / MLA throughput of the large models is known to be off (the two DeepSeek-R1 rows "
+        "give ~0.5-0.6x): the engine models tensor parallelism only, while the measured stacks "
+        "run attention data-parallel with expert parallelism (issue 13's layouts).",
         "",
     ]
     text = "\n".join(lines)
