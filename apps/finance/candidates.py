@@ -35,7 +35,14 @@ from apps.quotes.models import ApiRoute, Quote
 from apps.quotes.selectors import quotes_for_team
 
 from .assumptions import assumptions_version, engine_finance, resolved_assumptions
-from .configuration import LADDER_KEY, choose_configuration, quote_limit, with_ladders
+from .configuration import (
+    LADDER_KEY,
+    LADDER_VERSION,
+    choose_configuration,
+    latency_target_text,
+    quote_limit,
+    with_ladders,
+)
 from .estimates import (
     capacity_from_estimate,
     demand_for_brief,
@@ -189,7 +196,7 @@ def gpu_row(ctx: TableContext, facts: dict[str, Any]) -> dict[str, Any] | None:
         return None
     limit = quote_limit(facts)
     ladder = estimate.get(LADDER_KEY) or [estimate]
-    rung, missed = choose_configuration(ladder, limit)
+    rung, missed = choose_configuration(ladder, limit, latency_target_text(ctx.brief))
     if rung["gpu_count"] == estimate["gpu_count"]:
         rung = estimate  # the per-GPU answer, with its notes (the fit table's configuration)
     cost = cost_gpu_candidate(
@@ -255,7 +262,12 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
     calibration = calibration_by_gpu()
     runs = throughput_runs_for_brief(brief)
     key = estimates_key(
-        body, {"calibration": calibration, "runs": sorted(r.pk for r in runs.values())}
+        body,
+        {
+            "calibration": calibration,
+            "runs": sorted(r.pk for r in runs.values()),
+            "configurations": LADDER_VERSION,
+        },
     )
     if table.estimates_key == key and table.estimates:
         estimates = table.estimates  # only prices changed: the engine's answer still holds

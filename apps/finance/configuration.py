@@ -20,6 +20,9 @@ from apps.engine.constants import AUTO_GPU_COUNTS, AUTO_GPU_COUNTS_LARGE_DOMAIN
 LADDER_COUNTS = (*AUTO_GPU_COUNTS, *AUTO_GPU_COUNTS_LARGE_DOMAIN)
 # Where the ladder is kept on each per-GPU answer in a table's stored estimates.
 LADDER_KEY = "configurations"
+# Part of a table's estimates key: bumping it makes every table recompute its engine answer
+# once (tables stored before the ladder existed hold one rung per GPU).
+LADDER_VERSION = 1
 
 
 def _compact(estimate: dict[str, Any]) -> dict[str, Any]:
@@ -36,13 +39,23 @@ def with_ladders(
     """``estimates`` (one per GPU, measured where a run exists) with each GPU's ladder, and the
     per-GPU answer replaced by the configuration chosen within the GPU's own node limit.
 
-    One engine call per size for every GPU that reaches it (not one per GPU and size); a
-    measured answer replaces the estimated rung at the run's GPU count."""
+    One engine call per size for every GPU that needs it (not one per GPU and size); a
+    measured answer replaces the estimated rung at the run's GPU count. A GPU needs the sizes
+    below the engine's pick (quotes offering fewer GPUs, or fewer GPUs in all over more
+    replicas), and the sizes above it only when the pick cannot meet the brief or needs more
+    than one replica: otherwise one replica of the pick is already the fewest GPUs in all."""
     limits = {spec.slug: spec.max_gpus_per_node for spec in gpu_specs()}
-    wanted = [e["gpu"] for e in estimates]
-    ladders: dict[str, dict[int, dict[str, Any]]] = {slug: {} for slug in wanted}
+    picks = {e["gpu"]: e for e in estimates}
+    ladders: dict[str, dict[int, dict[str, Any]]] = {slug: {} for slug in picks}
+
+    def needs(slug: str, count: int) -> bool:
+        pick = picks[slug]
+        if count > limits.get(slug, 1) or count == pick["gpu_count"]:
+            return False
+        return count < pick["gpu_count"] or not viable(pick) or replicas_of(pick) > 1
+
     for count in LADDER_COUNTS:
-        slugs = [slug for slug in wanted if count <= limits.get(slug, 1)]
+        slugs = [slug for slug in picks if needs(slug, count)]
         if not slugs:
             continue
         forced = {**body, "gpus": slugs, "gpu_count": count}
@@ -89,8 +102,22 @@ def viable(rung: dict[str, Any]) -> bool:
     return bool(rung["fits"]) and meets_target(rung)
 
 
+def latency_target_text(brief: Any) -> str:
+    """The brief's latency target in words, e.g. "TTFT <= 200 ms, ITL <= 50 ms"."""
+    parts = [
+        f"{name} <= {value} ms"
+        for name, value in (
+            ("TTFT", brief.ttft_target_ms),
+            ("ITL", brief.itl_target_ms),
+            ("end-to-end", brief.e2e_target_ms),
+        )
+        if value
+    ]
+    return ", ".join(parts)
+
+
 def choose_configuration(
-    ladder: list[dict[str, Any]], limit: int
+    ladder: list[dict[str, Any]], limit: int, target: str = ""
 ) -> tuple[dict[str, Any], str | None]:
     """(the rung to cost, None) for the smallest viable configuration with at most ``limit`` GPUs
     per replica: fewest GPUs in all, then a full fit before a tight one, then fewer GPUs per
@@ -107,11 +134,16 @@ def choose_configuration(
     if not fitting:
         return largest, f"does not fit in memory at any size up to {top} GPU{_s(top)}"
     best = min(fitting, key=lambda r: r["performance"].get("ttft_ms") or float("inf"))
-    ttft = best["performance"].get("ttft_ms")
-    figure = f"best TTFT {ttft:.0f} ms" if ttft is not None else "no latency figure"
+    perf = best["performance"]
+    figures = [
+        f"{name} {perf[key]:.0f} ms"
+        for name, key in (("TTFT", "ttft_ms"), ("ITL", "itl_ms"))
+        if perf.get(key) is not None
+    ]
+    wanted = f" ({target})" if target else ""
     return best, (
-        f"misses the p95 latency target at every size up to {top} GPU{_s(top)}: "
-        f"{figure} on {best['gpu_count']}"
+        f"misses the latency target{wanted} at every size up to {top} GPU{_s(top)}: "
+        f"best {', '.join(figures) or 'unknown'} on {best['gpu_count']}"
     )
 
 

@@ -74,7 +74,8 @@ class TestRowsThatMissTheBrief:
         row = _by_quote(demanding["brief"])[demanding["l40s"].pk]
         assert row["gpu_count"] == 8
         assert any(
-            "misses the p95 latency target at every size up to 8 GPUs: best TTFT" in why
+            "misses the latency target (TTFT <= 300 ms, ITL <= 40 ms) at every size up to "
+            "8 GPUs: best TTFT" in why
             for why in row["why_not"]
         ), row["why_not"]
 
