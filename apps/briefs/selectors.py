@@ -47,6 +47,14 @@ def brief_estimates(
     return estimates_for_body(estimate_body_for_brief(brief), calibration=calibration)
 
 
+def brief_fit_estimates(brief: WorkloadBrief) -> list[dict[str, Any]]:
+    """The fit table's answer: every catalog GPU at the configuration (GPUs per replica,
+    replicas) and basis the finance table costs it at (raises EngineInputError)."""
+    from apps.finance.configuration import fit_table_estimates
+
+    return fit_table_estimates(brief)
+
+
 def brief_weight_precision(brief: WorkloadBrief) -> tuple[str, str] | None:
     """(the precision the brief's weights are sized at, where it came from), or None when the
     brief has no model the engine can read yet. A blank weight_precision means "as the

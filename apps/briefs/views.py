@@ -10,7 +10,7 @@ from apps.engine import EngineInputError
 from .charts import memory_breakdown_figure
 from .forms import BriefForm
 from .selectors import (
-    brief_estimates,
+    brief_fit_estimates,
     brief_get_for_user,
     brief_list_for_user,
     brief_weight_precision,
@@ -72,7 +72,7 @@ def brief_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
     estimates: list[dict[str, object]] = []
     engine_error = None
     try:
-        estimates = brief_estimates(brief)
+        estimates = brief_fit_estimates(brief)
     except EngineInputError as exc:
         engine_error = f"{exc.field}: {exc.message}"
     notes = sorted({note for e in estimates for note in e["notes"]})  # type: ignore[attr-defined]

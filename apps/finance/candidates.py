@@ -13,7 +13,7 @@ engine's costing dataclasses; the arithmetic is all in apps.engine.costing.
 import hashlib
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -35,6 +35,14 @@ from apps.quotes.models import ApiRoute, Quote
 from apps.quotes.selectors import quotes_for_team
 
 from .assumptions import assumptions_version, engine_finance, resolved_assumptions
+from .configuration import (
+    LADDER_KEY,
+    LADDER_VERSION,
+    choose_configuration,
+    latency_target_text,
+    quote_limit,
+    with_ladders,
+)
 from .estimates import (
     capacity_from_estimate,
     demand_for_brief,
@@ -47,7 +55,7 @@ QUOTE_FACTS = (
     "pk", "version", "pricing_term", "hourly_price_per_gpu", "currency",
     "storage_price_per_tb_month", "egress_price_per_gb", "network_monthly", "monthly_extras",
     "minimum_commitment_months", "gpu_id", "gpu__slug", "gpu__tdp_w", "system__gpu_id",
-    "system__gpu__slug", "system__gpu__tdp_w",
+    "system__gpu__slug", "system__gpu__tdp_w", "gpus_per_node", "system__gpus_per_domain",
 )  # fmt: skip
 ROUTE_FACTS = (
     "pk", "version", "input_price_per_mtok", "output_price_per_mtok", "currency",
@@ -147,17 +155,38 @@ def _basis_notes(estimate: dict[str, Any]) -> list[str]:
     return []
 
 
-def _row(cost: CandidateCost, notes: list[str], **extra: Any) -> dict[str, Any]:
+def _row(
+    cost: CandidateCost, notes: list[str], why_not: Iterable[str] = (), **extra: Any
+) -> dict[str, Any]:
+    """A row as written. A row that misses the brief has no unit cost: it is listed, unranked,
+    with why, and never looks cheaper than the rows that meet it."""
+    reasons = [*why_not, *cost.why_not]
     return {
         "cost_lines": {name: str(value) for name, value in cost.cost_lines.items()},
         "monthly_cost": cost.monthly_cost,
         "accepted_outputs_per_month": cost.accepted_outputs_per_month,
-        "effective_unit_cost": cost.effective_unit_cost,
-        "meets_constraints": cost.meets_constraints,
-        "why_not": list(cost.why_not),
+        "effective_unit_cost": None if reasons else cost.effective_unit_cost,
+        "meets_constraints": not reasons,
+        "why_not": reasons,
         "notes": [*notes, *cost.notes],
         **extra,
     }
+
+
+def _configured_capacity(ctx: TableContext, rung: dict[str, Any], meets: bool) -> Any:
+    """The costing's capacity figures for the chosen rung. A rung that meets the target through
+    its capacity plan (more replicas) meets it; a rung that cannot meet the brief is costed at
+    its GPUs over the active hours, never at zero GPU-hours."""
+    capacity = capacity_from_estimate(rung)
+    changes: dict[str, Any] = {}
+    if meets and capacity.meets_latency_target is False:
+        changes["meets_latency_target"] = True
+    if not meets:  # the row's why_not already says, for every size offered, what it misses
+        changes.update(fits=True, meets_latency_target=None)
+    if capacity.gpu_hours_per_month <= 0 and not ctx.brief.is_training:
+        gpus = capacity.gpu_count * capacity.replicas
+        changes["gpu_hours_per_month"] = Decimal(gpus) * Decimal(ctx.brief.hours_per_month or 0)
+    return replace(capacity, **changes) if changes else capacity
 
 
 def gpu_row(ctx: TableContext, facts: dict[str, Any]) -> dict[str, Any] | None:
@@ -165,22 +194,36 @@ def gpu_row(ctx: TableContext, facts: dict[str, Any]) -> dict[str, Any] | None:
     estimate = ctx.by_gpu.get(slug)
     if estimate is None:
         return None
+    limit = quote_limit(facts)
+    ladder = estimate.get(LADDER_KEY) or [estimate]
+    rung, missed = choose_configuration(ladder, limit, latency_target_text(ctx.brief))
+    if rung["gpu_count"] == estimate["gpu_count"]:
+        rung = estimate  # the per-GPU answer, with its notes (the fit table's configuration)
     cost = cost_gpu_candidate(
         demand=ctx.demand,
-        capacity=capacity_from_estimate(estimate),
+        capacity=_configured_capacity(ctx, rung, meets=missed is None),
         quote=quote_terms(facts, ctx.values),
         finance=ctx.finance,
+    )
+    estimate = rung
+    notes = _basis_notes(estimate)
+    replicas = (estimate.get("capacity") or {}).get("replicas") or 1
+    notes.append(
+        f"configuration: {replicas} replica{'s' if replicas != 1 else ''} x "
+        f"{estimate['gpu_count']} GPU{'s' if estimate['gpu_count'] != 1 else ''} "
+        f"(the quote offers up to {limit} per replica)"
     )
     e2e = estimate["performance"].get("e2e_latency_s")
     return _row(
         cost,
-        _basis_notes(estimate),
+        notes,
+        [missed] if missed else [],
         candidate_kind="GPU",
         quote_id=facts["pk"],
         api_route_id=None,
         gpu_id=gpu_id,
         gpu_count=estimate["gpu_count"],
-        replicas=(estimate.get("capacity") or {}).get("replicas") or 1,
+        replicas=replicas,
         pricing_term=facts["pricing_term"],
         basis=estimate.get("basis", "ESTIMATED"),
         p95_latency_ms=None if e2e is None else Decimal(str(round(e2e * 1000, 2))),
@@ -219,7 +262,12 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
     calibration = calibration_by_gpu()
     runs = throughput_runs_for_brief(brief)
     key = estimates_key(
-        body, {"calibration": calibration, "runs": sorted(r.pk for r in runs.values())}
+        body,
+        {
+            "calibration": calibration,
+            "runs": sorted(r.pk for r in runs.values()),
+            "configurations": LADDER_VERSION,
+        },
     )
     if table.estimates_key == key and table.estimates:
         estimates = table.estimates  # only prices changed: the engine's answer still holds
@@ -227,6 +275,7 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
         try:
             estimates = estimates_for_body(body, calibration=calibration)
             estimates = with_measurements(body, estimates, runs, brief, calibration)
+            estimates = with_ladders(body, estimates, calibration)
         except EngineInputError as exc:
             return f"{exc.field}: {exc.message}"
     fingerprint = hashlib.sha256(

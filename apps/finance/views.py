@@ -27,12 +27,22 @@ ALL_ROWS = "all"
 # bounded figure (every row of a 5,000-row table made 3 MB of chart data on one page).
 FINANCE_CHART_ROWS = FINANCE_PAGE_ROWS
 
+# Every order keeps the rows that meet the brief (ranked) ahead of those that do not: a row that
+# misses the brief is never on top, whatever the column sorted by.
 SORTS = {
     "rank": lambda r: (r["rank"] is None, r["rank"] or 0),
-    "unit_cost": lambda r: (r["effective_unit_cost"] is None, float(r["effective_unit_cost"] or 0)),
-    "monthly_cost": lambda r: float(r["monthly_cost"]),
-    "latency": lambda r: (r["p95_latency_ms"] is None, float(r["p95_latency_ms"] or 0)),
-    "provider": lambda r: (r["provider"] or "").lower(),
+    "unit_cost": lambda r: (
+        r["rank"] is None,
+        r["effective_unit_cost"] is None,
+        float(r["effective_unit_cost"] or 0),
+    ),
+    "monthly_cost": lambda r: (r["rank"] is None, float(r["monthly_cost"])),
+    "latency": lambda r: (
+        r["rank"] is None,
+        r["p95_latency_ms"] is None,
+        float(r["p95_latency_ms"] or 0),
+    ),
+    "provider": lambda r: (r["rank"] is None, (r["provider"] or "").lower()),
 }
 
 

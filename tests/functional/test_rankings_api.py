@@ -140,8 +140,11 @@ class TestRankingShape:
 
     def test_decimals_travel_as_strings(self, finance_api, market):
         for row in rankings(finance_api, market["brief"])["rows"]:
-            for name in ("monthly_cost", "accepted_outputs_per_month", "effective_unit_cost"):
+            for name in ("monthly_cost", "accepted_outputs_per_month"):
                 assert isinstance(row[name], str), (name, row[name])
+            # a row that misses the brief has no unit cost at all (null), never a misleading one
+            expected = str if row["meets_constraints"] else type(None)
+            assert isinstance(row["effective_unit_cost"], expected), row
             assert all(isinstance(v, str) for v in row["cost_lines"].values())
 
     def test_a_brief_without_a_computed_table_has_no_rows_and_says_so(self, finance_api, team):
@@ -159,6 +162,9 @@ class TestRankingFigures:
             assert total == Decimal(row["monthly_cost"]), row
             accepted = Decimal(row["accepted_outputs_per_month"])
             assert accepted > 0
+            if not row["meets_constraints"]:
+                assert row["effective_unit_cost"] is None, row
+                continue
             unit_cost = Decimal(row["effective_unit_cost"])
             assert abs(total / accepted - unit_cost) <= unit_cost * Decimal("1e-9"), row
 
