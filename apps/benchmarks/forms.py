@@ -50,7 +50,18 @@ class UploadForm(_CandidateForm):
     tool = forms.ChoiceField(
         choices=[("", "Detect from the file"), *TOOL_DISPLAY.items()], required=False
     )
-    model = forms.CharField(max_length=200, required=False)
+    model = forms.CharField(
+        max_length=200,
+        required=False,
+        help_text="The model benchmarked, where the file does not name it (or the brief has "
+        "no model name).",
+    )
+    proxy = forms.BooleanField(
+        required=False,
+        label="Proxy of the brief's model",
+        help_text="The file's model is another model, the closest proxy: it calibrates this "
+        "brief only and is never its measurement.",
+    )
     precision = forms.CharField(max_length=40, required=False)
     framework = forms.CharField(max_length=80, required=False, help_text="vLLM, SGLang, TGI…")
     framework_version = forms.CharField(max_length=80, required=False)

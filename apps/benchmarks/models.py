@@ -41,6 +41,27 @@ class BenchmarkRun(BaseModel):
     tool = models.CharField(max_length=12, choices=Tool.choices, default=Tool.MANUAL)
     tool_version = models.CharField(max_length=40, blank=True)
     label = models.CharField(max_length=200, blank=True)
+    model = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="The model the run belongs to: the brief's preset slug, or its config's "
+        "normalised name (apps.benchmarks.model_identity). It measures and calibrates only it.",
+    )
+    model_named = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="The model as the results file (or the import's model field) names it.",
+    )
+    proxy = models.BooleanField(
+        default=False,
+        help_text="Imported as the closest proxy of the brief's model (another model): it "
+        "calibrates only the brief that imported it and is never its measurement.",
+    )
+    weight_precision = models.CharField(
+        max_length=16,
+        blank=True,
+        help_text="The brief's weight precision when the run was imported ('' if unknown).",
+    )
     conditions = models.JSONField(default=dict, blank=True)
     results = models.JSONField(default=dict, blank=True)
     source_names = models.JSONField(

@@ -6,7 +6,7 @@ from collections import defaultdict
 from typing import Any, Final
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import Http404
 
 from apps.briefs.contract import estimate_body_for_brief
@@ -15,6 +15,7 @@ from apps.catalog.selectors import estimates_for_body
 from apps.engine import ENGINE_VERSION, EngineInputError
 
 from .importers.common import LATENCY_METRICS, SCALARS, STATS
+from .model_identity import brief_model_identity
 from .models import BenchmarkRun
 
 CALIBRATION_CLAMP: Final = (0.25, 4.0)
@@ -79,18 +80,41 @@ def benchmark_runs_same_file(
     )
 
 
-def throughput_runs_for_brief(brief: WorkloadBrief) -> dict[tuple[str, int], BenchmarkRun]:
-    """The latest non-superseded THROUGHPUT_LATENCY run per (GPU slug, GPU count) of a brief."""
-    runs = (
-        BenchmarkRun.objects.filter(
-            brief=brief,
-            phase=BenchmarkRun.Phase.THROUGHPUT_LATENCY,
-            superseded_by__isnull=True,
-        )
-        .select_related("gpu")
-        .order_by("created_at", "id")
+def _current_throughput_runs() -> QuerySet[BenchmarkRun]:
+    return BenchmarkRun.objects.filter(
+        phase=BenchmarkRun.Phase.THROUGHPUT_LATENCY, superseded_by__isnull=True
     )
+
+
+def throughput_runs_for_brief(brief: WorkloadBrief) -> dict[tuple[str, int], BenchmarkRun]:
+    """The brief's measurements: the latest non-superseded THROUGHPUT_LATENCY run per (GPU
+    slug, GPU count) of the brief that is of the brief's model as it is now (not a proxy) and
+    at its weight precision (where the run recorded one). Any other run of the brief can only
+    calibrate it (``calibration_for_brief``)."""
+    from apps.briefs.selectors import brief_weight_precision
+
+    runs = _current_throughput_runs().filter(brief=brief, proxy=False)
+    identity = brief_model_identity(brief)
+    if identity:
+        runs = runs.filter(model=identity)
+    found = brief_weight_precision(brief)
+    if found:
+        runs = runs.filter(weight_precision__in=("", found[0]))
+    runs = runs.select_related("gpu").order_by("created_at", "id")
     return {(run.gpu.slug, run.gpu_count): run for run in runs}
+
+
+def calibration_runs_for_brief(brief: WorkloadBrief) -> QuerySet[BenchmarkRun]:
+    """The runs that calibrate a brief's estimates: its team's current THROUGHPUT_LATENCY runs
+    of the brief's model (any brief of the team), plus the proxy runs the brief itself imported.
+    Runs of another model or another team never change its figures. A brief that names no model
+    is calibrated by its own runs only."""
+    runs = _current_throughput_runs().filter(team_id=brief.team_id)
+    identity = brief_model_identity(brief)
+    own = Q(brief_id=brief.pk)
+    if identity:
+        return runs.filter((Q(model=identity) & Q(proxy=False)) | (own & Q(proxy=True)))
+    return runs.filter(own)
 
 
 # --- measured vs estimated ------------------------------------------------------------------
@@ -191,18 +215,17 @@ def _geometric_mean(ratios: list[float]) -> float:
     return min(hi, max(lo, mean))
 
 
-def calibration_by_gpu() -> dict[str, dict[str, Any]]:
-    """Per GPU slug, multipliers for the engine from every current THROUGHPUT_LATENCY run with
-    a usable estimate: ``decode_bw_efficiency`` = geometric mean of measured / estimated output
-    tokens/s, ``prefill_mfu`` = geometric mean of estimated / measured TTFT (p50, else mean);
-    each clamped to [0.25, 4] (1.0 when no run gives that ratio); ``runs`` = runs used."""
+def calibration_from_runs(runs: QuerySet[BenchmarkRun]) -> dict[str, dict[str, Any]]:
+    """Per GPU slug, multipliers for the engine from the given runs with a usable estimate:
+    ``decode_bw_efficiency`` = geometric mean of measured / estimated output tokens/s,
+    ``prefill_mfu`` = geometric mean of estimated / measured TTFT (p50, else mean); each clamped
+    to [0.25, 4] (1.0 when no run gives that ratio); ``runs`` = how many runs were used and
+    ``run_ids`` which (the estimate names them)."""
     decode: dict[str, list[float]] = defaultdict(list)
     prefill: dict[str, list[float]] = defaultdict(list)
-    used: dict[str, int] = defaultdict(int)
-    runs = BenchmarkRun.objects.filter(
-        phase=BenchmarkRun.Phase.THROUGHPUT_LATENCY, superseded_by__isnull=True
-    ).values_list("gpu__slug", "results", "estimate_at_import")
-    for slug, results, estimate in runs:
+    used: dict[str, list[int]] = defaultdict(list)
+    rows = runs.order_by("id").values_list("pk", "gpu__slug", "results", "estimate_at_import")
+    for pk, slug, results, estimate in rows:
         if not isinstance(results, dict) or not isinstance(estimate, dict):
             continue
         took = False
@@ -216,16 +239,39 @@ def calibration_by_gpu() -> dict[str, dict[str, Any]]:
         if measured_ttft and estimated_ttft:
             prefill[slug].append(estimated_ttft / measured_ttft)
             took = True
-        used[slug] += took
+        if took:
+            used[slug].append(pk)
     return {
         slug: {
             "decode_bw_efficiency": _geometric_mean(decode[slug]),
             "prefill_mfu": _geometric_mean(prefill[slug]),
-            "runs": count,
+            "runs": len(ids),
+            "run_ids": ids,
         }
-        for slug, count in sorted(used.items())
-        if count
+        for slug, ids in sorted(used.items())
     }
+
+
+def calibration_for_brief(brief: WorkloadBrief) -> dict[str, dict[str, Any]]:
+    """Per GPU slug, the calibration of this brief's estimates (``calibration_runs_for_brief``)."""
+    return calibration_from_runs(calibration_runs_for_brief(brief))
+
+
+def calibration_for_gpu_page(
+    user: AbstractBaseUser | AnonymousUser, gpu_slug: str
+) -> list[dict[str, Any]]:
+    """The GPU's calibration as the user's teams' briefs get it: one entry per (team, model)
+    with runs on this GPU (proxy runs are left out: each calibrates one brief only)."""
+    runs = _current_throughput_runs().filter(gpu__slug=gpu_slug, proxy=False).exclude(model="")
+    if not getattr(user, "is_superuser", False):
+        runs = runs.filter(team__members=user)  # type: ignore[misc]
+    groups = sorted(set(runs.values_list("team_id", "team__name", "model")), key=lambda g: g[1:])
+    out = []
+    for team_id, team_name, model in groups:
+        factors = calibration_from_runs(runs.filter(team_id=team_id, model=model)).get(gpu_slug)
+        if factors:
+            out.append({"team": team_name, "model": model, **factors})
+    return out
 
 
 # --- what the pages show ----------------------------------------------------------------------

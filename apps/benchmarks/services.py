@@ -1,7 +1,9 @@
 """Writes of benchmark runs: import a results file as it was written (keeping the raw file),
 or enter a Phase 1 / Phase 3 run by hand. Runs are never edited; a newer THROUGHPUT_LATENCY
-run of the same candidate supersedes the older ones. Every new run asks for a recompute of
-every candidate table (calibration can move other briefs on the same GPU)."""
+run of the same candidate supersedes the older ones. A run belongs to a model: a file whose
+model is not the brief's is refused unless it is imported as a proxy. Every new run asks for a
+recompute of its team's candidate tables (calibration moves that team's briefs of the same model
+on the same GPU, and no other team's)."""
 
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +17,7 @@ from django.db.models import FileField
 from django.utils import timezone
 
 from apps.briefs.models import WorkloadBrief
+from apps.briefs.selectors import brief_weight_precision
 from apps.catalog.models import Gpu, GpuSystem
 from apps.core.files import download_filename
 from apps.engine.constants import MAX_GPU_COUNT
@@ -23,6 +26,7 @@ from apps.quotes.models import Quote
 
 from .importers import CanonicalRun, ImportFormatError, content_sha256, parse_result_file
 from .manual import conditions_clean, manual_results_clean
+from .model_identity import brief_model_identity, brief_model_names, model_key, model_named_in
 from .models import BenchmarkRun
 from .selectors import benchmark_runs_same_file, estimate_for_run
 
@@ -83,6 +87,72 @@ def _candidate_clean(
     return system
 
 
+def _team_recompute(brief: WorkloadBrief) -> None:
+    """A run changes the figures of its own team's briefs only (calibration is per team)."""
+    team_briefs = WorkloadBrief.objects.filter(team_id=brief.team_id).values_list("pk", flat=True)
+    candidate_tables_request_recompute(brief_ids=list(team_briefs))
+
+
+def _precision_of(brief: WorkloadBrief) -> str:
+    found = brief_weight_precision(brief)
+    return found[0] if found else ""
+
+
+@dataclass(frozen=True)
+class RunModel:
+    identity: str  # the brief's model (BenchmarkRun.model)
+    named: str  # as the file, or the import's ``model`` field, names it
+    proxy: bool
+
+
+def run_model_clean(
+    *, brief: WorkloadBrief, file_models: list[str], stated: str, proxy: bool
+) -> RunModel:
+    """Which model the runs of a file belong to; refuses (naming ``model``) a file of another
+    model than the brief's unless ``proxy``, a file that names no model without ``model``, and a
+    brief that names no model without ``model`` (see apps.benchmarks.model_identity)."""
+    stated = stated.strip()[:200]
+    identity = brief_model_identity(brief)
+    names = brief_model_names(brief)
+    if not identity:
+        if not model_key(stated):
+            raise ValidationError(
+                {
+                    "model": "the brief names no model (it is given as numbers): say in model "
+                    "which model was benchmarked"
+                }
+            )
+        identity = model_key(stated)
+        names = {identity}
+    named_in_file = sorted({name for name in file_models if name}, key=str.lower)
+    distinct = {model_key(name) for name in named_in_file}
+    if len(distinct) > 1:
+        raise ValidationError(
+            {"model": "the file's runs name different models: " + ", ".join(named_in_file)}
+        )
+    if named_in_file and model_key(stated) and model_key(stated) not in distinct:
+        raise ValidationError(
+            {"model": f"the file was run with {named_in_file[0]}, but model says {stated}"}
+        )
+    named = named_in_file[0] if named_in_file else stated
+    if not model_key(named):
+        raise ValidationError(
+            {
+                "model": f"the file names no model: say in model which model was benchmarked "
+                f"(the brief's is {identity})"
+            }
+        )
+    if model_key(named) not in names and not proxy:
+        raise ValidationError(
+            {
+                "model": f"the file was run with {named}, not the brief's model {identity}; "
+                "import it with proxy=true if it is the closest proxy (it then calibrates this "
+                "brief only and is never its measurement)"
+            }
+        )
+    return RunModel(identity=identity, named=named, proxy=proxy)
+
+
 def _unique_labels(runs: list[CanonicalRun]) -> list[str]:
     """Labels that tell the runs of one file apart (the unique constraint includes them)."""
     seen: dict[str, int] = {}
@@ -107,13 +177,17 @@ def _raw_file_delete(name: str) -> None:
 
 
 def _supersede_older(new_runs: list[BenchmarkRun]) -> None:
-    """Mark the candidate's older current THROUGHPUT_LATENCY runs superseded by the latest of
-    ``new_runs`` (the runs of one file, e.g. a GuideLLM sweep, do not supersede each other)."""
+    """Mark the candidate's older current THROUGHPUT_LATENCY runs of the same model (and the same
+    proxy status: a proxy never supersedes a measurement of the brief's model, nor the reverse)
+    superseded by the latest of ``new_runs`` (the runs of one file, e.g. a GuideLLM sweep, do not
+    supersede each other)."""
     latest = new_runs[-1]
     BenchmarkRun.objects.filter(
         brief_id=latest.brief_id,
         gpu_id=latest.gpu_id,
         gpu_count=latest.gpu_count,
+        model=latest.model,
+        proxy=latest.proxy,
         phase=BenchmarkRun.Phase.THROUGHPUT_LATENCY,
         superseded_by__isnull=True,
     ).exclude(pk__in=[run.pk for run in new_runs]).update(
@@ -131,7 +205,7 @@ def _imported_runs_create(*, prepared: list[dict[str, Any]], raw_name: str) -> l
         run.save()
         runs.append(run)
     _supersede_older(runs)
-    candidate_tables_request_recompute(brief_ids=None)
+    _team_recompute(runs[0].brief)
     return runs
 
 
@@ -147,12 +221,15 @@ def benchmark_runs_import(
     system: GpuSystem | None = None,
     tool: str | None = None,
     conditions: dict[str, Any] | None = None,
+    proxy: bool = False,
 ) -> ImportOutcome:
     """Import one results file (one run, or several for a GuideLLM sweep) for a candidate.
 
     All or nothing: the raw file is stored, the rows are created in one transaction, and the
     stored file is deleted again if anything fails. The same file for the same candidate is
     recognised by its SHA-256 and returned as a duplicate without saving anything.
+    ``conditions["model"]`` names the model benchmarked where the file does not; ``proxy``
+    accepts a file of another model as the closest proxy of the brief's.
     Raises ``ValidationError`` naming the field (``file`` for a bad results file).
     """
     limit = settings.BENCHMARK_MAX_UPLOAD_BYTES
@@ -171,6 +248,14 @@ def benchmark_runs_import(
         )
     system = _candidate_clean(brief=brief, gpu=gpu, gpu_count=gpu_count, quote=quote, system=system)
     extra = conditions_clean(conditions or {})
+    stated = extra.get("model")
+    run_model = run_model_clean(
+        brief=brief,
+        file_models=[model_named_in(_clean_json(canon.conditions)) for canon in parsed],
+        stated=stated if isinstance(stated, str) else "",
+        proxy=proxy,
+    )
+    precision = _precision_of(brief)
     sha = content_sha256(raw)
     same = {"brief": brief, "gpu_id": gpu.pk, "gpu_count": gpu_count, "raw_sha256": sha}
     existing = benchmark_runs_same_file(**same)
@@ -189,6 +274,10 @@ def benchmark_runs_import(
                 "quote": quote,
                 "system": system,
                 "phase": BenchmarkRun.Phase.THROUGHPUT_LATENCY,
+                "model": run_model.identity,
+                "model_named": run_model.named,
+                "proxy": run_model.proxy,
+                "weight_precision": precision,
                 "tool": canon.tool,
                 "tool_version": _clean_json(canon.tool_version or "")[:40],
                 "label": label,
@@ -238,6 +327,8 @@ def benchmark_run_create_manual(
 ) -> BenchmarkRun:
     """A Phase 1 (MEMORY_FIT) or Phase 3 (FAILURE_OPS) run entered by hand."""
     system = _candidate_clean(brief=brief, gpu=gpu, gpu_count=gpu_count, quote=quote, system=system)
+    clean_conditions = conditions_clean(conditions)
+    stated = clean_conditions.get("model")
     run = BenchmarkRun(
         brief=brief,
         team_id=brief.team_id,
@@ -246,13 +337,17 @@ def benchmark_run_create_manual(
         quote=quote,
         system=system,
         phase=phase,
+        # A hand-entered Phase 1 / 3 run never calibrates: it is filed under the brief's model.
+        model=brief_model_identity(brief) or model_key(stated),
+        model_named=stated.strip()[:200] if isinstance(stated, str) else "",
+        weight_precision=_precision_of(brief),
         tool=BenchmarkRun.Tool.MANUAL,
         label=_clean_json(label or ""),
-        conditions=conditions_clean(conditions),
+        conditions=clean_conditions,
         results=manual_results_clean(phase, results),
         created_by=created_by,
     )
     run.full_clean()
     run.save()
-    candidate_tables_request_recompute(brief_ids=None)
+    _team_recompute(brief)
     return run

@@ -115,6 +115,7 @@ def _upload_post(request: HttpRequest, brief: WorkloadBrief) -> HttpResponse:
                 **form.candidate(),
                 tool=form.cleaned_data["tool"] or None,
                 conditions=form.conditions(),
+                proxy=form.cleaned_data["proxy"],
                 raw=upload.read(),
                 filename=upload.name or "result.json",
                 created_by=request.user,

@@ -39,11 +39,11 @@ def brief_estimates(
     brief: WorkloadBrief, *, calibration: Mapping[str, Mapping[str, Any]] | None = None
 ) -> list[dict[str, Any]]:
     """The engine's answer for a stored brief on every catalog GPU (raises EngineInputError),
-    with the efficiency factors calibrated from benchmark runs on each GPU."""
-    from apps.benchmarks.selectors import calibration_by_gpu
+    with the efficiency factors calibrated from its team's benchmark runs of its model."""
+    from apps.benchmarks.selectors import calibration_for_brief
 
     if calibration is None:
-        calibration = calibration_by_gpu()
+        calibration = calibration_for_brief(brief)
     return estimates_for_body(estimate_body_for_brief(brief), calibration=calibration)
 
 

@@ -45,6 +45,11 @@ def gpu_spec_from_row(gpu: Gpu) -> GpuSpec:
     )
 
 
+#: The basis of an estimate whose factors benchmark runs of the same model calibrated
+#: (apps.engine.costing.Basis.CALIBRATED; the design's rankings name ESTIMATED, CALIBRATED,
+#: MEASURED).
+BASIS_CALIBRATED = "CALIBRATED"
+
 # The engine factors that benchmark runs may calibrate (apps.engine.estimate_at).
 CALIBRATED_FACTORS = ("decode_bw_efficiency", "prefill_mfu", "training_mfu")
 
@@ -73,8 +78,8 @@ def estimates_for_body(
     """The engine's per-GPU answer for a contract-shaped body (raises EngineInputError).
 
     ``calibration`` maps a GPU slug to multipliers of the engine's efficiency factors learnt
-    from benchmark runs (``decode_bw_efficiency``, ``prefill_mfu``, and ``runs``); such GPUs
-    are answered "ESTIMATED (calibrated from N runs)"."""
+    from benchmark runs (``decode_bw_efficiency``, ``prefill_mfu``, ``runs`` and ``run_ids``);
+    such GPUs are answered with basis ``CALIBRATED``, naming the runs."""
     specs = gpu_specs()
     request = parse_estimate_request(body, known_gpus={spec.slug for spec in specs})
     if not calibration:
@@ -91,9 +96,15 @@ def estimates_for_body(
             answer = estimate_to_dict(found)
             if factors:
                 runs = factors.get("runs", 0)
+                run_ids = list(factors.get("run_ids") or [])
+                answer["basis"] = BASIS_CALIBRATED
                 answer["calibrated_from_runs"] = runs
+                answer["calibrated_from_run_ids"] = run_ids
+                named = ", ".join(f"#{pk}" for pk in run_ids)
                 answer["notes"].append(
-                    f"ESTIMATED (calibrated from {runs} run{'s' if runs != 1 else ''}): "
+                    f"CALIBRATED from {runs} benchmark run{'s' if runs != 1 else ''}"
+                    + (f" ({named})" if named else "")
+                    + ": "
                     + ", ".join(f"{k} x{float(factors[k]):.2f}" for k in sorted(multipliers or {}))
                 )
             answers.append(answer)

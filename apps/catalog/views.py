@@ -23,7 +23,7 @@ def gpu_detail_page(request: HttpRequest, slug: str) -> HttpResponse:
     from apps.benchmarks import charts
     from apps.benchmarks.selectors import (
         benchmark_run_list_for_user,
-        calibration_by_gpu,
+        calibration_for_gpu_page,
         comparison_rows,
     )
 
@@ -37,6 +37,6 @@ def gpu_detail_page(request: HttpRequest, slug: str) -> HttpResponse:
             "gpu": gpu,
             "systems": systems,
             "figures": charts.run_figures(comparison_rows(runs)),
-            "calibration": calibration_by_gpu().get(gpu.slug),
+            "calibrations": calibration_for_gpu_page(request.user, gpu.slug),
         },
     )

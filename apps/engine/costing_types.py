@@ -82,6 +82,7 @@ class OperatingModel(StrEnum):
 
 class Basis(StrEnum):
     ESTIMATED = "ESTIMATED"
+    CALIBRATED = "CALIBRATED"  # estimated with factors learnt from runs of the same model
     MEASURED = "MEASURED"
 
 

@@ -18,7 +18,7 @@ from .selectors import ranking_for_brief, ranking_json_for_brief
 
 #: The row filters ``selectors._matches`` applies, each spelled exactly as listed.
 FILTER_PARAMS = (
-    ChoiceParam("basis", CandidateRow.Basis.values, "Estimated or measured rows only"),
+    ChoiceParam("basis", CandidateRow.Basis.values, "Estimated, calibrated or measured rows only"),
     ChoiceParam("pricing_term", Quote.PricingTerm.values, "Rows of this pricing term only"),
     ChoiceParam("meets_constraints", ("true", "false"), "Rows that meet the brief, or not"),
 )
@@ -42,7 +42,7 @@ class RankingRowSerializer(serializers.Serializer):  # type: ignore[type-arg]
     effective_unit_cost = serializers.CharField(allow_null=True)
     meets_constraints = serializers.BooleanField()
     why_not = serializers.ListField(child=serializers.CharField())
-    basis = serializers.ChoiceField(choices=["ESTIMATED", "MEASURED"])
+    basis = serializers.ChoiceField(choices=["ESTIMATED", "CALIBRATED", "MEASURED"])
     p95_latency_ms = serializers.CharField(allow_null=True)
     memory_headroom_gb = serializers.CharField(allow_null=True)
     quote_age_days = serializers.IntegerField(allow_null=True)

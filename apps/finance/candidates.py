@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
-from apps.benchmarks.selectors import calibration_by_gpu, throughput_runs_for_brief
+from apps.benchmarks.selectors import calibration_for_brief, throughput_runs_for_brief
 from apps.briefs.contract import estimate_body_for_brief
 from apps.briefs.models import WorkloadBrief
 from apps.catalog.selectors import estimates_for_body
@@ -151,7 +151,8 @@ def _basis_notes(estimate: dict[str, Any]) -> list[str]:
         return [f"MEASURED: figures from benchmark run #{estimate['benchmark_run_id']}"]
     runs = estimate.get("calibrated_from_runs")
     if runs:
-        return [f"ESTIMATED (calibrated from {runs} run{'s' if runs != 1 else ''})"]
+        named = ", ".join(f"#{pk}" for pk in estimate.get("calibrated_from_run_ids") or [])
+        return [f"CALIBRATED from benchmark run{'s' if runs != 1 else ''} {named}".rstrip()]
     return []
 
 
@@ -259,7 +260,7 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
     values, sources = resolved_assumptions(brief)
     versions = assumptions_version(brief)
     body = estimate_body_for_brief(brief)
-    calibration = calibration_by_gpu()
+    calibration = calibration_for_brief(brief)  # its team's runs of its model only
     runs = throughput_runs_for_brief(brief)
     key = estimates_key(
         body,

@@ -150,6 +150,7 @@ class CandidateRow(BaseModel):
 
     class Basis(models.TextChoices):
         ESTIMATED = "ESTIMATED"
+        CALIBRATED = "CALIBRATED"  # estimated, factors learnt from runs of the same model
         MEASURED = "MEASURED"
 
     table = models.ForeignKey(CandidateTable, on_delete=models.CASCADE, related_name="rows")

@@ -16,6 +16,7 @@ from apps.benchmarks.models import BenchmarkRun
 from apps.catalog.models import Gpu
 from apps.core.roles import Role
 from apps.engine import ENGINE_VERSION
+from tests.factories.benchmarks import needs_proxy
 from tests.factories.briefs import BriefFactory
 from tests.factories.quotes import QuoteFactory
 
@@ -24,7 +25,8 @@ pytestmark = pytest.mark.django_db
 DATA = Path(__file__).resolve().parents[1] / "data" / "benchmarks"
 H100 = "h100-sxm5-80gb"
 RUN_KEYS = {
-    "id", "brief", "gpu", "gpu_count", "quote", "system", "phase", "tool", "tool_version",
+    "id", "brief", "gpu", "gpu_count", "quote", "system", "phase", "model", "model_named",
+    "proxy", "weight_precision", "tool", "tool_version",
     "label", "conditions", "results", "source_names", "estimate_at_import", "raw_sha256",
     "raw_file_url", "superseded_by", "created_by", "created_at",
 }  # fmt: skip
@@ -66,6 +68,8 @@ def post_file(client, brief, raw, *, name="result.json", **fields):
         "gpu_count": 1,
         "file": SimpleUploadedFile(name, raw, content_type="application/json"),
     }
+    if needs_proxy(brief, raw):  # a file of another model than the brief's (Llama 3.1 8B)
+        data["proxy"] = "true"
     data.update(fields)
     return client.post(IMPORT_URL, {k: v for k, v in data.items() if v is not None})
 
@@ -407,8 +411,10 @@ class TestEstimateAtImport:
 
     def test_engine_error_is_stored_and_the_run_imported(self, platform_api, catalog, team):
         brief = BriefFactory(team=team, model_preset="")
-        response = post_file(platform_api, brief, VLLM_RAW)
-        assert response.status_code == 201
+        # The brief names no model, so the import says which one ran (here: the file's).
+        model = "meta-llama/Llama-3.1-8B-Instruct"
+        response = post_file(platform_api, brief, VLLM_RAW, model=model, proxy=None)
+        assert response.status_code == 201, response.json()
         assert set(response.json()["estimate_at_import"]) == {"error", "engine_version"}
         assert response.json()["estimate_at_import"]["error"].startswith("model")
 

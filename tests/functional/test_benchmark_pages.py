@@ -165,6 +165,7 @@ class TestUploadPage:
                 "file": SimpleUploadedFile("b.json", (DATA / "guidellm_v0_5.json").read_bytes()),
                 "gpu": "h100-sxm5-80gb",
                 "gpu_count": 1,
+                "proxy": "on",  # a Qwen3 8B sweep on a Llama 3.1 8B brief
             },
         )
         assert response.status_code == 302

@@ -62,9 +62,12 @@ class TestLoneSurrogatesInResultFiles:
 
     def test_a_surrogate_pair_is_a_character_and_is_imported(self, platform_api, brief):
         raw = VLLM_RAW.replace(MODEL_ID, b'"model_id": "llama-\\ud83e\\udd99"')
-        response = platform_api.post(IMPORT_URL, _upload(brief, raw))
+        # "llama-🦙" is not the brief's model: imported as a proxy, its name kept as written.
+        response = platform_api.post(IMPORT_URL, _upload(brief, raw, proxy="true"))
         assert response.status_code == 201, response.content[:300]
-        assert BenchmarkRun.objects.get().conditions["model_id"] == "llama-\U0001f999"
+        run = BenchmarkRun.objects.get()
+        assert run.conditions["model_id"] == "llama-\U0001f999"
+        assert run.model_named == "llama-\U0001f999" and run.proxy is True
 
 
 def _upload(brief, raw, **fields):

@@ -22,8 +22,9 @@ class TestMeasuredVsEstimated:
         response = client.get("/catalog/h100-sxm5-80gb/")
         assert response.status_code == 200
         assert len(response.context["figures"]) >= 1
-        assert response.context["calibration"]["runs"] == 1
-        assert b"calibrated from 1 benchmark run" in response.content
+        (calibration,) = response.context["calibrations"]  # per team and model
+        assert calibration["runs"] == 1 and calibration["model"] == "llama-3.1-8b"
+        assert b"ML Platform \xc2\xb7 llama-3.1-8b: from 1 benchmark run" in response.content
 
     def test_the_brief_page_charts_its_runs(self, measured, client, make_user):
         client.force_login(make_user(Role.PLATFORM))
@@ -38,3 +39,4 @@ class TestMeasuredVsEstimated:
         client.force_login(make_user(Role.FINANCE, teams=[other_team]))
         response = client.get("/catalog/h100-sxm5-80gb/")
         assert response.context["figures"] == []
+        assert response.context["calibrations"] == []

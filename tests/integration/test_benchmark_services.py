@@ -10,10 +10,11 @@ from django.core.files.storage import default_storage
 
 from apps.benchmarks import selectors, services
 from apps.benchmarks.models import BenchmarkRun
-from apps.benchmarks.selectors import calibration_by_gpu, throughput_runs_for_brief
+from apps.benchmarks.selectors import calibration_for_brief, throughput_runs_for_brief
 from apps.catalog.models import Gpu
 from apps.core.roles import Role
 from apps.finance.models import CandidateTable
+from tests.factories.benchmarks import needs_proxy
 from tests.factories.briefs import BriefFactory
 
 pytestmark = pytest.mark.django_db
@@ -41,6 +42,7 @@ def h100(catalog):
 
 
 def do_import(brief, gpu, user, name, *, gpu_count=1, **kwargs):
+    kwargs.setdefault("proxy", needs_proxy(brief, fixture(name)))
     return services.benchmark_runs_import(
         brief=brief,
         gpu=gpu,
@@ -60,16 +62,24 @@ class TestSupersede:
         (other_count,) = do_import(
             brief, h100, user, "vllm_benchmark_serving_v0_6_4.json", gpu_count=2
         ).runs
-        (new,) = do_import(brief, h100, user, "vllm_bench_serve_v0_11.json").runs
+        (new,) = do_import(brief, h100, user, "llmperf_summary_flat.json").runs
         old.refresh_from_db()
         other_count.refresh_from_db()
         assert old.superseded_by == new
         assert other_count.superseded_by is None
         assert new.superseded_by is None
 
+    def test_a_proxy_run_never_supersedes_a_run_of_the_brief_s_model(self, brief, h100, user):
+        (own,) = do_import(brief, h100, user, "vllm_benchmark_serving_v0_6_4.json").runs
+        (proxy,) = do_import(brief, h100, user, "vllm_bench_serve_v0_11.json").runs  # Qwen3 8B
+        own.refresh_from_db()
+        assert proxy.proxy is True
+        assert own.superseded_by is None and proxy.superseded_by is None
+        assert throughput_runs_for_brief(brief) == {("h100-sxm5-80gb", 1): own}
+
     def test_runs_of_one_sweep_do_not_supersede_each_other(self, brief, h100, user):
         (old,) = do_import(brief, h100, user, "vllm_benchmark_serving_v0_6_4.json").runs
-        sweep = do_import(brief, h100, user, "guidellm_v0_5.json").runs
+        sweep = do_import(brief, h100, user, "guidellm_v0_2.json").runs
         assert len(sweep) == 2
         for run in sweep:
             run.refresh_from_db()
@@ -94,8 +104,9 @@ class TestSupersede:
         self, brief, h100, user
     ):
         do_import(brief, h100, user, "vllm_benchmark_serving_v0_6_4.json")
-        (latest,) = do_import(brief, h100, user, "vllm_bench_serve_v0_11.json").runs
-        (two,) = do_import(brief, h100, user, "aiperf_v0_3.json", gpu_count=2).runs
+        (latest,) = do_import(brief, h100, user, "llmperf_summary_flat.json").runs
+        (two,) = do_import(brief, h100, user, "aiperf_v0_1_records.json", gpu_count=2).runs
+        do_import(brief, h100, user, "aiperf_v0_3.json", gpu_count=3)  # gpt-oss-20b: a proxy
         services.benchmark_run_create_manual(
             brief=brief, gpu=h100, gpu_count=4, phase="MEMORY_FIT",
             results={"peak_memory_gb": 70, "oom_rate": 0, "headroom_gb": 10}, created_by=user,
@@ -144,7 +155,7 @@ class TestImportIsAllOrNothing:
 
 
 class TestRecompute:
-    def test_every_brief_is_asked_to_recompute_inside_the_transaction(
+    def test_the_team_s_briefs_are_asked_to_recompute_inside_the_transaction(
         self, brief, h100, user, monkeypatch
     ):
         calls = []
@@ -158,7 +169,9 @@ class TestRecompute:
             brief=brief, gpu=h100, gpu_count=1, phase="FAILURE_OPS",
             results={"checks": {"kill_worker": {"passed": True, "time_s": 3}}}, created_by=user,
         )  # fmt: skip
-        assert calls == [{"brief_ids": None}, {"brief_ids": None}]
+        other_team_brief = BriefFactory()
+        assert calls == [{"brief_ids": [brief.pk]}, {"brief_ids": [brief.pk]}]
+        assert other_team_brief.pk not in calls[0]["brief_ids"]
 
     def test_other_briefs_tables_are_recomputed_after_commit(
         self, brief, h100, user, django_capture_on_commit_callbacks
@@ -228,10 +241,11 @@ def _run(
         else {"output_tokens_per_s": estimated_tps, "ttft_ms": estimated_ttft},
         created_by=user,
         superseded_by=superseded_by,
+        model=brief.model_preset,
     )
 
 
-class TestCalibrationByGpu:
+class TestCalibrationForBrief:
     def test_geometric_means_clamped_per_gpu(self, brief, user, h100):
         a100 = Gpu.objects.get(slug="a100-sxm4-80gb")
         l4 = Gpu.objects.get(slug="l4-24gb")
@@ -249,7 +263,7 @@ class TestCalibrationByGpu:
         _run(brief, user, l4, measured_tps=300, estimated_tps=1000,
              measured_ttft={"p50": 1000.0}, estimated_ttft=200.0)  # fmt: skip
 
-        calibration = calibration_by_gpu()
+        calibration = calibration_for_brief(brief)
 
         assert set(calibration) == {"h100-sxm5-80gb", "a100-sxm4-80gb", "l4-24gb"}
         h = calibration["h100-sxm5-80gb"]
@@ -259,19 +273,20 @@ class TestCalibrationByGpu:
         assert h["prefill_mfu"] == pytest.approx(4.0)
         assert calibration["a100-sxm4-80gb"] == {
             "decode_bw_efficiency": 4.0, "prefill_mfu": 1.0, "runs": 1,
+            "run_ids": [calibration["a100-sxm4-80gb"]["run_ids"][0]],
         }  # fmt: skip
         l4_cal = calibration["l4-24gb"]
         assert l4_cal["decode_bw_efficiency"] == pytest.approx(0.3)
         assert l4_cal["prefill_mfu"] == 0.25  # 200 / 1000 = 0.2, clamped up
 
-    def test_no_runs_no_calibration(self, catalog):
-        assert calibration_by_gpu() == {}
+    def test_no_runs_no_calibration(self, brief):
+        assert calibration_for_brief(brief) == {}
 
     def test_imported_runs_feed_calibration(self, brief, h100, user):
         (run,) = do_import(brief, h100, user, "vllm_benchmark_serving_v0_6_4.json").runs
         expected = 2000.0 / run.estimate_at_import["output_tokens_per_s"]
-        calibration = calibration_by_gpu()["h100-sxm5-80gb"]
-        assert calibration["runs"] == 1
+        calibration = calibration_for_brief(brief)["h100-sxm5-80gb"]
+        assert calibration["runs"] == 1 and calibration["run_ids"] == [run.pk]
         assert calibration["decode_bw_efficiency"] == pytest.approx(min(4.0, max(0.25, expected)))
 
 
@@ -301,6 +316,6 @@ class TestRunsPerFile:
         monkeypatch.setattr(services, "MAX_RUNS_PER_FILE", 3)
         outcome = services.benchmark_runs_import(
             brief=brief, gpu=h100, gpu_count=1, raw=self.jsonl(3), filename="three.jsonl",
-            created_by=user,
+            created_by=user, proxy=True,  # Qwen3 8B lines on a Llama 3.1 8B brief
         )  # fmt: skip
         assert len(outcome.runs) == 3

@@ -1,5 +1,5 @@
 """Measurements feed the decision: a throughput run replaces its candidate's estimate, and the
-engine's factors for that GPU are calibrated for every other brief."""
+engine's factors for that GPU are calibrated for the team's other briefs of the same model."""
 
 from decimal import Decimal
 
@@ -55,6 +55,7 @@ def slower_run(brief, estimate, *, factor, failed=0):
             "engine_version": "test",
         },
         raw_sha256=f"{factor}-{failed}",
+        model=brief.model_preset,
         created_by=brief.created_by,
     )
 
@@ -93,16 +94,19 @@ class TestCalibration:
     def test_a_run_30_percent_slower_moves_a_second_brief_on_the_same_gpu(self, two_briefs):
         first, second = two_briefs
         before = h100_estimate(second)["performance"]["output_tokens_per_s"]
-        slower_run(first, h100_estimate(first), factor=0.7)
+        run = slower_run(first, h100_estimate(first), factor=0.7)
         after_estimate = h100_estimate(second)
         after = after_estimate["performance"]["output_tokens_per_s"]
         assert after == pytest.approx(before * 0.7, rel=0.1)  # decode-bound: ~30% slower
         assert after_estimate["calibrated_from_runs"] == 1
-        assert any("calibrated from 1 run" in n for n in after_estimate["notes"])
+        assert after_estimate["basis"] == "CALIBRATED"
+        assert any(
+            f"CALIBRATED from 1 benchmark run (#{run.pk})" in n for n in after_estimate["notes"]
+        )
         recompute(second)
         row = CandidateRow.objects.get(table__brief=second, gpu__slug=H100)
-        assert row.basis == "ESTIMATED"
-        assert any("ESTIMATED (calibrated from 1 run)" in n for n in row.notes)
+        assert row.basis == "CALIBRATED"
+        assert f"CALIBRATED from benchmark run #{run.pk}" in row.notes
 
     def test_other_gpus_are_not_calibrated(self, two_briefs):
         first, second = two_briefs

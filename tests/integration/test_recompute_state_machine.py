@@ -149,10 +149,13 @@ class RecomputeMachine(RuleBasedStateMachine):
     def benchmark_import(self, b, name):
         from pathlib import Path
 
+        from tests.factories.benchmarks import needs_proxy
+
         raw = (Path(__file__).resolve().parents[1] / "data" / "benchmarks" / name).read_bytes()
         self._committed(
             benchmark_runs_import, brief=self.briefs[b], gpu=self.gpus["h100-sxm5-80gb"],
             gpu_count=1, raw=raw, filename=name, created_by=self.user,
+            proxy=needs_proxy(self.briefs[b], raw),  # the files of other models import as proxies
         )  # fmt: skip
 
     # the worker and the broker

@@ -61,7 +61,20 @@ class ImportInputSerializer(_CandidateFields):
     )
     file = serializers.FileField()
     tool = serializers.CharField(required=False, allow_blank=True, max_length=40)
-    model = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    model = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=200,
+        help_text="The model benchmarked: required where the file names none, or where the "
+        "brief names none (its model given as numbers).",
+    )
+    proxy = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="true: the file's model is not the brief's but its closest proxy. The run "
+        "then calibrates this brief only and never makes a row MEASURED. Without it a file of "
+        "another model is refused (400 naming model).",
+    )
     precision = serializers.CharField(required=False, allow_blank=True, max_length=40)
     framework = serializers.CharField(required=False, allow_blank=True, max_length=80)
     framework_version = serializers.CharField(required=False, allow_blank=True, max_length=80)
@@ -98,7 +111,8 @@ class BenchmarkRunOutputSerializer(serializers.ModelSerializer):  # type: ignore
     class Meta:
         model = BenchmarkRun
         fields = [
-            "id", "brief", "gpu", "gpu_count", "quote", "system", "phase", "tool",
+            "id", "brief", "gpu", "gpu_count", "quote", "system", "phase", "model",
+            "model_named", "proxy", "weight_precision", "tool",
             "tool_version", "label", "conditions", "results", "source_names",
             "estimate_at_import", "raw_sha256", "raw_file_url", "superseded_by", "created_by",
             "created_at",

@@ -97,6 +97,7 @@ class BenchmarkRunImportApi(APIView):
             system=data.get("system"),
             tool=data.get("tool") or None,
             conditions={k: data[k] for k in ImportInputSerializer.CONDITION_FIELDS if data.get(k)},
+            proxy=data.get("proxy", False),
             raw=upload.read(limit + 1),
             filename=upload.name or "result.json",
             created_by=request.user,
