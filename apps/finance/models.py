@@ -112,9 +112,7 @@ class FxRate(BaseModel):
     applies (the later entry when two share a date)."""
 
     currency = models.CharField(max_length=3, choices=Currency.choices)
-    rate = models.DecimalField(
-        max_digits=FX_RATE_MAX_DIGITS, decimal_places=FX_RATE_DECIMAL_PLACES
-    )
+    rate = models.DecimalField(max_digits=FX_RATE_MAX_DIGITS, decimal_places=FX_RATE_DECIMAL_PLACES)
     as_of = models.DateField()
     source = models.CharField(max_length=FX_SOURCE_MAX_LENGTH)
     created_by = models.ForeignKey(
