@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.briefs.selectors import brief_get_for_user
-from apps.core.currency import BASE_CURRENCY, Currency
+from apps.core.currency import BASE_CURRENCY, FX_CURRENCIES
 from apps.core.pagination import StandardPagination, paginated
 from apps.core.parsers import JSONParser
 from apps.core.permissions import role_permission
@@ -129,7 +129,7 @@ FinanceWrites = role_permission(*FINANCE_EDITORS)
 
 class FxRateInputSerializer(serializers.Serializer):  # type: ignore[type-arg]
     currency = serializers.ChoiceField(
-        choices=[c for c in Currency.values if c != BASE_CURRENCY],
+        choices=FX_CURRENCIES,
         help_text=f"A currency of the product's list other than the base {BASE_CURRENCY}",
     )
     rate = serializers.DecimalField(
