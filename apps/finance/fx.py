@@ -18,6 +18,12 @@ class FxMissing(Exception):
     """No rate applies to a currency a quote or route needs; the message names it."""
 
 
+def rate_text(rate: Decimal) -> str:
+    """A stored rate without the column's trailing zeros, never in exponent form
+    (0.0067000000 -> "0.0067", 100.0000000000 -> "100")."""
+    return format(rate.normalize(), "f")
+
+
 def fx_rates_applied() -> dict[str, dict[str, Any]]:
     """The rate that applies per currency: {"JPY": {"id", "rate", "as_of", "source"}}, values
     as strings so that they can go into a fingerprint, a table's inputs or a snapshot."""
@@ -29,7 +35,7 @@ def fx_rates_applied() -> dict[str, dict[str, Any]]:
         if row["currency"] not in applied:
             applied[row["currency"]] = {
                 "id": row["pk"],
-                "rate": str(row["rate"].normalize()),
+                "rate": rate_text(row["rate"]),
                 "as_of": row["as_of"].isoformat(),
                 "source": row["source"],
             }

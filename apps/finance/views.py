@@ -15,7 +15,7 @@ from apps.decisions.selectors import checklist_completeness_by_quote
 from . import charts
 from .assumptions import organisation_defaults, resolved_assumptions
 from .forms import MOVES, FinanceAssumptionsForm, FxRateForm
-from .fx import fx_rates_applied
+from .fx import fx_rates_applied, rate_text
 from .models import FinanceAssumptions, FxRate
 from .selectors import ranking_for_brief
 from .services import finance_assumptions_update, fx_rate_create
@@ -163,6 +163,7 @@ def fx_rates_page(request: HttpRequest) -> HttpResponse:
     rates = list(FxRate.objects.all())
     for rate in rates:
         rate.applies = rate.pk in applied  # type: ignore[attr-defined]
+        rate.shown = rate_text(rate.rate)  # type: ignore[attr-defined]
     return render(
         request,
         "finance/fx_rates.html",

@@ -10,6 +10,7 @@ from django.test import Client
 
 from apps.catalog.models import Gpu
 from apps.core.roles import Role
+from apps.finance.fx import rate_text
 from apps.finance.models import CandidateTable, FxRate
 from apps.finance.services import candidate_tables_request_recompute
 from tests.factories.briefs import BriefFactory
@@ -194,3 +195,8 @@ class TestSnapshot:
         client.force_login(author)
         page = client.get(f"/decisions/{record.pk}/").content.decode()
         assert 'id="frozen-fx-rates"' in page and "0.0067" in page
+
+
+def test_a_round_rate_is_written_plainly():
+    assert rate_text(Decimal("100.0000000000")) == "100"
+    assert rate_text(Decimal("0.0067000000")) == "0.0067"
