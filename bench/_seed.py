@@ -365,7 +365,7 @@ def seed(*, today: date | None = None) -> dict[str, Any]:
     from apps.catalog.models import Gpu, GpuSystem
     from apps.core.models import Team
     from apps.core.roles import Role
-    from apps.finance.models import FinanceAssumptions
+    from apps.finance.models import FinanceAssumptions, FxRate
     from apps.quotes.models import ApiRoute, Provider, Quote
 
     rng = random.Random(SEED)
@@ -398,11 +398,17 @@ def seed(*, today: date | None = None) -> dict[str, Any]:
                 "retry_rate": Decimal("0.03"),
                 "failure_rate": Decimal("0.02"),
                 "acceptance_rate": Decimal("0.95"),
-                "fx_rates": FX_RATES,
                 "amortisation_years": Decimal("4"),
                 "power_price_per_kwh": Decimal("0.12"),
                 "hosting_cost_per_gpu_month": Decimal("150"),
             },
+        )
+
+        FxRate.objects.bulk_create(
+            [
+                FxRate(currency=code, rate=Decimal(rate), as_of=date.today(), source="bench seed")
+                for code, rate in FX_RATES.items()
+            ]
         )
 
         providers = Provider.objects.bulk_create(

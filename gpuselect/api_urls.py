@@ -6,7 +6,7 @@ from rest_framework.routers import SimpleRouter
 from apps.briefs.api.estimate import EstimateApi, ModelPresetListApi
 from apps.briefs.api.views import BriefDetailApi, BriefEstimateApi, BriefListCreateApi
 from apps.catalog.api.views import GpuViewSet
-from apps.finance.api import BriefRankingsApi
+from apps.finance.api import BriefRankingsApi, FxRateListCreateApi
 from apps.quotes.api import views as quotes
 
 router = SimpleRouter(trailing_slash=True)
@@ -24,6 +24,7 @@ urlpatterns = [
     path("briefs/<int:pk>/", BriefDetailApi.as_view(), name="brief-detail"),
     path("briefs/<int:pk>/estimate", BriefEstimateApi.as_view(), name="brief-estimate"),
     path("briefs/<int:pk>/rankings", BriefRankingsApi.as_view(), name="brief-rankings"),
+    path("fx-rates/", FxRateListCreateApi.as_view(), name="fx-rate-list"),
     path("providers/", quotes.ProviderListCreateApi.as_view(), name="provider-list"),
     path("providers/<int:pk>/", quotes.ProviderDetailApi.as_view(), name="provider-detail"),
     path("quotes/", quotes.QuoteListCreateApi.as_view(), name="quote-list"),

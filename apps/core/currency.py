@@ -14,3 +14,11 @@ class Currency(models.TextChoices):
     SGD = "SGD", "Singapore dollar"
     INR = "INR", "Indian rupee"
     CNY = "CNY", "Chinese yuan"
+
+
+# FX rates (apps.finance FxRate) are stored as units of this currency per one unit of another;
+# it is also the built-in reporting currency (apps.finance.assumptions.FALLBACKS), so a brief
+# that reports in it converts with one rate and any other with two (a cross rate).
+BASE_CURRENCY = Currency.USD
+# The currencies an FX rate can be entered for: every other one (the base currency's is 1).
+FX_CURRENCIES = [code for code in Currency.values if code != BASE_CURRENCY]

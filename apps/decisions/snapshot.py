@@ -9,6 +9,7 @@ from typing import Any
 from apps.benchmarks.models import BenchmarkRun
 from apps.briefs.contract import brief_to_body
 from apps.briefs.models import WorkloadBrief
+from apps.core.currency import BASE_CURRENCY
 from apps.engine import ENGINE_VERSION
 from apps.finance.assumptions import assumptions_version, resolved_assumptions
 from apps.finance.selectors import ranking_for_brief
@@ -113,6 +114,17 @@ def checklist_evidence(*, quote: Quote | None) -> dict[str, Any]:
     }
 
 
+def fx_rates_frozen(
+    applied: dict[str, dict[str, Any]], currencies: set[Any]
+) -> list[dict[str, Any]]:
+    """The FX rates the frozen figures were converted with: those of the currencies of the
+    frozen quotes and routes and of the reporting currency (the base currency needs none)."""
+    return [
+        {"currency": code, **applied[code]}
+        for code in sorted(c for c in currencies if c and c != BASE_CURRENCY and c in applied)
+    ]
+
+
 def inputs_fingerprint(
     brief: WorkloadBrief, quote_ids: list[int], route_ids: list[int]
 ) -> dict[str, Any]:
@@ -153,6 +165,10 @@ def build_snapshot(
     routes = ApiRoute.objects.filter(pk__in=route_ids).select_related("provider")
     runs = BenchmarkRun.objects.filter(brief=brief).select_related("gpu").order_by("pk")
     values, sources = resolved_assumptions(brief)
+    fx_rates = fx_rates_frozen(
+        values.pop("fx_rates"),
+        {q.currency for q in quotes} | {r.currency for r in routes} | {ranking["currency"]},
+    )
     snapshot = {
         "format": SNAPSHOT_FORMAT,
         "engine_version": ENGINE_VERSION,
@@ -170,6 +186,7 @@ def build_snapshot(
             "no_ranking_reason": ranking["no_ranking_reason"],
             "capacity_model": {k: v for k, v in ranking["capacity_model"].items() if k != "curve"},
             "rows": ranking["rows"],
+            "not_costed": ranking["not_costed"],
         },
         "quotes": [quote_evidence(q) for q in quotes.order_by("pk")],
         "api_routes": [route_evidence(r) for r in routes.order_by("pk")],
@@ -188,6 +205,7 @@ def build_snapshot(
             for run in runs
         ],
         "assumptions": {"values": values, "sources": sources},
+        "fx_rates": fx_rates,
         "checklist": checklist_evidence(quote=chosen_quote),
         "inputs": inputs_fingerprint(brief, quote_ids, route_ids),
     }

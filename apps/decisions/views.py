@@ -138,6 +138,8 @@ def decision_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
             "computed_at": snap_table.get("computed_at"),
             "criteria": list((record.acceptance_criteria or {}).items()),
             "checklist": record.snapshot.get("checklist", {}),
+            # Frozen with the record (records frozen before the FX-rate table have none).
+            "fx_rates": record.snapshot.get("fx_rates", []),
             "checklist_sections": checklist_frozen_by_section(record),
             "live_checklist": live_checklist,
             "approvals": approvals_for_record(record),

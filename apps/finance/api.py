@@ -1,20 +1,34 @@
-"""GET /api/v1/briefs/<id>/rankings (JSON or CSV)."""
+"""GET /api/v1/briefs/<id>/rankings (JSON or CSV); GET/POST /api/v1/fx-rates/."""
+
+from typing import Any
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.briefs.selectors import brief_get_for_user
+from apps.core.currency import BASE_CURRENCY, FX_CURRENCIES
+from apps.core.pagination import StandardPagination, paginated
+from apps.core.parsers import JSONParser
+from apps.core.permissions import role_permission
 from apps.core.query import ChoiceParam, IntParam
+from apps.core.roles import FINANCE_EDITORS
 from apps.quotes.models import Quote
 
 from .exports import ranking_csv
-from .models import CandidateRow
+from .models import (
+    FX_RATE_DECIMAL_PLACES,
+    FX_RATE_MAX_DIGITS,
+    FX_SOURCE_MAX_LENGTH,
+    CandidateRow,
+    FxRate,
+)
 from .selectors import ranking_for_brief, ranking_json_for_brief
+from .services import fx_rate_create
 
 #: The row filters ``selectors._matches`` applies, each spelled exactly as listed.
 FILTER_PARAMS = (
@@ -50,6 +64,12 @@ class RankingRowSerializer(serializers.Serializer):  # type: ignore[type-arg]
     notes = serializers.ListField(child=serializers.CharField())
 
 
+class NotCostedSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    quote_id = serializers.IntegerField(required=False)
+    api_route_id = serializers.IntegerField(required=False)
+    reason = serializers.CharField(help_text="Why; names the currency when a rate is missing")
+
+
 class RankingSerializer(serializers.Serializer):  # type: ignore[type-arg]
     brief = serializers.IntegerField()
     computed_at = serializers.DateTimeField(allow_null=True)
@@ -61,6 +81,9 @@ class RankingSerializer(serializers.Serializer):  # type: ignore[type-arg]
     capacity_model = serializers.DictField()
     total_rows = serializers.IntegerField(help_text="Rows that match the filters, before limit.")
     rows = RankingRowSerializer(many=True)
+    not_costed = NotCostedSerializer(
+        many=True, help_text="Quotes and API routes left out of the rows, each with why"
+    )
 
 
 # A table can hold a row per quote (thousands); the JSON sends the best rows unless asked.
@@ -99,3 +122,57 @@ class BriefRankingsApi(APIView):
         # Rendered once per table version (RankingSerializer documents the shape; tests pin it).
         body = ranking_json_for_brief(brief, limit=limit, **filters)
         return HttpResponse(body, content_type="application/json")
+
+
+FinanceWrites = role_permission(*FINANCE_EDITORS)
+
+
+class FxRateInputSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    currency = serializers.ChoiceField(
+        choices=FX_CURRENCIES,
+        help_text=f"A currency of the product's list other than the base {BASE_CURRENCY}",
+    )
+    rate = serializers.DecimalField(
+        max_digits=FX_RATE_MAX_DIGITS,
+        decimal_places=FX_RATE_DECIMAL_PLACES,
+        help_text=f"Units of {BASE_CURRENCY} per one unit of the currency, greater than 0",
+    )
+    as_of = serializers.DateField()
+    source = serializers.CharField(max_length=FX_SOURCE_MAX_LENGTH)
+
+    def validate_rate(self, value: Any) -> Any:
+        if value <= 0:
+            raise serializers.ValidationError("A rate must be greater than 0.")
+        return value
+
+
+class FxRateOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
+    class Meta:
+        model = FxRate
+        fields = ["id", "currency", "rate", "as_of", "source", "created_at"]
+
+
+class FxRateListCreateApi(APIView):
+    """Finance's FX-rate table, newest first per currency (the first of each applies).
+    A new rate recomputes every brief's candidate table."""
+
+    permission_classes = [FinanceWrites]
+    pagination_class = StandardPagination
+    parser_classes = [JSONParser]
+
+    @extend_schema(responses={200: FxRateOutputSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        return paginated(self, request, FxRate.objects.all(), FxRateOutputSerializer)
+
+    @extend_schema(
+        request=FxRateInputSerializer,
+        responses={
+            201: FxRateOutputSerializer,
+            400: OpenApiResponse(description="What is wrong, per field; nothing saved"),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        payload = FxRateInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        row = fx_rate_create(created_by=request.user, **payload.validated_data)
+        return Response(FxRateOutputSerializer(row).data, status=status.HTTP_201_CREATED)

@@ -7,6 +7,7 @@ from apps.briefs.models import WorkloadBrief
 from apps.engine import costing_constants as k
 from apps.engine.costing import FinanceAssumptions as EngineFinance
 
+from .fx import fx_rates_applied
 from .models import FinanceAssumptions
 
 # Used where the organisation has not set a default (each constant cites its source).
@@ -47,11 +48,8 @@ def resolved_assumptions(brief: WorkloadBrief) -> tuple[dict[str, Any], dict[str
             values[name], sources[name] = FALLBACKS[name], "built-in"
     if brief.acceptance_rate is not None:
         values["acceptance_rate"], sources["acceptance_rate"] = brief.acceptance_rate, "brief"
-    fx: dict[str, Any] = {}
-    for row in (default, override):
-        if row is not None:
-            fx.update(row.fx_rates or {})
-    values["fx_rates"] = fx
+    # The FX-rate table's applied rates (apps.finance.fx), one set for every brief.
+    values["fx_rates"] = fx_rates_applied()
     return values, sources
 
 

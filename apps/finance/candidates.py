@@ -49,6 +49,7 @@ from .estimates import (
     estimates_key,
     with_measurements,
 )
+from .fx import FxMissing, fx_convert
 from .models import CandidateRow, CandidateTable
 
 QUOTE_FACTS = (
@@ -61,10 +62,6 @@ ROUTE_FACTS = (
     "pk", "version", "input_price_per_mtok", "output_price_per_mtok", "currency",
     "batch_discount", "rate_limit_rpm",
 )  # fmt: skip
-
-
-class FxMissing(Exception):
-    pass
 
 
 @dataclass
@@ -98,13 +95,7 @@ class BuiltTable:
 
 
 def _fx(amount: Decimal, currency: str, values: dict[str, Any]) -> Decimal:
-    reporting = values["reporting_currency"]
-    if currency == reporting:
-        return amount
-    rate = values["fx_rates"].get(currency)
-    if rate is None:
-        raise FxMissing(f"no FX rate {currency}→{reporting} in the finance assumptions")
-    return amount * Decimal(str(rate))
+    return fx_convert(amount, currency, values["reporting_currency"], values["fx_rates"])
 
 
 def quote_gpu(facts: dict[str, Any]) -> tuple[int, str, int]:
@@ -303,13 +294,15 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
 def _cost_all(
     ctx: TableContext, quotes: Iterable[dict[str, Any]], routes: Iterable[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], list[str]]:
+    """The costed rows, and the quotes and routes that could not be costed, each with why
+    (``{"quote_id": 7, "reason": "no FX rate for JPY ..."}``; shown as ``not_costed``)."""
     rows: list[dict[str, Any]] = []
-    skipped: list[str] = []
+    not_costed: list[dict[str, Any]] = []
     for facts in quotes:
         try:
             row = gpu_row(ctx, facts)
         except FxMissing as exc:
-            skipped.append(f"quote #{facts['pk']}: {exc}")
+            not_costed.append({"quote_id": facts["pk"], "reason": str(exc)})
             continue
         if row is not None:
             rows.append(row)
@@ -317,8 +310,8 @@ def _cost_all(
         try:
             rows.append(route_row(ctx, facts))
         except FxMissing as exc:
-            skipped.append(f"API route #{facts['pk']}: {exc}")
-    return rows, skipped
+            not_costed.append({"api_route_id": facts["pk"], "reason": str(exc)})
+    return rows, not_costed
 
 
 def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> BuiltTable:
@@ -336,7 +329,7 @@ def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> Bui
     incremental = (
         table.computed_version > 0
         and before.get("fingerprint") == ctx.fingerprint
-        and not before.get("skipped")
+        and not before.get("not_costed")  # a quote left out is costed again in full
     )
     if incremental:
         old_quotes = {int(k): v for k, v in before.get("quotes", {}).items()}
@@ -351,7 +344,7 @@ def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> Bui
         quotes = quotes_for_team(brief.team_id).values(*QUOTE_FACTS)
         routes = live_routes(brief).values(*ROUTE_FACTS)
         stale_quotes, stale_routes = [], []
-    rows, skipped = _cost_all(ctx, quotes, routes)
+    rows, not_costed = _cost_all(ctx, quotes, routes)
     fields: dict[str, Any] = {
         **base_fields,
         "currency": ctx.values["reporting_currency"],
@@ -363,7 +356,7 @@ def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> Bui
             "api_routes": {str(pk): v for pk, v in route_versions.items()},
             "assumptions": ctx.assumptions_version,
             "assumption_sources": ctx.sources,
-            "skipped": skipped,
+            "not_costed": not_costed,
         },
     }
     if not incremental:  # the engine's answer is unchanged on the incremental path

@@ -33,6 +33,17 @@ def _cheapest(quotes: list[dict[str, Any]], term: str, values: dict[str, Any]) -
     return min(prices) if prices else None
 
 
+def _first_costed_route(ctx: TableContext, values: dict[str, Any]) -> Any:
+    """The first live API route that can be costed (a route with no FX rate is listed as not
+    costed in the table and is no comparison here), or None."""
+    for facts in live_routes(ctx.brief).values(*ROUTE_FACTS).iterator():
+        try:
+            return route_terms(facts, values)
+        except FxMissing:
+            continue
+    return None
+
+
 def _s(value: Decimal | None) -> str | None:
     return None if value is None else str(value)
 
@@ -63,7 +74,7 @@ def capacity_model_for(ctx: TableContext, table: CandidateTable) -> dict[str, An
     on_demand = _cheapest(quotes, "ON_DEMAND", values) or _cheapest(quotes, "MARKETPLACE", values)
     if on_demand is None:
         return {"gpu": slug, "note": "no on-demand quote for this GPU to compare against"}
-    route = live_routes(ctx.brief).values(*ROUTE_FACTS).first()
+    api_route = _first_costed_route(ctx, values)
     kwargs: dict[str, Any] = {
         "demand": ctx.demand,
         "capacity": capacity_from_estimate(ctx.by_gpu[slug]),
@@ -73,7 +84,7 @@ def capacity_model_for(ctx: TableContext, table: CandidateTable) -> dict[str, An
         "reserved_1y_hourly": _cheapest(quotes, "RESERVED_1Y", values),
         "reserved_3y_hourly": _cheapest(quotes, "RESERVED_3Y", values),
         "gpu_tdp_w": Decimal(tdp),
-        "api_route": route_terms(route, values) if route else None,
+        "api_route": api_route,
     }
     comparison = compare_capacity_models(**kwargs)
     curve = unit_cost_vs_utilization(**kwargs)

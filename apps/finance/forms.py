@@ -2,9 +2,14 @@ from typing import Any
 
 from django import forms
 
-from apps.core.currency import Currency
+from apps.core.currency import BASE_CURRENCY, Currency
 
-from .models import FinanceAssumptions
+from .models import (
+    FX_RATE_DECIMAL_PLACES,
+    FX_RATE_MAX_DIGITS,
+    FX_SOURCE_MAX_LENGTH,
+    FinanceAssumptions,
+)
 
 # Which figures each assumption moves, shown beside it on the finance page.
 MOVES = {
@@ -14,7 +19,6 @@ MOVES = {
     "retry_rate": "retry_waste",
     "failure_rate": "accepted outputs, failed_renders, failed_run_waste",
     "acceptance_rate": "accepted outputs, so every unit cost",
-    "fx_rates": "every row quoted in another currency",
     "amortisation_years": "owned capacity (buy), break-even with buying",
     "power_price_per_kwh": "owned capacity (buy)",
     "hosting_cost_per_gpu_month": "owned capacity (buy)",
@@ -33,16 +37,24 @@ class FinanceAssumptionsForm(forms.ModelForm):  # type: ignore[type-arg]
         fields = list(MOVES)
         help_texts = {name: f"Moves: {moves}" for name, moves in MOVES.items()}
 
-    def clean_fx_rates(self) -> dict[str, Any]:
-        rates = self.cleaned_data.get("fx_rates") or {}
-        if not isinstance(rates, dict):
-            raise forms.ValidationError('Give rates as {"EUR": "1.08"}.')
-        for code, rate in rates.items():
-            if code not in Currency.values:
-                raise forms.ValidationError(f"Unknown currency {code!r}.")
-            try:
-                if float(rate) <= 0:
-                    raise ValueError
-            except (TypeError, ValueError):
-                raise forms.ValidationError(f"Rate for {code} must be a positive number.") from None
-        return {code: str(rate) for code, rate in rates.items()}
+
+class FxRateForm(forms.Form):
+    """One new FX rate (the page's form; the API checks the same through FxRateInputSerializer
+    in apps.finance.api, and the service checks again)."""
+
+    currency = forms.ChoiceField(choices=[c for c in Currency.choices if c[0] != BASE_CURRENCY])
+    rate = forms.DecimalField(
+        max_digits=FX_RATE_MAX_DIGITS,
+        decimal_places=FX_RATE_DECIMAL_PLACES,
+        help_text=f"Units of {BASE_CURRENCY} per one unit of the currency (JPY: 0.0067)",
+    )
+    as_of = forms.DateField(help_text="The date the rate is valid from (YYYY-MM-DD)")
+    source = forms.CharField(
+        max_length=FX_SOURCE_MAX_LENGTH, help_text="Where the rate comes from (e.g. ECB, 1 Dec)"
+    )
+
+    def clean_rate(self) -> Any:
+        rate = self.cleaned_data["rate"]
+        if rate <= 0:
+            raise forms.ValidationError("A rate must be greater than 0.")
+        return rate

@@ -1,5 +1,6 @@
 from decimal import Decimal
 
+from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -45,9 +46,6 @@ class FinanceAssumptions(BaseModel):
         null=True,
         blank=True,
         validators=[MinValueValidator(Decimal("0.0001")), MaxValueValidator(Decimal("1"))],
-    )
-    fx_rates = models.JSONField(
-        default=dict, blank=True, help_text='Units of reporting currency per unit: {"EUR": "1.08"}'
     )
     amortisation_years = models.DecimalField(
         max_digits=4, decimal_places=1, null=True, blank=True,
@@ -97,6 +95,39 @@ class FinanceAssumptions(BaseModel):
 
     def __str__(self) -> str:
         return f"Assumptions for {self.brief}" if self.brief_id else "Organisation defaults"
+
+
+# A rate is stored to 10 decimal places: 0.0067 (USD per JPY) and rates of weaker currencies
+# (USD per INR is about 0.012) keep their significant digits; 10 digits before the point leave
+# room for any rate of the currencies in apps.core.currency.
+FX_RATE_MAX_DIGITS = 20
+FX_RATE_DECIMAL_PLACES = 10
+FX_SOURCE_MAX_LENGTH = 200
+
+
+class FxRate(BaseModel):
+    """An exchange rate finance entered: ``rate`` units of the base currency
+    (apps.core.currency.BASE_CURRENCY) per one unit of ``currency``, valid from ``as_of``.
+    Rows are never edited: a new rate is a new row, and the newest ``as_of`` per currency
+    applies (the later entry when two share a date)."""
+
+    currency = models.CharField(max_length=3, choices=Currency.choices)
+    rate = models.DecimalField(max_digits=FX_RATE_MAX_DIGITS, decimal_places=FX_RATE_DECIMAL_PLACES)
+    as_of = models.DateField()
+    source = models.CharField(max_length=FX_SOURCE_MAX_LENGTH)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["currency", "-as_of", "-pk"]
+        indexes = [models.Index(fields=["currency", "-as_of"], name="fx_rate_newest")]
+        constraints = [
+            models.CheckConstraint(condition=Q(rate__gt=0), name="fx_rate_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"1 {self.currency} = {self.rate} (as of {self.as_of})"
 
 
 class CandidateTable(BaseModel):

@@ -13,6 +13,7 @@ from django.utils import timezone
 from rest_framework.renderers import JSONRenderer
 
 from apps.briefs.models import WorkloadBrief
+from apps.quotes.models import Quote
 from apps.quotes.selectors import dates_are_stale
 
 from .models import CandidateRow, CandidateTable
@@ -65,6 +66,28 @@ def _ranking_order(table: CandidateTable, team_id: int) -> tuple[list[dict[str, 
         r["rank"] = rank if ranked else None
         del r["effective_unit_cost"]
     return visible, len(visible) != len(order)
+
+
+def not_costed_for(table: CandidateTable | None, team_id: int) -> list[dict[str, Any]]:
+    """The quotes and API routes the last compute could not cost, each with why (a missing FX
+    rate names the currency), as ``team_id`` may see them: an entry for a quote confidential
+    to another team is left out like its row would be."""
+    if table is None:
+        return []
+    found = (
+        CandidateTable.objects.filter(pk=table.pk)
+        .values_list("inputs__not_costed", flat=True)
+        .first()
+    )
+    entries = [e for e in (found or []) if isinstance(e, dict)]
+    quote_ids = [e["quote_id"] for e in entries if e.get("quote_id")]
+    hidden = set(
+        Quote.objects.filter(pk__in=quote_ids)
+        .exclude(confidential_to__isnull=True)
+        .exclude(confidential_to_id=team_id)
+        .values_list("pk", flat=True)
+    ) if quote_ids else set()  # fmt: skip
+    return [e for e in entries if e.get("quote_id") not in hidden or not e.get("quote_id")]
 
 
 def _full_rows(
@@ -220,4 +243,5 @@ def _ranking(
         "capacity_model": table.capacity_model if table and not hidden else {},
         "total_rows": total,
         "rows": rows,
+        "not_costed": not_costed_for(table, team_id),
     }

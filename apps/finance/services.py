@@ -11,19 +11,22 @@ the version it started from and writes only if nothing newer has been written si
 import logging
 import time
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import date, timedelta
+from decimal import Decimal
 from functools import partial
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
 
 from apps.briefs.models import WorkloadBrief
+from apps.core.currency import BASE_CURRENCY, Currency
 
-from .models import CandidateRow, CandidateTable, FinanceAssumptions
+from .models import CandidateRow, CandidateTable, FinanceAssumptions, FxRate
 
 logger = logging.getLogger(__name__)
 
@@ -312,3 +315,27 @@ def candidate_rows_drop_invisible(
         capacity_model={}, updated_at=timezone.now()
     )
     return len(found)
+
+
+@transaction.atomic
+def fx_rate_create(
+    *, currency: str, rate: Decimal, as_of: date, source: str, created_by: Any = None
+) -> FxRate:
+    """Record a new FX rate (finance's table; rows are never edited) and recompute every
+    brief's table: a rate moves the rows quoted in that currency and, through the cross rate,
+    every row of a brief that reports in it. All briefs is the simple, always-right choice;
+    rates change rarely (daily at most) and an unchanged table recomputes cheaply."""
+    errors: dict[str, list[str]] = {}
+    if currency not in Currency.values:
+        errors["currency"] = [f"unknown currency {currency!r}"]
+    elif currency == BASE_CURRENCY:
+        errors["currency"] = [f"{BASE_CURRENCY} is the base currency: its rate is always 1"]
+    if rate is None or not rate > 0:
+        errors["rate"] = ["a rate must be greater than 0"]
+    if errors:
+        raise ValidationError(errors)
+    row = FxRate(currency=currency, rate=rate, as_of=as_of, source=source, created_by=created_by)
+    row.full_clean()
+    row.save()
+    candidate_tables_request_recompute()
+    return row

@@ -8,15 +8,17 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from apps.briefs.selectors import brief_get_for_user
+from apps.core.currency import BASE_CURRENCY
 from apps.core.roles import FINANCE_EDITORS, has_role
 from apps.decisions.selectors import checklist_completeness_by_quote
 
 from . import charts
 from .assumptions import organisation_defaults, resolved_assumptions
-from .forms import MOVES, FinanceAssumptionsForm
-from .models import FinanceAssumptions
+from .forms import MOVES, FinanceAssumptionsForm, FxRateForm
+from .fx import fx_rates_applied, rate_text
+from .models import FinanceAssumptions, FxRate
 from .selectors import ranking_for_brief
-from .services import finance_assumptions_update
+from .services import finance_assumptions_update, fx_rate_create
 
 # The page's table shows this many rows unless asked for every row (``?rows=all``, one click
 # away): a screenful to scan plus the whole top of any ranking; thousands of rows make a page
@@ -146,3 +148,34 @@ def organisation_assumptions_page(request: HttpRequest) -> HttpResponse:
         if _save_form(request, form, None):
             return redirect("finance:assumptions")
     return render(request, "finance/assumptions.html", {"form": form, "can_edit": can_edit})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def fx_rates_page(request: HttpRequest) -> HttpResponse:
+    """Finance's FX-rate table: every rate entered, and a form to add one (finance only)."""
+    can_edit = has_role(request.user, FINANCE_EDITORS)
+    form = FxRateForm(request.POST or None)
+    if request.method == "POST":
+        if not can_edit:
+            raise PermissionDenied("Only the finance role adds FX rates.")
+        if form.is_valid():
+            try:
+                fx_rate_create(created_by=request.user, **form.cleaned_data)
+            except ValidationError as exc:
+                for field, errors in exc.message_dict.items():
+                    for error in errors:
+                        form.add_error(field if field in form.fields else None, error)
+            else:
+                messages.success(request, "Rate added; every candidate table is being recomputed.")
+                return redirect("finance:fx-rates")
+    applied = {r["id"] for r in fx_rates_applied().values()}
+    rates = list(FxRate.objects.all())
+    for rate in rates:
+        rate.applies = rate.pk in applied  # type: ignore[attr-defined]
+        rate.shown = rate_text(rate.rate)  # type: ignore[attr-defined]
+    return render(
+        request,
+        "finance/fx_rates.html",
+        {"form": form, "can_edit": can_edit, "rates": rates, "base": BASE_CURRENCY},
+    )

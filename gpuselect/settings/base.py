@@ -198,7 +198,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"PrecisionEnum": "apps.briefs.choices.Precision"},
+    "ENUM_NAME_OVERRIDES": {
+        "PrecisionEnum": "apps.briefs.choices.Precision",
+        # Currencies (apps.core.currency): every one, and an FX rate's (all but the base).
+        "CurrencyEnum": "apps.core.currency.Currency",
+        "FxRateCurrencyEnum": "apps.core.currency.FX_CURRENCIES",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "apps.core.schema.add_error_responses",

@@ -69,6 +69,8 @@ MATRIX = [
     ("post", "/api/v1/api-routes/", {PROCUREMENT}, False),
     ("post", "/api/v1/estimate", EVERYONE, False),
     ("get", "/api/v1/gpus/", EVERYONE, False),
+    ("get", "/api/v1/fx-rates/", EVERYONE, False),
+    ("post", "/api/v1/fx-rates/", {FINANCE}, False),
     ("get", "/api/v1/models/", EVERYONE, False),
 ]
 LISTS = {
@@ -157,6 +159,20 @@ def test_lists_never_show_another_teams_objects(world, role, url):
     kind = LISTS[url]
     assert world["own"][kind] in ids
     assert world["other"][kind] not in ids
+
+
+# The FX-rate page: every signed-in role reads it, only finance adds a rate (403 otherwise,
+# as on the finance assumptions page).
+PAGES = [("/finance/fx-rates/", {FINANCE})]
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize(("url", "writers"), PAGES)
+def test_pages_read_by_everyone_written_by_their_role(catalog, client, role, url, writers):
+    client.force_login(UserFactory(roles=[role]))
+    assert client.get(url).status_code == 200
+    posted = client.post(url, {})  # an empty form: a writer gets the form back with errors
+    assert posted.status_code == (200 if role in writers else 403)
 
 
 def test_an_unknown_id_answers_like_another_teams(world):

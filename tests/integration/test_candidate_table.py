@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from apps.catalog.models import Gpu
-from apps.finance.models import CandidateRow, CandidateTable, FinanceAssumptions
+from apps.finance.models import CandidateRow, CandidateTable, FxRate
 from apps.finance.selectors import ranking_for_brief
 from apps.finance.services import candidate_table_recompute, candidate_tables_request_recompute
 from apps.quotes.models import Quote
@@ -112,8 +112,8 @@ class TestCandidateTable:
         QuoteFactory(currency="EUR")
         table = recompute(priced)
         assert table.rows.filter(quote__currency="EUR").count() == 0
-        assert any("EUR" in s for s in table.inputs["skipped"])
-        FinanceAssumptions.objects.create(is_default=True, fx_rates={"EUR": "1.10"})
+        assert any("EUR" in e["reason"] for e in table.inputs["not_costed"])
+        FxRate.objects.create(currency="EUR", rate="1.10", as_of="2026-12-01", source="test")
         table = recompute(priced)
         assert table.rows.filter(quote__currency="EUR").count() == 1
 
