@@ -1,5 +1,5 @@
 """The data migration that moves the finance assumptions' JSON FX rates into the FX-rate table
-(apps/finance/migrations/0003_fx_rate_table.py)."""
+(apps/finance/migrations/0004_fx_rate_table.py)."""
 
 from decimal import Decimal
 
@@ -9,8 +9,8 @@ from django.db.migrations.executor import MigrationExecutor
 
 from tests.factories.briefs import BriefFactory
 
-BEFORE = [("finance", "0002_rank_computed_when_read")]
-AFTER = [("finance", "0003_fx_rate_table")]
+BEFORE = [("finance", "0003_candidate_row_basis_calibrated")]
+AFTER = [("finance", "0004_fx_rate_table")]
 
 
 def migrate(targets):

@@ -63,7 +63,7 @@ def json_rates_to_rows(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("finance", "0002_rank_computed_when_read"),
+        ("finance", "0003_candidate_row_basis_calibrated"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
