@@ -161,13 +161,13 @@ def quote_limit(facts: dict[str, Any]) -> int:
 def fit_table_estimates(brief: Any) -> list[dict[str, Any]]:
     """The brief page's fit table: each GPU at the configuration and on the basis (measured,
     calibrated, estimated) its candidate rows are costed at (raises EngineInputError)."""
-    from apps.benchmarks.selectors import calibration_by_gpu, throughput_runs_for_brief
+    from apps.benchmarks.selectors import calibration_for_brief, throughput_runs_for_brief
     from apps.briefs.contract import estimate_body_for_brief
 
     from .estimates import with_measurements
 
     body = estimate_body_for_brief(brief)
-    calibration = calibration_by_gpu()
+    calibration = calibration_for_brief(brief)  # its team's runs of its model only
     estimates = estimates_for_body(body, calibration=calibration)
     estimates = with_measurements(
         body, estimates, throughput_runs_for_brief(brief), brief, calibration
