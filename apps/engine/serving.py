@@ -406,11 +406,19 @@ def estimate_serving(
     elif req.workload_type is WorkloadType.REALTIME_INFERENCE:
         conc = 1
     else:
-        limit = max(1, min(mem_max, max_seqs))
+        room = mem_max
+        share = ""
+        if mem_max < 1:
+            # Not one sequence fits the default share: size the batch at the largest share a
+            # TIGHT verdict may advise, so the batch and the advice describe one deployment.
+            tight_free = max(setup.capacity_per_gpu * c.TIGHT_MEMORY_FRACTION - fixed, 0.0)
+            room = int(min(tight_free / (kv_per_seq + logits_per_seq), c.MAX_REPORTED_CONCURRENCY))
+            share = f" with {c.TIGHT_MEMORY_FRACTION:.0%} of GPU memory"
+        limit = max(1, min(room, max_seqs))
         conc = best_batch(sm, req, limit)
         bound = (
-            f"the KV cache holds {max(mem_max, 0)}"
-            if mem_max < max_seqs
+            f"the KV cache holds {max(room, 0)}{share}"
+            if room < max_seqs
             else f"vLLM's default --max-num-seqs on this GPU is {max_seqs}"
         )
         notes.append(
