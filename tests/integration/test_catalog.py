@@ -47,6 +47,14 @@ class TestCatalogLoad:
         assert after == [(s, m) for s, m, _ in before]
         assert ModelPreset.objects.count() == len(PRESETS) >= 25
 
+    def test_loading_again_restores_an_edited_row_and_its_preset(self, catalog):
+        Gpu.objects.filter(slug="h100-sxm5-80gb").update(memory_gb=1, device_memory_mib=None)
+        ModelPreset.objects.filter(slug="llama-3.1-8b").update(layers=1)
+        catalog_load()
+        h100 = Gpu.objects.get(slug="h100-sxm5-80gb")
+        assert (h100.memory_gb, h100.device_memory_mib) == (80, 81559)
+        assert ModelPreset.objects.get(slug="llama-3.1-8b").layers == 32
+
     def test_rack_scale_systems_are_described_as_systems(self, catalog):
         nvl72 = GpuSystem.objects.get(slug="gb200-nvl72")
         assert nvl72.gpus_per_domain == 72
