@@ -16,6 +16,7 @@ from apps.engine import (
     WorkloadType,
     estimate_at,
 )
+from apps.engine.types import Framework
 
 MEASUREMENTS_CSV = Path(__file__).resolve().parents[2] / "data" / "published_measurements.csv"
 
@@ -39,6 +40,20 @@ class Comparison:
         return (self.estimated - self.published) / self.published
 
 
+def _framework(text: str) -> Framework | None:
+    """The serving framework a row's `framework` column names (its scheduler limits bound an
+    offline batch), or None (the engine's default, vLLM)."""
+    lowered = text.lower()
+    for needle, framework in (
+        ("sglang", Framework.SGLANG),
+        ("tensorrt-llm", Framework.TENSORRT_LLM),
+        ("vllm", Framework.VLLM),
+    ):
+        if needle in lowered:
+            return framework
+    return None
+
+
 def _request(row: dict[str, str]) -> EstimateRequest:
     wt = WorkloadType(row["workload"])
     tin = int(row["input_tokens"] or 0)
@@ -57,6 +72,7 @@ def _request(row: dict[str, str]) -> EstimateRequest:
         output_tokens_p95=max(tout, 1),
         concurrency=int(row["concurrency"]) if row["concurrency"] else None,
         training=training,
+        framework=_framework(row["framework"]),
     )
 
 
@@ -70,6 +86,7 @@ def _value(row: dict[str, str]) -> float:
         "output_tokens_per_s": p.output_tokens_per_s,
         "output_tokens_per_s_per_gpu": p.output_tokens_per_s_per_gpu,
         "ttft_ms": p.ttft_ms,
+        "itl_ms": p.itl_ms,
         "training_tokens_per_s_per_gpu": p.training_tokens_per_s_per_gpu,
         "images_per_hour": p.images_per_hour,
     }
