@@ -93,7 +93,7 @@ def main() -> None:
         f"{len(skipped)} more points wait for GPUs the catalog lacks (listed at the end).",
         "",
         f"- **Memory facts** (what fits where): {len(facts_ok)} of {len(facts)} right.",
-        f"- **Speed and context figures** (throughput, TTFT, max context): {len(fig20)} of "
+        f"- **Speed and context figures** (throughput, TTFT, ITL, max context): {len(fig20)} of "
         f"{len(figures)} within ±20%, {len(fig35)} of {len(figures)} within ±35%.",
         f"- **MoE / MLA / FP4 speed figures** (issue 13's bar: most within ±25%): "
         f"{_within(moe, 0.25)} of {len(moe)} within ±25%, {_within(moe, 0.50)} of {len(moe)} "

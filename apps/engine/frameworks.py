@@ -33,6 +33,10 @@ SGLANG_CHUNKED_PREFILL_LARGEST = 16384
 # KV pool exceeds ~0.5-1M tokens, so the floor, 2048, is the limit; the KV cache bound is
 # applied separately by the engine.
 SGLANG_MAX_RUNNING_REQUESTS = 2048
+# With speculative decoding (EAGLE / EAGLE3 / MTP, standalone draft) and --max-running-requests
+# unset, SGLang resets it to 48 ("Max running requests is reset to 48 for speculative decoding",
+# server_args.py _handle_speculative_decoding; SGLang cookbook DeepSeek-V3 section 4.2.3).
+SGLANG_SPECULATIVE_MAX_RUNNING_REQUESTS = 48
 
 # TensorRT-LLM LLM API / trtllm-serve (tensorrt_llm/llmapi/llm_args.py, BaseLlmArgs):
 # max_batch_size default 2048, max_num_tokens default 8192, whatever the GPU.
@@ -90,13 +94,18 @@ def _sglang_chunk(gpu: GpuSpec) -> int:
     return SGLANG_CHUNKED_PREFILL_LARGEST
 
 
-def scheduler_limits(gpu: GpuSpec, framework: Framework | None = None) -> SchedulerLimits:
-    """The default scheduler limits of `framework` (vLLM when None) on one replica of `gpu`."""
+def scheduler_limits(
+    gpu: GpuSpec, framework: Framework | None = None, *, speculative: bool = False
+) -> SchedulerLimits:
+    """The default scheduler limits of `framework` (vLLM when None) on one replica of `gpu`,
+    with or without speculative decoding."""
     fw = DEFAULT_FRAMEWORK if framework is None else framework
     if fw is Framework.SGLANG:
         return SchedulerLimits(
             framework=fw,
-            max_seqs=SGLANG_MAX_RUNNING_REQUESTS,
+            max_seqs=SGLANG_SPECULATIVE_MAX_RUNNING_REQUESTS
+            if speculative
+            else SGLANG_MAX_RUNNING_REQUESTS,
             max_batched_tokens=_sglang_chunk(gpu),
         )
     if fw is Framework.TENSORRT_LLM:

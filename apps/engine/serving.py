@@ -401,7 +401,7 @@ def estimate_serving(
             f"{model.max_context_tokens}-token window"
         )
     explicit_conc = req.concurrency
-    limits = scheduler_limits(gpu, req.framework)  # frameworks.py
+    limits = scheduler_limits(gpu, req.framework, speculative=req.speculative is not None)
     max_seqs = limits.max_seqs
     chunk = min(limits.max_batched_tokens, max(in95, 1) * (explicit_conc or 1))
     activations = max(chunk, 1) * setup.activation_per_token

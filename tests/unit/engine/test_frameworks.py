@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from engine_catalog import gpu
 
@@ -16,7 +18,7 @@ from apps.engine.frameworks import (
 )
 from apps.engine.request import parse_estimate_request
 from apps.engine.serving import scheduler_max_seqs
-from apps.engine.types import EstimateRequest, Framework
+from apps.engine.types import EstimateRequest, Framework, SpeculativeMethod, SpeculativeSpec
 
 
 @pytest.mark.parametrize(
@@ -95,6 +97,16 @@ def test_a_kv_bound_batch_says_so_whatever_the_framework() -> None:
     )
     e = estimate_at(req, gpu("h100-sxm5-80gb"), 1)
     assert any("the KV cache holds" in n for n in e.notes)
+
+
+def test_sglang_caps_a_speculative_batch_at_48() -> None:
+    b200 = gpu("b200-sxm-180gb")
+    assert scheduler_limits(b200, Framework.SGLANG, speculative=True).max_seqs == 48
+    assert scheduler_limits(b200, Framework.VLLM, speculative=True).max_seqs == 1024
+    spec = SpeculativeSpec(method=SpeculativeMethod.EAGLE, tokens=3, acceptance_rate=0.7)
+    req = replace(_offline(Framework.SGLANG), speculative=spec)
+    e = estimate_at(req, b200, 1)
+    assert any("--max-running-requests on this GPU is 48" in n for n in e.notes)
 
 
 def test_tooling_picks_the_first_serving_framework_listed() -> None:
