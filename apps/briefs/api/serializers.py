@@ -147,6 +147,14 @@ class SpeculativeSerializer(StrictJsonTypes, serializers.Serializer):  # type: i
     )
 
 
+class SpeculativeOutputSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    """The stored speculative decoding, as the input takes it (the rate as a JSON number)."""
+
+    method = serializers.ChoiceField(choices=SpeculativeMethod.choices)
+    tokens = serializers.IntegerField(min_value=1, max_value=SPECULATIVE_MAX_TOKENS)
+    acceptance_rate = serializers.FloatField(min_value=0, max_value=1)
+
+
 class TrainingSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
     tokens = serializers.IntegerField(min_value=1, max_value=10**16, required=False)
     sequence_length = serializers.IntegerField(min_value=1, max_value=MAX_TOKENS, required=False)
@@ -271,7 +279,7 @@ class BriefOutputSerializer(serializers.Serializer):  # type: ignore[type-arg]
     operating_boundary = serializers.CharField()
     tooling = serializers.ListField(child=serializers.CharField())
     training = serializers.DictField(required=False)
-    speculative = SpeculativeSerializer(allow_null=True)
+    speculative = SpeculativeOutputSerializer(allow_null=True)
     missing_fields = serializers.ListField(child=serializers.CharField())
     complete = serializers.BooleanField()
     inputs_version = serializers.IntegerField()
