@@ -154,8 +154,10 @@ def main() -> None:
         "roofline's. The published runs used plain TP8, so attention-DP layouts do not explain "
         "these misses. (The two dstack online rows were corrected to output tokens/s from the "
         "benchmark's raw CSV: the blog's figures counted prompt tokens too.)",
-        "- No row runs speculative decoding; the engine's `speculative` model "
-        "(apps/engine/speculative.py) has no published point here yet.",
+        "- Speculative decoding has one published point (DeepSeek-V3 with its MTP head on 8x "
+        "MI300X, the `speculative` column as METHOD:tokens:acceptance); it misses on the "
+        "stack's per-step cost at concurrency 1, so the speculation arithmetic itself "
+        "(apps/engine/speculative.py) is checked by unit tests only.",
         "",
     ]
     text = "\n".join(lines)

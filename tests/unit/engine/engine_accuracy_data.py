@@ -16,7 +16,7 @@ from apps.engine import (
     WorkloadType,
     estimate_at,
 )
-from apps.engine.types import Framework
+from apps.engine.types import Framework, SpeculativeMethod, SpeculativeSpec
 
 MEASUREMENTS_CSV = Path(__file__).resolve().parents[2] / "data" / "published_measurements.csv"
 
@@ -54,6 +54,17 @@ def _framework(text: str) -> Framework | None:
     return None
 
 
+def _speculative(text: str | None) -> SpeculativeSpec | None:
+    """The optional `speculative` column, "METHOD:tokens:acceptance" (e.g. "MTP:3:0.72"); rows
+    before the column existed leave it out (csv.DictReader then gives None)."""
+    if not text:
+        return None
+    method, tokens, rate = text.split(":")
+    return SpeculativeSpec(
+        method=SpeculativeMethod(method), tokens=int(tokens), acceptance_rate=float(rate)
+    )
+
+
 def _request(row: dict[str, str]) -> EstimateRequest:
     wt = WorkloadType(row["workload"])
     tin = int(row["input_tokens"] or 0)
@@ -73,6 +84,7 @@ def _request(row: dict[str, str]) -> EstimateRequest:
         concurrency=int(row["concurrency"]) if row["concurrency"] else None,
         training=training,
         framework=_framework(row["framework"]),
+        speculative=_speculative(row.get("speculative")),
     )
 
 
@@ -177,6 +189,8 @@ def load_comparisons(path: Path = MEASUREMENTS_CSV) -> list[Comparison]:
             f"{row['framework']}, in/out {row['input_tokens']}/{row['output_tokens']}, "
             f"batch {row['concurrency']}"
         )
+        if row.get("speculative"):
+            conditions += f", speculative {row['speculative']}"
         out.append(
             Comparison(
                 id=row["id"],
