@@ -21,7 +21,7 @@ from engine_accuracy_data import (  # noqa: E402
     load_skipped,
 )
 
-from apps.engine import ENGINE_VERSION  # noqa: E402
+from apps.engine import ENGINE_VERSION, PRESETS  # noqa: E402
 
 OUT = ROOT / "bench" / "accuracy.md"
 
@@ -55,6 +55,19 @@ def _table(comps: list[Comparison]) -> list[str]:
     return lines
 
 
+def _is_issue13(c: Comparison, rows: dict[str, dict[str, str]]) -> bool:
+    """A speed figure about an MoE, MLA or FP4 model (issue 13's published-measurement bar)."""
+    row = rows[c.id]
+    m = PRESETS[row["model"]]
+    return c.metric not in FIT_METRICS and (
+        m.experts > 1 or m.kv_lora_rank is not None or row["precision"] == "FP4"
+    )
+
+
+def _within(comps: list[Comparison], band: float) -> int:
+    return sum(1 for c in comps if abs(c.error) <= band)
+
+
 def main() -> None:
     comps = load_comparisons()
     skipped = load_skipped()
@@ -67,6 +80,8 @@ def main() -> None:
     misses = [c for c in comps if abs(c.error) > 0.35]
     fig20 = [c for c in figures if abs(c.error) <= 0.20]
     fig35 = [c for c in figures if abs(c.error) <= 0.35]
+    by_id = {r["id"]: r for r in load_rows()}
+    moe = [c for c in figures if _is_issue13(c, by_id)]
     lines = [
         "# Engine accuracy against published measurements",
         "",
@@ -78,15 +93,22 @@ def main() -> None:
         f"{len(skipped)} more points wait for GPUs the catalog lacks (listed at the end).",
         "",
         f"- **Memory facts** (what fits where): {len(facts_ok)} of {len(facts)} right.",
-        f"- **Speed and context figures** (throughput, TTFT, max context): {len(fig20)} of "
+        f"- **Speed and context figures** (throughput, TTFT, ITL, max context): {len(fig20)} of "
         f"{len(figures)} within ±20%, {len(fig35)} of {len(figures)} within ±35%.",
+        f"- **MoE / MLA / FP4 speed figures** (issue 13's bar: most within ±25%): "
+        f"{_within(moe, 0.25)} of {len(moe)} within ±25%, {_within(moe, 0.50)} of {len(moe)} "
+        f"within ±50%.",
         f"- {current} of the table's {len(load_rows())} rows are about today's architectures "
         "(MoE, MLA, sliding / chunked / linear attention, FP8 / MXFP4 checkpoints, 4-bit "
         "serving, Blackwell, MI300X / MI355X).",
         "",
         "Constants are per architecture and precision (apps/engine/constants.py) and were not "
-        "set per point. Throughput rows are static-batch figures: the engine's "
-        "`output_tokens_per_s` includes the prompt (prefill) time carried into each step. "
+        "set per point. Throughput rows with a concurrency are steady-state figures at that "
+        "many sequences in flight: the engine's `output_tokens_per_s` includes the prompt "
+        "(prefill) time carried into each step. Rows with no concurrency are offline (as many "
+        "as fit): the engine picks the batch within the KV cache and the default scheduler "
+        "limits of the row's framework (apps/engine/frameworks.py). `itl_ms` rows compare the "
+        "engine's inter-token latency with the source's mean time per output token. "
         "Fit rows ask whether one request (or the stated batch) at the stated context fits; "
         "`max_context_tokens` rows compare the longest single-sequence context the engine "
         "finds room for with the one the source served.",
@@ -123,11 +145,19 @@ def main() -> None:
         "",
         "- The two Llama 3 training rows are not independent of `TRAINING_MFU['HOPPER']`, whose "
         "value cites the same paper; they check the FLOPs-per-token accounting only.",
-        "- Blackwell throughput is covered only by the RTX PRO 6000 rows (gpt-oss-20b); B200, "
-        "GB200 NVL72 and LoRA/QLoRA throughput have no published point here yet.",
-        "- MoE / MLA throughput of the large models is known to be off (the two DeepSeek-R1 rows "
-        "give ~0.5-0.6x): the engine models tensor parallelism only, while the measured stacks "
-        "run attention data-parallel with expert parallelism (issue 13's layouts).",
+        "- B200 is covered by DeepSeek-R1 and gpt-oss-120b at TP8 (SGLang cookbook); GB200 "
+        "NVL72, MI355X throughput, MLPerf rounds (whose datasets' token lengths the harness "
+        "needs) and LoRA/QLoRA throughput have no published point here yet.",
+        "- MoE / MLA throughput of DeepSeek-R1 at TP8 is over-predicted 1.5-3.4x at batch "
+        "32-350 and its ITL under-predicted ~1.5-2x at batch 1-4, on H200, B200 and MI300X "
+        "alike: the published stacks' per-step MoE and MLA costs are well above the "
+        "roofline's. The published runs used plain TP8, so attention-DP layouts do not explain "
+        "these misses. (The two dstack online rows were corrected to output tokens/s from the "
+        "benchmark's raw CSV: the blog's figures counted prompt tokens too.)",
+        "- Speculative decoding has one published point (DeepSeek-V3 with its MTP head on 8x "
+        "MI300X, the `speculative` column as METHOD:tokens:acceptance); it misses on the "
+        "stack's per-step cost at concurrency 1, so the speculation arithmetic itself "
+        "(apps/engine/speculative.py) is checked by unit tests only.",
         "",
     ]
     text = "\n".join(lines)

@@ -85,6 +85,12 @@ class Tooling(models.TextChoices):
     PROVIDER_ENDPOINTS = "PROVIDER_ENDPOINTS", "Provider endpoints"
 
 
+class SpeculativeMethod(models.TextChoices):
+    MTP = "MTP", "Multi-token prediction (the model's MTP head)"
+    EAGLE = "EAGLE", "EAGLE draft head"
+    DRAFT_MODEL = "DRAFT_MODEL", "Separate draft model"
+
+
 class Optimizer(models.TextChoices):
     ADAMW = "ADAMW", "AdamW"
     ADAM_8BIT = "ADAM_8BIT", "Adam 8-bit (bitsandbytes)"

@@ -8,6 +8,8 @@ into that body and handing it to the engine's one validating parser.
 from decimal import Decimal
 from typing import Any
 
+from apps.engine.frameworks import framework_from_tooling
+
 from .models import WorkloadBrief
 
 EXPLICIT_MODEL_FIELDS = (
@@ -63,9 +65,22 @@ def latency_body(brief: WorkloadBrief) -> dict[str, Any] | str | None:
     return body
 
 
+def speculative_body(brief: WorkloadBrief) -> dict[str, Any] | None:
+    """The brief's speculative decoding as the contract's `speculative` object, or None."""
+    if not brief.speculative_method:
+        return None
+    rate = brief.speculative_acceptance_rate
+    return {
+        "method": brief.speculative_method,
+        "tokens": brief.speculative_tokens,
+        "acceptance_rate": float(rate) if rate is not None else None,
+    }
+
+
 def brief_to_body(brief: WorkloadBrief) -> dict[str, Any]:
     """The stored brief in the contract's shape (None for what is not given)."""
     body: dict[str, Any] = {name: _num(getattr(brief, name)) for name in PLAIN_FIELDS}
+    body["speculative"] = speculative_body(brief)
     body["model"] = model_body(brief)
     for key in ("input_tokens", "output_tokens"):
         p50, p95 = getattr(brief, f"{key}_p50"), getattr(brief, f"{key}_p95")
@@ -89,6 +104,9 @@ def brief_to_body(brief: WorkloadBrief) -> dict[str, Any]:
 def estimate_body_for_brief(brief: WorkloadBrief) -> dict[str, Any]:
     """The body the engine's parser takes: empty values dropped, p99 targets as the target."""
     body = {k: v for k, v in brief_to_body(brief).items() if v not in (None, "", [])}
+    framework = framework_from_tooling(brief.tooling or [])
+    if framework is not None:  # the scheduler limits of the brief's serving framework
+        body["framework"] = framework.value
     for key in ("name", "description", "success_unit", "operating_boundary", "tooling"):
         body.pop(key, None)
     latency = body.get("latency_target")
@@ -110,6 +128,17 @@ def estimate_body_for_brief(brief: WorkloadBrief) -> dict[str, Any]:
 def body_to_fields(body: dict[str, Any]) -> dict[str, Any]:
     """Validated API input (the contract's shape) → WorkloadBrief field values."""
     fields: dict[str, Any] = {name: body[name] for name in PLAIN_FIELDS if name in body}
+    if "speculative" in body:
+        spec = body["speculative"] or {}
+        fields["speculative_method"] = spec.get("method", "")
+        fields["speculative_tokens"] = spec.get("tokens")
+        fields["speculative_acceptance_rate"] = spec.get("acceptance_rate")
+    if body.get("framework"):
+        # The brief keeps its serving framework as the first entry of its tooling, the one
+        # estimate_body_for_brief sends (a PATCH view passes the stored tooling in the body).
+        framework = body["framework"]
+        others = [t for t in body.get("tooling") or [] if t != framework]
+        fields["tooling"] = [framework, *others]
     if "model" in body:
         model = body["model"] or {}
         fields["model_preset"] = model.get("preset", "")

@@ -30,6 +30,10 @@ FIELDSETS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("Success", ("success_unit", "acceptance_rate")),
     ("Latency target", ("latency_percentile", "ttft_target_ms", "itl_target_ms", "e2e_target_ms")),
+    (
+        "Speculative decoding",
+        ("speculative_method", "speculative_tokens", "speculative_acceptance_rate"),
+    ),
     ("Operations", ("duty_cycle", "hours_per_month", "operating_boundary", "tooling")),
     (
         "Training and fine-tuning",

@@ -9,6 +9,7 @@ from django.db.models import F, Q
 from apps.core.models import BaseModel, Team
 from apps.engine import EngineInputError, ModelKind
 from apps.engine.request import parse_model
+from apps.engine.speculative import SPECULATIVE_MAX_TOKENS
 
 from .choices import (
     MEDIA_TYPES,
@@ -20,6 +21,7 @@ from .choices import (
     Optimizer,
     Precision,
     Sharding,
+    SpeculativeMethod,
     SuccessUnit,
     WorkloadType,
 )
@@ -112,6 +114,30 @@ class WorkloadBrief(BaseModel):
     )
     tooling = models.JSONField(default=list, blank=True)
 
+    # Speculative decoding / multi-token prediction: all three or none (blank method).
+    speculative_method = models.CharField(
+        max_length=16,
+        choices=SpeculativeMethod.choices,
+        blank=True,
+        verbose_name="speculative decoding",
+        help_text="Leave blank for plain decoding (one token per step).",
+    )
+    speculative_tokens = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(SPECULATIVE_MAX_TOKENS)],
+        verbose_name="tokens proposed per step",
+    )
+    speculative_acceptance_rate = models.DecimalField(
+        max_digits=5,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("1"))],
+        verbose_name="draft token acceptance rate",
+        help_text="Share of proposed tokens the model accepts, each (0-1).",
+    )
+
     # Training and fine-tuning.
     training_tokens = models.PositiveBigIntegerField(null=True, blank=True)
     sequence_length = models.PositiveIntegerField(null=True, blank=True)
@@ -165,6 +191,21 @@ class WorkloadBrief(BaseModel):
             models.CheckConstraint(
                 condition=Q(inputs_version__gte=1), name="brief_version_positive"
             ),
+            models.CheckConstraint(
+                condition=(
+                    Q(speculative_method="")
+                    & Q(speculative_tokens__isnull=True)
+                    & Q(speculative_acceptance_rate__isnull=True)
+                )
+                | (
+                    ~Q(speculative_method="")
+                    & Q(speculative_tokens__gte=1)
+                    & Q(speculative_tokens__lte=SPECULATIVE_MAX_TOKENS)
+                    & Q(speculative_acceptance_rate__gte=0)
+                    & Q(speculative_acceptance_rate__lte=1)
+                ),
+                name="brief_speculative_all_or_none",
+            ),
             models.UniqueConstraint(fields=["team", "name"], name="brief_name_unique_per_team"),
         ]
 
@@ -173,7 +214,9 @@ class WorkloadBrief(BaseModel):
 
     def clean(self) -> None:
         """The model must be one the engine can read, and of a kind the workload can use
-        (a diffusion model for image and video generation, and only there)."""
+        (a diffusion model for image and video generation, and only there); speculative
+        decoding is given whole (method, tokens and acceptance rate) or not at all."""
+        self._clean_speculative()
         if not self.workload_type or not self.has_model_shape():
             return
         from .contract import model_body
@@ -194,6 +237,26 @@ class WorkloadBrief(BaseModel):
             )
         if not media and spec.kind == ModelKind.DIFFUSION:
             raise ValidationError({field: f"a diffusion model cannot serve {self.workload_type}"})
+
+    def _clean_speculative(self) -> None:
+        given = {
+            "speculative_method": bool(self.speculative_method),
+            "speculative_tokens": self.speculative_tokens is not None,
+            "speculative_acceptance_rate": self.speculative_acceptance_rate is not None,
+        }
+        if any(given.values()) and not all(given.values()):
+            raise ValidationError(
+                {
+                    name: "Give the method, the tokens proposed per step and the acceptance "
+                    "rate together, or none of them."
+                    for name, present in given.items()
+                    if not present
+                }
+            )
+        if self.speculative_method and self.workload_type not in TOKEN_SERVING_TYPES:
+            raise ValidationError(
+                {"speculative_method": "Speculative decoding applies to LLM serving only."}
+            )
 
     @property
     def is_training(self) -> bool:

@@ -10,6 +10,7 @@ from apps.engine import constants as c
 from apps.engine.hf_config import model_from_hf_config
 from apps.engine.presets import PRESETS
 from apps.engine.shapes import Shape, count_params, lora_in_out
+from apps.engine.speculative import SPECULATIVE_MAX_TOKENS
 from apps.engine.types import (
     LLM_SERVING_TYPES,
     MEDIA_TYPES,
@@ -17,11 +18,14 @@ from apps.engine.types import (
     DutyCycle,
     EngineInputError,
     EstimateRequest,
+    Framework,
     ModelKind,
     ModelSpec,
     Optimizer,
     Precision,
     Sharding,
+    SpeculativeMethod,
+    SpeculativeSpec,
     TrainingSpec,
     WorkloadType,
 )
@@ -220,6 +224,39 @@ def _training(raw: Any, wt: WorkloadType) -> TrainingSpec:
     )
 
 
+_SPECULATIVE_KEYS = frozenset({"method", "tokens", "acceptance_rate", "draft_params_billion"})
+
+
+def _speculative(raw: Any, wt: WorkloadType) -> SpeculativeSpec | None:
+    """`speculative`: {"method": "MTP" | "EAGLE" | "DRAFT_MODEL", "tokens": k proposed per step,
+    "acceptance_rate": per-token acceptance in [0, 1], "draft_params_billion": DRAFT_MODEL only}."""
+    if raw is None:
+        return None
+    if wt not in LLM_SERVING_TYPES:
+        raise EngineInputError("speculative", f"not allowed for {wt}")
+    s = require_dict(raw, "speculative")
+    unknown = sorted(k for k in s if k not in _SPECULATIVE_KEYS)
+    if unknown:
+        raise EngineInputError(f"speculative.{str(unknown[0])[:40]}", "unknown field")
+    method = get_enum(s, "method", "speculative.method", SpeculativeMethod)
+    if method is None:
+        raise EngineInputError("speculative.method", "is required")
+    tokens = req_int(s, "tokens", "speculative.tokens", lo=1, hi=SPECULATIVE_MAX_TOKENS)
+    rate = get_float(
+        s, "acceptance_rate", "speculative.acceptance_rate", lo=0.0, hi=1.0, exclusive_lo=False
+    )
+    if rate is None:
+        raise EngineInputError("speculative.acceptance_rate", "is required")
+    draft = get_float(
+        s, "draft_params_billion", "speculative.draft_params_billion", lo=0.0, hi=100_000.0
+    )
+    if draft is not None and method is not SpeculativeMethod.DRAFT_MODEL:
+        raise EngineInputError("speculative.draft_params_billion", "only for method DRAFT_MODEL")
+    return SpeculativeSpec(
+        method=method, tokens=tokens, acceptance_rate=rate, draft_params_billion=draft
+    )
+
+
 def _gpus(raw: Any, known: Collection[str]) -> tuple[str, ...] | None:
     if raw is None:
         return None
@@ -328,4 +365,6 @@ def parse_estimate_request(data: Any, *, known_gpus: Collection[str]) -> Estimat
             media, "steps", "image.steps" if img else "video.steps", lo=1, hi=1000
         ),
         video_frames=frames,
+        speculative=_speculative(body.get("speculative"), wt),
+        framework=get_enum(body, "framework", "framework", Framework),
     )

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from apps.engine import constants as c
+from apps.engine.frameworks import scheduler_limits
 from apps.engine.memory import (
     KvCost,
     breakdown_of,
@@ -20,12 +21,14 @@ from apps.engine.memory import (
 )
 from apps.engine.performance import ServingModel, bound_of, serving_model
 from apps.engine.precision import compute_path
+from apps.engine.speculative import per_token_times, speculative_note
 from apps.engine.types import (
     BASIS_ESTIMATED,
     CapacityPlan,
     Estimate,
     EstimateRequest,
     Fit,
+    Framework,
     GpuSpec,
     ModelSpec,
     Precision,
@@ -149,31 +152,37 @@ def _latency(
     ctx = req.input_tokens_p95 + req.output_tokens_p95
     out50 = req.output_tokens_p50
     mixed = (conc - 1) * req.input_tokens_p50 / (out50 if out50 > 1 else 1)
-    itl = sm.seconds(conc, ctx, mixed, req.input_tokens_p50 / 2)
+    spec = req.speculative
+    if spec is None:
+        itl = sm.seconds(conc, ctx, mixed, req.input_tokens_p50 / 2)
+    else:  # several tokens per step (speculative.py): the step time per token gained
+        itl = per_token_times(sm, req.model, spec, conc, ctx, mixed, req.input_tokens_p50 / 2)[0]
     ttft = prefill_s
     if conc > 1:
         ttft += sm.seconds(conc - 1, ctx, 0.0, 0.0)
     return ttft, itl, ttft + req.output_tokens_p95 * itl
 
 
-def scheduler_max_seqs(gpu: GpuSpec) -> int:
-    """vLLM's default max_num_seqs on `gpu` (VLLM_MAX_NUM_SEQS_LARGE_GPU on >= 70 GiB parts other
-    than A100, else VLLM_MAX_NUM_SEQS): the most sequences one replica schedules at once."""
-    mib = gpu.device_memory_mib
-    total_mib = mib if mib is not None else gpu.memory_gb * 1e9 / 2**20
-    name = f"{gpu.slug} {gpu.name}".lower()
-    if total_mib >= c.VLLM_LARGE_GPU_MIN_MIB and c.VLLM_SMALL_DEFAULTS_DEVICE not in name:
-        return c.VLLM_MAX_NUM_SEQS_LARGE_GPU
-    return c.VLLM_MAX_NUM_SEQS
+def scheduler_max_seqs(gpu: GpuSpec, framework: Framework | None = None) -> int:
+    """The most sequences one replica schedules at once at the framework's defaults (vLLM's
+    max_num_seqs when none is named; frameworks.py)."""
+    return scheduler_limits(gpu, framework).max_seqs
 
 
 def _throughput_step(
     sm: ServingModel, req: EstimateRequest, conc: int
 ) -> tuple[float, float, float, float]:
     """`sm.times` of a steady-state step at the median shapes: `conc` tokens decoded and the
-    prompt tokens of the requests that replace finished ones (conc x in_p50 / out_p50)."""
+    prompt tokens of the requests that replace finished ones (conc x in_p50 / out_p50). With
+    speculative decoding, the times per token each sequence gains (so conc / seconds is still
+    the output rate)."""
     in50 = req.input_tokens_p50
     out50 = max(req.output_tokens_p50, 1)
+    if req.speculative is not None:
+        spec = req.speculative
+        return per_token_times(
+            sm, req.model, spec, conc, in50 + out50 / 2, conc * in50 / out50, in50 / 2
+        )
     return sm.times(conc, in50 + out50 / 2, conc * in50 / out50, in50 / 2)
 
 
@@ -392,8 +401,9 @@ def estimate_serving(
             f"{model.max_context_tokens}-token window"
         )
     explicit_conc = req.concurrency
-    max_seqs = scheduler_max_seqs(gpu)
-    chunk = min(c.SERVING_PREFILL_CHUNK_TOKENS, max(in95, 1) * (explicit_conc or 1))
+    limits = scheduler_limits(gpu, req.framework, speculative=req.speculative is not None)
+    max_seqs = limits.max_seqs
+    chunk = min(limits.max_batched_tokens, max(in95, 1) * (explicit_conc or 1))
     activations = max(chunk, 1) * setup.activation_per_token
     kv = setup.kv
     kv_per_seq = kv.sequence_bytes(ctx_p95)
@@ -416,11 +426,7 @@ def estimate_serving(
             share = f" with {c.TIGHT_MEMORY_FRACTION:.0%} of GPU memory"
         limit = max(1, min(room, max_seqs))
         conc = best_batch(sm, req, limit)
-        bound = (
-            f"the KV cache holds {max(room, 0)}{share}"
-            if room < max_seqs
-            else f"vLLM's default --max-num-seqs on this GPU is {max_seqs}"
-        )
+        bound = f"the KV cache holds {max(room, 0)}{share}" if room < max_seqs else limits.note
         notes.append(
             f"batch chosen: {conc} sequence{'s' if conc != 1 else ''} in flight, the best "
             f"throughput of the batches up to {limit} ({bound})"
@@ -465,6 +471,8 @@ def estimate_serving(
     elif fit is Fit.TIGHT:
         notes.append(_TIGHT_NOTE)
     notes.append(_PERFORMANCE_NOTE)
+    if req.speculative is not None:
+        notes.append(speculative_note(model, req.speculative))
     memory = breakdown_of(
         gpu_count,
         setup.capacity_per_gpu,

@@ -300,6 +300,35 @@ class TrainingSpec:
     checkpoint_interval_hours: float | None = None
 
 
+class Framework(StrEnum):
+    """The serving framework whose scheduler defaults bound an offline batch (frameworks.py)."""
+
+    VLLM = "VLLM"
+    SGLANG = "SGLANG"
+    TENSORRT_LLM = "TENSORRT_LLM"
+
+
+class SpeculativeMethod(StrEnum):
+    """How draft tokens are proposed (speculative.py): the model's own multi-token-prediction
+    head (DeepSeek-V3 MTP), an EAGLE draft head, or a separate smaller draft model."""
+
+    MTP = "MTP"
+    EAGLE = "EAGLE"
+    DRAFT_MODEL = "DRAFT_MODEL"
+
+
+@fast_init
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SpeculativeSpec:
+    """Speculative decoding: `tokens` draft tokens proposed per step, each accepted with
+    probability `acceptance_rate` (the per-token rate, Leviathan et al. 2023's alpha)."""
+
+    method: SpeculativeMethod
+    tokens: int
+    acceptance_rate: float
+    draft_params_billion: float | None = None  # DRAFT_MODEL only; None: a default share
+
+
 @fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class EstimateRequest:
@@ -326,6 +355,8 @@ class EstimateRequest:
     image_pixels: int | None = None
     diffusion_steps: int | None = None
     video_frames: int | None = None
+    speculative: SpeculativeSpec | None = None  # None: plain one-token-per-step decoding
+    framework: Framework | None = None  # None: vLLM (frameworks.DEFAULT_FRAMEWORK)
 
     @property
     def has_latency_target(self) -> bool:

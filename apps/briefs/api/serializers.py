@@ -12,6 +12,7 @@ from apps.briefs.choices import (
     Optimizer,
     Precision,
     Sharding,
+    SpeculativeMethod,
     SuccessUnit,
     Tooling,
     WorkloadType,
@@ -20,6 +21,7 @@ from apps.briefs.contract import brief_to_body
 from apps.briefs.models import HOURS_PER_MONTH_MAX
 from apps.core.api import FreeFormJson, StrictJsonTypes
 from apps.engine import PRESETS, EngineInputError, model_from_hf_config
+from apps.engine.speculative import SPECULATIVE_MAX_TOKENS
 
 MAX_TOKENS = 10_000_000
 
@@ -125,6 +127,34 @@ class MediaSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[
     )
 
 
+class SpeculativeSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
+    """Speculative decoding / multi-token prediction, applied to inter-token latency and
+    throughput (the engine's notes say how)."""
+
+    method = serializers.ChoiceField(
+        choices=SpeculativeMethod.choices,
+        help_text="MTP (the model's multi-token-prediction head), EAGLE, or DRAFT_MODEL.",
+    )
+    tokens = serializers.IntegerField(
+        min_value=1, max_value=SPECULATIVE_MAX_TOKENS, help_text="Draft tokens proposed per step."
+    )
+    acceptance_rate = serializers.DecimalField(
+        max_digits=5,
+        decimal_places=4,
+        min_value=Decimal("0"),
+        max_value=Decimal("1"),
+        help_text="Probability that each proposed token is accepted (0-1).",
+    )
+
+
+class SpeculativeOutputSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    """The stored speculative decoding, as the input takes it (the rate as a JSON number)."""
+
+    method = serializers.ChoiceField(choices=SpeculativeMethod.choices)
+    tokens = serializers.IntegerField(min_value=1, max_value=SPECULATIVE_MAX_TOKENS)
+    acceptance_rate = serializers.FloatField(min_value=0, max_value=1)
+
+
 class TrainingSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
     tokens = serializers.IntegerField(min_value=1, max_value=10**16, required=False)
     sequence_length = serializers.IntegerField(min_value=1, max_value=MAX_TOKENS, required=False)
@@ -185,9 +215,17 @@ class BriefInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: ig
         child=serializers.ChoiceField(choices=Tooling.choices), required=False, max_length=20
     )
     training = TrainingSerializer(required=False)
+    speculative = SpeculativeSerializer(required=False, allow_null=True)
     # Accepted so the estimate body can be posted as it is; a brief does not store them.
     gpus = serializers.ListField(child=serializers.CharField(), required=False, write_only=True)
     gpu_count = serializers.IntegerField(required=False, write_only=True)
+    framework = serializers.ChoiceField(
+        choices=[(t.value, t.label) for t in (Tooling.VLLM, Tooling.SGLANG, Tooling.TENSORRT_LLM)],
+        required=False,
+        write_only=True,
+        help_text="The serving framework whose scheduler limits apply; stored as the first "
+        "entry of the brief's tooling.",
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         training_types = {
@@ -202,6 +240,15 @@ class BriefInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: ig
             raise serializers.ValidationError({"training": f"not allowed for {workload_type}"})
         if attrs.get("image") and attrs.get("video"):
             raise serializers.ValidationError({"video": "give image or video, not both"})
+        serving_types = {
+            WorkloadType.BATCH_INFERENCE,
+            WorkloadType.REALTIME_INFERENCE,
+            WorkloadType.EVALUATION,
+        }
+        if attrs.get("speculative") and workload_type not in serving_types:
+            raise serializers.ValidationError(
+                {"speculative": f"not allowed for {workload_type}: LLM serving only"}
+            )
         return attrs
 
 
@@ -232,6 +279,7 @@ class BriefOutputSerializer(serializers.Serializer):  # type: ignore[type-arg]
     operating_boundary = serializers.CharField()
     tooling = serializers.ListField(child=serializers.CharField())
     training = serializers.DictField(required=False)
+    speculative = SpeculativeOutputSerializer(allow_null=True)
     missing_fields = serializers.ListField(child=serializers.CharField())
     complete = serializers.BooleanField()
     inputs_version = serializers.IntegerField()

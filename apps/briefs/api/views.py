@@ -80,6 +80,8 @@ class BriefDetailApi(APIView):
         )
         payload.is_valid(raise_exception=True)
         data: dict[str, Any] = dict(payload.validated_data)
+        if "framework" in data and "tooling" not in data:
+            data["tooling"] = list(brief.tooling or [])  # the framework goes first in it
         fields = body_to_fields(data)
         if "team" in data:
             fields["team"] = _team_for(request, data["team"])

@@ -16,6 +16,7 @@ from apps.engine import (
     WorkloadType,
     estimate_at,
 )
+from apps.engine.types import Framework, SpeculativeMethod, SpeculativeSpec
 
 MEASUREMENTS_CSV = Path(__file__).resolve().parents[2] / "data" / "published_measurements.csv"
 
@@ -39,6 +40,31 @@ class Comparison:
         return (self.estimated - self.published) / self.published
 
 
+def _framework(text: str) -> Framework | None:
+    """The serving framework a row's `framework` column names (its scheduler limits bound an
+    offline batch), or None (the engine's default, vLLM)."""
+    lowered = text.lower()
+    for needle, framework in (
+        ("sglang", Framework.SGLANG),
+        ("tensorrt-llm", Framework.TENSORRT_LLM),
+        ("vllm", Framework.VLLM),
+    ):
+        if needle in lowered:
+            return framework
+    return None
+
+
+def _speculative(text: str | None) -> SpeculativeSpec | None:
+    """The optional `speculative` column, "METHOD:tokens:acceptance" (e.g. "MTP:3:0.72"); rows
+    before the column existed leave it out (csv.DictReader then gives None)."""
+    if not text:
+        return None
+    method, tokens, rate = text.split(":")
+    return SpeculativeSpec(
+        method=SpeculativeMethod(method), tokens=int(tokens), acceptance_rate=float(rate)
+    )
+
+
 def _request(row: dict[str, str]) -> EstimateRequest:
     wt = WorkloadType(row["workload"])
     tin = int(row["input_tokens"] or 0)
@@ -57,6 +83,8 @@ def _request(row: dict[str, str]) -> EstimateRequest:
         output_tokens_p95=max(tout, 1),
         concurrency=int(row["concurrency"]) if row["concurrency"] else None,
         training=training,
+        framework=_framework(row["framework"]),
+        speculative=_speculative(row.get("speculative")),
     )
 
 
@@ -70,6 +98,7 @@ def _value(row: dict[str, str]) -> float:
         "output_tokens_per_s": p.output_tokens_per_s,
         "output_tokens_per_s_per_gpu": p.output_tokens_per_s_per_gpu,
         "ttft_ms": p.ttft_ms,
+        "itl_ms": p.itl_ms,
         "training_tokens_per_s_per_gpu": p.training_tokens_per_s_per_gpu,
         "images_per_hour": p.images_per_hour,
     }
@@ -160,6 +189,8 @@ def load_comparisons(path: Path = MEASUREMENTS_CSV) -> list[Comparison]:
             f"{row['framework']}, in/out {row['input_tokens']}/{row['output_tokens']}, "
             f"batch {row['concurrency']}"
         )
+        if row.get("speculative"):
+            conditions += f", speculative {row['speculative']}"
         out.append(
             Comparison(
                 id=row["id"],

@@ -1,0 +1,128 @@
+"""Scheduler limits of the serving frameworks: how many sequences one replica runs at once and
+how many tokens one forward pass batches, at each framework's defaults.
+
+An offline batch ("as many as fit") is bounded by the KV cache AND by these limits; the estimate
+names the framework and the limit that applied. A request that names no framework is sized for
+vLLM (DEFAULT_FRAMEWORK), whose flags the engine's advice quotes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from apps.engine import constants as c
+from apps.engine.types import Framework, GpuSpec, fast_init
+
+DEFAULT_FRAMEWORK = Framework.VLLM
+
+# SGLang, python/sglang/srt/server_args.py (ServerArgs._handle_gpu_memory_settings): with
+# --chunked-prefill-size unset, the chunk follows the device memory in MiB: < 35 GiB (A10, 4090,
+# 5090) 2048 tokens, < 60 GiB (A100-40GB, L40) 4096, < 160 GiB (H100, A100-80GB, H200, H20) 8192,
+# else (B200, MI300) 16384. https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/server_args.py
+SGLANG_CHUNKED_PREFILL_TIERS: tuple[tuple[int, int], ...] = (
+    (35 * 1024, 2048),
+    (60 * 1024, 4096),
+    (160 * 1024, 8192),
+)
+SGLANG_CHUNKED_PREFILL_LARGEST = 16384
+# SGLang with --max-running-requests unset: the scheduler runs min(KV pool tokens // 2, request
+# pool) sequences, the request pool being clamp(pool tokens / context_len x 512, 2048, 4096)
+# (python/sglang/srt/model_executor/model_runner.py, max_num_reqs; managers/scheduler.py,
+# max_running_requests). For a model with a 128K+ window the pool term is below 2048 unless the
+# KV pool exceeds ~0.5-1M tokens, so the floor, 2048, is the limit; the KV cache bound is
+# applied separately by the engine.
+SGLANG_MAX_RUNNING_REQUESTS = 2048
+# With speculative decoding (EAGLE / EAGLE3 / MTP, standalone draft) and --max-running-requests
+# unset, SGLang resets it to 48 ("Max running requests is reset to 48 for speculative decoding",
+# server_args.py _handle_speculative_decoding; SGLang cookbook DeepSeek-V3 section 4.2.3).
+SGLANG_SPECULATIVE_MAX_RUNNING_REQUESTS = 48
+
+# TensorRT-LLM LLM API / trtllm-serve (tensorrt_llm/llmapi/llm_args.py, BaseLlmArgs):
+# max_batch_size default 2048, max_num_tokens default 8192, whatever the GPU.
+# https://github.com/NVIDIA/TensorRT-LLM/blob/main/tensorrt_llm/llmapi/llm_args.py
+TRTLLM_MAX_BATCH_SIZE = 2048
+TRTLLM_MAX_NUM_TOKENS = 8192
+
+FRAMEWORK_NAMES = {
+    Framework.VLLM: "vLLM",
+    Framework.SGLANG: "SGLang",
+    Framework.TENSORRT_LLM: "TensorRT-LLM",
+}
+# The setting that caps the sequences in flight, as each framework spells it.
+_MAX_SEQS_SETTING = {
+    Framework.VLLM: "--max-num-seqs",
+    Framework.SGLANG: "--max-running-requests",
+    Framework.TENSORRT_LLM: "max_batch_size",
+}
+
+
+@fast_init
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SchedulerLimits:
+    framework: Framework
+    max_seqs: int  # sequences one replica schedules at once
+    max_batched_tokens: int  # tokens one forward pass carries (the chunked-prefill budget)
+
+    @property
+    def note(self) -> str:
+        """E.g. "SGLang's default --max-running-requests on this GPU is 2048"."""
+        name = FRAMEWORK_NAMES[self.framework]
+        setting = _MAX_SEQS_SETTING[self.framework]
+        return f"{name}'s default {setting} on this GPU is {self.max_seqs}"
+
+
+def _device_mib(gpu: GpuSpec) -> float:
+    mib = gpu.device_memory_mib
+    return mib if mib is not None else gpu.memory_gb * 1e9 / 2**20
+
+
+def _vllm_max_seqs(gpu: GpuSpec) -> int:
+    """vLLM's default max_num_seqs on `gpu` (VLLM_MAX_NUM_SEQS_LARGE_GPU on >= 70 GiB parts
+    other than A100, else VLLM_MAX_NUM_SEQS)."""
+    name = f"{gpu.slug} {gpu.name}".lower()
+    if _device_mib(gpu) >= c.VLLM_LARGE_GPU_MIN_MIB and c.VLLM_SMALL_DEFAULTS_DEVICE not in name:
+        return c.VLLM_MAX_NUM_SEQS_LARGE_GPU
+    return c.VLLM_MAX_NUM_SEQS
+
+
+def _sglang_chunk(gpu: GpuSpec) -> int:
+    mib = _device_mib(gpu)
+    for below, tokens in SGLANG_CHUNKED_PREFILL_TIERS:
+        if mib < below:
+            return tokens
+    return SGLANG_CHUNKED_PREFILL_LARGEST
+
+
+def scheduler_limits(
+    gpu: GpuSpec, framework: Framework | None = None, *, speculative: bool = False
+) -> SchedulerLimits:
+    """The default scheduler limits of `framework` (vLLM when None) on one replica of `gpu`,
+    with or without speculative decoding."""
+    fw = DEFAULT_FRAMEWORK if framework is None else framework
+    if fw is Framework.SGLANG:
+        return SchedulerLimits(
+            framework=fw,
+            max_seqs=SGLANG_SPECULATIVE_MAX_RUNNING_REQUESTS
+            if speculative
+            else SGLANG_MAX_RUNNING_REQUESTS,
+            max_batched_tokens=_sglang_chunk(gpu),
+        )
+    if fw is Framework.TENSORRT_LLM:
+        return SchedulerLimits(
+            framework=fw, max_seqs=TRTLLM_MAX_BATCH_SIZE, max_batched_tokens=TRTLLM_MAX_NUM_TOKENS
+        )
+    return SchedulerLimits(
+        framework=fw,
+        max_seqs=_vllm_max_seqs(gpu),
+        max_batched_tokens=c.SERVING_PREFILL_CHUNK_TOKENS,
+    )
+
+
+def framework_from_tooling(tooling: Iterable[str]) -> Framework | None:
+    """The serving framework a brief's tooling list names: the first one listed (VLLM, SGLANG,
+    TENSORRT_LLM), or None when it names none."""
+    for item in tooling:
+        if isinstance(item, str) and item in Framework.__members__:
+            return Framework(item)
+    return None
