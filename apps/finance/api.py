@@ -79,6 +79,12 @@ class RankingSerializer(serializers.Serializer):  # type: ignore[type-arg]
     unit = serializers.CharField(allow_null=True)
     no_ranking_reason = serializers.CharField(allow_null=True)
     capacity_model = serializers.DictField()
+    sensitivity = serializers.DictField(
+        help_text="What would change the winner among the leading rows: per assumption the "
+        "value at which another candidate wins (findings), the winner's unit cost at each "
+        "assumption -/+20 % (tornado), 12- and 36-month totals per leading candidate; {} "
+        "without a ranked row"
+    )
     total_rows = serializers.IntegerField(help_text="Rows that match the filters, before limit.")
     rows = RankingRowSerializer(many=True)
     not_costed = NotCostedSerializer(

@@ -430,3 +430,46 @@ class _Words:
         if not changing:
             return [head, "No assumption within the ranges searched changes the winner."]
         return [head, *(self.finding(f) for f in changing)]
+
+
+def sensitivity_display(sensitivity: dict[str, Any]) -> dict[str, Any] | None:
+    """What the finance page's "What would change the winner" section shows: the sentences,
+    and each leading candidate's figures as formatted money in the table's unit."""
+    if not sensitivity.get("leading"):
+        return None
+    currency, scale = sensitivity["currency"], sensitivity["unit_scale"]
+
+    def total_text(total: dict[str, Any]) -> str:
+        text = money_text(total["total"], currency)
+        if Decimal(total["committed_beyond"]):
+            text += (
+                f" (of which {money_text(total['committed_beyond'], currency)} still owed "
+                f"after {total['months']} months on the {total['commitment_months']}-month "
+                "commitment)"
+            )
+        return text
+
+    rows = []
+    for c in sensitivity["leading"]:
+        by_months = {t["months"]: t for t in c["totals"]}
+        cost = c["effective_unit_cost"]
+        rows.append(
+            {
+                "label": c["label"],
+                "winner": c["key"] == sensitivity["winner"],
+                "unit_cost": "—" if cost is None else f"{float(cost) * scale:,.4g}",
+                "monthly": money_text(c["monthly_cost"], currency),
+                "totals": [total_text(by_months[m]) for m in sorted(by_months)],
+            }
+        )
+    return {
+        "summary": sensitivity["summary"],
+        "others": [
+            f["explanation"]
+            for f in sensitivity["findings"]
+            if f["down"] is None and f["up"] is None
+        ],
+        "rows": rows,
+        "months": sorted({t["months"] for c in sensitivity["leading"] for t in c["totals"]}),
+        "unit_heading": f"{currency} {sensitivity['unit_label']}",
+    }

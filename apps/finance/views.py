@@ -18,6 +18,7 @@ from .forms import MOVES, FinanceAssumptionsForm, FxRateForm
 from .fx import fx_rates_applied, rate_text
 from .models import FinanceAssumptions, FxRate
 from .selectors import ranking_for_brief
+from .sensitivity import sensitivity_display
 from .services import finance_assumptions_update, fx_rate_create
 
 # The page's table shows this many rows unless asked for every row (``?rows=all``, one click
@@ -99,6 +100,9 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
         utilization = charts.utilization_figure(ranking["capacity_model"], currency)
         if utilization:
             figures["utilization-chart"] = utilization
+        tornado = charts.tornado_figure(ranking["sensitivity"])  # apps.finance.sensitivity
+        if tornado:
+            figures["tornado-chart"] = tornado
     # Per-token costs read better per million tokens; the API and CSV keep the raw figure.
     scale = 1_000_000 if ranking["unit"] == "TOKEN" else 1
     line_names: list[str] = []
@@ -131,7 +135,13 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             ],
             "form": form,
             "can_edit": can_edit,
-            "figures": [(name, f"{name}-data", figure) for name, figure in figures.items()],
+            "figures": [
+                (name, f"{name}-data", figure)
+                for name, figure in figures.items()
+                if name != "tornado-chart"  # shown in the sensitivity section
+            ],
+            "tornado": figures.get("tornado-chart"),
+            "sensitivity": sensitivity_display(ranking["sensitivity"]),
             "checklist_complete": checklist,  # (answered, total) per shown quote id
         },
     )
