@@ -32,6 +32,7 @@ from apps.quotes.models import ApiRoute, Quote
 from .candidates import (
     QUOTE_FACTS,
     ROUTE_FACTS,
+    BuiltTable,
     TableContext,
     _configured_capacity,  # the same capacity the row was costed at (gpu_row)
     quote_gpu,
@@ -53,6 +54,8 @@ LABELS = {
     Assumption.PRICE: "Price",
     Assumption.FX_RATE: "FX rate",
 }
+# Rows read beyond LEADING_ROWS in case some are of quotes the team no longer sees.
+HIDDEN_SLACK = 3
 LABEL_FACTS = ("provider__name", "gpu__slug", "system__slug")
 
 
@@ -83,19 +86,24 @@ def _s(value: Decimal | None) -> str | None:
 
 def _leading_rows(table: CandidateTable, team_id: int) -> list[dict[str, Any]]:
     """The best-ranked rows, in ranking order (as ``selectors._ranking_order`` orders them),
-    that the brief's team may see."""
-    return list(
+    that the brief's team may see. A recompute writes only rows of quotes the team sees; one
+    made confidential meanwhile is dropped (and its row deleted) by
+    ``services.candidate_rows_drop_invisible``, so the check is on the few rows read."""
+    rows = list(
         CandidateRow.objects.filter(
             table=table, meets_constraints=True, effective_unit_cost__isnull=False
         )
-        .filter(
-            Q(quote__isnull=True)
-            | Q(quote__confidential_to__isnull=True)
-            | Q(quote__confidential_to_id=team_id)
-        )
         .order_by("effective_unit_cost", "pk")
-        .values("quote_id", "api_route_id", "effective_unit_cost", "monthly_cost")[:LEADING_ROWS]
+        .values("quote_id", "api_route_id", "effective_unit_cost", "monthly_cost")[
+            : LEADING_ROWS + HIDDEN_SLACK
+        ]
     )
+    hidden = set(
+        Quote.objects.filter(pk__in=[r["quote_id"] for r in rows if r["quote_id"]])
+        .exclude(Q(confidential_to__isnull=True) | Q(confidential_to_id=team_id))
+        .values_list("pk", flat=True)
+    )
+    return [r for r in rows if r["quote_id"] not in hidden][:LEADING_ROWS]
 
 
 def _key(row: dict[str, Any]) -> str:
@@ -114,13 +122,42 @@ def _signature(ctx: TableContext, table: CandidateTable, rows: list[dict[str, An
     }
 
 
-def sensitivity_update(table: CandidateTable, ctx: TableContext | None) -> list[str]:
-    """Bring ``table.sensitivity`` up to date after its rows were written; the fields to save
-    (none when it still holds)."""
+def _still_holds(stored: dict[str, Any], built: BuiltTable, ctx: TableContext) -> bool:
+    """Whether an incremental recompute (only the rows of changed quotes and routes written
+    again) leaves the leading rows as they were, told without a query: none of them changed,
+    and no re-costed row undercuts the last of them (or joins fewer than LEADING_ROWS)."""
+    signature = stored.get("signature")
+    if built.replace_all or not signature or signature.get("fingerprint") != ctx.fingerprint:
+        return False
+    leading = {row[0] for row in signature["rows"]}
+    stale = {f"quote:{pk}" for pk in built.stale_quote_ids} | {
+        f"api_route:{pk}" for pk in built.stale_route_ids
+    }
+    if leading & stale:
+        return False
+    costs = [
+        row["effective_unit_cost"]
+        for row in built.rows
+        if row["meets_constraints"] and row["effective_unit_cost"] is not None
+    ]
+    if not costs:
+        return True
+    if len(leading) < LEADING_ROWS:
+        return False
+    last = Decimal(signature["rows"][-1][2])
+    return all(cost >= last for cost in costs)
+
+
+def sensitivity_update(table: CandidateTable, built: BuiltTable) -> list[str]:
+    """Bring ``table.sensitivity`` up to date after ``built``'s rows were written; the fields
+    to save (none when it still holds)."""
+    ctx = built.context
     if ctx is None:
         changed = table.sensitivity != {}
         table.sensitivity = {}
         return ["sensitivity"] if changed else []
+    if _still_holds(table.sensitivity or {}, built, ctx):
+        return []
     rows = _leading_rows(table, ctx.brief.team_id)
     signature = _signature(ctx, table, rows)
     if (table.sensitivity or {}).get("signature") == signature:

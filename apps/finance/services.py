@@ -247,7 +247,7 @@ def _write(table: CandidateTable, built: Any, version: int) -> None:
     if built.context is not None and built.capacity_model_affected:
         table.capacity_model = capacity_model_for(built.context, table)
         fields.append("capacity_model")
-    fields += sensitivity_update(table, built.context)  # apps.finance.sensitivity
+    fields += sensitivity_update(table, built)  # apps.finance.sensitivity
     table.computed_version = version
     table.computed_at = timezone.now()
     table.save(update_fields=fields)

@@ -149,6 +149,32 @@ class TestSensitivityInTheRankings:
         row = CandidateTable.objects.get(brief=brief).rows.get(quote=quotes["h100"])
         assert Decimal(h100["monthly_cost"]) == row.monthly_cost
 
+    def test_a_quote_outside_the_leading_rows_cut_below_them_joins_them(
+        self, finance_api, market, django_capture_on_commit_callbacks
+    ):
+        brief = market["brief"]
+        extra = [
+            FreshQuoteFactory(
+                provider=ProviderFactory(name=f"Zeta {n}"),
+                gpu=gpu("h100-sxm5-80gb"),
+                hourly_price_per_gpu=Decimal(price),
+            )
+            for n, price in enumerate(("3.10", "3.20", "3.30"))
+        ]
+        with django_capture_on_commit_callbacks(execute=True):
+            candidate_tables_request_recompute(brief_ids=[brief.pk])
+        before = rankings(finance_api, brief)["sensitivity"]
+        assert len(before["leading"]) == 5
+        last = extra[-1]
+        assert f"quote:{last.pk}" not in [c["key"] for c in before["leading"]]
+        with django_capture_on_commit_callbacks(execute=True):
+            quote_update(quote=last, hourly_price_per_gpu=Decimal("0.50"))
+        body = rankings(finance_api, brief)
+        leading = [c["key"] for c in body["sensitivity"]["leading"]]
+        assert leading == [key(r) for r in body["rows"][:5]]
+        assert f"quote:{last.pk}" in leading
+        assert body["sensitivity"]["winner"] == key(body["rows"][0])
+
     def test_a_brief_without_a_ranking_has_none(self, finance_api, team, catalog):
         brief = BriefFactory(team=team)
         assert rankings(finance_api, brief)["sensitivity"] == {}
