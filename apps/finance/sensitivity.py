@@ -445,10 +445,10 @@ class _Words:
                 "winner."
             )
         parts = []
-        for change in (f.down, f.up):
+        for change, moving in ((f.down, "falling to"), (f.up, "rising to")):
             if change is not None:
                 parts.append(
-                    f"at {self.value(f, change.value, change)}, {self.who(change.new_winner)}"
+                    f"{moving} {self.value(f, change.value, change)}, {self.who(change.new_winner)}"
                 )
         subject = ""
         if f.assumption is Assumption.PRICE and f.subject:
