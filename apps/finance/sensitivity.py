@@ -14,11 +14,13 @@ costing does not give back its stored unit cost is left out (``left_out``), so t
 are always those of the table.
 """
 
+import logging
 from decimal import Decimal
 from typing import Any
 
 from django.db.models import Q
 
+from apps.engine import EngineInputError
 from apps.engine.sensitivity import (
     Assumption,
     Change,
@@ -42,6 +44,8 @@ from .candidates import (
 from .configuration import LADDER_KEY, choose_configuration, latency_target_text, quote_limit
 from .fx import FxMissing, fx_convert
 from .models import CandidateRow, CandidateTable
+
+logger = logging.getLogger(__name__)
 
 # The leading candidates: the best-ranked rows whose sensitivity is computed (the winner and
 # the four that could take its place; the issue asks for "the leading candidates").
@@ -237,6 +241,22 @@ def sensitivity_for(ctx: TableContext, rows: list[dict[str, Any]]) -> dict[str, 
         stored[key] = row
     if not candidates:
         return {}
+    try:
+        return _computed(ctx, candidates, facts, stored, left_out)
+    except (EngineInputError, ArithmeticError, ValueError):
+        # The table's rows are written either way: a sensitivity that cannot be computed is
+        # left out (and logged), never a failed recompute.
+        logger.exception("sensitivity of brief %s not computed", ctx.brief.pk)
+        return {}
+
+
+def _computed(
+    ctx: TableContext,
+    candidates: list[LeadingCandidate],
+    facts: dict[str, dict[str, Any]],
+    stored: dict[str, dict[str, Any]],
+    left_out: list[dict[str, str]],
+) -> dict[str, Any]:
     result = sensitivity(demand=ctx.demand, finance=ctx.finance, candidates=candidates)
     if result is not None:
         # Only rows whose costing gives back the table's figure (else: left out, and again).

@@ -8,6 +8,7 @@ import pytest
 from apps.catalog.models import Gpu
 from apps.core.roles import Role
 from apps.decisions.snapshot import build_snapshot
+from apps.finance.api import SensitivitySerializer
 from apps.finance.models import CandidateTable
 from apps.finance.services import candidate_tables_request_recompute
 from apps.quotes.services import api_route_update, quote_update
@@ -87,6 +88,12 @@ class TestSensitivityInTheRankings:
         assert (sensitivity["currency"], sensitivity["unit_label"]) == ("USD", "per 1M tokens")
         assert sensitivity["left_out"] == []
         assert "signature" not in sensitivity
+
+    def test_the_json_has_the_documented_shape(self, finance_api, market):
+        body = rankings(finance_api, market["brief"])
+        documented = SensitivitySerializer(data=body["sensitivity"])
+        assert documented.is_valid(), documented.errors
+        assert set(body["sensitivity"]) == set(SensitivitySerializer().fields)
 
     def test_totals_are_the_monthly_cost_times_the_months(self, finance_api, market):
         for c in rankings(finance_api, market["brief"])["sensitivity"]["leading"]:

@@ -5,6 +5,8 @@ from dataclasses import replace
 from decimal import Decimal as D
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from apps.engine.costing import (
     ApiRouteTerms,
@@ -201,3 +203,57 @@ class TestTotals:
         ]
         result = sensitivity(demand=DEMAND, finance=FINANCE, candidates=candidates)
         assert result.costings < 400
+
+
+class TestCrossingsHoldForAnyPrices:
+    @settings(max_examples=25, deadline=None)
+    @given(
+        a=st.decimals(min_value=D("0.5"), max_value=D("6"), places=2),
+        b=st.decimals(min_value=D("0.5"), max_value=D("6"), places=2),
+        api_out=st.decimals(min_value=D("0.1"), max_value=D("20"), places=2),
+    )
+    def test_just_short_of_a_found_value_the_winner_holds_and_just_past_it_changes(
+        self, a, b, api_out
+    ):
+        route = replace(ROUTE, output_price_per_mtok=api_out)
+        candidates = [
+            gpu("a", quote(price=str(a))),
+            gpu("b", quote(PricingTerm.RESERVED_1Y, price=str(b))),
+            api(route=route),
+        ]
+        result = sensitivity(demand=DEMAND, finance=FINANCE, candidates=candidates)
+        assume(result is not None)
+        winner = result.winner
+        assert winner == cheapest(candidates)
+        by_key = {c.key: c for c in candidates}
+        for found in result.findings:
+            if found.assumption is not Assumption.PRICE:
+                continue
+            subject = by_key[found.subject]
+            for change, step in ((found.down, D("-0.002")), (found.up, D("0.002"))):
+                if change is None:
+                    continue
+
+                def priced(m, subject=subject):
+                    if subject.route is not None:
+                        moved = LeadingCandidate(
+                            key=subject.key,
+                            route=replace(
+                                subject.route,
+                                input_price_per_mtok=subject.route.input_price_per_mtok * m,
+                                output_price_per_mtok=subject.route.output_price_per_mtok * m,
+                            ),
+                            currency="USD",
+                        )
+                    else:
+                        moved = gpu(
+                            subject.key,
+                            replace(
+                                subject.quote,
+                                hourly_price_per_gpu=subject.quote.hourly_price_per_gpu * m,
+                            ),
+                        )
+                    return cheapest([moved if c.key == subject.key else c for c in candidates])
+
+                assert priced(change.value * (1 - step)) == winner
+                assert priced(change.value * (1 + step)) == change.new_winner
