@@ -87,6 +87,8 @@ def _measure(brief_ids: list[int], *, profile: bool) -> None:
     kept: list[float] = []
     costings: list[int] = []
     rows_per_table: list[int] = []
+    left_out = changes = 0
+    kinds: dict[str, int] = {}
     for pk in brief_ids:
         brief = WorkloadBrief.objects.select_related("team").get(pk=pk)
         table = CandidateTable.objects.get(brief=brief)
@@ -99,6 +101,9 @@ def _measure(brief_ids: list[int], *, profile: bool) -> None:
         result = sensitivity_for(ctx, rows)
         fresh.append(time.perf_counter() - t0)
         costings.append(result.get("costings", 0))
+        left_out += len(result.get("left_out", []))
+        kinds[brief.workload_type] = kinds.get(brief.workload_type, 0) + 1
+        changes += sum(1 for f in result.get("findings", []) if f["down"] or f["up"])
         leading = {r["quote_id"] for r in rows}
         other = table.rows.exclude(quote_id__in=leading).exclude(quote_id=None).first()
         built = BuiltTable(
@@ -122,6 +127,9 @@ def _measure(brief_ids: list[int], *, profile: bool) -> None:
         pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
     print(f"tables:      {len(full)} ({len(fresh)} ranked), "
           f"{statistics.median(rows_per_table):.0f} rows a table (median)")  # fmt: skip
+    print(f"kinds:       {', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))}")
+    print(f"check:       {left_out} leading rows left out (costed again, not the table's figure); "
+          f"{changes} winner changes found")  # fmt: skip
     print(f"(a) full recompute of a table (sensitivity included): {_ms(full)}")
     print(f"(b) sensitivity computed afresh:                      {_ms(fresh)}")
     print(f"    costings a table: median {statistics.median(costings):.0f}, max {max(costings)}")
