@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('finance', '0004_fx_rate_table'),
+        ("finance", "0004_fx_rate_table"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='candidatetable',
-            name='sensitivity',
+            model_name="candidatetable",
+            name="sensitivity",
             field=models.JSONField(blank=True, default=dict),
         ),
     ]
