@@ -1,6 +1,7 @@
 """What would change the winner: computed with the recompute, in the rankings JSON, on the
 finance page and in a decision record's snapshot."""
 
+from datetime import date
 from decimal import Decimal
 
 import pytest
@@ -10,7 +11,7 @@ from apps.core.roles import Role
 from apps.decisions.snapshot import build_snapshot
 from apps.finance.api import SensitivitySerializer
 from apps.finance.models import CandidateTable
-from apps.finance.services import candidate_tables_request_recompute
+from apps.finance.services import candidate_tables_request_recompute, fx_rate_create
 from apps.quotes.services import api_route_update, quote_update
 from tests.factories.briefs import BriefFactory
 from tests.factories.quotes import ApiRouteFactory, ProviderFactory
@@ -185,6 +186,54 @@ class TestSensitivityInTheRankings:
     def test_a_brief_without_a_ranking_has_none(self, finance_api, team, catalog):
         brief = BriefFactory(team=team)
         assert rankings(finance_api, brief)["sensitivity"] == {}
+
+
+class TestFxRateSensitivity:
+    def test_a_rate_past_the_crossing_value_hands_the_win_to_the_named_quote(
+        self, finance_api, catalog, team, django_capture_on_commit_callbacks
+    ):
+        with django_capture_on_commit_callbacks(execute=True):
+            fx_rate_create(
+                currency="EUR", rate=Decimal("1.08"), as_of=date(2026, 12, 1), source="ECB"
+            )
+        brief = BriefFactory(team=team, ttft_target_ms=200)
+        euro = FreshQuoteFactory(
+            provider=ProviderFactory(name="Euro Cloud"),
+            gpu=gpu("h100-sxm5-80gb"),
+            hourly_price_per_gpu=Decimal("2.00"),
+            currency="EUR",
+        )
+        dollar = FreshQuoteFactory(
+            provider=ProviderFactory(name="Dollar Cloud"),
+            gpu=gpu("h100-sxm5-80gb"),
+            hourly_price_per_gpu=Decimal("2.40"),
+        )
+        with django_capture_on_commit_callbacks(execute=True):
+            candidate_tables_request_recompute(brief_ids=[brief.pk])
+        sensitivity = rankings(finance_api, brief)["sensitivity"]
+        assert sensitivity["winner"] == f"quote:{euro.pk}"
+        (finding,) = [f for f in sensitivity["findings"] if f["assumption"] == "FX_RATE"]
+        assert finding["subject"] == "EUR"
+        assert finding["up"]["new_winner"] == f"quote:{dollar.pk}"
+        assert "1 EUR = " in finding["explanation"] and "USD" in finding["explanation"]
+        assert "FX_RATE" in [b["assumption"] for b in sensitivity["tornado"]]
+        crossing = Decimal("1.08") * Decimal(finding["up"]["value"])
+        with django_capture_on_commit_callbacks(execute=True):
+            fx_rate_create(
+                currency="EUR",
+                rate=(crossing * Decimal("0.99")).quantize(Decimal("0.0001")),
+                as_of=date(2026, 12, 2),
+                source="test",
+            )
+        assert key(rankings(finance_api, brief)["rows"][0]) == f"quote:{euro.pk}"
+        with django_capture_on_commit_callbacks(execute=True):
+            fx_rate_create(
+                currency="EUR",
+                rate=(crossing * Decimal("1.01")).quantize(Decimal("0.0001")),
+                as_of=date(2026, 12, 3),
+                source="test",
+            )
+        assert key(rankings(finance_api, brief)["rows"][0]) == f"quote:{dollar.pk}"
 
 
 class TestSensitivityOnTheFinancePage:
