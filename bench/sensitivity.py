@@ -11,7 +11,10 @@ prints per table:
   (b) the sensitivity computed afresh: reading the leading rows and their quotes, the engine's
       costings (apps.engine.sensitivity) and the JSON, and how many costings it took;
   (c) the check that keeps it on a price change of a quote outside the leading rows (the
-      incremental recompute's case), and the queries it made (none).
+      incremental recompute's case), and the queries it made (none);
+  (d) the price change bench/recompute.py makes (its first H100 SXM5 on-demand USD quote
+      x 1.5, through quote_update, recomputed in-process): how many tables computed their
+      sensitivity again, and the time that took out of the whole change.
 
 Prints figures only; nothing here asserts a time. The database is dropped at the end.
 """
@@ -135,9 +138,53 @@ def _measure(brief_ids: list[int], *, profile: bool) -> None:
     print(f"    costings a table: median {statistics.median(costings):.0f}, max {max(costings)}")
     print(f"(c) sensitivity kept (leading rows unchanged):         {_ms(kept)}, "
           f"{kept_queries} queries")  # fmt: skip
+    _price_change()
     share = sum(fresh) / sum(full) * 100
     print(f"    (b) is {share:.1f} % of (a) over all tables; for 200 briefs "
           f"{statistics.median(fresh) * 200:.2f} s of a full recompute")  # fmt: skip
+
+
+def _price_change() -> None:
+    from decimal import Decimal
+
+    from apps.finance import sensitivity as module
+    from apps.quotes.models import Quote
+    from apps.quotes.services import quote_update
+
+    quote = (
+        Quote.objects.filter(
+            gpu__slug="h100-sxm5-80gb",
+            pricing_term="ON_DEMAND",
+            currency="USD",
+            confidential_to__isnull=True,
+            retired=False,
+        )
+        .order_by("id")
+        .first()
+    )
+    if quote is None:
+        print("(d) no H100 SXM5 on-demand quote seeded")
+        return
+    spent: list[float] = []
+    original = module.sensitivity_for
+
+    def timed(*args, **kwargs):  # type: ignore[no-untyped-def]
+        t0 = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            spent.append(time.perf_counter() - t0)
+
+    module.sensitivity_for = timed  # type: ignore[assignment]
+    try:
+        t0 = time.perf_counter()
+        new_price = (quote.hourly_price_per_gpu * Decimal("1.5")).quantize(Decimal("0.0001"))
+        quote_update(quote=quote, hourly_price_per_gpu=new_price)
+        took = time.perf_counter() - t0
+    finally:
+        module.sensitivity_for = original  # type: ignore[assignment]
+    print(f"(d) quote #{quote.pk} x 1.5: {took:.2f} s for every table in-process; {len(spent)} "
+          f"tables computed their sensitivity again, {sum(spent):.3f} s of it")  # fmt: skip
 
 
 if __name__ == "__main__":
