@@ -100,9 +100,6 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
         utilization = charts.utilization_figure(ranking["capacity_model"], currency)
         if utilization:
             figures["utilization-chart"] = utilization
-        tornado = charts.tornado_figure(ranking["sensitivity"])  # apps.finance.sensitivity
-        if tornado:
-            figures["tornado-chart"] = tornado
     # Per-token costs read better per million tokens; the API and CSV keep the raw figure.
     scale = 1_000_000 if ranking["unit"] == "TOKEN" else 1
     line_names: list[str] = []
@@ -135,13 +132,10 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             ],
             "form": form,
             "can_edit": can_edit,
-            "figures": [
-                (name, f"{name}-data", figure)
-                for name, figure in figures.items()
-                if name != "tornado-chart"  # shown in the sensitivity section
-            ],
-            "tornado": figures.get("tornado-chart"),
+            "figures": [(name, f"{name}-data", figure) for name, figure in figures.items()],
+            # "What would change the winner" (apps.finance.sensitivity, finance/_sensitivity.html)
             "sensitivity": sensitivity_display(ranking["sensitivity"]),
+            "tornado": charts.tornado_figure(ranking["sensitivity"]),
             "checklist_complete": checklist,  # (answered, total) per shown quote id
         },
     )
