@@ -185,6 +185,7 @@ def build_snapshot(
             "unit": ranking["unit"],
             "no_ranking_reason": ranking["no_ranking_reason"],
             "capacity_model": {k: v for k, v in ranking["capacity_model"].items() if k != "curve"},
+            "sensitivity": ranking["sensitivity"],
             "rows": ranking["rows"],
             "not_costed": ranking["not_costed"],
         },

@@ -70,6 +70,75 @@ class NotCostedSerializer(serializers.Serializer):  # type: ignore[type-arg]
     reason = serializers.CharField(help_text="Why; names the currency when a rate is missing")
 
 
+class SensitivityChangeSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    value = serializers.CharField(help_text="The assumption's value at which the winner changes")
+    new_winner = serializers.CharField(
+        allow_null=True, help_text="Who wins then (a leading key); null: none meets the brief"
+    )
+    winner_utilization = serializers.CharField(allow_null=True)
+
+
+class SensitivityFindingSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    assumption = serializers.ChoiceField(
+        choices=["UTILIZATION", "ACCEPTANCE_RATE", "RETRY_RATE", "LABOUR_HOURS", "PRICE", "FX_RATE"]
+    )
+    label = serializers.CharField()
+    subject = serializers.CharField(
+        allow_null=True, help_text="PRICE: the candidate's key; FX_RATE: the currency"
+    )
+    base = serializers.CharField(help_text="Today's value (1 for a multiplier)")
+    range = serializers.ListField(child=serializers.CharField(), help_text="[low, high] searched")
+    down = SensitivityChangeSerializer(allow_null=True)
+    up = SensitivityChangeSerializer(allow_null=True)
+    never = serializers.BooleanField()
+    explanation = serializers.CharField()
+
+
+class SensitivityTotalSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    months = serializers.IntegerField()
+    running = serializers.CharField(help_text="Monthly all-in cost x months")
+    committed_beyond = serializers.CharField(help_text="Still owed on a longer commitment")
+    total = serializers.CharField()
+    commitment_months = serializers.IntegerField()
+
+
+class SensitivityLeadingSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    key = serializers.CharField(help_text='"quote:<id>" or "api_route:<id>"')
+    quote_id = serializers.IntegerField(allow_null=True)
+    api_route_id = serializers.IntegerField(allow_null=True)
+    label = serializers.CharField()
+    effective_unit_cost = serializers.CharField()
+    monthly_cost = serializers.CharField()
+    totals = SensitivityTotalSerializer(many=True)
+
+
+class SensitivityBarSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    assumption = serializers.CharField()
+    label = serializers.CharField()
+    low_value = serializers.CharField()
+    high_value = serializers.CharField()
+    low_unit_cost = serializers.CharField(allow_null=True, help_text="null: fails the brief")
+    high_unit_cost = serializers.CharField(allow_null=True)
+
+
+class SensitivitySerializer(serializers.Serializer):  # type: ignore[type-arg]
+    """What would change the winner among the leading rows ({} without a ranked row)."""
+
+    currency = serializers.CharField(required=False)
+    unit = serializers.CharField(required=False)
+    unit_scale = serializers.IntegerField(required=False)
+    unit_label = serializers.CharField(required=False)
+    winner = serializers.CharField(required=False)
+    leading = SensitivityLeadingSerializer(many=True, required=False)
+    findings = SensitivityFindingSerializer(many=True, required=False)
+    summary = serializers.ListField(child=serializers.CharField(), required=False)
+    tornado = SensitivityBarSerializer(
+        many=True, required=False, help_text="The winner's unit cost at each assumption -/+20 %"
+    )
+    left_out = serializers.ListField(child=serializers.DictField(), required=False)
+    costings = serializers.IntegerField(required=False)
+
+
 class RankingSerializer(serializers.Serializer):  # type: ignore[type-arg]
     brief = serializers.IntegerField()
     computed_at = serializers.DateTimeField(allow_null=True)
@@ -79,6 +148,12 @@ class RankingSerializer(serializers.Serializer):  # type: ignore[type-arg]
     unit = serializers.CharField(allow_null=True)
     no_ranking_reason = serializers.CharField(allow_null=True)
     capacity_model = serializers.DictField()
+    sensitivity = SensitivitySerializer(
+        help_text="What would change the winner among the leading rows: per assumption the "
+        "value at which another candidate wins (findings), the winner's unit cost at each "
+        "assumption -/+20 % (tornado), 12- and 36-month totals per leading candidate; {} "
+        "without a ranked row"
+    )
     total_rows = serializers.IntegerField(help_text="Rows that match the filters, before limit.")
     rows = RankingRowSerializer(many=True)
     not_costed = NotCostedSerializer(

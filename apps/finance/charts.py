@@ -165,3 +165,65 @@ def utilization_figure(capacity_model: dict[str, Any], currency: str) -> dict[st
             "margin": {"t": 90},
         },
     }
+
+
+def tornado_figure(sensitivity: dict[str, Any]) -> dict[str, Any] | None:
+    """The winner's unit cost (in the table's unit) at each assumption's low and high value
+    (apps.finance.sensitivity), widest swing on top, around today's figure; None without one."""
+    bars = [
+        b
+        for b in sensitivity.get("tornado") or []
+        if b["low_unit_cost"] is not None and b["high_unit_cost"] is not None
+    ]
+    leading = {c["key"]: c for c in sensitivity.get("leading") or []}
+    winner = leading.get(sensitivity.get("winner") or "")
+    if not bars or winner is None or winner["effective_unit_cost"] is None:
+        return None
+    scale = sensitivity["unit_scale"]
+    base = float(winner["effective_unit_cost"]) * scale
+    currency, unit_label = sensitivity["currency"], sensitivity["unit_label"]
+    labels = [b["label"] for b in bars]
+
+    def trace(end: str, name: str, color: str) -> dict[str, Any]:
+        costs = [float(b[f"{end}_unit_cost"]) * scale for b in bars]
+        return {
+            "type": "bar",
+            "orientation": "h",
+            "name": name,
+            "y": labels,
+            "x": [c - base for c in costs],
+            "base": base,
+            "marker": {"color": color},
+            "customdata": [[b[f"{end}_value"], c] for b, c in zip(bars, costs, strict=True)],
+            "hovertemplate": "%{y} at %{customdata[0]}: %{customdata[1]:.4g} "
+            + f"{currency} {unit_label}<extra></extra>",
+        }
+
+    return {
+        "data": [
+            trace("low", "assumption -20 %", "#1f5fbf"),
+            trace("high", "assumption +20 %", "#d9822b"),
+        ],
+        "layout": {
+            "title": {
+                "text": f"Winner's cost per accepted output ({currency} {unit_label}), ±20 %"
+            },
+            "barmode": "overlay",
+            "xaxis": {"title": {"text": f"{currency} {unit_label}"}},
+            "yaxis": {"autorange": "reversed", "automargin": True},
+            "shapes": [
+                {
+                    "type": "line",
+                    "x0": base,
+                    "x1": base,
+                    "yref": "paper",
+                    "y0": 0,
+                    "y1": 1,
+                    "line": {"dash": "dot", "width": 1, "color": "#555"},
+                }
+            ],
+            "legend": {"orientation": "h", "y": -0.25},
+            "margin": {"l": 20, "t": 50},
+            "height": 160 + 36 * len(bars),
+        },
+    }

@@ -153,6 +153,8 @@ class CandidateTable(BaseModel):
     )
     no_ranking_reason = models.CharField(max_length=300, blank=True)
     capacity_model = models.JSONField(default=dict, blank=True)
+    # What would change the winner (apps.finance.sensitivity), set by the recompute.
+    sensitivity = models.JSONField(default=dict, blank=True)
     # Engine results depend on the brief, the catalog and calibration, not on prices: they are
     # kept here and reused when only a price changes.
     estimates_key = models.CharField(max_length=64, blank=True)

@@ -241,6 +241,10 @@ def _ranking(
         "no_ranking_reason": (table.no_ranking_reason if table else "not computed yet") or None,
         # Left out while rows are hidden: it may quote a hidden row's price.
         "capacity_model": table.capacity_model if table and not hidden else {},
+        # What would change the winner (apps.finance.sensitivity), without its bookkeeping.
+        "sensitivity": {k: v for k, v in table.sensitivity.items() if k != "signature"}
+        if table and not hidden
+        else {},
         "total_rows": total,
         "rows": rows,
         "not_costed": not_costed_for(table, team_id),

@@ -232,6 +232,7 @@ def candidate_table_recompute(*, brief_id: int) -> CandidateTable | None:
 def _write(table: CandidateTable, built: Any, version: int) -> None:
     from .capacity import capacity_model_for
     from .rows import rows_insert
+    from .sensitivity import sensitivity_update
 
     rows = CandidateRow.objects.filter(table=table)
     if not built.replace_all:
@@ -246,6 +247,7 @@ def _write(table: CandidateTable, built: Any, version: int) -> None:
     if built.context is not None and built.capacity_model_affected:
         table.capacity_model = capacity_model_for(built.context, table)
         fields.append("capacity_model")
+    fields += sensitivity_update(table, built)  # apps.finance.sensitivity
     table.computed_version = version
     table.computed_at = timezone.now()
     table.save(update_fields=fields)
@@ -312,7 +314,7 @@ def candidate_rows_drop_invisible(
         return 0
     CandidateRow.objects.filter(pk__in=[pk for pk, _ in found]).delete()
     CandidateTable.objects.filter(pk__in={table_id for _, table_id in found}).update(
-        capacity_model={}, updated_at=timezone.now()
+        capacity_model={}, sensitivity={}, updated_at=timezone.now()
     )
     return len(found)
 

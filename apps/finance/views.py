@@ -18,6 +18,7 @@ from .forms import MOVES, FinanceAssumptionsForm, FxRateForm
 from .fx import fx_rates_applied, rate_text
 from .models import FinanceAssumptions, FxRate
 from .selectors import ranking_for_brief
+from .sensitivity import sensitivity_display
 from .services import finance_assumptions_update, fx_rate_create
 
 # The page's table shows this many rows unless asked for every row (``?rows=all``, one click
@@ -132,6 +133,9 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             "form": form,
             "can_edit": can_edit,
             "figures": [(name, f"{name}-data", figure) for name, figure in figures.items()],
+            # "What would change the winner" (apps.finance.sensitivity, finance/_sensitivity.html)
+            "sensitivity": sensitivity_display(ranking["sensitivity"]),
+            "tornado": charts.tornado_figure(ranking["sensitivity"]),
             "checklist_complete": checklist,  # (answered, total) per shown quote id
         },
     )

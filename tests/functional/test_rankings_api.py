@@ -22,7 +22,9 @@ from tests.factories.quotes_extra import FreshQuoteFactory, days_ago
 pytestmark = pytest.mark.django_db
 
 TOP_LEVEL = {"brief", "computed_at", "stale", "currency", "unit", "rows"}
-TOP_LEVEL_EXTRAS = {"pending", "no_ranking_reason", "capacity_model", "total_rows", "not_costed"}
+TOP_LEVEL_EXTRAS = {
+    "pending", "no_ranking_reason", "capacity_model", "total_rows", "not_costed", "sensitivity",
+}  # fmt: skip
 ROW = {
     "rank", "candidate_kind", "provider", "gpu", "gpu_count", "replicas", "pricing_term",
     "quote_id", "api_route_id", "cost_lines", "monthly_cost", "accepted_outputs_per_month",

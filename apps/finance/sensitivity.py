@@ -1,0 +1,532 @@
+"""What would change the winner: the engine's sensitivity (apps.engine.sensitivity) of a
+candidate table's leading rows, as the JSON a table stores, the API sends and a decision
+record freezes.
+
+Computed when a table is recomputed (``sensitivity_update``, called from the write step) and
+stored on ``CandidateTable.sensitivity``: a few hundred candidate costings, a few milliseconds
+a table. It is computed again only when its inputs moved: the table's fingerprint (brief,
+assumptions, engine answer, FX rates) or the leading rows (which quotes and routes, their
+versions and unit costs); a price change elsewhere in the table keeps it as it is.
+
+Each leading row is costed again from the same inputs the table costed it with (the quote's
+facts, the chosen configuration, the table's demand and finance assumptions); a row whose
+costing does not give back its stored unit cost is left out (``left_out``), so the figures here
+are always those of the table.
+"""
+
+import logging
+from decimal import Decimal
+from typing import Any
+
+from django.db.models import Q
+
+from apps.engine import EngineInputError
+from apps.engine.sensitivity import (
+    Assumption,
+    Change,
+    Finding,
+    LeadingCandidate,
+    SensitivityResult,
+    sensitivity,
+)
+from apps.quotes.models import ApiRoute, Quote
+
+from .candidates import (
+    QUOTE_FACTS,
+    ROUTE_FACTS,
+    BuiltTable,
+    TableContext,
+    _configured_capacity,  # the same capacity the row was costed at (gpu_row)
+    quote_gpu,
+    quote_terms,
+    route_terms,
+)
+from .configuration import LADDER_KEY, choose_configuration, latency_target_text, quote_limit
+from .fx import FxMissing, fx_convert
+from .models import CandidateRow, CandidateTable
+
+logger = logging.getLogger(__name__)
+
+# The leading candidates: the best-ranked rows whose sensitivity is computed (the winner and
+# the four that could take its place; the issue asks for "the leading candidates").
+LEADING_ROWS = 5
+LABELS = {
+    Assumption.UTILIZATION: "Utilization (load against the brief's forecast)",
+    Assumption.ACCEPTANCE_RATE: "Acceptance rate",
+    Assumption.RETRY_RATE: "Retry rate",
+    Assumption.LABOUR_HOURS: "Platform labour hours",
+    Assumption.PRICE: "Price",
+    Assumption.FX_RATE: "FX rate",
+}
+# Rows read beyond LEADING_ROWS in case some are of quotes the team no longer sees.
+HIDDEN_SLACK = 3
+LABEL_FACTS = ("provider__name", "gpu__slug", "system__slug")
+
+
+def unit_scale(unit: str) -> tuple[int, str]:
+    """The table's unit as the finance page shows it: per 1M tokens, else per one output."""
+    if unit == "TOKEN":
+        return 1_000_000, "per 1M tokens"
+    return 1, f"per {(unit or 'output').lower().replace('_', ' ')}"
+
+
+def money_text(amount: Decimal | str, currency: str) -> str:
+    return f"{Decimal(amount):,.2f} {currency}"
+
+
+# Stored unit costs keep 18 decimal places of the engine's 10 significant digits.
+SAME_UNIT_COST = Decimal("1e-9")
+
+
+def _same(costed: Decimal | None, stored: Decimal) -> bool:
+    return costed is not None and abs(costed - stored) <= abs(stored) * SAME_UNIT_COST + Decimal(
+        "1e-18"
+    )
+
+
+def _s(value: Decimal | None) -> str | None:
+    return None if value is None else format(value.normalize(), "f")
+
+
+def _leading_rows(table: CandidateTable, team_id: int) -> list[dict[str, Any]]:
+    """The best-ranked rows, in ranking order (as ``selectors._ranking_order`` orders them),
+    that the brief's team may see. A recompute writes only rows of quotes the team sees; one
+    made confidential meanwhile is dropped (and its row deleted) by
+    ``services.candidate_rows_drop_invisible``, so the check is on the few rows read."""
+    rows = list(
+        CandidateRow.objects.filter(
+            table=table, meets_constraints=True, effective_unit_cost__isnull=False
+        )
+        .order_by("effective_unit_cost", "pk")
+        .values("quote_id", "api_route_id", "effective_unit_cost", "monthly_cost")[
+            : LEADING_ROWS + HIDDEN_SLACK
+        ]
+    )
+    hidden = set(
+        Quote.objects.filter(pk__in=[r["quote_id"] for r in rows if r["quote_id"]])
+        .exclude(Q(confidential_to__isnull=True) | Q(confidential_to_id=team_id))
+        .values_list("pk", flat=True)
+    )
+    return [r for r in rows if r["quote_id"] not in hidden][:LEADING_ROWS]
+
+
+def _key(row: dict[str, Any]) -> str:
+    return f"quote:{row['quote_id']}" if row["quote_id"] else f"api_route:{row['api_route_id']}"
+
+
+def _signature(ctx: TableContext, table: CandidateTable, rows: list[dict[str, Any]]) -> Any:
+    inputs = table.inputs or {}
+    versions = {
+        **{f"quote:{k}": v for k, v in (inputs.get("quotes") or {}).items()},
+        **{f"api_route:{k}": v for k, v in (inputs.get("api_routes") or {}).items()},
+    }
+    return {
+        "fingerprint": ctx.fingerprint,
+        "rows": [[_key(r), versions.get(_key(r)), _s(r["effective_unit_cost"])] for r in rows],
+    }
+
+
+def _still_holds(stored: dict[str, Any], built: BuiltTable, ctx: TableContext) -> bool:
+    """Whether an incremental recompute (only the rows of changed quotes and routes written
+    again) leaves the leading rows as they were, told without a query: none of them changed,
+    and no re-costed row undercuts the last of them (or joins fewer than LEADING_ROWS)."""
+    signature = stored.get("signature")
+    if built.replace_all or not signature or signature.get("fingerprint") != ctx.fingerprint:
+        return False
+    leading = {row[0] for row in signature["rows"]}
+    stale = {f"quote:{pk}" for pk in built.stale_quote_ids} | {
+        f"api_route:{pk}" for pk in built.stale_route_ids
+    }
+    if leading & stale:
+        return False
+    costs = [
+        row["effective_unit_cost"]
+        for row in built.rows
+        if row["meets_constraints"] and row["effective_unit_cost"] is not None
+    ]
+    if not costs:
+        return True
+    if len(leading) < LEADING_ROWS:
+        return False
+    last = Decimal(signature["rows"][-1][2])
+    return all(cost >= last for cost in costs)
+
+
+def sensitivity_update(table: CandidateTable, built: BuiltTable) -> list[str]:
+    """Bring ``table.sensitivity`` up to date after ``built``'s rows were written; the fields
+    to save (none when it still holds)."""
+    ctx = built.context
+    if ctx is None:
+        changed = table.sensitivity != {}
+        table.sensitivity = {}
+        return ["sensitivity"] if changed else []
+    if _still_holds(table.sensitivity or {}, built, ctx):
+        return []
+    rows = _leading_rows(table, ctx.brief.team_id)
+    signature = _signature(ctx, table, rows)
+    if (table.sensitivity or {}).get("signature") == signature:
+        return []
+    table.sensitivity = sensitivity_for(ctx, rows)
+    table.sensitivity["signature"] = signature
+    return ["sensitivity"]
+
+
+def _label(facts: dict[str, Any]) -> str:
+    if "model" in facts:
+        return f"{facts['provider__name']} · {facts['model']} (API)"
+    gpu = facts["system__slug"] or facts["gpu__slug"] or quote_gpu(facts)[1]
+    term = facts["pricing_term"].replace("_", " ").lower()
+    return f"{facts['provider__name']} · {gpu} · {term} (quote #{facts['pk']})"
+
+
+def _gpu_candidate(ctx: TableContext, facts: dict[str, Any]) -> LeadingCandidate | None:
+    """The costing inputs of a GPU row, chosen as ``candidates.gpu_row`` chooses them."""
+    estimate = ctx.by_gpu.get(quote_gpu(facts)[1])
+    if estimate is None:
+        return None
+    ladder = estimate.get(LADDER_KEY) or [estimate]
+    rung, missed = choose_configuration(ladder, quote_limit(facts), latency_target_text(ctx.brief))
+    if rung["gpu_count"] == estimate["gpu_count"]:
+        rung = estimate
+    return LeadingCandidate(
+        key=f"quote:{facts['pk']}",
+        quote=quote_terms(facts, ctx.values),
+        capacity=_configured_capacity(ctx, rung, meets=missed is None),
+        currency=facts["currency"],
+        fx_rate=_rate(ctx, facts["currency"]),
+    )
+
+
+def _rate(ctx: TableContext, currency: str) -> Decimal:
+    """Reporting-currency units per one unit of ``currency``."""
+    values = ctx.values
+    return fx_convert(Decimal(1), currency, values["reporting_currency"], values["fx_rates"])
+
+
+def sensitivity_for(ctx: TableContext, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The sensitivity of the leading ``rows`` as stored JSON ({} when there is no winner)."""
+    quote_ids = [r["quote_id"] for r in rows if r["quote_id"]]
+    route_ids = [r["api_route_id"] for r in rows if r["api_route_id"]]
+    facts: dict[str, dict[str, Any]] = {}
+    for q in Quote.objects.filter(pk__in=quote_ids).values(*QUOTE_FACTS, *LABEL_FACTS):
+        facts[f"quote:{q['pk']}"] = q
+    for a in ApiRoute.objects.filter(pk__in=route_ids).values(
+        *ROUTE_FACTS, "provider__name", "model"
+    ):
+        facts[f"api_route:{a['pk']}"] = a
+    candidates: list[LeadingCandidate] = []
+    left_out: list[dict[str, str]] = []
+    stored: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        key = _key(row)
+        found = facts.get(key)
+        try:
+            if found is None:
+                candidate = None
+            elif row["quote_id"]:
+                candidate = _gpu_candidate(ctx, found)
+            else:
+                candidate = LeadingCandidate(
+                    key=key,
+                    route=route_terms(found, ctx.values),
+                    currency=found["currency"],
+                    fx_rate=_rate(ctx, found["currency"]),
+                )
+        except FxMissing:
+            candidate = None
+        if candidate is None:
+            left_out.append({"candidate": key, "reason": "its inputs changed since it was costed"})
+            continue
+        candidates.append(candidate)
+        stored[key] = row
+    if not candidates:
+        return {}
+    try:
+        return _computed(ctx, candidates, facts, stored, left_out)
+    except (EngineInputError, ArithmeticError, ValueError):
+        # The table's rows are written either way: a sensitivity that cannot be computed is
+        # left out (and logged), never a failed recompute.
+        logger.exception("sensitivity of brief %s not computed", ctx.brief.pk)
+        return {}
+
+
+def _computed(
+    ctx: TableContext,
+    candidates: list[LeadingCandidate],
+    facts: dict[str, dict[str, Any]],
+    stored: dict[str, dict[str, Any]],
+    left_out: list[dict[str, str]],
+) -> dict[str, Any]:
+    result = sensitivity(demand=ctx.demand, finance=ctx.finance, candidates=candidates)
+    if result is not None:
+        # Only rows whose costing gives back the table's figure (else: left out, and again).
+        same = [
+            c
+            for c in candidates
+            if _same(result.base_unit_costs.get(c.key), stored[c.key]["effective_unit_cost"])
+        ]
+        if len(same) != len(candidates):
+            left_out += [
+                {"candidate": c.key, "reason": "costed again, it does not give the table's figure"}
+                for c in candidates
+                if c not in same
+            ]
+            result = (
+                sensitivity(demand=ctx.demand, finance=ctx.finance, candidates=same)
+                if same
+                else None
+            )
+    if result is None:
+        return {}
+    return _as_json(ctx, result, facts, stored, left_out)
+
+
+def _as_json(
+    ctx: TableContext,
+    result: SensitivityResult,
+    facts: dict[str, dict[str, Any]],
+    stored: dict[str, dict[str, Any]],
+    left_out: list[dict[str, str]],
+) -> dict[str, Any]:
+    currency = ctx.values["reporting_currency"]
+    unit = ctx.brief.success_unit
+    scale, unit_label = unit_scale(unit)
+    labels = {key: _label(f) for key, f in facts.items()}
+    words = _Words(ctx, result, facts, labels, currency, scale, unit_label)
+    totals: dict[str, list[dict[str, Any]]] = {}
+    for t in result.totals:
+        totals.setdefault(t.key, []).append(
+            {
+                "months": t.months,
+                "running": _s(t.running),
+                "committed_beyond": _s(t.committed_beyond),
+                "total": _s(t.total),
+                "commitment_months": t.commitment_months,
+            }
+        )
+    findings = [
+        {
+            "assumption": f.assumption.value,
+            "label": LABELS[f.assumption],
+            "subject": f.subject,
+            "base": _s(f.base),
+            "range": [_s(f.low), _s(f.high)],
+            "down": _change_json(f.down),
+            "up": _change_json(f.up),
+            "never": f.never,
+            "explanation": words.finding(f),
+        }
+        for f in result.findings
+    ]
+    return {
+        "currency": currency,
+        "unit": unit,
+        "unit_scale": scale,
+        "unit_label": unit_label,
+        "winner": result.winner,
+        "leading": [
+            {
+                "key": key,
+                "quote_id": stored[key]["quote_id"],
+                "api_route_id": stored[key]["api_route_id"],
+                "label": labels[key],
+                "effective_unit_cost": _s(stored[key]["effective_unit_cost"]),
+                "monthly_cost": _s(stored[key]["monthly_cost"]),
+                "totals": totals[key],
+            }
+            for key in result.base_unit_costs
+        ],
+        "findings": findings,
+        "summary": words.summary(result.findings),
+        "tornado": [
+            {
+                "assumption": b.assumption.value,
+                "label": LABELS[b.assumption],
+                "low_value": _s(b.low_value),
+                "high_value": _s(b.high_value),
+                "low_unit_cost": _s(b.low_unit_cost),
+                "high_unit_cost": _s(b.high_unit_cost),
+            }
+            for b in result.tornado
+        ],
+        "left_out": left_out,
+        "costings": result.costings,
+    }
+
+
+def _change_json(change: Change | None) -> dict[str, Any] | None:
+    if change is None:
+        return None
+    return {
+        "value": _s(change.value),
+        "new_winner": change.new_winner,
+        "winner_utilization": _s(change.winner_utilization),
+    }
+
+
+def _pct(x: Decimal) -> str:
+    return f"{float(x) * 100:.3g} %"
+
+
+class _Words:
+    """The findings in words, with formatted money and the table's unit."""
+
+    def __init__(
+        self,
+        ctx: TableContext,
+        result: SensitivityResult,
+        facts: dict[str, dict[str, Any]],
+        labels: dict[str, str],
+        currency: str,
+        scale: int,
+        unit_label: str,
+    ) -> None:
+        self.ctx, self.result, self.facts, self.labels = ctx, result, facts, labels
+        self.currency, self.scale, self.unit_label = currency, scale, unit_label
+
+    def unit_cost(self, key: str) -> str:
+        cost = self.result.base_unit_costs[key]
+        if cost is None:
+            return "no unit cost"
+        return f"{float(cost) * self.scale:,.4g} {self.currency} {self.unit_label}"
+
+    def who(self, key: str | None) -> str:
+        if key is None:
+            return "none of the leading candidates meets the brief"
+        return f"{self.labels[key]} becomes the cheapest"
+
+    def value(self, f: Finding, x: Decimal, change: Change | None = None) -> str:
+        finance = self.ctx.finance
+        if f.assumption is Assumption.UTILIZATION:
+            busy = ""
+            if change is not None and change.winner_utilization is not None:
+                winner = self.facts[self.result.winner]
+                if "model" not in winner and winner["pricing_term"] not in ("ON_DEMAND", "SPOT"):
+                    busy = f"; the winner's GPUs then busy {_pct(change.winner_utilization)}"
+            return f"a load of {_pct(x)} of the brief's forecast{busy}"
+        if f.assumption in (Assumption.ACCEPTANCE_RATE, Assumption.RETRY_RATE):
+            return f"a {f.assumption.value.replace('_', ' ').lower()} of {_pct(x)}"
+        if f.assumption is Assumption.LABOUR_HOURS:
+            hours = (
+                finance.platform_hours_self_managed * x,
+                finance.platform_hours_managed_endpoint * x,
+                finance.platform_hours_api * x,
+            )
+            return (
+                f"{_pct(x)} of today's hours ({hours[0]:.3g} h a month self-managed, "
+                f"{hours[1]:.3g} h managed endpoint, {hours[2]:.3g} h API)"
+            )
+        if f.assumption is Assumption.FX_RATE:
+            rate = _rate(self.ctx, f.subject or "") * x
+            return f"1 {f.subject} = {rate:.4g} {self.currency} ({_pct(x - 1)} on today's rate)"
+        # PRICE of one candidate, in its own currency
+        facts = self.facts[f.subject or ""]
+        change_pct = f"{'+' if x > 1 else ''}{_pct(x - 1)}"
+        if "model" in facts:
+            return (
+                f"{facts['input_price_per_mtok'] * x:.4g} in / "
+                f"{facts['output_price_per_mtok'] * x:.4g} out {facts['currency']} per 1M "
+                f"tokens ({change_pct})"
+            )
+        return (
+            f"{facts['hourly_price_per_gpu'] * x:.4g} {facts['currency']} per "
+            f"GPU-hour ({change_pct})"
+        )
+
+    def today(self, f: Finding) -> str:
+        if f.assumption is Assumption.PRICE:
+            return ""
+        if f.assumption in (Assumption.ACCEPTANCE_RATE, Assumption.RETRY_RATE):
+            return f" (today {_pct(f.base)})"
+        if f.assumption is Assumption.FX_RATE:
+            return (
+                f" (today 1 {f.subject} = {_rate(self.ctx, f.subject or ''):.4g} {self.currency})"
+            )
+        return ""
+
+    def no_change(self, f: Finding) -> str:
+        low, high = _pct(f.low), _pct(f.high)
+        if f.assumption is Assumption.UTILIZATION:
+            return f"no load from {low} to {high} of the brief's forecast changes the winner"
+        if f.assumption is Assumption.LABOUR_HOURS:
+            return f"no labour from {low} to {high} of today's hours changes the winner"
+        if f.assumption is Assumption.PRICE:
+            return f"no price from 0 to {high} of today's changes the winner"
+        if f.assumption is Assumption.FX_RATE:
+            return f"no rate from {low} to {high} of today's changes the winner"
+        what = f.assumption.value.replace("_", " ").lower()
+        return f"no {what} from {low} to {high} changes the winner"
+
+    def finding(self, f: Finding) -> str:
+        name = LABELS[f.assumption]
+        if f.never:
+            return (
+                f"{name}: it scales every candidate's unit cost alike, so no value changes the "
+                "winner."
+            )
+        parts = []
+        for change, moving in ((f.down, "falling to"), (f.up, "rising to")):
+            if change is not None:
+                parts.append(
+                    f"{moving} {self.value(f, change.value, change)}, {self.who(change.new_winner)}"
+                )
+        subject = ""
+        if f.assumption is Assumption.PRICE and f.subject:
+            subject = f" of {self.labels[f.subject]}"
+        if not parts:
+            return f"{name}{subject}: {self.no_change(f)}{self.today(f)}."
+        return f"{name}{subject}{self.today(f)}: " + "; ".join(parts) + "."
+
+    def summary(self, findings: tuple[Finding, ...]) -> list[str]:
+        winner = self.result.winner
+        head = (
+            f"Among the {len(self.result.base_unit_costs)} leading candidates, "
+            f"{self.labels[winner]} is the cheapest at {self.unit_cost(winner)}."
+        )
+        changing = [f for f in findings if f.down is not None or f.up is not None]
+        if not changing:
+            return [head, "No assumption within the ranges searched changes the winner."]
+        return [head, *(self.finding(f) for f in changing)]
+
+
+def sensitivity_display(sensitivity: dict[str, Any]) -> dict[str, Any] | None:
+    """What the finance page's "What would change the winner" section shows: the sentences,
+    and each leading candidate's figures as formatted money in the table's unit."""
+    if not sensitivity.get("leading"):
+        return None
+    currency, scale = sensitivity["currency"], sensitivity["unit_scale"]
+
+    def total_text(total: dict[str, Any]) -> str:
+        text = money_text(total["total"], currency)
+        if Decimal(total["committed_beyond"]):
+            text += (
+                f" (of which {money_text(total['committed_beyond'], currency)} still owed "
+                f"after {total['months']} months on the {total['commitment_months']}-month "
+                "commitment)"
+            )
+        return text
+
+    rows = []
+    for c in sensitivity["leading"]:
+        by_months = {t["months"]: t for t in c["totals"]}
+        cost = c["effective_unit_cost"]
+        rows.append(
+            {
+                "label": c["label"],
+                "winner": c["key"] == sensitivity["winner"],
+                "unit_cost": "—" if cost is None else f"{float(cost) * scale:,.4g}",
+                "monthly": money_text(c["monthly_cost"], currency),
+                "totals": [total_text(by_months[m]) for m in sorted(by_months)],
+            }
+        )
+    return {
+        "summary": sensitivity["summary"],
+        "others": [
+            f["explanation"]
+            for f in sensitivity["findings"]
+            if f["down"] is None and f["up"] is None
+        ],
+        "rows": rows,
+        "months": sorted({t["months"] for c in sensitivity["leading"] for t in c["totals"]}),
+        "unit_heading": f"{currency} {sensitivity['unit_label']}",
+    }
