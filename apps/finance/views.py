@@ -14,6 +14,7 @@ from apps.decisions.selectors import checklist_completeness_by_quote
 
 from . import charts
 from .assumptions import organisation_defaults, resolved_assumptions
+from .capacity import capacity_model_page
 from .forms import MOVES, FinanceAssumptionsForm, FxRateForm
 from .fx import fx_rates_applied, rate_text
 from .models import FinanceAssumptions, FxRate
@@ -133,6 +134,7 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             "can_edit": can_edit,
             "figures": [(name, f"{name}-data", figure) for name, figure in figures.items()],
             "checklist_complete": checklist,  # (answered, total) per shown quote id
+            **capacity_model_page(ranking["capacity_model"]),
         },
     )
 
