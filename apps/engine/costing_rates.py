@@ -132,9 +132,9 @@ def owned_note(owned: OwnedGpuMonth, currency: str) -> str:
     return (
         f"owned GPU: capex {owned.capex_per_gpu:.2f} / {owned.depreciation_months} months = "
         f"{owned.depreciation:.2f}; power {owned.kw_per_gpu:.3f} kW x PUE {owned.pue} x 730 h x "
-        f"{owned.electricity_per_kwh}/kWh = {owned.power:.2f}; hosting {owned.kw_per_gpu:.3f} kW "
-        f"x {owned.hosting_per_kw_month}/kW-month = {owned.hosting:.2f}; operations "
-        f"{owned.ops_hours_per_month} h x {owned.labour_rate_per_hour}/h = "
+        f"{owned.electricity_per_kwh:.4f}/kWh = {owned.power:.2f}; hosting {owned.kw_per_gpu:.3f} "
+        f"kW x {owned.hosting_per_kw_month:.2f}/kW-month = {owned.hosting:.2f}; operations "
+        f"{owned.ops_hours_per_month} h x {owned.labour_rate_per_hour:.2f}/h = "
         f"{owned.operations:.2f}; {owned.total:.2f} {currency} per GPU-month "
         f"({owned.total / HOURS_PER_MONTH:.4f}/GPU-h){defaults}"
     )

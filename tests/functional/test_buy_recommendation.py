@@ -3,12 +3,13 @@ recommendation is the cheapest option that meets the brief, and the options, the
 break-evens agree with the candidate table, in its unit and in words."""
 
 import re
+from datetime import date
 from decimal import Decimal
 
 import pytest
 
 from apps.core.roles import Role
-from apps.finance.models import CandidateRow
+from apps.finance.models import CandidateRow, FxRate
 from apps.finance.services import candidate_table_recompute, candidate_tables_request_recompute
 from apps.quotes.models import ApiRoute
 from tests.factories.briefs import BriefFactory
@@ -175,3 +176,28 @@ class TestFinancePageCapacitySection:
             "Model API",
         }
         assert figure["layout"]["yaxis"]["title"]["text"] == "USD per 1M accepted tokens"
+
+
+class TestOwnedQuoteInAnotherCurrency:
+    def test_its_capex_and_running_costs_are_converted_at_the_fx_rate(self, catalog, team):
+        brief = BriefFactory(team=team, operating_boundary="ON_PREM")
+        FxRate.objects.create(currency="EUR", rate=Decimal("1.10"), as_of=date(2026, 11, 1))
+        quote = owned_quote(currency="EUR", electricity_per_kwh=Decimal("0.20"))
+
+        table_for(brief)
+
+        row = CandidateRow.objects.get(quote=quote)
+        (note,) = [n for n in row.notes if n.startswith("owned GPU:")]
+        assert "capex 33000.00 / 60 months" in note  # EUR 30,000 x 1.10
+        assert "x 0.2200/kWh" in note
+
+    def test_without_a_rate_it_is_listed_as_not_costed(self, catalog, team):
+        brief = BriefFactory(team=team, operating_boundary="ON_PREM")
+        QuoteFactory(hourly_price_per_gpu=Decimal("2.50"))
+        quote = owned_quote(currency="JPY", capex_per_gpu=Decimal("4500000"))
+
+        table = table_for(brief)
+
+        (entry,) = table.inputs["not_costed"]
+        assert entry["quote_id"] == quote.pk and "JPY" in entry["reason"]
+        assert "BUY" not in {o["option"] for o in table.capacity_model["options"]}
