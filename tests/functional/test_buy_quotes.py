@@ -194,6 +194,13 @@ class TestOwnedQuotePage:
             Decimal(0),
         )
 
+    def test_the_quote_list_shows_an_owned_quote_s_capex_not_an_hourly_price(self, browser, acme):
+        browser.post("/quotes/new/", page_data(acme))
+
+        page = browser.get("/quotes/")
+
+        assert "capex 34000 USD over 48 months" in page.content.decode()
+
     def test_an_owned_quote_without_capex_shows_the_error_and_saves_nothing(self, browser, acme):
         response = browser.post("/quotes/new/", page_data(acme, capex_per_gpu=""))
 
