@@ -5,6 +5,21 @@ from decimal import Decimal
 from django.db import migrations, models
 
 
+# kW of IT load per GPU of an 8-GPU H100 server (apps.engine.costing_constants.SERVER_KW_PER_GPU,
+# copied: a migration does not import code that may change).
+SERVER_KW_PER_GPU = Decimal("1.275")
+
+
+def hosting_per_gpu_to_per_kw(apps, schema_editor):
+    """Keep finance's hosting price: what was set per GPU-month becomes per kW-month at the
+    server's kW per GPU (the default it was derived from). Amortisation years have no new
+    home: an owned quote now carries its own depreciation months."""
+    assumptions = apps.get_model("finance", "FinanceAssumptions")
+    for row in assumptions.objects.exclude(hosting_cost_per_gpu_month=None):
+        per_kw = (row.hosting_cost_per_gpu_month / SERVER_KW_PER_GPU).quantize(Decimal("0.01"))
+        assumptions.objects.filter(pk=row.pk).update(hosting_per_kw_month=per_kw)
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -40,6 +55,7 @@ class Migration(migrations.Migration):
             model_name='financeassumptions',
             constraint=models.CheckConstraint(condition=models.Q(models.Q(('pue__isnull', True), ('pue__gte', 1), _connector='OR'), models.Q(('hosting_per_kw_month__isnull', True), ('hosting_per_kw_month__gte', 0), _connector='OR'), models.Q(('ops_hours_per_gpu_month__isnull', True), ('ops_hours_per_gpu_month__gte', 0), _connector='OR')), name='assumption_owned_hardware_in_range'),
         ),
+        migrations.RunPython(hosting_per_gpu_to_per_kw, migrations.RunPython.noop),
         migrations.RemoveField(
             model_name='financeassumptions',
             name='amortisation_years',
