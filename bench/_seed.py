@@ -398,9 +398,8 @@ def seed(*, today: date | None = None) -> dict[str, Any]:
                 "retry_rate": Decimal("0.03"),
                 "failure_rate": Decimal("0.02"),
                 "acceptance_rate": Decimal("0.95"),
-                "amortisation_years": Decimal("4"),
                 "power_price_per_kwh": Decimal("0.12"),
-                "hosting_cost_per_gpu_month": Decimal("150"),
+                "hosting_per_kw_month": Decimal("150"),
             },
         )
 

@@ -40,12 +40,15 @@ DEMO_QUOTES: tuple[tuple[str, str, str, str, str], ...] = (
     ("Marketplace C", "rtx-4090-24gb", "SPOT", "0.34", "marketplace spot median, illustrative"),
     (
         "Own datacentre",
-        "h100-sxm5-80gb",
+        "h200-sxm-141gb",
         "OWNED",
-        "1.65",
-        "capex / 4y + power + hosting, illustrative",
+        "0",
+        "capex at the DGX H100 figure (~$270k / 8 GPUs, SemiAnalysis 2023) for the same-die "
+        "H200, 4-year depreciation, illustrative",
     ),
 )
+# The owned quote's capex and depreciation (its running costs take the finance defaults).
+DEMO_OWNED = {"capex_per_gpu": Decimal("34000"), "depreciation_months": 48}
 
 
 @transaction.atomic
@@ -90,6 +93,7 @@ def demo_load(*, password: str, today: date) -> dict[str, Any]:
                 "storage_price_per_tb_month": Decimal("20"),
                 "egress_price_per_gb": Decimal("0.05"),
                 "minimum_commitment_months": 12 if term.startswith("RESERVED") else 0,
+                **(DEMO_OWNED if term == "OWNED" else {}),
             },
         )
     for model, preset, price_in, price_out in (
@@ -119,9 +123,8 @@ def demo_load(*, password: str, today: date) -> dict[str, Any]:
             "retry_rate": Decimal("0.03"),
             "failure_rate": Decimal("0.02"),
             "acceptance_rate": Decimal("0.95"),
-            "amortisation_years": Decimal("4"),
             "power_price_per_kwh": Decimal("0.12"),
-            "hosting_cost_per_gpu_month": Decimal("150"),
+            "hosting_per_kw_month": Decimal("150"),
         },
     )
     for name, fields in DEMO_BRIEFS:

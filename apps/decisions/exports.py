@@ -429,6 +429,8 @@ def decision_record_pdf(report: dict[str, Any]) -> bytes:
     else:
         _para(pdf, "The candidate table was empty when the record was frozen.")
 
+    _owned_hardware(pdf, report.get("owned_hardware") or [])
+
     checklist = report["checklist"]
     _heading(pdf, f"Procurement checklist ({checklist['answered']}/{checklist['total']} answered)")
     if checklist["answers"]:
@@ -504,6 +506,46 @@ def decision_record_pdf(report: dict[str, Any]) -> bytes:
     pdf.set_font("Courier", size=9)
     pdf.cell(0, 5, latin1(report["content_hash"]), new_x=XPos.LMARGIN, new_y=YPos.NEXT)
     return bytes(pdf.output())
+
+
+def _owned_hardware(pdf: FPDF, owned: list[dict[str, Any]]) -> None:
+    """The capex inputs of every owned row: what the quote gave, and the defaults it took."""
+    if not owned:
+        return
+    _heading(pdf, "Owned hardware (capex inputs)")
+    _para(
+        pdf,
+        "Monthly cost of an owned GPU = capex / depreciation months + kW x PUE x 730 h x "
+        "electricity + kW x hosting per kW-month + hands-on hours x labour rate. Figures marked "
+        "* are finance defaults, not the quote's.",
+    )
+
+    def cell(entry: dict[str, Any], name: str) -> str:
+        mark = "*" if name in (entry.get("from_finance_defaults") or []) else ""
+        return f"{_num(entry.get(name))}{mark}"
+
+    _table(
+        pdf,
+        ["Quote", "Capex / GPU", "Months", "kW / GPU", "PUE", "Power / kWh", "Host / kW-mo",
+         "Ops h", "Per GPU-month"],
+        [
+            [
+                f"#{e['quote_id']}",
+                f"{_num(e.get('capex_per_gpu'))} {e.get('currency') or e.get('quote_currency')}",
+                str(e.get("depreciation_months") or "-"),
+                cell(e, "power_kw_per_gpu"),
+                cell(e, "pue"),
+                cell(e, "electricity_per_kwh"),
+                cell(e, "hosting_per_kw_month"),
+                cell(e, "ops_hours_per_month"),
+                _num(e.get("total_per_gpu_month")) if "total_per_gpu_month" in e
+                else str(e.get("not_costed") or "-"),
+            ]
+            for e in owned
+        ],
+        (14, 28, 14, 18, 14, 22, 24, 16, 40),
+        size=7,
+    )  # fmt: skip
 
 
 def _latency(target: Any) -> str:

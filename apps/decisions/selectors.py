@@ -369,6 +369,7 @@ def decision_record_report(record: DecisionRecord) -> dict[str, Any]:
         "unit": table.get("unit") or "output",
         "computed_at": table.get("computed_at"),
         "rows": candidate_rows(record),
+        "owned_hardware": snap.get("owned_hardware", []),
         "checklist": {
             "answered": checklist.get("answered", 0),
             "total": checklist.get("total", len(QUESTIONS)),

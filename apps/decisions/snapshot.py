@@ -12,8 +12,9 @@ from apps.briefs.models import WorkloadBrief
 from apps.core.currency import BASE_CURRENCY
 from apps.engine import ENGINE_VERSION
 from apps.finance.assumptions import assumptions_version, resolved_assumptions
+from apps.finance.owned import owned_hardware_inputs
 from apps.finance.selectors import ranking_for_brief
-from apps.quotes.models import ApiRoute, Quote
+from apps.quotes.models import OWNED_FIELDS, ApiRoute, Quote
 
 from .checklist import QUESTIONS
 from .models import ChecklistAnswer
@@ -64,6 +65,7 @@ def quote_evidence(quote: Quote) -> dict[str, Any]:
         "network_monthly": quote.network_monthly,
         "monthly_extras": quote.monthly_extras,
         "minimum_commitment_months": quote.minimum_commitment_months,
+        **{name: getattr(quote, name) for name in OWNED_FIELDS},
         "quote_date": quote.quote_date,
         "valid_until": quote.valid_until,
         "source": quote.source,
@@ -165,6 +167,7 @@ def build_snapshot(
     routes = ApiRoute.objects.filter(pk__in=route_ids).select_related("provider")
     runs = BenchmarkRun.objects.filter(brief=brief).select_related("gpu").order_by("pk")
     values, sources = resolved_assumptions(brief)
+    owned_hardware = owned_hardware_inputs(quote_ids, values)  # before the FX rates go
     fx_rates = fx_rates_frozen(
         values.pop("fx_rates"),
         {q.currency for q in quotes} | {r.currency for r in routes} | {ranking["currency"]},
@@ -191,6 +194,8 @@ def build_snapshot(
         },
         "quotes": [quote_evidence(q) for q in quotes.order_by("pk")],
         "api_routes": [route_evidence(r) for r in routes.order_by("pk")],
+        # The capex inputs of every owned row: the quote's figures and the defaults used.
+        "owned_hardware": owned_hardware,
         "benchmark_runs": [
             {
                 "id": run.pk,

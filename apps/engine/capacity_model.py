@@ -1,28 +1,29 @@
 """Rent, reserve, buy or use a model API: the capacity-model comparison for one brief.
 
-Every option is costed all-in with the candidate costing (`cost_gpu_candidate`,
-`cost_api_candidate`), so its monthly cost and unit cost match the candidate table. The
-recommendation is the option with the lowest effective unit cost that meets the brief's
-constraints, less commitment winning ties; buying is offered only to an organisation that can
-operate hardware, and spot is not recommended for real-time serving.
+The options are the brief's GPU quotes (of one GPU, at one configuration) grouped by what they
+offer (`costing_breakeven.option_for_quote`: on demand and marketplace -> rent on demand, spot
+-> rent spot, reserved 1 / 3 years -> reserve, owned with capex -> buy) and its API routes. Each
+quote and route is costed with the candidate costing (`cost_gpu_candidate`,
+`cost_api_candidate`), so an option's monthly cost and unit cost are those of its row in the
+candidate table; an option is the cheapest quote (or route) offering it, preferring those that
+meet the brief.
 
-Break-even utilization u (the share of a committed month's GPU-hours doing work) between pairs,
-on GPU-rate economics:
-- on-demand (rate d) vs reserved (rate r): d x 730 x u = r x 730, so u = r / d.
-- on-demand vs buy: u = (capex / amortisation months + power + hosting) / (d x 730).
-- spot vs reserved / buy: as on-demand, with spot's rate x (1 + interruption overhead).
-- reserved vs buy: both fixed; no utilization break-even (None), compare monthly costs.
-- committed GPU option vs API: the GPU's cost per accepted output at u is g / u, where g is its
-  cost at u = 1 (rate x (1 + overhead shares) / accepted outputs per GPU-hour); the API's is a
-  flat a, so u = g / a. Pay-per-use options are flat too: no break-even (None).
-Below u the first option of the pair is cheaper, above it the second. Fixed monthly costs
-(platform labour, storage, extras) are left out of break-evens and the chart; they are in the
-options' all-in costs.
+The recommendation is the option with the lowest cost per accepted output at the brief's
+utilization among those that meet the brief (the table's rule), less commitment winning ties;
+spot is not recommended for real-time serving (reclaimable capacity). Buying needs an owned
+quote with capex; it misses a brief that runs in the public cloud (the costing's rule), and is
+otherwise offered to whoever entered the owned quote: entering one says the organisation can
+operate hardware.
+
+The curve and the break-evens (`costing_breakeven`) use the same all-in cost per accepted output,
+so the curve at the brief's utilization is each option's figure, and a break-even never
+contradicts the recommendation.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
 from decimal import Decimal, localcontext
 
 from apps.engine.costing import (
@@ -32,75 +33,69 @@ from apps.engine.costing import (
     CostKind,
     Demand,
     FinanceAssumptions,
-    OperatingBoundary,
     PricingTerm,
     QuoteTerms,
     cost_api_candidate,
     cost_gpu_candidate,
 )
 from apps.engine.costing_breakeven import (
+    CAPACITY_OPTION_LABELS,
     BreakEven,
     CapacityOption,
-    break_evens,
+    OptionCurve,
+    UnitDisplay,
+    break_even,
+    label,
+    option_for_quote,
+    percent,
     share,
-    variable_curve,
 )
-from apps.engine.costing_constants import (
-    HOURS_PER_MONTH,
-    SPOT_INTERRUPTION_OVERHEAD,
-)
-from apps.engine.costing_rates import (
-    COSTING_CONTEXT,
-    money,
-    owned_monthly_cost_per_gpu,
-    significant,
-)
-from apps.engine.costing_types import ONE, ZERO, cost_kind
+from apps.engine.costing_rates import COSTING_CONTEXT, gpu_hourly_rate, money
+from apps.engine.costing_types import ZERO, cost_kind
 from apps.engine.types import DutyCycle
 
 __all__ = [
+    "CAPACITY_OPTION_LABELS",
     "BreakEven",
     "CapacityComparison",
     "CapacityOption",
     "OptionCost",
+    "UnitDisplay",
     "UtilizationPoint",
     "compare_capacity_models",
-    "unit_cost_vs_utilization",
+    "option_for_quote",
 ]
 
 
 _ORDER = tuple(CapacityOption)  # least commitment first, for ties
-_TERMS = {
-    CapacityOption.RENT_ON_DEMAND: PricingTerm.ON_DEMAND,
-    CapacityOption.RENT_SPOT: PricingTerm.SPOT,
-    CapacityOption.RESERVE_1Y: PricingTerm.RESERVED_1Y,
-    CapacityOption.RESERVE_3Y: PricingTerm.RESERVED_3Y,
-    CapacityOption.BUY: PricingTerm.OWNED,
-}
 _BURSTY = frozenset({DutyCycle.EXPERIMENTAL, DutyCycle.NOTEBOOK, DutyCycle.SEASONAL_BURST})
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class OptionCost:
     option: CapacityOption
+    source: int  # index of the quote (GPU options) or the route (API) it was costed from
     hourly_rate_per_gpu: Decimal | None  # effective GPU-hour rate; None for the API
     cost: CandidateCost
+    curve: OptionCurve | None  # None: no accepted output, or misses the brief
 
+    @property
+    def label(self) -> str:
+        return label(self.option)
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class CapacityComparison:
-    utilization: Decimal  # the brief's: busy GPU-hours / committed GPU-hours
-    options: tuple[OptionCost, ...]
-    recommended: CapacityOption | None
-    break_evens: tuple[BreakEven, ...]
-    rationale: tuple[str, ...]
+    @property
+    def unit_cost(self) -> Decimal | None:
+        """As the candidate table shows it: none for an option that misses the brief."""
+        return self.cost.effective_unit_cost if self.cost.meets_constraints else None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class UtilizationPoint:
-    """Variable cost per accepted output at one utilization (None: option not offered)."""
+    """Cost per accepted output of each option at one utilization (None: not offered, or it
+    misses the brief); ``at_brief``: this is the brief's own utilization."""
 
     utilization: Decimal
+    at_brief: bool
     rent_on_demand: Decimal | None
     rent_spot: Decimal | None
     reserve_1y: Decimal | None
@@ -110,230 +105,215 @@ class UtilizationPoint:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class _Offer:
-    """The prices on the table; the GPU options offered are those with a price."""
+class CapacityComparison:
+    utilization: Decimal  # the brief's: busy GPU-hours / committed GPU-hours, unrounded
+    options: tuple[OptionCost, ...]
+    recommended: CapacityOption | None
+    break_evens: tuple[BreakEven, ...]
+    rationale: tuple[str, ...]
+    curve: tuple[UtilizationPoint, ...]
 
-    on_demand_hourly: Decimal
-    spot_hourly: Decimal | None
-    reserved_1y_hourly: Decimal | None
-    reserved_3y_hourly: Decimal | None
-    capex_per_gpu: Decimal | None
-    gpu_tdp_w: Decimal | None
+    def option(self, option: CapacityOption) -> OptionCost | None:
+        return next((o for o in self.options if o.option is option), None)
 
-    def rates(self, finance: FinanceAssumptions) -> dict[CapacityOption, Decimal]:
-        """Effective price of a GPU-hour under each offered GPU option (spot with its
-        interruption overhead; buy as the owned GPU-month over 730 h)."""
-        rates = {CapacityOption.RENT_ON_DEMAND: self.on_demand_hourly}
-        if self.spot_hourly is not None:
-            rates[CapacityOption.RENT_SPOT] = self.spot_hourly * (ONE + SPOT_INTERRUPTION_OVERHEAD)
-        if self.reserved_1y_hourly is not None:
-            rates[CapacityOption.RESERVE_1Y] = self.reserved_1y_hourly
-        if self.reserved_3y_hourly is not None:
-            rates[CapacityOption.RESERVE_3Y] = self.reserved_3y_hourly
-        if self.capex_per_gpu is not None:
-            monthly = owned_monthly_cost_per_gpu(
-                capex_per_gpu=self.capex_per_gpu, gpu_tdp_w=self.gpu_tdp_w, finance=finance
-            )
-            rates[CapacityOption.BUY] = monthly / HOURS_PER_MONTH
-        return rates
+    def unit_cost_at(self, option: CapacityOption, u: Decimal) -> Decimal | None:
+        """The curve of ``option`` at utilization ``u`` (0 < u <= 1)."""
+        found = self.option(option)
+        return None if found is None or found.curve is None else found.curve.at(u)
 
-    def quote(self, option: CapacityOption, base: QuoteTerms) -> QuoteTerms:
-        prices = {
-            CapacityOption.RENT_ON_DEMAND: self.on_demand_hourly,
-            CapacityOption.RENT_SPOT: self.spot_hourly,
-            CapacityOption.RESERVE_1Y: self.reserved_1y_hourly,
-            CapacityOption.RESERVE_3Y: self.reserved_3y_hourly,
-        }
-        if option is CapacityOption.BUY:
-            return replace(
-                base,
-                pricing_term=PricingTerm.OWNED,
-                hourly_price_per_gpu=ZERO,
-                minimum_commitment_months=0,
-                capex_per_gpu=self.capex_per_gpu,
-                gpu_tdp_w=self.gpu_tdp_w,
-            )
-        return replace(
-            base,
-            pricing_term=_TERMS[option],
-            hourly_price_per_gpu=prices[option] or ZERO,
-            minimum_commitment_months=0,
-            capex_per_gpu=None,
-        )
+
+def _better(cost: CandidateCost, than: CandidateCost) -> bool:
+    def key(c: CandidateCost) -> tuple[bool, bool, Decimal]:
+        unit = c.effective_unit_cost
+        return (not c.meets_constraints, unit is None, unit if unit is not None else ZERO)
+
+    return key(cost) < key(than)
 
 
 def compare_capacity_models(
     *,
     demand: Demand,
     capacity: CapacityFigures,
-    on_demand_hourly: Decimal,
     finance: FinanceAssumptions,
-    spot_hourly: Decimal | None = None,
-    reserved_1y_hourly: Decimal | None = None,
-    reserved_3y_hourly: Decimal | None = None,
-    capex_per_gpu: Decimal | None = None,
-    gpu_tdp_w: Decimal | None = None,
-    api_route: ApiRouteTerms | None = None,
-    base_quote: QuoteTerms | None = None,
-    can_operate_hardware: bool = False,
+    quotes: Sequence[QuoteTerms] = (),
+    api_routes: Sequence[ApiRouteTerms] = (),
+    display: UnitDisplay | None = None,
+    steps: int = 20,
 ) -> CapacityComparison:
-    """Cost the brief under each offered capacity model and recommend one (module doc).
+    """Cost the brief under each offered capacity option and recommend one (module doc).
 
-    `base_quote` carries the provider's non-GPU prices (storage, egress, network, extras,
-    operating model) shared by the GPU options; its term and hourly price are replaced.
-    An organisation can operate hardware when told so or when the brief is ON_PREM.
-    """
+    ``quotes`` are GPU quotes of one GPU, all costed at ``capacity`` (one configuration, so one
+    utilization of committed GPU-hours); ``display`` writes amounts in the table's unit; the
+    curve has ``steps`` points at u = 1/steps .. 1, and the brief's own utilization."""
+    display = display or UnitDisplay(currency=finance.reporting_currency)
     with localcontext(COSTING_CONTEXT):
-        offer = _Offer(
-            on_demand_hourly=on_demand_hourly,
-            spot_hourly=spot_hourly,
-            reserved_1y_hourly=reserved_1y_hourly,
-            reserved_3y_hourly=reserved_3y_hourly,
-            capex_per_gpu=capex_per_gpu,
-            gpu_tdp_w=gpu_tdp_w,
-        )
-        base = base_quote or QuoteTerms(
-            pricing_term=PricingTerm.ON_DEMAND, hourly_price_per_gpu=ZERO
-        )
-        rates = offer.rates(finance)
-        options = [
-            OptionCost(
-                option=option,
-                hourly_rate_per_gpu=money(rate),
-                cost=cost_gpu_candidate(
-                    demand=demand,
-                    capacity=capacity,
-                    quote=offer.quote(option, base),
-                    finance=finance,
-                ),
-            )
-            for option, rate in rates.items()
-        ]
-        api = None
-        if api_route is not None:
-            api = cost_api_candidate(demand=demand, route=api_route, finance=finance)
-            options.append(
-                OptionCost(option=CapacityOption.API, hourly_rate_per_gpu=None, cost=api)
-            )
         committed = cost_gpu_candidate(
             demand=demand,
             capacity=capacity,
-            quote=replace(
-                base,
-                pricing_term=PricingTerm.DEDICATED_CLUSTER,
-                hourly_price_per_gpu=on_demand_hourly,
-                capex_per_gpu=None,
-            ),
+            quote=QuoteTerms(pricing_term=PricingTerm.DEDICATED_CLUSTER, hourly_price_per_gpu=ZERO),
             finance=finance,
         )
-        curve = variable_curve(
-            demand=demand, reference=options[0].cost, rates=rates, api=api, finance=finance
-        )
-        pairs = break_evens(rates, curve)
-        recommended, rationale = _recommend(
-            demand=demand,
-            options=options,
-            utilization=committed.utilization,
-            can_operate=can_operate_hardware
-            or demand.operating_boundary is OperatingBoundary.ON_PREM,
-        )
+        # Unrounded, so that break-evens are exact; the chart and the pages round it.
+        paid = committed.paid_gpu_hours_per_month
+        utilization = committed.busy_gpu_hours_per_month / paid if paid else ZERO
+        best: dict[CapacityOption, tuple[int, QuoteTerms | None, CandidateCost]] = {}
+        for index, quote in enumerate(quotes):
+            option = option_for_quote(quote)
+            if option is None:
+                continue
+            cost = cost_gpu_candidate(
+                demand=demand, capacity=capacity, quote=quote, finance=finance
+            )
+            if option not in best or _better(cost, best[option][2]):
+                best[option] = (index, quote, cost)
+        for index, route in enumerate(api_routes):
+            cost = cost_api_candidate(demand=demand, route=route, finance=finance)
+            if CapacityOption.API not in best or _better(cost, best[CapacityOption.API][2]):
+                best[CapacityOption.API] = (index, None, cost)
+        options = []
+        for option in _ORDER:
+            if option not in best:
+                continue
+            index, offered, cost = best[option]
+            rate = None if offered is None else money(gpu_hourly_rate(offered, finance)[0])
+            curve = OptionCurve.of(cost, utilization) if cost.meets_constraints else None
+            options.append(
+                OptionCost(
+                    option=option, source=index, hourly_rate_per_gpu=rate, cost=cost, curve=curve
+                )
+            )
+        pairs = _break_evens(options, utilization, display)
+        recommended, rationale = _recommend(demand, options, utilization, pairs, display)
         return CapacityComparison(
-            utilization=committed.utilization,
+            utilization=utilization,
             options=tuple(options),
             recommended=recommended,
             break_evens=tuple(pairs),
             rationale=tuple(rationale),
+            curve=_curve(options, utilization, steps),
         )
+
+
+def _break_evens(
+    options: list[OptionCost], utilization: Decimal, display: UnitDisplay
+) -> list[BreakEven]:
+    """One break-even for every pair of options that meet the brief."""
+    priced = [o for o in options if o.curve is not None]
+    out = []
+    for i, first in enumerate(priced):
+        for second in priced[i + 1 :]:
+            assert first.curve is not None and second.curve is not None  # noqa: S101 (typing)
+            out.append(
+                break_even(
+                    first.option,
+                    first.curve,
+                    second.option,
+                    second.curve,
+                    utilization=utilization,
+                    display=display,
+                )
+            )
+    return out
+
+
+def _excluded_reason(demand: Demand, oc: OptionCost) -> str | None:
+    if not oc.cost.meets_constraints:
+        return f"{oc.label} does not meet the brief: {'; '.join(oc.cost.why_not)}."
+    if oc.cost.effective_unit_cost is None:
+        return f"{oc.label} produces no accepted output for this brief."
+    if (
+        oc.option is CapacityOption.RENT_SPOT
+        and cost_kind(demand.workload_type) is CostKind.REALTIME
+    ):
+        return (
+            f"{oc.label} is left out: spot capacity can be reclaimed at any time, and real-time "
+            "serving needs capacity that stays."
+        )
+    return None
 
 
 def _recommend(
-    *, demand: Demand, options: list[OptionCost], utilization: Decimal, can_operate: bool
+    demand: Demand,
+    options: list[OptionCost],
+    utilization: Decimal,
+    pairs: list[BreakEven],
+    display: UnitDisplay,
 ) -> tuple[CapacityOption | None, list[str]]:
-    rationale = [f"brief's utilization of committed GPUs: {utilization:.2%}"]
+    eligible: list[OptionCost] = []
+    excluded: list[str] = []
+    for oc in options:
+        reason = _excluded_reason(demand, oc)
+        if reason is None:
+            eligible.append(oc)
+        else:
+            excluded.append(reason)
+    rationale: list[str] = []
+    if not eligible:
+        rationale.append("No option meets the brief, so none is recommended.")
+        return None, rationale + excluded
+
+    def unit(oc: OptionCost) -> Decimal:
+        assert oc.cost.effective_unit_cost is not None  # noqa: S101 (eligible ones have one)
+        return oc.cost.effective_unit_cost
+
+    ranked = sorted(eligible, key=lambda oc: (unit(oc), _ORDER.index(oc.option)))
+    best = ranked[0]
+    rationale.append(
+        f"At the brief's utilization of committed GPU-hours ({percent(utilization)}), "
+        f"{best.label} costs {display.amount(unit(best))}, the lowest of the options that meet "
+        "the brief."
+    )
+    for other in ranked[1:]:
+        more = (unit(other) / unit(best) - 1) if unit(best) else ZERO
+        line = f"{other.label}: {display.amount(unit(other))} ({percent(more)} more)"
+        pair = next(
+            (
+                p
+                for p in pairs
+                if {p.cheaper_below, p.cheaper_above} == {best.option, other.option}
+                and p.utilization is not None
+            ),
+            None,
+        )
+        if pair is not None:
+            side = "above" if pair.cheaper_above is best.option else "below"
+            line += (
+                f"; {best.label} stays cheaper while utilization is {side} "
+                f"{percent(pair.utilization or ZERO)}"
+            )
+        rationale.append(line + ".")
+    rationale.extend(excluded)
     if demand.duty_cycle in _BURSTY:
         rationale.append(
-            f"{demand.duty_cycle} duty cycle: commitments risk paying for idle capacity"
+            f"The brief's duty cycle ({demand.duty_cycle.value.replace('_', ' ').lower()}) is "
+            "bursty: a commitment risks paying for idle capacity if use falls."
         )
-    eligible: list[OptionCost] = []
-    for oc in options:
-        unit = oc.cost.effective_unit_cost
-        if oc.option is CapacityOption.BUY and not can_operate:
-            rationale.append("BUY excluded: the organisation does not operate hardware")
-        elif (
-            oc.option is CapacityOption.RENT_SPOT
-            and cost_kind(demand.workload_type) is CostKind.REALTIME
-        ):
-            rationale.append("RENT_SPOT excluded: reclaimable capacity for real-time serving")
-        elif not oc.cost.meets_constraints or unit is None:
-            rationale.append(f"{oc.option} excluded: {'; '.join(oc.cost.why_not) or 'no output'}")
-        else:
-            eligible.append(oc)
-            rationale.append(
-                f"{oc.option}: {unit} per accepted {demand.success_unit.lower()}, "
-                f"{oc.cost.monthly_cost} a month"
-            )
-    if not eligible:
-        return None, rationale
-    best = min(eligible, key=lambda oc: (oc.cost.effective_unit_cost, _ORDER.index(oc.option)))
-    rationale.append(f"recommended: {best.option}, the lowest cost per accepted output")
     return best.option, rationale
 
 
-def unit_cost_vs_utilization(
-    *,
-    demand: Demand,
-    capacity: CapacityFigures,
-    on_demand_hourly: Decimal,
-    finance: FinanceAssumptions,
-    spot_hourly: Decimal | None = None,
-    reserved_1y_hourly: Decimal | None = None,
-    reserved_3y_hourly: Decimal | None = None,
-    capex_per_gpu: Decimal | None = None,
-    gpu_tdp_w: Decimal | None = None,
-    api_route: ApiRouteTerms | None = None,
-    steps: int = 20,
+def _curve(
+    options: list[OptionCost], utilization: Decimal, steps: int
 ) -> tuple[UtilizationPoint, ...]:
-    """Variable cost per accepted output for each option at u = 1/steps .. 1 (0.05 .. 1.0 by
-    default), for the chart: committed options fall as 1/u, pay-per-use options and the API
-    are flat. Values to 10 significant digits; None where an option is not offered."""
-    with localcontext(COSTING_CONTEXT):
-        offer = _Offer(
-            on_demand_hourly=on_demand_hourly,
-            spot_hourly=spot_hourly,
-            reserved_1y_hourly=reserved_1y_hourly,
-            reserved_3y_hourly=reserved_3y_hourly,
-            capex_per_gpu=capex_per_gpu,
-            gpu_tdp_w=gpu_tdp_w,
-        )
-        base = QuoteTerms(pricing_term=PricingTerm.ON_DEMAND, hourly_price_per_gpu=on_demand_hourly)
-        reference = cost_gpu_candidate(
-            demand=demand, capacity=capacity, quote=base, finance=finance
-        )
-        api = (
-            cost_api_candidate(demand=demand, route=api_route, finance=finance)
-            if api_route is not None
-            else None
-        )
-        curve = variable_curve(
-            demand=demand, reference=reference, rates=offer.rates(finance), api=api, finance=finance
-        )
+    grid = {share(Decimal(step) / Decimal(steps)) for step in range(1, steps + 1)}
+    grid.discard(share(utilization))  # the brief's own point, unrounded, takes its place
+    if ZERO < utilization <= 1:
+        grid.add(utilization)
+    curves = {o.option: o.curve for o in options}
 
-        def value(option: CapacityOption, u: Decimal) -> Decimal | None:
-            v = curve.at(option, u)
-            return None if v is None else significant(v)
+    def value(option: CapacityOption, u: Decimal) -> Decimal | None:
+        curve = curves.get(option)
+        return None if curve is None else curve.at(u)
 
-        points = []
-        for step in range(1, steps + 1):
-            u = Decimal(step) / Decimal(steps)
-            points.append(
-                UtilizationPoint(
-                    utilization=share(u),
-                    rent_on_demand=value(CapacityOption.RENT_ON_DEMAND, u),
-                    rent_spot=value(CapacityOption.RENT_SPOT, u),
-                    reserve_1y=value(CapacityOption.RESERVE_1Y, u),
-                    reserve_3y=value(CapacityOption.RESERVE_3Y, u),
-                    buy=value(CapacityOption.BUY, u),
-                    api=value(CapacityOption.API, u),
-                )
-            )
-        return tuple(points)
+    return tuple(
+        UtilizationPoint(
+            utilization=u,
+            at_brief=u == utilization,
+            rent_on_demand=value(CapacityOption.RENT_ON_DEMAND, u),
+            rent_spot=value(CapacityOption.RENT_SPOT, u),
+            reserve_1y=value(CapacityOption.RESERVE_1Y, u),
+            reserve_3y=value(CapacityOption.RESERVE_3Y, u),
+            buy=value(CapacityOption.BUY, u),
+            api=value(CapacityOption.API, u),
+        )
+        for u in sorted(grid)
+    )

@@ -8,15 +8,17 @@ spot bills them at price x (1 + SPOT_INTERRUPTION_OVERHEAD) for work lost to rec
 terms (RESERVED_1Y/3Y, DEDICATED_CLUSTER, OWNED) bill GPUs x 730 h whatever the load: the busy part
 is `gpu_compute` (and its waste lines), the rest `idle_capacity`. GPUs committed = the deployment's
 GPUs, or more (whole replicas / runs) when the month's work needs more than they give in 730 h.
-OWNED with `capex_per_gpu`: capex / (amortisation_years x 12) + TDP x PUE x 730 h x power price +
-hosting per GPU-month, over 730 h; without it, the quote's hourly figure.
+OWNED with `capex_per_gpu`: (capex / depreciation months + kW x PUE x 730 h x electricity + kW x
+hosting per kW-month + hands-on hours x labour rate) per GPU-month, over 730 h
+(`costing_rates.owned_gpu_month`); without it, the quote's hourly figure. Owned hardware is not
+the public cloud: a bought quote misses a PUBLIC_CLOUD brief.
 
 Retries: retry_waste = work x retry_rate / (1 - retry_rate) (a request retried until it succeeds
 costs 1 / (1 - r) attempts). Shares of the GPU bill (every GPU line): observability (finance),
 serving_stack (real-time), queue_overhead (media). Media: failed_renders is the failure_rate
 share of the render compute, which produced nothing (so not counted twice: gpu_compute holds the
-rest). Platform labour = hours by operating model (+ datacentre hours per owned GPU) x labour
-rate. Which lines each kind gets: `LINES_BY_KIND`.
+rest). Platform labour = hours by operating model x labour rate (an owned GPU's datacentre
+hours are in its GPU-month). Which lines each kind gets: `LINES_BY_KIND`.
 
 Lines are quantized to 4 dp (half-even); monthly_cost is their exact sum; the unit cost is
 rounded to 10 significant digits. Arithmetic runs in its own 28-digit decimal context, so the
@@ -34,7 +36,6 @@ from decimal import (
 from typing import Protocol
 
 from apps.engine.costing_constants import (
-    HARDWARE_OPS_HOURS_PER_GPU_MONTH,
     HOURS_PER_MONTH,
     MINUTES_PER_HOUR,
     OUTPUT_QUANTUM,
@@ -49,7 +50,7 @@ from apps.engine.costing_rates import (
     egress_gb,
     gpu_hourly_rate,
     money,
-    owned_monthly_cost_per_gpu,
+    owned_gpu_month,
     significant,
 )
 from apps.engine.costing_types import (
@@ -95,7 +96,7 @@ __all__ = [
     "cost_api_candidate",
     "cost_gpu_candidate",
     "gpu_hourly_rate",
-    "owned_monthly_cost_per_gpu",
+    "owned_gpu_month",
     "rank_candidates",
 ]
 
@@ -252,8 +253,6 @@ def _cost_gpu(
     raw["provider_extras"] = quote.monthly_extras
     raw["observability"] = gpu_bill * finance.observability_share
     hours = finance.platform_hours(quote.operating_model)
-    if term is PricingTerm.OWNED:
-        hours += HARDWARE_OPS_HOURS_PER_GPU_MONTH * gpus
     raw["platform_labour"] = hours * finance.labour_rate_per_hour
     notes.append(f"platform labour: {hours} h a month ({quote.operating_model})")
 
@@ -262,6 +261,8 @@ def _cost_gpu(
         and quote.operating_model is OperatingModel.SELF_MANAGED
     ):
         why_not.append("brief asks for a managed API; this candidate is self-managed GPUs")
+    if quote.is_bought and demand.operating_boundary is OperatingBoundary.PUBLIC_CLOUD:
+        why_not.append("brief runs in the public cloud; this candidate is bought hardware")
     months = commitment_months(quote, finance)
     if demand.horizon_months is not None and months > demand.horizon_months:
         why_not.append(

@@ -1,6 +1,18 @@
-"""Break-even utilizations and the cost-per-output curve behind the capacity-model comparison.
+"""The cost-per-output curve, break-evens and words behind the capacity-model comparison.
 
-See `apps.engine.capacity_model` for the formulas; this module holds the arithmetic.
+Every option's curve is its all-in cost per accepted output (the candidate table's definition:
+every cost line, platform labour included) as a function of u, the utilization of committed
+GPU-hours, with the same work and the same accepted outputs N:
+- pay-per-use options (rent on demand, rent spot) and the model API bill what is used: flat,
+  c(u) = monthly cost / N;
+- committed options (reserve, buy) pay for work / u GPU-hours: the lines that scale with the GPU
+  bill (compute, waste, idle capacity and the shares of the bill: V at the brief's utilization
+  U) scale by U / u, the others (storage, network, extras, labour, moderation, review: F) stay,
+  c(u) = (F + V x U / u) / N. At u = U that is the option's own monthly cost / N, exactly.
+Break-even between two options: where c_1(u) = c_2(u) in (0, 1]. With c = a + b / u
+(a = F / N, b = V x U / N; b = 0 for flat options), u* = (b_2 - b_1) / (a_1 - a_2); below u* the
+option with the smaller b is cheaper, above it the one with the smaller a. No crossing in (0, 1]:
+one option is cheaper at every utilization.
 """
 
 from __future__ import annotations
@@ -9,21 +21,20 @@ from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
 
-from apps.engine.costing_constants import QUEUE_OVERHEAD_SHARE, RATE_QUANTUM, SERVING_STACK_SHARE
+from apps.engine.costing_constants import RATE_QUANTUM
 from apps.engine.costing_rates import significant
 from apps.engine.costing_types import (
     ONE,
+    PAY_PER_USE_TERMS,
     ZERO,
     CandidateCost,
-    CostKind,
-    Demand,
-    FinanceAssumptions,
-    cost_kind,
+    PricingTerm,
+    QuoteTerms,
 )
 
 
 class CapacityOption(StrEnum):
-    """Values match `apps.decisions.DecisionRecord.CapacityModel`."""
+    """Values match `apps.decisions.DecisionRecord.CapacityModel`; least commitment first."""
 
     RENT_ON_DEMAND = "RENT_ON_DEMAND"
     RENT_SPOT = "RENT_SPOT"
@@ -33,153 +44,166 @@ class CapacityOption(StrEnum):
     API = "API"
 
 
-# Billed per GPU-hour used: flat cost per output at any utilization.
-FLAT_OPTIONS = frozenset({CapacityOption.RENT_ON_DEMAND, CapacityOption.RENT_SPOT})
+# What a person reads for each option (pages, PDF, chart legends), never the code name.
+CAPACITY_OPTION_LABELS: dict[CapacityOption, str] = {
+    CapacityOption.RENT_ON_DEMAND: "Rent on demand",
+    CapacityOption.RENT_SPOT: "Rent spot",
+    CapacityOption.RESERVE_1Y: "Reserve 1 year",
+    CapacityOption.RESERVE_3Y: "Reserve 3 years",
+    CapacityOption.BUY: "Buy (owned)",
+    CapacityOption.API: "Model API",
+}
+
+# The pricing terms behind each GPU option. A dedicated cluster (committed for a term of its
+# own) and an owned quote without capex (an hourly figure, not a purchase) are no option here.
+_OPTION_BY_TERM = {
+    PricingTerm.ON_DEMAND: CapacityOption.RENT_ON_DEMAND,
+    PricingTerm.MARKETPLACE: CapacityOption.RENT_ON_DEMAND,
+    PricingTerm.SPOT: CapacityOption.RENT_SPOT,
+    PricingTerm.RESERVED_1Y: CapacityOption.RESERVE_1Y,
+    PricingTerm.RESERVED_3Y: CapacityOption.RESERVE_3Y,
+}
+
+# Lines that do not scale with the GPU-hours paid for (see the module doc).
+FIXED_LINES = frozenset(
+    {
+        "storage",
+        "network_egress",
+        "provider_extras",
+        "platform_labour",
+        "moderation",
+        "operator_review",
+    }
+)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class BreakEven:
-    """Below `utilization` the `cheaper_below` option wins, above it `cheaper_above`."""
-
-    cheaper_below: CapacityOption
-    cheaper_above: CapacityOption
-    utilization: Decimal | None  # None: no crossing in (0, 1]
-    explanation: str
+def option_for_quote(quote: QuoteTerms) -> CapacityOption | None:
+    """The capacity option a GPU quote offers, or None (dedicated cluster, owned at an hourly
+    figure)."""
+    if quote.pricing_term is PricingTerm.OWNED:
+        return CapacityOption.BUY if quote.is_bought else None
+    return _OPTION_BY_TERM.get(quote.pricing_term)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Curve:
-    """Variable cost per accepted output: GPU option at u is full[option] / u (committed) or
-    full[option] (pay-per-use); the API is flat."""
-
-    full: dict[CapacityOption, Decimal]
-    api: Decimal | None
-
-    def at(self, option: CapacityOption, u: Decimal) -> Decimal | None:
-        if option is CapacityOption.API:
-            return self.api
-        g = self.full.get(option)
-        if g is None:
-            return None
-        return g if option in FLAT_OPTIONS else g / u
-
-
-def variable_curve(
-    *,
-    demand: Demand,
-    reference: CandidateCost,
-    rates: dict[CapacityOption, Decimal],
-    api: CandidateCost | None,
-    finance: FinanceAssumptions,
-) -> Curve:
-    """Per-accepted-output costs at full utilization, from a pay-per-use reference costing:
-    g = rate x (1 + observability + serving/queue share) / accepted outputs per work GPU-hour.
-    The API's = its token, retry and observability lines / accepted outputs."""
-    full: dict[CapacityOption, Decimal] = {}
-    hours = reference.busy_gpu_hours_per_month
-    if hours > ZERO and reference.accepted_outputs_per_month > ZERO:
-        per_hour = reference.accepted_outputs_per_month / hours
-        kind = cost_kind(demand.workload_type)
-        shares = ONE + finance.observability_share
-        if kind is CostKind.REALTIME:
-            shares += SERVING_STACK_SHARE
-        elif kind is CostKind.MEDIA:
-            shares += QUEUE_OVERHEAD_SHARE
-        full = {option: rate * shares / per_hour for option, rate in rates.items()}
-    api_unit: Decimal | None = None
-    if api is not None and api.accepted_outputs_per_month > ZERO:
-        variable = api.monthly_cost - api.cost_lines["platform_labour"]
-        api_unit = variable / api.accepted_outputs_per_month
-    return Curve(full=full, api=api_unit)
+def label(option: CapacityOption) -> str:
+    return CAPACITY_OPTION_LABELS[option]
 
 
 def share(x: Decimal) -> Decimal:
     return x.quantize(RATE_QUANTUM)
 
 
-def break_evens(rates: dict[CapacityOption, Decimal], curve: Curve) -> list[BreakEven]:
-    out: list[BreakEven] = []
-    fixed = [
-        o
-        for o in (CapacityOption.RESERVE_1Y, CapacityOption.RESERVE_3Y, CapacityOption.BUY)
-        if o in rates
-    ]
-    for flat in (CapacityOption.RENT_ON_DEMAND, CapacityOption.RENT_SPOT):
-        if flat not in rates:
-            continue
-        for committed in fixed:
-            u = rates[committed] / rates[flat]
-            if u <= ONE:
-                text = (
-                    f"{committed} ({rates[committed]:.4f}/GPU-h for 730 h) beats {flat} "
-                    f"({rates[flat]:.4f}/GPU-h used) above {u:.2%} utilization"
-                )
-                out.append(
-                    BreakEven(
-                        cheaper_below=flat,
-                        cheaper_above=committed,
-                        utilization=share(u),
-                        explanation=text,
-                    )
-                )
-            else:
-                out.append(
-                    BreakEven(
-                        cheaper_below=flat,
-                        cheaper_above=committed,
-                        utilization=None,
-                        explanation=f"{committed} never beats {flat}",
-                    )
-                )
-    for i, first in enumerate(fixed):
-        for second in fixed[i + 1 :]:
-            lower: CapacityOption = first if rates[first] <= rates[second] else second
-            out.append(
-                BreakEven(
-                    cheaper_below=lower,
-                    cheaper_above=lower,
-                    utilization=None,
-                    explanation=(
-                        f"{first} and {second} are both paid for every hour: "
-                        f"{lower} is cheaper at any utilization"
-                    ),
-                )
+def percent(u: Decimal) -> str:
+    """A utilization in words: 0.4315 -> "43.2%"."""
+    return f"{u * 100:.1f}%"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class UnitDisplay:
+    """How unit costs are written: in the table's unit (e.g. x 1,000,000, "per 1M accepted
+    tokens"), so the capacity model's words use the candidate table's unit."""
+
+    currency: str
+    scale: Decimal = ONE
+    label: str = "per accepted output"
+
+    def amount(self, unit_cost: Decimal) -> str:
+        value = unit_cost * self.scale
+        if value:
+            value = value.quantize(Decimal(1).scaleb(min(value.adjusted() - 3, -2)))
+        return f"{value:,f} {self.currency} {self.label}"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class OptionCurve:
+    """One option's curve: c(u) = (fixed + variable x utilization / u) / accepted (committed),
+    or monthly / accepted (flat). ``variable`` is at the brief's ``utilization``."""
+
+    flat: bool
+    fixed: Decimal
+    variable: Decimal
+    accepted: Decimal
+    utilization: Decimal
+
+    @classmethod
+    def of(cls, cost: CandidateCost, utilization: Decimal) -> OptionCurve | None:
+        if cost.accepted_outputs_per_month <= ZERO or cost.effective_unit_cost is None:
+            return None
+        fixed = sum((v for k, v in cost.cost_lines.items() if k in FIXED_LINES), ZERO)
+        flat = cost.pricing_term is None or cost.pricing_term in PAY_PER_USE_TERMS
+        if not flat and utilization <= ZERO:
+            return None
+        return cls(
+            flat=flat,
+            fixed=fixed,
+            variable=cost.monthly_cost - fixed,
+            accepted=cost.accepted_outputs_per_month,
+            utilization=utilization,
+        )
+
+    def at(self, u: Decimal) -> Decimal:
+        """Cost per accepted output at utilization u (0 < u <= 1), to 10 significant digits."""
+        if self.flat:
+            return significant((self.fixed + self.variable) / self.accepted)
+        return significant((self.fixed + self.variable * self.utilization / u) / self.accepted)
+
+    @property
+    def a(self) -> Decimal:
+        """The part of c(u) that does not fall with utilization."""
+        return (self.fixed + (self.variable if self.flat else ZERO)) / self.accepted
+
+    @property
+    def b(self) -> Decimal:
+        """c(u) = a + b / u."""
+        return ZERO if self.flat else self.variable * self.utilization / self.accepted
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BreakEven:
+    """Below `utilization` the `cheaper_below` option wins, above it `cheaper_above`; with no
+    crossing in (0, 1] (`utilization` None) one option, named twice, wins throughout."""
+
+    cheaper_below: CapacityOption
+    cheaper_above: CapacityOption
+    utilization: Decimal | None
+    explanation: str
+
+
+def break_even(
+    first: CapacityOption,
+    c1: OptionCurve,
+    second: CapacityOption,
+    c2: OptionCurve,
+    *,
+    utilization: Decimal,
+    display: UnitDisplay,
+) -> BreakEven:
+    """The break-even of one pair (module doc), in words in the table's unit."""
+    da, db = c1.a - c2.a, c2.b - c1.b
+    if da != ZERO:
+        u = db / da
+        if ZERO < u < ONE:
+            below, above = (first, second) if c1.b < c2.b else (second, first)
+            at = display.amount(c1.at(u))
+            return BreakEven(
+                cheaper_below=below,
+                cheaper_above=above,
+                utilization=share(u),
+                explanation=(
+                    f"{label(above)} is cheaper than {label(below)} above {percent(u)} "
+                    f"utilization of committed GPU-hours, {label(below)} below it (both cost "
+                    f"{at} there)."
+                ),
             )
-    if curve.api is not None:
-        for option in rates:
-            g = curve.full.get(option)
-            if g is None:
-                continue
-            if option in FLAT_OPTIONS:
-                cheaper: CapacityOption = option if g < curve.api else CapacityOption.API
-                out.append(
-                    BreakEven(
-                        cheaper_below=cheaper,
-                        cheaper_above=cheaper,
-                        utilization=None,
-                        explanation=(
-                            f"{option} ({significant(g)}) and the API "
-                            f"({significant(curve.api)}) each cost a flat amount per output: "
-                            f"{cheaper} is cheaper at any utilization"
-                        ),
-                    )
-                )
-                continue
-            u = g / curve.api
-            out.append(
-                BreakEven(
-                    cheaper_below=CapacityOption.API,
-                    cheaper_above=option,
-                    utilization=share(u) if u <= ONE else None,
-                    explanation=(
-                        f"{option} costs {significant(g)} per accepted output at 100% "
-                        f"utilization, the API {significant(curve.api)}: "
-                        + (
-                            f"{option} wins above {u:.2%}"
-                            if u <= ONE
-                            else "the API wins at any utilization"
-                        )
-                    ),
-                )
-            )
-    return out
+    # One option wins everywhere in (0, 1]: compare at full utilization (and, in words, at the
+    # brief's).
+    v1, v2 = c1.at(ONE), c2.at(ONE)
+    winner, loser = (first, second) if v1 <= v2 else (second, first)
+    cw, cl = (c1, c2) if winner is first else (c2, c1)
+    here = f"at the brief's {percent(utilization)}: {display.amount(cw.at(utilization))} against "
+    here += display.amount(cl.at(utilization))
+    if v1 == v2 and c1.a == c2.a:
+        text = f"{label(first)} and {label(second)} cost the same at any utilization ({here})."
+    else:
+        text = f"{label(winner)} is cheaper than {label(loser)} at any utilization ({here})."
+    return BreakEven(cheaper_below=winner, cheaper_above=winner, utilization=None, explanation=text)

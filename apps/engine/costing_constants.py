@@ -74,13 +74,17 @@ DEFAULT_COLOCATION_PER_KW_MONTH = Decimal(150)
 # kW of IT load per GPU in an 8-GPU server: NVIDIA DGX H100 datasheet, 10.2 kW system max / 8 GPUs.
 SERVER_KW_PER_GPU = Decimal("1.275")
 
-# Hosting per GPU-month: $150/kW-month x 1.275 kW/GPU = $191.25.
-DEFAULT_HOSTING_COST_PER_GPU_MONTH = DEFAULT_COLOCATION_PER_KW_MONTH * SERVER_KW_PER_GPU
+# The host's share of a GPU server's power, per GPU, on top of the GPU's own TDP (CPUs, memory,
+# NVSwitches, NICs, fans, drives): the DGX H100 system maximum (10.2 kW, NVIDIA DGX H100
+# datasheet and user guide, "System power usage ~10.2 kW max") / 8 GPUs = 1.275 kW, less the
+# H100 SXM's 700 W TDP = 0.575 kW. An owned quote without its own figure draws TDP + this.
+HOST_KW_PER_GPU = SERVER_KW_PER_GPU - Decimal("0.700")
 
-# Amortisation of bought GPU servers. Hyperscalers depreciate servers over 5-6 years (Microsoft
-# and Alphabet 10-K filings, 2022-2023; CoreWeave's S-1: 6 years for GPUs); 5 years is the
-# conservative end for accelerators that a newer generation obsoletes.
-DEFAULT_AMORTISATION_YEARS = Decimal(5)
+# Depreciation of bought GPU servers, for illustration (owned quotes carry their own months):
+# hyperscalers depreciate servers over 5-6 years (Microsoft and Alphabet 10-K filings, 2022-2023;
+# CoreWeave's S-1: 6 years for GPUs); 5 years is the conservative end for accelerators that a
+# newer generation obsoletes.
+ILLUSTRATIVE_DEPRECIATION_MONTHS = 60
 
 # Capex per H100 GPU in an 8-GPU HGX/DGX server, for illustration and tests only (quotes carry
 # their own): SemiAnalysis (May 2023, via Epoch AI's training-cost-trends) ~$270,000 per DGX H100;
@@ -88,8 +92,10 @@ DEFAULT_AMORTISATION_YEARS = Decimal(5)
 ILLUSTRATIVE_H100_CAPEX_PER_GPU = Decimal(34_000)
 
 # Datacentre hands-on hours per owned GPU per month (RMA, reseating, firmware), on top of the
-# platform team's hours. House judgement: ~4 h per 8-GPU server a month, consistent with Llama 3's
-# ~one hardware interruption per 50,000 GPU-hours mostly handled by automation.
+# platform team's hours; costed at the finance labour rate as the owned GPU's "operations", per
+# GPU (hands-on work scales with the servers, not with the deployments). House judgement: ~4 h per
+# 8-GPU server a month, consistent with Llama 3's ~one hardware interruption per 50,000 GPU-hours
+# mostly handled by automation.
 HARDWARE_OPS_HOURS_PER_GPU_MONTH = Decimal("0.5")
 
 # --- People ---------------------------------------------------------------------------------------

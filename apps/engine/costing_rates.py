@@ -3,8 +3,8 @@ economics, commitment length and default egress volume."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import (
-    ROUND_CEILING,
     ROUND_HALF_EVEN,
     Context,
     Decimal,
@@ -19,9 +19,9 @@ from apps.engine.costing_constants import (
     EGRESS_BYTES_PER_EMBEDDING,
     EGRESS_BYTES_PER_IMAGE,
     EGRESS_BYTES_PER_TOKEN,
+    HOST_KW_PER_GPU,
     HOURS_PER_MONTH,
     MONEY_QUANTUM,
-    MONTHS_PER_YEAR,
     SPOT_INTERRUPTION_OVERHEAD,
     UNIT_COST_SIGNIFICANT_DIGITS,
     WATTS_PER_KW,
@@ -36,7 +36,7 @@ from apps.engine.costing_types import (
     QuoteTerms,
 )
 from apps.engine.costing_work import Volumes
-from apps.engine.types import WorkloadType
+from apps.engine.types import EngineInputError, WorkloadType
 
 _TERM_MONTHS = {PricingTerm.RESERVED_1Y: 12, PricingTerm.RESERVED_3Y: 36}
 
@@ -58,33 +58,94 @@ def significant(x: Decimal) -> Decimal:
     return x.quantize(Decimal(1).scaleb(x.adjusted() - UNIT_COST_SIGNIFICANT_DIGITS + 1))
 
 
-def owned_monthly_cost_per_gpu(
-    *, capex_per_gpu: Decimal, gpu_tdp_w: Decimal | None, finance: FinanceAssumptions
-) -> Decimal:
-    """One owned GPU for a month: capex / (amortisation_years x 12)
-    + TDP / 1000 x PUE x 730 h x power price (powered all month) + hosting per GPU-month."""
-    amortised = capex_per_gpu / (finance.amortisation_years * MONTHS_PER_YEAR)
-    tdp = gpu_tdp_w if gpu_tdp_w is not None else ZERO
-    power = tdp / WATTS_PER_KW * finance.pue * HOURS_PER_MONTH * finance.power_price_per_kwh
-    return amortised + power + finance.hosting_cost_per_gpu_month
+@dataclass(frozen=True, kw_only=True, slots=True)
+class OwnedGpuMonth:
+    """One bought GPU for a month, by part, and the inputs it was costed from (``defaulted``
+    names the inputs taken from the finance assumptions rather than the quote)."""
+
+    depreciation: Decimal  # capex / depreciation months
+    power: Decimal  # kW x PUE x 730 h x electricity price (powered all month)
+    hosting: Decimal  # kW x hosting per kW-month
+    operations: Decimal  # datacentre hands-on hours x labour rate
+    capex_per_gpu: Decimal
+    depreciation_months: int
+    kw_per_gpu: Decimal
+    pue: Decimal
+    electricity_per_kwh: Decimal
+    hosting_per_kw_month: Decimal
+    ops_hours_per_month: Decimal
+    labour_rate_per_hour: Decimal
+    defaulted: tuple[str, ...]
+
+    @property
+    def total(self) -> Decimal:
+        return self.depreciation + self.power + self.hosting + self.operations
+
+
+def owned_gpu_month(quote: QuoteTerms, finance: FinanceAssumptions) -> OwnedGpuMonth:
+    """The monthly cost of one GPU of an owned quote with capex: depreciation + power + hosting
+    + operations. Power draw: the quote's kW per GPU, else the GPU's TDP plus the host's share
+    (`HOST_KW_PER_GPU`); PUE, electricity, hosting per kW-month and hands-on hours: the quote's,
+    else the finance assumptions'. Operations are per GPU (hands-on work scales with servers)."""
+    if quote.capex_per_gpu is None or quote.depreciation_months is None:
+        raise EngineInputError("capex_per_gpu", "an owned quote needs capex and depreciation")
+    defaulted: list[str] = []
+
+    def pick(name: str, own: Decimal | None, default: Decimal) -> Decimal:
+        if own is None:
+            defaulted.append(name)
+            return default
+        return own
+
+    if quote.power_kw_per_gpu is not None:
+        kw = quote.power_kw_per_gpu
+    else:
+        defaulted.append("power_kw_per_gpu")
+        tdp = quote.gpu_tdp_w if quote.gpu_tdp_w is not None else ZERO
+        kw = tdp / WATTS_PER_KW + HOST_KW_PER_GPU
+    pue = pick("pue", quote.pue, finance.pue)
+    electricity = pick(
+        "electricity_per_kwh", quote.electricity_per_kwh, finance.power_price_per_kwh
+    )
+    hosting = pick("hosting_per_kw_month", quote.hosting_per_kw_month, finance.hosting_per_kw_month)
+    hours = pick("ops_hours_per_month", quote.ops_hours_per_month, finance.ops_hours_per_gpu_month)
+    return OwnedGpuMonth(
+        depreciation=quote.capex_per_gpu / Decimal(quote.depreciation_months),
+        power=kw * pue * HOURS_PER_MONTH * electricity,
+        hosting=kw * hosting,
+        operations=hours * finance.labour_rate_per_hour,
+        capex_per_gpu=quote.capex_per_gpu,
+        depreciation_months=quote.depreciation_months,
+        kw_per_gpu=kw,
+        pue=pue,
+        electricity_per_kwh=electricity,
+        hosting_per_kw_month=hosting,
+        ops_hours_per_month=hours,
+        labour_rate_per_hour=finance.labour_rate_per_hour,
+        defaulted=tuple(defaulted),
+    )
+
+
+def owned_note(owned: OwnedGpuMonth, currency: str) -> str:
+    """The owned GPU-month in words, with every input (a row's notes, the decision record)."""
+    defaults = f"; finance defaults for {', '.join(owned.defaulted)}" if owned.defaulted else ""
+    return (
+        f"owned GPU: capex {owned.capex_per_gpu:.2f} / {owned.depreciation_months} months = "
+        f"{owned.depreciation:.2f}; power {owned.kw_per_gpu:.3f} kW x PUE {owned.pue} x 730 h x "
+        f"{owned.electricity_per_kwh:.4f}/kWh = {owned.power:.2f}; hosting {owned.kw_per_gpu:.3f} "
+        f"kW x {owned.hosting_per_kw_month:.2f}/kW-month = {owned.hosting:.2f}; operations "
+        f"{owned.ops_hours_per_month} h x {owned.labour_rate_per_hour:.2f}/h = "
+        f"{owned.operations:.2f}; {owned.total:.2f} {currency} per GPU-month "
+        f"({owned.total / HOURS_PER_MONTH:.4f}/GPU-h){defaults}"
+    )
 
 
 def gpu_hourly_rate(quote: QuoteTerms, finance: FinanceAssumptions) -> tuple[Decimal, list[str]]:
     """The effective price of one GPU-hour under the quote, and how it was reached."""
     price = quote.hourly_price_per_gpu
-    if quote.pricing_term is PricingTerm.OWNED and quote.capex_per_gpu is not None:
-        monthly = owned_monthly_cost_per_gpu(
-            capex_per_gpu=quote.capex_per_gpu, gpu_tdp_w=quote.gpu_tdp_w, finance=finance
-        )
-        notes = [
-            f"owned: capex {quote.capex_per_gpu} / {finance.amortisation_years * 12} months"
-            f" + power ({quote.gpu_tdp_w or 0} W x PUE {finance.pue} x 730 h x "
-            f"{finance.power_price_per_kwh}/kWh) + hosting {finance.hosting_cost_per_gpu_month}"
-            f" = {monthly:.2f} per GPU-month ({monthly / HOURS_PER_MONTH:.4f}/GPU-h)"
-        ]
-        if quote.gpu_tdp_w is None:
-            notes.append("owned: GPU TDP unknown, power not costed")
-        return monthly / HOURS_PER_MONTH, notes
+    if quote.is_bought:
+        owned = owned_gpu_month(quote, finance)
+        return owned.total / HOURS_PER_MONTH, [owned_note(owned, finance.reporting_currency)]
     if quote.pricing_term is PricingTerm.SPOT:
         rate = price * (ONE + SPOT_INTERRUPTION_OVERHEAD)
         return rate, [
@@ -95,12 +156,10 @@ def gpu_hourly_rate(quote: QuoteTerms, finance: FinanceAssumptions) -> tuple[Dec
 
 def commitment_months(quote: QuoteTerms, finance: FinanceAssumptions) -> int:
     """Months the quote binds the buyer to: the quote's minimum, or the term's own length
-    (12 / 36 for reservations, the amortisation period for bought hardware)."""
+    (12 / 36 for reservations, the depreciation period for bought hardware)."""
     implied = _TERM_MONTHS.get(quote.pricing_term, 0)
-    if quote.pricing_term is PricingTerm.OWNED and quote.capex_per_gpu is not None:
-        implied = int(
-            (finance.amortisation_years * MONTHS_PER_YEAR).to_integral_value(ROUND_CEILING)
-        )
+    if quote.is_bought and quote.depreciation_months is not None:
+        implied = quote.depreciation_months
     return max(quote.minimum_commitment_months, implied)
 
 

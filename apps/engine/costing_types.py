@@ -13,8 +13,10 @@ from enum import StrEnum
 
 from apps.engine.costing_constants import (
     DEFAULT_CLIP_SECONDS,
+    DEFAULT_COLOCATION_PER_KW_MONTH,
     DEFAULT_PUE,
     DEFAULT_STORAGE_TB,
+    HARDWARE_OPS_HOURS_PER_GPU_MONTH,
     MODERATION_COST_PER_IMAGE,
     MODERATION_COST_PER_VIDEO_MINUTE,
     OPERATOR_REVIEW_MINUTES_PER_CLIP,
@@ -171,8 +173,8 @@ def _not_negative(field: str, value: Decimal | None) -> None:
 class FinanceAssumptions:
     """The organisation's (or the brief's) finance assumptions, in the reporting currency.
 
-    The first nine fields mirror `apps.finance.FinanceAssumptions`; the rest default to the
-    named constants in `costing_constants` (see there for sources).
+    The first seven fields and the owned-hardware block mirror `apps.finance.FinanceAssumptions`;
+    the rest default to the named constants in `costing_constants` (see there for sources).
     """
 
     reporting_currency: str
@@ -181,10 +183,11 @@ class FinanceAssumptions:
     retry_rate: Decimal  # share of requests sent again; [0, 1)
     failure_rate: Decimal  # share of requests/jobs/renders that fail outright; [0, 1)
     acceptance_rate: Decimal  # share of outputs passing the quality filter; (0, 1]
-    amortisation_years: Decimal
-    power_price_per_kwh: Decimal
-    hosting_cost_per_gpu_month: Decimal  # colocation: space, cooling, power capacity
+    power_price_per_kwh: Decimal  # electricity for owned GPUs
+    # Owned hardware (BUY): defaults for owned quotes that do not give their own figure.
     pue: Decimal = DEFAULT_PUE
+    hosting_per_kw_month: Decimal = DEFAULT_COLOCATION_PER_KW_MONTH  # colocation, per kW of IT
+    ops_hours_per_gpu_month: Decimal = HARDWARE_OPS_HOURS_PER_GPU_MONTH  # datacentre hands-on
     storage_tb_default: Decimal = DEFAULT_STORAGE_TB
     moderation_cost_per_image: Decimal = MODERATION_COST_PER_IMAGE
     moderation_cost_per_video_minute: Decimal = MODERATION_COST_PER_VIDEO_MINUTE
@@ -201,11 +204,14 @@ class FinanceAssumptions:
         _share("failure_rate", self.failure_rate, upper_open=True)
         _share("acceptance_rate", self.acceptance_rate, upper_open=False, lower_open=True)
         _share("operator_review_share", self.operator_review_share, upper_open=False)
-        if self.amortisation_years <= ZERO:
-            raise EngineInputError("amortisation_years", "must be positive")
         if self.pue < ONE:
             raise EngineInputError("pue", "must be at least 1")
-        for name in ("labour_rate_per_hour", "power_price_per_kwh", "hosting_cost_per_gpu_month"):
+        for name in (
+            "labour_rate_per_hour",
+            "power_price_per_kwh",
+            "hosting_per_kw_month",
+            "ops_hours_per_gpu_month",
+        ):
             _not_negative(name, getattr(self, name))
 
     def platform_hours(self, model: OperatingModel) -> Decimal:
@@ -218,7 +224,12 @@ class FinanceAssumptions:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class QuoteTerms:
-    """A provider's GPU quote, converted to the reporting currency by the caller."""
+    """A provider's GPU quote, converted to the reporting currency by the caller.
+
+    OWNED with `capex_per_gpu` (and then `depreciation_months`) is costed as bought hardware
+    (`costing_rates.owned_gpu_month`); its other owned fields override the finance defaults
+    (None: use them). Without capex an OWNED quote is costed at its hourly figure.
+    """
 
     pricing_term: PricingTerm
     hourly_price_per_gpu: Decimal
@@ -227,8 +238,14 @@ class QuoteTerms:
     network_monthly: Decimal = ZERO
     monthly_extras: Decimal = ZERO  # support, licences, other fixed monthly fees
     minimum_commitment_months: int = 0
-    gpu_tdp_w: Decimal | None = None  # for power when OWNED with capex
-    capex_per_gpu: Decimal | None = None  # OWNED: amortised instead of the hourly figure
+    gpu_tdp_w: Decimal | None = None  # for the default power draw when OWNED with capex
+    capex_per_gpu: Decimal | None = None  # OWNED: depreciated instead of the hourly figure
+    depreciation_months: int | None = None  # required with capex_per_gpu
+    power_kw_per_gpu: Decimal | None = None  # IT load per GPU (default: TDP + host share)
+    pue: Decimal | None = None
+    electricity_per_kwh: Decimal | None = None
+    hosting_per_kw_month: Decimal | None = None
+    ops_hours_per_month: Decimal | None = None  # datacentre hands-on hours per owned GPU
     operating_model: OperatingModel = OperatingModel.SELF_MANAGED
 
     def __post_init__(self) -> None:
@@ -240,8 +257,25 @@ class QuoteTerms:
             "monthly_extras",
             "gpu_tdp_w",
             "capex_per_gpu",
+            "power_kw_per_gpu",
+            "electricity_per_kwh",
+            "hosting_per_kw_month",
+            "ops_hours_per_month",
         ):
             _not_negative(name, getattr(self, name))
+        if self.pue is not None and self.pue < ONE:
+            raise EngineInputError("pue", "must be at least 1")
+        if self.capex_per_gpu is not None and (
+            self.depreciation_months is None or self.depreciation_months < 1
+        ):
+            raise EngineInputError(
+                "depreciation_months", "an owned quote with capex needs its depreciation months"
+            )
+
+    @property
+    def is_bought(self) -> bool:
+        """Owned hardware costed from its capex and running costs."""
+        return self.pricing_term is PricingTerm.OWNED and self.capex_per_gpu is not None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -18,9 +18,11 @@ FALLBACKS: dict[str, Any] = {
     "retry_rate": Decimal("0.02"),  # engine choice: 2% of requests retried, no public survey
     "failure_rate": Decimal("0.01"),  # engine choice: 1% of requests fail outright
     "acceptance_rate": Decimal("1"),  # everything generated is accepted unless told otherwise
-    "amortisation_years": k.DEFAULT_AMORTISATION_YEARS,
+    # Owned hardware (BUY), for owned quotes that do not give their own figure.
     "power_price_per_kwh": k.DEFAULT_POWER_PRICE_PER_KWH,
-    "hosting_cost_per_gpu_month": k.DEFAULT_HOSTING_COST_PER_GPU_MONTH,
+    "pue": k.DEFAULT_PUE,
+    "hosting_per_kw_month": k.DEFAULT_COLOCATION_PER_KW_MONTH,
+    "ops_hours_per_gpu_month": k.HARDWARE_OPS_HOURS_PER_GPU_MONTH,
 }
 FIELDS = tuple(FALLBACKS)
 

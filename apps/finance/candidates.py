@@ -31,7 +31,7 @@ from apps.engine.costing import (
     cost_api_candidate,
     cost_gpu_candidate,
 )
-from apps.quotes.models import ApiRoute, Quote
+from apps.quotes.models import OWNED_FIELDS, ApiRoute, Quote
 from apps.quotes.selectors import quotes_for_team
 
 from .assumptions import assumptions_version, engine_finance, resolved_assumptions
@@ -57,6 +57,7 @@ QUOTE_FACTS = (
     "storage_price_per_tb_month", "egress_price_per_gb", "network_monthly", "monthly_extras",
     "minimum_commitment_months", "gpu_id", "gpu__slug", "gpu__tdp_w", "system__gpu_id",
     "system__gpu__slug", "system__gpu__tdp_w", "gpus_per_node", "system__gpus_per_domain",
+    *OWNED_FIELDS,
 )  # fmt: skip
 ROUTE_FACTS = (
     "pk", "version", "input_price_per_mtok", "output_price_per_mtok", "currency",
@@ -118,7 +119,22 @@ def quote_terms(facts: dict[str, Any], values: dict[str, Any]) -> QuoteTerms:
         monthly_extras=fx("monthly_extras"),
         minimum_commitment_months=facts["minimum_commitment_months"],
         gpu_tdp_w=Decimal(quote_gpu(facts)[2]),
+        **owned_terms(facts, values),
     )
+
+
+def owned_terms(facts: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """An owned quote's capex and running costs as the engine takes them (money converted to
+    the reporting currency; blank figures stay None: the finance defaults apply)."""
+    if facts.get("capex_per_gpu") is None:
+        return {}
+    money = ("capex_per_gpu", "electricity_per_kwh", "hosting_per_kw_month")
+    return {
+        name: _fx(facts[name], facts["currency"], values)
+        if name in money and facts[name] is not None
+        else facts[name]
+        for name in OWNED_FIELDS
+    }
 
 
 def route_terms(facts: dict[str, Any], values: dict[str, Any]) -> ApiRouteTerms:
@@ -181,8 +197,13 @@ def _configured_capacity(ctx: TableContext, rung: dict[str, Any], meets: bool) -
     return replace(capacity, **changes) if changes else capacity
 
 
-def gpu_row(ctx: TableContext, facts: dict[str, Any]) -> dict[str, Any] | None:
-    gpu_id, slug, _ = quote_gpu(facts)
+def quote_configuration(
+    ctx: TableContext, facts: dict[str, Any]
+) -> tuple[dict[str, Any], str | None, int, Any] | None:
+    """The configuration a quote is costed at (its rung of the GPU's ladder), why it misses the
+    brief if it does, the most GPUs per replica the quote offers, and the costing's capacity
+    figures at that rung; None when the engine did not answer the quote's GPU."""
+    _, slug, _ = quote_gpu(facts)
     estimate = ctx.by_gpu.get(slug)
     if estimate is None:
         return None
@@ -191,13 +212,21 @@ def gpu_row(ctx: TableContext, facts: dict[str, Any]) -> dict[str, Any] | None:
     rung, missed = choose_configuration(ladder, limit, latency_target_text(ctx.brief))
     if rung["gpu_count"] == estimate["gpu_count"]:
         rung = estimate  # the per-GPU answer, with its notes (the fit table's configuration)
+    return rung, missed, limit, _configured_capacity(ctx, rung, meets=missed is None)
+
+
+def gpu_row(ctx: TableContext, facts: dict[str, Any]) -> dict[str, Any] | None:
+    gpu_id = quote_gpu(facts)[0]
+    configured = quote_configuration(ctx, facts)
+    if configured is None:
+        return None
+    estimate, missed, limit, capacity = configured
     cost = cost_gpu_candidate(
         demand=ctx.demand,
-        capacity=_configured_capacity(ctx, rung, meets=missed is None),
+        capacity=capacity,
         quote=quote_terms(facts, ctx.values),
         finance=ctx.finance,
     )
-    estimate = rung
     notes = _basis_notes(estimate)
     replicas = (estimate.get("capacity") or {}).get("replicas") or 1
     notes.append(

@@ -1,11 +1,26 @@
-"""Rent, reserve, buy or API: the capacity-model comparison of a brief, as plain JSON."""
+"""Rent, reserve, buy or API: the capacity-model comparison of a brief, as plain JSON.
+
+The comparison is made for the GPU of the best-ranked GPU row, at that row's configuration (GPUs
+per replica and replicas), so every option shares one utilization of committed GPU-hours. Its
+options are that GPU's quotes that offer the configuration, and the brief's API routes, each
+costed exactly as its candidate-table row is (a quote that offers the configuration is costed
+at it in the table too: the table takes the smallest configuration that meets the brief within
+what the quote offers). Amounts in the JSON are per accepted output, as the table's
+``effective_unit_cost``; ``unit_scale`` and ``unit_label`` say how the table shows them, and the
+rationale and break-evens are written in that unit.
+"""
 
 from decimal import Decimal
 from typing import Any
 
 from django.db.models import Q
 
-from apps.engine.capacity_model import compare_capacity_models, unit_cost_vs_utilization
+from apps.engine.capacity_model import (
+    CapacityComparison,
+    UnitDisplay,
+    compare_capacity_models,
+)
+from apps.engine.costing_breakeven import share
 from apps.quotes.selectors import quotes_for_team
 
 from .candidates import (
@@ -14,34 +29,27 @@ from .candidates import (
     FxMissing,
     TableContext,
     live_routes,
+    quote_configuration,
     quote_gpu,
     quote_terms,
     route_terms,
 )
-from .estimates import capacity_from_estimate
+from .configuration import quote_limit
 from .models import CandidateRow, CandidateTable
 
-
-def _cheapest(quotes: list[dict[str, Any]], term: str, values: dict[str, Any]) -> Decimal | None:
-    prices = []
-    for facts in quotes:
-        if facts["pricing_term"] == term:
-            try:
-                prices.append(quote_terms(facts, values).hourly_price_per_gpu)
-            except FxMissing:
-                continue
-    return min(prices) if prices else None
+# The finance page writes a per-token cost per million tokens (the table's unit there).
+TOKENS_SHOWN_PER = Decimal(1_000_000)
 
 
-def _first_costed_route(ctx: TableContext, values: dict[str, Any]) -> Any:
-    """The first live API route that can be costed (a route with no FX rate is listed as not
-    costed in the table and is no comparison here), or None."""
-    for facts in live_routes(ctx.brief).values(*ROUTE_FACTS).iterator():
-        try:
-            return route_terms(facts, values)
-        except FxMissing:
-            continue
-    return None
+def display_unit(success_unit: str, currency: str) -> UnitDisplay:
+    """The candidate table's unit, for the comparison's words and chart (the finance page's
+    rule: per-token costs per 1M tokens, other units per accepted output)."""
+    if success_unit == "TOKEN":
+        return UnitDisplay(
+            currency=currency, scale=TOKENS_SHOWN_PER, label="per 1M accepted tokens"
+        )
+    unit = (success_unit or "output").replace("_", " ").lower()
+    return UnitDisplay(currency=currency, label=f"per accepted {unit}")
 
 
 def _s(value: Decimal | None) -> str | None:
@@ -49,8 +57,8 @@ def _s(value: Decimal | None) -> str | None:
 
 
 def capacity_model_for(ctx: TableContext, table: CandidateTable) -> dict[str, Any]:
-    """For the GPU of the best-ranked GPU row: each capacity model's cost at the brief's
-    utilization, the recommendation, the break-even utilizations and the chart's curve."""
+    """For the GPU of the best-ranked GPU row: each capacity option's cost at the brief's
+    utilization, the recommendation and why, the break-evens and the chart's curve."""
     best = (
         CandidateRow.objects.filter(
             table=table,
@@ -59,47 +67,90 @@ def capacity_model_for(ctx: TableContext, table: CandidateTable) -> dict[str, An
             effective_unit_cost__isnull=False,
         )
         .order_by("effective_unit_cost", "id")
-        .values_list("gpu_id", flat=True)
+        .values_list("gpu_id", "quote_id")
         .first()
     )
     if best is None:
         return {}
+    gpu_id, quote_id = best
     quotes = list(
         quotes_for_team(ctx.brief.team_id)
-        .filter(Q(gpu_id=best) | Q(system__gpu_id=best))
+        .filter(Q(gpu_id=gpu_id) | Q(system__gpu_id=gpu_id))
+        .order_by("pk")
         .values(*QUOTE_FACTS)
     )
-    _, slug, tdp = quote_gpu(quotes[0])
-    values = ctx.values
-    on_demand = _cheapest(quotes, "ON_DEMAND", values) or _cheapest(quotes, "MARKETPLACE", values)
-    if on_demand is None:
-        return {"gpu": slug, "note": "no on-demand quote for this GPU to compare against"}
-    api_route = _first_costed_route(ctx, values)
-    kwargs: dict[str, Any] = {
-        "demand": ctx.demand,
-        "capacity": capacity_from_estimate(ctx.by_gpu[slug]),
-        "on_demand_hourly": on_demand,
-        "finance": ctx.finance,
-        "spot_hourly": _cheapest(quotes, "SPOT", values),
-        "reserved_1y_hourly": _cheapest(quotes, "RESERVED_1Y", values),
-        "reserved_3y_hourly": _cheapest(quotes, "RESERVED_3Y", values),
-        "gpu_tdp_w": Decimal(tdp),
-        "api_route": api_route,
-    }
-    comparison = compare_capacity_models(**kwargs)
-    curve = unit_cost_vs_utilization(**kwargs)
+    if not quotes:
+        return {}
+    reference = next((f for f in quotes if f["pk"] == quote_id), quotes[0])
+    slug = quote_gpu(reference)[1]
+    configured = quote_configuration(ctx, reference)
+    if configured is None:
+        return {}
+    rung, _, _, capacity = configured
+    offered: list[tuple[int, Any]] = []
+    for facts in quotes:
+        if quote_limit(facts) < rung["gpu_count"]:
+            continue  # cannot offer this configuration (its own row is at another)
+        try:
+            offered.append((facts["pk"], quote_terms(facts, ctx.values)))
+        except FxMissing:
+            continue  # listed as not costed in the table
+    routes: list[tuple[int, Any]] = []
+    for facts in live_routes(ctx.brief).order_by("pk").values(*ROUTE_FACTS).iterator():
+        try:
+            routes.append((facts["pk"], route_terms(facts, ctx.values)))
+        except FxMissing:
+            continue
+    display = display_unit(ctx.brief.success_unit, ctx.finance.reporting_currency)
+    comparison = compare_capacity_models(
+        demand=ctx.demand,
+        capacity=capacity,
+        finance=ctx.finance,
+        quotes=[terms for _, terms in offered],
+        api_routes=[terms for _, terms in routes],
+        display=display,
+    )
+    if not comparison.options:
+        return {"gpu": slug, "note": "no quote of this GPU offers renting, reserving or buying"}
+    return _as_json(comparison, slug, rung, display, offered, routes, ctx)
+
+
+def _as_json(
+    comparison: CapacityComparison,
+    slug: str,
+    rung: dict[str, Any],
+    display: UnitDisplay,
+    offered: list[tuple[int, Any]],
+    routes: list[tuple[int, Any]],
+    ctx: TableContext,
+) -> dict[str, Any]:
+    recommended = comparison.option(comparison.recommended) if comparison.recommended else None
     return {
         "gpu": slug,
-        "utilization": _s(comparison.utilization),
-        "recommended": comparison.recommended.value if comparison.recommended else None,
+        "configuration": {
+            "gpu_count": rung["gpu_count"],
+            "replicas": (rung.get("capacity") or {}).get("replicas") or 1,
+        },
+        "unit": ctx.brief.success_unit,
+        "unit_scale": str(display.scale),
+        "unit_label": display.label,
+        "currency": display.currency,
+        "utilization": _s(share(comparison.utilization)),
+        "recommended": recommended.option.value if recommended else None,
+        "recommended_label": recommended.label if recommended else None,
         "rationale": list(comparison.rationale),
         "options": [
             {
                 "option": o.option.value,
+                "label": o.label,
+                "quote_id": offered[o.source][0] if o.hourly_rate_per_gpu is not None else None,
+                "api_route_id": routes[o.source][0] if o.hourly_rate_per_gpu is None else None,
+                "pricing_term": o.cost.pricing_term.value if o.cost.pricing_term else None,
                 "hourly_rate_per_gpu": _s(o.hourly_rate_per_gpu),
                 "monthly_cost": _s(o.cost.monthly_cost),
-                "effective_unit_cost": _s(o.cost.effective_unit_cost),
+                "effective_unit_cost": _s(o.unit_cost),
                 "meets_constraints": o.cost.meets_constraints,
+                "why_not": list(o.cost.why_not),
             }
             for o in comparison.options
         ],
@@ -114,7 +165,8 @@ def capacity_model_for(ctx: TableContext, table: CandidateTable) -> dict[str, An
         ],
         "curve": [
             {
-                "utilization": _s(p.utilization),
+                "utilization": _s(share(p.utilization)),
+                "at_brief": p.at_brief,
                 "rent_on_demand": _s(p.rent_on_demand),
                 "rent_spot": _s(p.rent_spot),
                 "reserve_1y": _s(p.reserve_1y),
@@ -122,6 +174,22 @@ def capacity_model_for(ctx: TableContext, table: CandidateTable) -> dict[str, An
                 "buy": _s(p.buy),
                 "api": _s(p.api),
             }
-            for p in curve
+            for p in comparison.curve
         ],
+    }
+
+
+def capacity_model_page(capacity_model: dict[str, Any]) -> dict[str, Any]:
+    """What the finance page's capacity-model section shows beyond the JSON: the options' unit
+    costs in the table's unit, and the brief's utilization as a percentage."""
+    scale = Decimal(capacity_model.get("unit_scale") or 1)
+    options = []
+    for option in capacity_model.get("options") or []:
+        cost = option.get("effective_unit_cost")
+        shown = None if cost is None else f"{float(Decimal(cost) * scale):.6g}"
+        options.append({**option, "display_unit_cost": shown})
+    utilization = capacity_model.get("utilization")
+    return {
+        "capacity_options": options,
+        "capacity_utilization": f"{Decimal(utilization) * 100:.1f}%" if utilization else "",
     }

@@ -2,14 +2,10 @@
 
 from typing import Any
 
-OPTION_LABELS = {
-    "rent_on_demand": "Rent on demand",
-    "rent_spot": "Rent spot",
-    "reserve_1y": "Reserve 1 year",
-    "reserve_3y": "Reserve 3 years",
-    "buy": "Buy (owned)",
-    "api": "Model API",
-}
+from apps.engine.costing_breakeven import CAPACITY_OPTION_LABELS, CapacityOption
+
+# The capacity model's curve keys (apps.finance.capacity) and the label a person reads.
+OPTION_LABELS = {option.value.lower(): label for option, label in CAPACITY_OPTION_LABELS.items()}
 
 
 def _label(row: dict[str, Any]) -> str:
@@ -121,45 +117,63 @@ def cost_breakdown_figure(rows: list[dict[str, Any]], currency: str) -> dict[str
 
 
 def utilization_figure(capacity_model: dict[str, Any], currency: str) -> dict[str, Any] | None:
+    """Each option's cost per accepted output against the utilization of committed GPU-hours,
+    in the candidate table's unit, with the break-evens and the brief's own utilization."""
     curve = capacity_model.get("curve") or []
     if not curve:
         return None
+    scale = float(capacity_model.get("unit_scale") or 1)
+    unit_label = capacity_model.get("unit_label") or "per accepted output"
     xs = [float(p["utilization"]) for p in curve]
     traces: list[dict[str, Any]] = []
     for key, label in OPTION_LABELS.items():
-        ys = [_f(p[key]) for p in curve]
+        ys = [None if p.get(key) is None else float(p[key]) * scale for p in curve]
         if any(y is not None for y in ys):
             traces.append({"type": "scatter", "mode": "lines", "name": label, "x": xs, "y": ys})
-    marks = [b for b in capacity_model.get("break_evens", []) if b["utilization"] is not None]
-    shapes = [
-        {
+
+    def line(x: float, dash: str, color: str) -> dict[str, Any]:
+        return {
             "type": "line",
-            "x0": float(b["utilization"]),
-            "x1": float(b["utilization"]),
+            "x0": x,
+            "x1": x,
             "yref": "paper",
             "y0": 0,
             "y1": 1,
-            "line": {"dash": "dot", "width": 1, "color": "#555"},
+            "line": {"dash": dash, "width": 1, "color": color},
         }
-        for b in marks
-    ]
+
+    marks = [b for b in capacity_model.get("break_evens", []) if b["utilization"] is not None]
+    shapes = [line(float(b["utilization"]), "dot", "#555") for b in marks]
     annotations = [
         {
             "x": float(b["utilization"]),
             "yref": "paper",
             "y": 1.02 + 0.05 * (i % 3),
-            "text": f"{b['cheaper_below']} | {b['cheaper_above']}",
+            "text": f"{_option_label(b['cheaper_below'])} | {_option_label(b['cheaper_above'])}",
             "showarrow": False,
             "font": {"size": 10},
         }
         for i, b in enumerate(marks)
     ]
+    brief = next((p for p in curve if p.get("at_brief")), None)
+    if brief is not None:
+        shapes.append(line(float(brief["utilization"]), "solid", "#1f5fbf"))
+        annotations.append(
+            {
+                "x": float(brief["utilization"]),
+                "yref": "paper",
+                "y": -0.12,
+                "text": "this brief",
+                "showarrow": False,
+                "font": {"size": 10, "color": "#1f5fbf"},
+            }
+        )
     return {
         "data": traces,
         "layout": {
             "title": {"text": f"Cost per accepted output vs utilization ({capacity_model['gpu']})"},
             "xaxis": {"title": {"text": "utilization of committed GPU-hours"}, "tickformat": ".0%"},
-            "yaxis": {"title": {"text": currency}, "type": "log"},
+            "yaxis": {"title": {"text": f"{currency} {unit_label}"}, "type": "log"},
             "shapes": shapes,
             "annotations": annotations,
             "margin": {"t": 90},
@@ -227,3 +241,10 @@ def tornado_figure(sensitivity: dict[str, Any]) -> dict[str, Any] | None:
             "height": 160 + 36 * len(bars),
         },
     }
+
+
+def _option_label(code: str) -> str:
+    try:
+        return CAPACITY_OPTION_LABELS[CapacityOption(code)]
+    except ValueError:
+        return code

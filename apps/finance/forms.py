@@ -19,9 +19,11 @@ MOVES = {
     "retry_rate": "retry_waste",
     "failure_rate": "accepted outputs, failed_renders, failed_run_waste",
     "acceptance_rate": "accepted outputs, so every unit cost",
-    "amortisation_years": "owned capacity (buy), break-even with buying",
-    "power_price_per_kwh": "owned capacity (buy)",
-    "hosting_cost_per_gpu_month": "owned capacity (buy)",
+    # Owned hardware: the defaults of owned quotes that do not give their own figure.
+    "power_price_per_kwh": "owned GPUs' power (buy)",
+    "pue": "owned GPUs' power (buy)",
+    "hosting_per_kw_month": "owned GPUs' hosting (buy)",
+    "ops_hours_per_gpu_month": "owned GPUs' operations (buy), at the labour rate",
 }
 
 

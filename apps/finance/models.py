@@ -47,16 +47,24 @@ class FinanceAssumptions(BaseModel):
         blank=True,
         validators=[MinValueValidator(Decimal("0.0001")), MaxValueValidator(Decimal("1"))],
     )
-    amortisation_years = models.DecimalField(
-        max_digits=4, decimal_places=1, null=True, blank=True,
-        validators=[MinValueValidator(Decimal("0.1"))],
-    )  # fmt: skip
+    # --- Owned hardware (BUY): the defaults of owned quotes that do not give their own figure
+    # (apps.engine.costing_constants has each built-in default and its source). Capex and
+    # depreciation months are the quote's own, never a default.
     power_price_per_kwh = models.DecimalField(
         max_digits=8, decimal_places=4, null=True, blank=True, validators=[NOT_NEGATIVE]
     )
-    hosting_cost_per_gpu_month = models.DecimalField(
+    pue = models.DecimalField(
+        max_digits=4, decimal_places=2, null=True, blank=True,
+        validators=[MinValueValidator(Decimal(1)), MaxValueValidator(Decimal(3))],
+    )  # fmt: skip
+    hosting_per_kw_month = models.DecimalField(
         max_digits=10, decimal_places=2, null=True, blank=True, validators=[NOT_NEGATIVE]
     )
+    ops_hours_per_gpu_month = models.DecimalField(
+        max_digits=6, decimal_places=2, null=True, blank=True,
+        validators=[NOT_NEGATIVE, MaxValueValidator(Decimal(730))],
+    )  # fmt: skip
+    # --- end of owned hardware
     version = models.PositiveIntegerField(default=1)
 
     class Meta:
@@ -83,13 +91,14 @@ class FinanceAssumptions(BaseModel):
             ),
             models.CheckConstraint(
                 condition=(Q(labour_rate_per_hour__isnull=True) | Q(labour_rate_per_hour__gte=0))
-                & (Q(amortisation_years__isnull=True) | Q(amortisation_years__gt=0))
-                & (Q(power_price_per_kwh__isnull=True) | Q(power_price_per_kwh__gte=0))
-                & (
-                    Q(hosting_cost_per_gpu_month__isnull=True)
-                    | Q(hosting_cost_per_gpu_month__gte=0)
-                ),
+                & (Q(power_price_per_kwh__isnull=True) | Q(power_price_per_kwh__gte=0)),
                 name="assumption_amounts_not_negative",
+            ),
+            models.CheckConstraint(
+                condition=(Q(pue__isnull=True) | Q(pue__gte=1))
+                & (Q(hosting_per_kw_month__isnull=True) | Q(hosting_per_kw_month__gte=0))
+                & (Q(ops_hours_per_gpu_month__isnull=True) | Q(ops_hours_per_gpu_month__gte=0)),
+                name="assumption_owned_hardware_in_range",
             ),
         ]
 

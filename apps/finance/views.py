@@ -14,6 +14,7 @@ from apps.decisions.selectors import checklist_completeness_by_quote
 
 from . import charts
 from .assumptions import organisation_defaults, resolved_assumptions
+from .capacity import capacity_model_page
 from .forms import MOVES, FinanceAssumptionsForm, FxRateForm
 from .fx import fx_rates_applied, rate_text
 from .models import FinanceAssumptions, FxRate
@@ -137,6 +138,7 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             "sensitivity": sensitivity_display(ranking["sensitivity"]),
             "tornado": charts.tornado_figure(ranking["sensitivity"]),
             "checklist_complete": checklist,  # (answered, total) per shown quote id
+            **capacity_model_page(ranking["capacity_model"]),
         },
     )
 

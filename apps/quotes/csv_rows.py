@@ -10,14 +10,16 @@ from django.core.exceptions import ValidationError
 from apps.catalog.models import Gpu, GpuSystem
 from apps.core.currency import Currency
 
-from .models import Provider, Quote
+from .models import OWNED_FIELDS, Provider, Quote
 
 CSV_COLUMNS = (
     "provider", "gpu", "system", "gpus_per_node", "region", "pricing_term",
     "hourly_price_per_gpu", "currency", "storage_price_per_tb_month", "egress_price_per_gb",
     "network_monthly", "monthly_extras", "minimum_commitment_months", "quote_date",
-    "valid_until", "source",
+    "valid_until", "source", *OWNED_FIELDS,
 )  # fmt: skip
+# Owned-hardware columns: optional, empty on other terms (Quote.clean says which apply).
+OWNED_DECIMALS = tuple(name for name in OWNED_FIELDS if name != "depreciation_months")
 MAX_CSV_BYTES = 2 * 1024 * 1024
 MONEY = (
     "hourly_price_per_gpu", "storage_price_per_tb_month", "egress_price_per_gb",
@@ -69,8 +71,12 @@ class QuoteRowParser:
             errors.setdefault("gpu", "give a catalog GPU or a system, not both")
         fields["gpu"] = self.gpus.get(gpu_slug)
         fields["system"] = self.systems.get(system_slug)
+        owned = row.get("pricing_term", "") == Quote.PricingTerm.OWNED
         for name in MONEY:
-            text = row.get(name, "") or ("" if name == "hourly_price_per_gpu" else "0")
+            # An owned quote is costed from its capex: its hourly price may be left empty (0).
+            text = row.get(name, "") or (
+                "" if name == "hourly_price_per_gpu" and not owned else "0"
+            )
             try:
                 value = Decimal(text)
                 if not value.is_finite():
@@ -92,6 +98,23 @@ class QuoteRowParser:
                 errors[name] = f"not a whole number: {text!r}"
             else:
                 fields[name] = int(text)
+        for name in OWNED_DECIMALS:
+            text = row.get(name, "")
+            fields[name] = None
+            if text:
+                try:
+                    value = Decimal(text)
+                    if not value.is_finite():
+                        raise InvalidOperation
+                    fields[name] = value
+                except InvalidOperation:
+                    errors[name] = f"not a number: {text!r}"
+        text = row.get("depreciation_months", "")
+        fields["depreciation_months"] = None
+        if text and not text.isdigit():
+            errors["depreciation_months"] = f"not a whole number: {text!r}"
+        elif text:
+            fields["depreciation_months"] = int(text)
         for name in ("quote_date", "valid_until"):
             text = row.get(name, "")
             if not text:

@@ -1,8 +1,9 @@
+from decimal import Decimal
 from typing import Any
 
 from django import forms
 
-from .models import ApiRoute, Quote
+from .models import OWNED_FIELDS, ApiRoute, Quote
 
 
 class DateInput(forms.DateInput):
@@ -17,17 +18,29 @@ class QuoteForm(forms.ModelForm):  # type: ignore[type-arg]
             "hourly_price_per_gpu", "currency", "storage_price_per_tb_month",
             "egress_price_per_gb", "network_monthly", "monthly_extras",
             "minimum_commitment_months", "quote_date", "valid_until", "source",
-            "confidential_to",
+            "confidential_to", *OWNED_FIELDS,
         ]  # fmt: skip
         widgets = {"quote_date": DateInput(), "valid_until": DateInput()}
+
+    #: Shown in their own fieldset ("Owned hardware"); the model's ``clean`` says which apply.
+    owned_names = OWNED_FIELDS
 
     def __init__(self, *args: Any, teams: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["confidential_to"].queryset = teams
         self.fields["gpu"].queryset = self.fields["gpu"].queryset.order_by("slug")
+        # An owned quote is costed from its capex: its hourly price may be left empty (0).
+        price = self.fields["hourly_price_per_gpu"]
+        price.required = False
+        price.help_text = "Required unless the quote is owned (bought hardware)."
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
+        if data.get("hourly_price_per_gpu") is None and "hourly_price_per_gpu" not in self.errors:
+            if data.get("pricing_term") == Quote.PricingTerm.OWNED:
+                data["hourly_price_per_gpu"] = Decimal(0)
+            else:
+                self.add_error("hourly_price_per_gpu", "This field is required.")
         if bool(data.get("gpu")) == bool(data.get("system")):
             self.add_error("gpu", "Give a catalog GPU or a system, not both.")
         start, end = data.get("quote_date"), data.get("valid_until")

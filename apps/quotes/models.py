@@ -17,6 +17,19 @@ ZERO = 0
 MAX_COMMITMENT_MONTHS = 120
 MAX_RATE_LIMIT_RPM = 100_000_000
 MAX_VERSION = 2_147_483_647
+# Owned (bought) hardware: bounds that keep a typo out (a GPU server draws a few kW a GPU; a
+# site's PUE is 1.0-3.0; hands-on hours cannot pass the 730 hours of a month).
+MIN_CAPEX = Decimal("0.01")
+MAX_DEPRECIATION_MONTHS = 180
+MIN_KW_PER_GPU = Decimal("0.001")
+MAX_KW_PER_GPU = Decimal(20)
+MAX_PUE = Decimal(3)
+MAX_OPS_HOURS = Decimal(730)
+OWNED_REQUIRED = ("capex_per_gpu", "depreciation_months")
+OWNED_OPTIONAL = (
+    "power_kw_per_gpu", "pue", "electricity_per_kwh", "hosting_per_kw_month", "ops_hours_per_month",
+)  # fmt: skip
+OWNED_FIELDS = (*OWNED_REQUIRED, *OWNED_OPTIONAL)
 
 
 def validate_preset(value: str) -> None:
@@ -84,6 +97,43 @@ class Quote(BaseModel):
     minimum_commitment_months = models.PositiveSmallIntegerField(
         default=0, validators=[MaxValueValidator(MAX_COMMITMENT_MONTHS)]
     )
+    # --- Owned (bought) hardware: only on OWNED quotes (see ``clean``). Money in ``currency``;
+    # a blank optional figure takes the finance assumptions' default.
+    capex_per_gpu = models.DecimalField(
+        max_digits=14, decimal_places=2, null=True, blank=True,
+        validators=[MinValueValidator(MIN_CAPEX)],
+        help_text="Owned: purchase price per GPU, its share of the server and network.",
+    )  # fmt: skip
+    depreciation_months = models.PositiveSmallIntegerField(
+        null=True, blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_DEPRECIATION_MONTHS)],
+        help_text="Owned: months the capex is depreciated over.",
+    )  # fmt: skip
+    power_kw_per_gpu = models.DecimalField(
+        max_digits=6, decimal_places=3, null=True, blank=True,
+        validators=[MinValueValidator(MIN_KW_PER_GPU), MaxValueValidator(MAX_KW_PER_GPU)],
+        help_text="Owned: kW drawn per GPU with its host share (blank: GPU TDP + host share).",
+    )  # fmt: skip
+    pue = models.DecimalField(
+        max_digits=4, decimal_places=2, null=True, blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_PUE)],
+        help_text="Owned: the site's power usage effectiveness (blank: finance default).",
+    )  # fmt: skip
+    electricity_per_kwh = models.DecimalField(
+        max_digits=8, decimal_places=4, null=True, blank=True,
+        validators=[MinValueValidator(ZERO)],
+        help_text="Owned: electricity price per kWh (blank: finance default).",
+    )  # fmt: skip
+    hosting_per_kw_month = models.DecimalField(
+        max_digits=10, decimal_places=2, null=True, blank=True,
+        validators=[MinValueValidator(ZERO)],
+        help_text="Owned: colocation / hosting per kW of IT load a month (blank: finance default).",
+    )  # fmt: skip
+    ops_hours_per_month = models.DecimalField(
+        max_digits=6, decimal_places=2, null=True, blank=True,
+        validators=[MinValueValidator(ZERO), MaxValueValidator(MAX_OPS_HOURS)],
+        help_text="Owned: datacentre hands-on hours per GPU a month (blank: finance default).",
+    )  # fmt: skip
     quote_date = models.DateField()
     valid_until = models.DateField(null=True, blank=True)
     source = models.CharField(max_length=300, help_text="Who quoted it, or the price page.")
@@ -129,11 +179,38 @@ class Quote(BaseModel):
             models.CheckConstraint(
                 condition=Q(gpus_per_node__gte=1), name="quote_gpus_per_node_positive"
             ),
+            # Owned-hardware figures only on owned quotes (an owned quote entered before they
+            # existed has none: it is costed at its hourly figure until it is edited).
+            models.CheckConstraint(
+                condition=Q(pricing_term="OWNED")
+                | Q(**{f"{name}__isnull": True for name in OWNED_FIELDS}),
+                name="quote_owned_figures_only_when_owned",
+            ),
         ]
 
     def __str__(self) -> str:
         what = self.gpu or self.system
         return f"{self.provider} · {what} · {self.get_pricing_term_display()}"
+
+    def clean(self) -> None:
+        """An owned quote is bought hardware: it needs its capex and depreciation months, and
+        is costed from them (its hourly price stays 0); no other term takes them."""
+        errors: dict[str, str] = {}
+        if self.pricing_term == self.PricingTerm.OWNED:
+            for name in OWNED_REQUIRED:
+                if getattr(self, name) is None:
+                    errors[name] = "Required for an owned (bought) quote."
+            if self.hourly_price_per_gpu:
+                errors["hourly_price_per_gpu"] = (
+                    "An owned quote is costed from its capex and running costs: leave the "
+                    "hourly price at 0."
+                )
+        else:
+            for name in OWNED_FIELDS:
+                if getattr(self, name) is not None:
+                    errors[name] = "Only an owned (bought) quote takes this; leave it empty."
+        if errors:
+            raise ValidationError(errors)
 
 
 class ApiRoute(BaseModel):

@@ -15,13 +15,13 @@ from django.db.models import F
 from apps.core.models import Team
 from apps.finance.services import candidate_rows_drop_invisible, candidate_tables_request_recompute
 
-from .models import ApiRoute, Provider, Quote
+from .models import OWNED_FIELDS, ApiRoute, Provider, Quote
 
 QUOTE_FIELDS = (
     "provider", "gpu", "system", "gpus_per_node", "region", "pricing_term",
     "hourly_price_per_gpu", "currency", "storage_price_per_tb_month", "egress_price_per_gb",
     "network_monthly", "monthly_extras", "minimum_commitment_months", "quote_date",
-    "valid_until", "source", "confidential_to",
+    "valid_until", "source", "confidential_to", *OWNED_FIELDS,
 )  # fmt: skip
 ROUTE_FIELDS = (
     "provider", "model", "model_preset", "input_price_per_mtok", "output_price_per_mtok",

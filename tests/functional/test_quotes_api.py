@@ -22,7 +22,8 @@ QUOTE_KEYS = {
     "pricing_term", "hourly_price_per_gpu", "currency", "storage_price_per_tb_month",
     "egress_price_per_gb", "network_monthly", "monthly_extras", "minimum_commitment_months",
     "quote_date", "valid_until", "source", "retired", "version", "stale", "age_days",
-    "created_at", "updated_at",
+    "created_at", "updated_at", "capex_per_gpu", "depreciation_months", "power_kw_per_gpu",
+    "pue", "electricity_per_kwh", "hosting_per_kw_month", "ops_hours_per_month",
 }  # fmt: skip
 ROUTE_KEYS = {
     "id", "provider", "provider_name", "model", "model_preset", "input_price_per_mtok",
@@ -186,6 +187,13 @@ class TestQuoteCreate:
             "network_monthly": "0.0000",
             "monthly_extras": "150.0000",
             "minimum_commitment_months": 0,
+            "capex_per_gpu": None,
+            "depreciation_months": None,
+            "power_kw_per_gpu": None,
+            "pue": None,
+            "electricity_per_kwh": None,
+            "hosting_per_kw_month": None,
+            "ops_hours_per_month": None,
             "quote_date": days_ago(10).isoformat(),
             "valid_until": days_ago(-80).isoformat(),
             "source": "sales@acme, call of 20 Nov",

@@ -1,4 +1,5 @@
 from datetime import date
+from decimal import Decimal
 from typing import Any
 
 from django.utils import timezone
@@ -6,7 +7,7 @@ from rest_framework import serializers
 
 from apps.catalog.models import Gpu, GpuSystem
 from apps.core.api import StrictJsonTypes
-from apps.quotes.models import ApiRoute, Provider, Quote
+from apps.quotes.models import OWNED_FIELDS, ApiRoute, Provider, Quote
 from apps.quotes.selectors import quote_age_days, quote_is_stale
 
 
@@ -34,11 +35,19 @@ class QuoteInputSerializer(StrictJsonTypes, serializers.ModelSerializer):  # typ
             "provider", "gpu", "system", "gpus_per_node", "region", "pricing_term",
             "hourly_price_per_gpu", "currency", "storage_price_per_tb_month",
             "egress_price_per_gb", "network_monthly", "monthly_extras",
-            "minimum_commitment_months", "quote_date", "valid_until", "source",
+            "minimum_commitment_months", "quote_date", "valid_until", "source", *OWNED_FIELDS,
         ]  # fmt: skip
+        # An owned quote is costed from its capex: its hourly price may be left out (0).
+        extra_kwargs = {"hourly_price_per_gpu": {"required": False}}
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         instance = self.instance
+        if instance is None and "hourly_price_per_gpu" not in attrs:
+            if attrs.get("pricing_term") != Quote.PricingTerm.OWNED:
+                raise serializers.ValidationError(
+                    {"hourly_price_per_gpu": "required unless the quote is owned (bought)"}
+                )
+            attrs["hourly_price_per_gpu"] = Decimal(0)
         gpu = attrs.get("gpu", getattr(instance, "gpu", None))
         system = attrs.get("system", getattr(instance, "system", None))
         if (gpu is None) == (system is None):
@@ -64,8 +73,8 @@ class QuoteOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-a
             "id", "provider", "provider_name", "gpu", "system", "gpus_per_node", "region",
             "pricing_term", "hourly_price_per_gpu", "currency", "storage_price_per_tb_month",
             "egress_price_per_gb", "network_monthly", "monthly_extras",
-            "minimum_commitment_months", "quote_date", "valid_until", "source", "retired",
-            "version", "stale", "age_days", "created_at", "updated_at",
+            "minimum_commitment_months", *OWNED_FIELDS, "quote_date", "valid_until", "source",
+            "retired", "version", "stale", "age_days", "created_at", "updated_at",
         ]  # fmt: skip
 
     def _today(self) -> date:

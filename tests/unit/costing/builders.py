@@ -18,7 +18,8 @@ from apps.engine.types import WorkloadType
 
 def finance(**overrides: Any) -> FinanceAssumptions:
     """The finance assumptions every worked example uses: labour $100/h, observability 5%,
-    retries 2%, failures 1%, acceptance 90%, 5-year amortisation, $0.10/kWh, $200 hosting."""
+    retries 2%, failures 1%, acceptance 90%, $0.10/kWh (owned hardware: the default PUE 1.56,
+    $150 hosting per kW-month and 0.5 datacentre hours per GPU-month)."""
     values: dict[str, Any] = {
         "reporting_currency": "USD",
         "labour_rate_per_hour": D(100),
@@ -26,9 +27,7 @@ def finance(**overrides: Any) -> FinanceAssumptions:
         "retry_rate": D("0.02"),
         "failure_rate": D("0.01"),
         "acceptance_rate": D("0.9"),
-        "amortisation_years": D(5),
         "power_price_per_kwh": D("0.10"),
-        "hosting_cost_per_gpu_month": D(200),
     }
     values.update(overrides)
     return FinanceAssumptions(**values)

@@ -93,6 +93,7 @@ quotes = st.builds(
         storage_price_per_tb_month=storage,
         egress_price_per_gb=egress,
         capex_per_gpu=capex if term is PricingTerm.OWNED else None,
+        depreciation_months=60 if term is PricingTerm.OWNED and capex is not None else None,
         gpu_tdp_w=D(700),
     ),
     st.sampled_from(list(PricingTerm)),

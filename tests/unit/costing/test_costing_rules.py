@@ -15,6 +15,7 @@ from apps.engine.costing import (
     SuccessUnit,
     cost_api_candidate,
     cost_gpu_candidate,
+    owned_gpu_month,
     rank_candidates,
 )
 from apps.engine.types import EngineInputError, WorkloadType
@@ -104,17 +105,69 @@ class TestOverrides:
         # 392 first-attempt GPU-h x $1.00 x 1.10
         assert row.cost_lines["gpu_compute"] == D("431.2000")
 
-    def test_owned_capex_is_amortised_with_power_and_hosting(self):
-        """$36,000 / 60 months = 600 + 700 W x 1.56 x 730 h x $0.10 = 79.716 + 200 hosting
-        = 879.716 a GPU-month; 2 GPUs x 879.716 = 1,759.432 split into busy and idle."""
-        row = gpu_row(quote=quote(PricingTerm.OWNED, "0", capex_per_gpu=D(36000), gpu_tdp_w=D(700)))
+    def test_owned_capex_is_depreciated_with_power_hosting_and_operations(self):
+        """$36,000 / 60 months = 600; 0.7 kW TDP + 0.575 kW host share = 1.275 kW x PUE 1.56 x
+        730 h x $0.10 = 145.197; 1.275 kW x $150 = 191.25 hosting; 0.5 h x $100 = 50
+        operations: 986.447 a GPU-month; 2 GPUs = 1,972.894 split into busy and idle."""
+        row = gpu_row(
+            quote=quote(
+                PricingTerm.OWNED,
+                "0",
+                capex_per_gpu=D(36000),
+                depreciation_months=60,
+                gpu_tdp_w=D(700),
+            )
+        )
 
         lines = row.cost_lines
         gpu_bill = lines["gpu_compute"] + lines["retry_waste"] + lines["idle_capacity"]
-        assert abs(gpu_bill - D("1759.432")) <= D("0.00015")  # three lines rounded to 4 dp
-        assert any("= 879.72 per GPU-month" in note for note in row.notes)
-        # 40 platform hours + 0.5 datacentre hours x 2 GPUs, at $100
-        assert lines["platform_labour"] == D("4100.0000")
+        assert abs(gpu_bill - D("1972.894")) <= D("0.00015")  # three lines rounded to 4 dp
+        assert any("986.45 USD per GPU-month" in note for note in row.notes)
+        # platform labour is the team's 40 hours; the datacentre hours are in the GPU-month
+        assert lines["platform_labour"] == D("4000.0000")
+
+    def test_an_owned_quote_s_own_running_costs_replace_the_finance_defaults(self):
+        """1.0 kW x PUE 1.2 x 730 h x $0.20 = 175.2 power; 1.0 kW x $100 = 100 hosting;
+        2 h x $100 = 200 operations; $48,000 / 48 = 1,000: 1,475.2 a GPU-month."""
+        owned = owned_gpu_month(
+            quote(
+                PricingTerm.OWNED,
+                "0",
+                capex_per_gpu=D(48000),
+                depreciation_months=48,
+                gpu_tdp_w=D(700),
+                power_kw_per_gpu=D("1.0"),
+                pue=D("1.2"),
+                electricity_per_kwh=D("0.20"),
+                hosting_per_kw_month=D(100),
+                ops_hours_per_month=D(2),
+            ),
+            finance(),
+        )
+
+        assert (owned.depreciation, owned.power, owned.hosting, owned.operations) == (
+            D(1000),
+            D("175.2"),
+            D(100),
+            D(200),
+        )
+        assert owned.total == D("1475.2")
+        assert owned.defaulted == ()
+
+    def test_an_owned_quote_without_depreciation_months_is_refused(self):
+        with pytest.raises(EngineInputError) as caught:
+            quote(PricingTerm.OWNED, "0", capex_per_gpu=D(36000))
+
+        assert caught.value.field == "depreciation_months"
+
+    def test_bought_hardware_misses_a_public_cloud_brief(self):
+        row = gpu_row(
+            demand=realtime_demand(operating_boundary=OperatingBoundary.PUBLIC_CLOUD),
+            quote=quote(PricingTerm.OWNED, "0", capex_per_gpu=D(36000), depreciation_months=60),
+        )
+
+        assert not row.meets_constraints
+        assert row.why_not == ("brief runs in the public cloud; this candidate is bought hardware",)
 
     def test_reserved_capacity_grows_by_whole_replicas_when_the_work_needs_it(self):
         """Batch work of 1,000 GPU-h a month on 1-GPU replicas: 730 h a GPU is not enough,
