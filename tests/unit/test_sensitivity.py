@@ -183,13 +183,16 @@ class TestTotals:
         assert by_months[36].total == cost.monthly_cost * 36
 
     def test_bought_hardware_still_owes_its_undepreciated_capex(self):
-        owned = gpu("own", quote(PricingTerm.OWNED, price="0", capex_per_gpu=D(30000)))
+        owned = gpu(
+            "own",
+            quote(PricingTerm.OWNED, price="0", capex_per_gpu=D(30000), depreciation_months=60),
+        )
         result = sensitivity(demand=DEMAND, finance=FINANCE, candidates=[owned])
         by_months = {t.months: t for t in result.totals}
         gpus = cost_gpu_candidate(
             demand=DEMAND, capacity=CAPACITY, quote=owned.quote, finance=FINANCE
         ).gpus_paid
-        # 5-year amortisation: 48 of 60 months' capex left after a year, 24 after three
+        # 60 months' depreciation: 48 of 60 months' capex left after a year, 24 after three
         assert by_months[12].committed_beyond == D(30000) * gpus * 48 / 60
         assert by_months[36].committed_beyond == D(30000) * gpus * 24 / 60
 
