@@ -6,9 +6,10 @@ from typing import Any
 from apps.briefs.models import WorkloadBrief
 from apps.engine import costing_constants as k
 from apps.engine.costing import FinanceAssumptions as EngineFinance
+from apps.engine.costing import LabourAllocation
 
 from .fx import fx_rates_applied
-from .models import FinanceAssumptions
+from .models import ORGANISATION_ONLY, FinanceAssumptions
 
 # Used where the organisation has not set a default (each constant cites its source).
 FALLBACKS: dict[str, Any] = {
@@ -21,6 +22,12 @@ FALLBACKS: dict[str, Any] = {
     "amortisation_years": k.DEFAULT_AMORTISATION_YEARS,
     "power_price_per_kwh": k.DEFAULT_POWER_PRICE_PER_KWH,
     "hosting_cost_per_gpu_month": k.DEFAULT_HOSTING_COST_PER_GPU_MONTH,
+    # Platform labour (apps.engine.costing_labour): per deployment unless finance shares the
+    # platform team's pool by GPU-hours, which needs the two organisation figures below.
+    "platform_hours_self_managed": k.PLATFORM_LABOUR_HOURS_SELF_MANAGED,
+    "labour_allocation": LabourAllocation.PER_DEPLOYMENT.value,
+    "platform_labour_pool_hours": None,
+    "self_managed_gpu_hours_per_month": None,
 }
 FIELDS = tuple(FALLBACKS)
 
@@ -39,7 +46,10 @@ def resolved_assumptions(brief: WorkloadBrief) -> tuple[dict[str, Any], dict[str
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for name in FIELDS:
-        for source, row in (("brief", override), ("organisation", default)):
+        rows = (("brief", override), ("organisation", default))
+        if name in ORGANISATION_ONLY:
+            rows = (("organisation", default),)
+        for source, row in rows:
             value = getattr(row, name, None) if row is not None else None
             if value not in (None, ""):
                 values[name], sources[name] = value, source
@@ -54,7 +64,9 @@ def resolved_assumptions(brief: WorkloadBrief) -> tuple[dict[str, Any], dict[str
 
 
 def engine_finance(values: dict[str, Any]) -> EngineFinance:
-    return EngineFinance(**{name: values[name] for name in FIELDS})
+    fields = {name: values[name] for name in FIELDS}
+    fields["labour_allocation"] = LabourAllocation(fields["labour_allocation"])
+    return EngineFinance(**fields)
 
 
 def assumptions_version(brief: WorkloadBrief) -> list[int]:

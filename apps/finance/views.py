@@ -14,7 +14,7 @@ from apps.decisions.selectors import checklist_completeness_by_quote
 
 from . import charts
 from .assumptions import organisation_defaults, resolved_assumptions
-from .forms import MOVES, FinanceAssumptionsForm, FxRateForm
+from .forms import MOVES, FinanceAssumptionsForm, FxRateForm, OrganisationAssumptionsForm
 from .fx import fx_rates_applied, rate_text
 from .models import FinanceAssumptions, FxRate
 from .selectors import ranking_for_brief
@@ -51,7 +51,7 @@ SORTS = {
 def _save_form(request: HttpRequest, form: FinanceAssumptionsForm, brief: Any) -> bool:
     if not form.is_valid():
         return False
-    fields = {name: form.cleaned_data[name] for name in MOVES}
+    fields = {name: form.cleaned_data[name] for name in form.Meta.fields}
     try:
         finance_assumptions_update(brief=brief, **fields)
     except ValidationError as exc:
@@ -141,7 +141,7 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def organisation_assumptions_page(request: HttpRequest) -> HttpResponse:
     can_edit = has_role(request.user, FINANCE_EDITORS)
-    form = FinanceAssumptionsForm(request.POST or None, instance=organisation_defaults())
+    form = OrganisationAssumptionsForm(request.POST or None, instance=organisation_defaults())
     if request.method == "POST":
         if not can_edit:
             raise PermissionDenied("Only the finance role changes assumptions.")
