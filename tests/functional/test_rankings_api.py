@@ -22,7 +22,10 @@ from tests.factories.quotes_extra import FreshQuoteFactory, days_ago
 pytestmark = pytest.mark.django_db
 
 TOP_LEVEL = {"brief", "computed_at", "stale", "currency", "unit", "rows"}
-TOP_LEVEL_EXTRAS = {"pending", "no_ranking_reason", "capacity_model", "total_rows", "not_costed"}
+TOP_LEVEL_EXTRAS = {
+    "pending", "no_ranking_reason", "capacity_model", "total_rows", "not_costed",
+    "success_unit", "unit_scale",
+}  # fmt: skip
 ROW = {
     "rank", "candidate_kind", "provider", "gpu", "gpu_count", "replicas", "pricing_term",
     "quote_id", "api_route_id", "cost_lines", "monthly_cost", "accepted_outputs_per_month",
@@ -100,7 +103,8 @@ class TestRankingShape:
         assert body["brief"] == market["brief"].pk
         assert body["computed_at"] == table.computed_at.isoformat().replace("+00:00", "Z")
         assert (body["stale"], body["pending"]) == (False, False)
-        assert (body["currency"], body["unit"]) == ("USD", "TOKEN")
+        assert (body["currency"], body["unit"]) == ("USD", "per 1M accepted tokens")
+        assert (body["success_unit"], body["unit_scale"]) == ("TOKEN", 1_000_000)
         assert body["no_ranking_reason"] is None
         assert len(body["rows"]) == 5
         assert [set(row) for row in body["rows"]] == [ROW | ROW_EXTRAS] * 5
@@ -165,8 +169,10 @@ class TestRankingFigures:
             if not row["meets_constraints"]:
                 assert row["effective_unit_cost"] is None, row
                 continue
+            # in the table's unit: per 1M accepted tokens
             unit_cost = Decimal(row["effective_unit_cost"])
-            assert abs(total / accepted - unit_cost) <= unit_cost * Decimal("1e-9"), row
+            per_million = total / accepted * 1_000_000
+            assert abs(per_million - unit_cost) <= unit_cost * Decimal("1e-9"), row
 
     def test_rows_that_meet_the_brief_are_ranked_by_unit_cost_and_the_rest_say_why(
         self, finance_api, market
