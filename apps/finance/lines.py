@@ -10,7 +10,7 @@ and the finance page says so (``dominant_assumption``).
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from .units import money_text
+from .units import money_text, unit_cost_text
 
 LINE_LABELS = {
     "gpu_compute": "GPU compute",
@@ -81,10 +81,12 @@ def dominant_assumption(row: dict[str, Any], currency: str) -> str | None:
             continue
         share = amount / monthly
         if share > DOMINANT_SHARE:
+            # "100%" only when it is all of it.
+            percent = f"{share:.1%}" if Decimal("0.995") <= share < 1 else f"{share:.0%}"
             return (
-                f"{line_label(name)} is {share:.0%} of this candidate's monthly cost "
+                f"{line_label(name)} is {percent} of this candidate's monthly cost "
                 f"({money_text(amount)} of {money_text(monthly)} {currency}): its unit cost "
-                f"depends mostly on {ASSUMPTION_BEHIND[name]}, not on the GPU's price."
+                f"depends mostly on {ASSUMPTION_BEHIND[name]}, not on the price quoted."
             )
     return None
 
@@ -114,20 +116,21 @@ def candidate_table_display(
 ) -> tuple[list[str], list[str]]:
     """Ready the shown rows for the page: each row gets its figures as people read them
     (``display_unit_cost``, ``display_monthly_cost``, ``display_labour``, ``line_values``) and
-    its ``warning`` (``dominant_assumption``). Returns the other cost lines' keys and their
-    headers in words (platform labour has its own column, so it is not among them)."""
+    its ``warning`` (``dominant_assumption``, rows that meet the brief). Returns the other cost
+    lines' keys and their headers in words (platform labour has its own column)."""
     names: list[str] = []
     for row in rows:
         names += [n for n in row["cost_lines"] if n not in names and n != OWN_LINE]
     for row in rows:
         lines = row["cost_lines"]
         row["display_unit_cost"] = (
-            money_text(row["effective_unit_cost"])
+            unit_cost_text(row["effective_unit_cost"])
             if row["effective_unit_cost"] is not None
             else None
         )
         row["display_monthly_cost"] = money_text(row["monthly_cost"])
         row["display_labour"] = money_text(lines.get(OWN_LINE))
         row["line_values"] = [money_text(lines[n]) if n in lines else "" for n in names]
-        row["warning"] = dominant_assumption(row, currency)
+        # Only for rows that meet the brief: the others have no unit cost to mislead.
+        row["warning"] = dominant_assumption(row, currency) if row["meets_constraints"] else None
     return names, [line_label(n) for n in names]

@@ -21,6 +21,7 @@ __all__ = [
     "money_text",
     "scale_for",
     "scaled",
+    "unit_cost_text",
     "unit_for",
     "unit_of_snapshot",
     "unit_text",
@@ -73,15 +74,22 @@ def unit_of_snapshot(table: dict[str, Any]) -> tuple[str, int]:
 
 
 def money_text(value: Decimal | str | float | None) -> str:
-    """Money as a person reads it: thousands separated, cents under 100,000, four significant
-    digits below one (a unit cost of 0.004213 keeps its digits); "—" for none."""
+    """An amount of money as a person reads it: thousands separated, to the cent (whole units
+    from 100,000 up); "—" for none."""
     if value is None or value == "":
         return "—"
     d = Decimal(str(value))
-    if d == 0:
-        return "0.00"
     if abs(d) >= 100_000:
         return f"{d:,.0f}"
-    if abs(d) >= 1:
-        return f"{d:,.2f}"
+    return f"{d:,.2f}"
+
+
+def unit_cost_text(value: Decimal | str | float | None) -> str:
+    """A unit cost as a person reads it: as money from 1 up, four significant digits below
+    (0.004213 keeps its digits where cents would show 0.00); "—" for none."""
+    if value is None or value == "":
+        return "—"
+    d = Decimal(str(value))
+    if d == 0 or abs(d) >= 1:
+        return money_text(d)
     return format(Decimal(f"{float(d):.4g}"), "f")

@@ -11,7 +11,13 @@ from apps.engine.costing import SuccessUnit as EngineSuccessUnit
 from apps.engine.units import table_unit
 from apps.finance.lines import dominant_assumption, labour_policy_text, line_label
 from apps.finance.models import LabourAllocation
-from apps.finance.units import money_text, scale_for, unit_of_snapshot, unit_words
+from apps.finance.units import (
+    money_text,
+    scale_for,
+    unit_cost_text,
+    unit_of_snapshot,
+    unit_words,
+)
 
 
 class TestOneHomePerVocabulary:
@@ -59,7 +65,7 @@ class TestMoneyText:
         [
             (Decimal("5545.1234"), "5,545.12"),
             ("4.8512", "4.85"),
-            (Decimal("0.0042134"), "0.004213"),
+            (Decimal("0.0051"), "0.01"),
             (Decimal("1234567.8"), "1,234,568"),
             (Decimal(0), "0.00"),
             (None, "—"),
@@ -67,6 +73,18 @@ class TestMoneyText:
     )
     def test_money_reads_as_money(self, value, text):
         assert money_text(value) == text
+
+    @pytest.mark.parametrize(
+        ("value", "text"),
+        [
+            (Decimal("4649.715556"), "4,649.72"),
+            (Decimal("0.0042134"), "0.004213"),
+            (Decimal("0.5"), "0.5"),
+            (Decimal(0), "0.00"),
+        ],
+    )
+    def test_a_unit_cost_keeps_its_significant_digits(self, value, text):
+        assert unit_cost_text(value) == text
 
 
 class TestDominantAssumption:
@@ -78,8 +96,12 @@ class TestDominantAssumption:
         assert dominant_assumption(row, "USD") == (
             "Platform labour is 84% of this candidate's monthly cost (4,600.00 of 5,500.00 "
             "USD): its unit cost depends mostly on the platform labour assumption (hours a "
-            "month x labour rate, as finance allocates them), not on the GPU's price."
+            "month x labour rate, as finance allocates them), not on the price quoted."
         )
+
+    def test_nearly_all_is_not_rounded_to_all(self):
+        row = {"monthly_cost": "4603.22", "cost_lines": {"platform_labour": "4600.00"}}
+        assert dominant_assumption(row, "USD").startswith("Platform labour is 99.9% of")
 
     def test_exactly_half_is_not_more_than_half(self):
         row = {"monthly_cost": "100", "cost_lines": {"gpu_compute": "50", "idle_capacity": "50"}}
