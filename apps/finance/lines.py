@@ -10,7 +10,7 @@ and the finance page says so (``dominant_assumption``).
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from .units import money_text, unit_cost_text
+from .units import count_text, money_text, unit_cost_text
 
 LINE_LABELS = {
     "gpu_compute": "GPU compute",
@@ -115,7 +115,8 @@ def candidate_table_display(
     rows: list[dict[str, Any]], *, currency: str
 ) -> tuple[list[str], list[str]]:
     """Ready the shown rows for the page: each row gets its figures as people read them
-    (``display_unit_cost``, ``display_monthly_cost``, ``display_labour``, ``line_values``) and
+    (``display_unit_cost``, ``display_monthly_cost``, ``display_labour``, ``display_accepted``,
+    ``line_values``) and
     its ``warning`` (``dominant_assumption``, rows that meet the brief). Returns the other cost
     lines' keys and their headers in words (platform labour has its own column)."""
     names: list[str] = []
@@ -129,6 +130,7 @@ def candidate_table_display(
             else None
         )
         row["display_monthly_cost"] = money_text(row["monthly_cost"])
+        row["display_accepted"] = count_text(row["accepted_outputs_per_month"])
         row["display_labour"] = money_text(lines.get(OWN_LINE))
         row["line_values"] = [money_text(lines[n]) if n in lines else "" for n in names]
         # Only for rows that meet the brief: the others have no unit cost to mislead.

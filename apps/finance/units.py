@@ -18,6 +18,7 @@ from apps.engine.units import TableUnit, table_unit
 
 __all__ = [
     "TableUnit",
+    "count_text",
     "money_text",
     "scale_for",
     "scaled",
@@ -93,3 +94,14 @@ def unit_cost_text(value: Decimal | str | float | None) -> str:
     if d == 0 or abs(d) >= 1:
         return money_text(d)
     return format(Decimal(f"{float(d):.4g}"), "f")
+
+
+def count_text(value: Decimal | str | float | None) -> str:
+    """A count of outputs as a person reads it: whole and thousands separated from 1,000 up
+    (1,862,967,566 tokens), two decimals below (0.99 checkpoints)."""
+    if value is None or value == "":
+        return "—"
+    d = Decimal(str(value))
+    if abs(d) >= 1000:
+        return f"{d:,.0f}"
+    return format(d.quantize(Decimal("0.01")).normalize(), "f")

@@ -12,6 +12,7 @@ from apps.engine.units import table_unit
 from apps.finance.lines import dominant_assumption, labour_policy_text, line_label
 from apps.finance.models import LabourAllocation
 from apps.finance.units import (
+    count_text,
     money_text,
     scale_for,
     unit_cost_text,
@@ -85,6 +86,15 @@ class TestMoneyText:
     )
     def test_a_unit_cost_keeps_its_significant_digits(self, value, text):
         assert unit_cost_text(value) == text
+
+
+class TestCountText:
+    @pytest.mark.parametrize(
+        ("value", "text"),
+        [("1862967565.6578", "1,862,967,566"), ("0.9900", "0.99"), ("12.5", "12.5"), ("0", "0")],
+    )
+    def test_counts_read_as_counts(self, value, text):
+        assert count_text(value) == text
 
 
 class TestDominantAssumption:
