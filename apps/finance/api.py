@@ -61,6 +61,10 @@ class RankingRowSerializer(serializers.Serializer):  # type: ignore[type-arg]
     basis = serializers.ChoiceField(choices=["ESTIMATED", "CALIBRATED", "MEASURED"])
     p95_latency_ms = serializers.CharField(allow_null=True)
     memory_headroom_gb = serializers.CharField(allow_null=True)
+    paid_gpu_hours_per_month = serializers.CharField(
+        allow_null=True,
+        help_text="GPU-hours a month the candidate pays for, busy or idle (null: an API route)",
+    )
     quote_age_days = serializers.IntegerField(allow_null=True)
     quote_stale = serializers.BooleanField(allow_null=True)
     notes = serializers.ListField(child=serializers.CharField())

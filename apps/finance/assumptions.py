@@ -3,13 +3,15 @@
 from decimal import Decimal
 from typing import Any
 
+from django.db.models import OuterRef, Subquery
+
 from apps.briefs.models import WorkloadBrief
 from apps.engine import costing_constants as k
 from apps.engine.costing import FinanceAssumptions as EngineFinance
 from apps.engine.costing import LabourAllocation
 
 from .fx import fx_rates_applied
-from .models import ORGANISATION_ONLY, FinanceAssumptions
+from .models import ORGANISATION_ONLY, CandidateRow, CandidateTable, FinanceAssumptions
 
 # Used where the organisation has not set a default (each constant cites its source).
 FALLBACKS: dict[str, Any] = {
@@ -74,3 +76,28 @@ def assumptions_version(brief: WorkloadBrief) -> list[int]:
         brief=brief
     )
     return sorted(rows.values_list("version", flat=True))
+
+
+def self_managed_gpu_hours_now() -> tuple[int, Decimal]:
+    """(briefs, GPU-hours a month): what the cheapest GPU candidate that meets each computed
+    brief pays for, summed over the briefs. Shown beside the shared-labour figures as a starting
+    point for the expected total; it is read when the page is, and changes nothing by itself
+    (the tables are costed from the total finance sets, never from each other)."""
+    best = (
+        CandidateRow.objects.filter(
+            table=OuterRef("pk"),
+            candidate_kind="GPU",
+            meets_constraints=True,
+            effective_unit_cost__isnull=False,
+        )
+        .order_by("effective_unit_cost", "pk")
+        .values("paid_gpu_hours_per_month")[:1]
+    )
+    hours = [
+        h
+        for h in CandidateTable.objects.annotate(hours=Subquery(best)).values_list(
+            "hours", flat=True
+        )
+        if h is not None
+    ]
+    return len(hours), sum(hours, Decimal(0))

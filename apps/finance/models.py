@@ -278,6 +278,11 @@ class CandidateRow(BaseModel):
     basis = models.CharField(max_length=10, choices=Basis.choices, default=Basis.ESTIMATED)
     p95_latency_ms = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
     memory_headroom_gb = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
+    # GPU-hours a month the candidate pays for (busy and idle); null for an API route. What a
+    # shared platform-labour pool is split by (apps.engine.costing_labour).
+    paid_gpu_hours_per_month = models.DecimalField(
+        max_digits=16, decimal_places=4, null=True, blank=True
+    )
     notes = models.JSONField(default=list, blank=True)
 
     class Meta:

@@ -13,14 +13,18 @@ from apps.core.roles import FINANCE_EDITORS, has_role
 from apps.decisions.selectors import checklist_completeness_by_quote
 
 from . import charts
-from .assumptions import organisation_defaults, resolved_assumptions
+from .assumptions import (
+    organisation_defaults,
+    resolved_assumptions,
+    self_managed_gpu_hours_now,
+)
 from .forms import MOVES, FinanceAssumptionsForm, FxRateForm, OrganisationAssumptionsForm
 from .fx import fx_rates_applied, rate_text
 from .lines import candidate_table_display, dominant_assumption, labour_policy_text
 from .models import FinanceAssumptions, FxRate
 from .selectors import ranking_for_brief
 from .services import finance_assumptions_update, fx_rate_create
-from .units import unit_for
+from .units import money_text, unit_for
 
 # The page's table shows this many rows unless asked for every row (``?rows=all``, one click
 # away): a screenful to scan plus the whole top of any ranking; thousands of rows make a page
@@ -150,7 +154,17 @@ def organisation_assumptions_page(request: HttpRequest) -> HttpResponse:
             raise PermissionDenied("Only the finance role changes assumptions.")
         if _save_form(request, form, None):
             return redirect("finance:assumptions")
-    return render(request, "finance/assumptions.html", {"form": form, "can_edit": can_edit})
+    briefs, gpu_hours = self_managed_gpu_hours_now()
+    return render(
+        request,
+        "finance/assumptions.html",
+        {
+            "form": form,
+            "can_edit": can_edit,
+            "gpu_hours_now": money_text(gpu_hours).removesuffix(".00") if briefs else None,
+            "gpu_hours_briefs": briefs,
+        },
+    )
 
 
 @login_required

@@ -216,3 +216,37 @@ class TestLabourAssumptions:
         assert gpu_row(chat).cost_lines["platform_labour"] == "1150.0000"  # 10 h x 115 USD
         override = FinanceAssumptions.objects.get(brief=chat)
         assert override.labour_allocation == ""  # not a brief's choice: ignored
+
+
+class TestGpuHoursPaid:
+    def test_each_gpu_row_says_the_gpu_hours_it_pays_for(
+        self, chat, token_client, django_capture_on_commit_callbacks
+    ):
+        with django_capture_on_commit_callbacks(execute=True):
+            reserved = QuoteFactory(pricing_term="RESERVED_1Y", hourly_price_per_gpu=Decimal(2))
+            candidate_tables_request_recompute(brief_ids=[chat.pk])
+        rows = token_client(Role.FINANCE).get(f"/api/v1/briefs/{chat.pk}/rankings").json()["rows"]
+        by_quote = {r["quote_id"]: r for r in rows}
+
+        row = by_quote[reserved.pk]
+        gpus = row["gpu_count"] * row["replicas"]
+        assert Decimal(row["paid_gpu_hours_per_month"]) == Decimal(730) * gpus  # every hour
+
+    def test_the_organisation_page_offers_todays_total_as_a_starting_point(
+        self, chat, lora, client, make_user
+    ):
+        expected = sum(
+            CandidateRow.objects.filter(table__brief=brief, meets_constraints=True)
+            .exclude(effective_unit_cost=None)
+            .exclude(candidate_kind="API_ROUTE")
+            .order_by("effective_unit_cost")
+            .first()
+            .paid_gpu_hours_per_month
+            for brief in (chat, lora)
+        )
+        client.force_login(make_user(Role.FINANCE))
+        page = client.get("/finance/assumptions/")
+
+        assert page.context["gpu_hours_briefs"] == 2
+        assert page.context["gpu_hours_now"] == f"{expected:,.2f}".removesuffix(".00")
+        assert b'id="gpu-hours-now"' in page.content
