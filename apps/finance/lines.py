@@ -10,6 +10,7 @@ and the finance page says so (``dominant_assumption``).
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from .models import FinanceAssumptions, LabourAllocation
 from .units import count_text, money_text, unit_cost_text
 
 LINE_LABELS = {
@@ -136,3 +137,18 @@ def candidate_table_display(
         # Only for rows that meet the brief: the others have no unit cost to mislead.
         row["warning"] = dominant_assumption(row, currency) if row["meets_constraints"] else None
     return names, [line_label(n) for n in names]
+
+
+def assumption_label(name: str) -> str:
+    """An assumption's name in words (its model field's verbose name)."""
+    label = str(FinanceAssumptions._meta.get_field(name).verbose_name)
+    return label[:1].upper() + label[1:]
+
+
+def assumption_value(name: str, value: Any) -> str:
+    """An assumption's value in words: a choice by its label, none as "—"."""
+    if value in (None, ""):
+        return "—"
+    if name == "labour_allocation":
+        return str(LabourAllocation(value).label)
+    return str(value)

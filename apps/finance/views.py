@@ -20,7 +20,13 @@ from .assumptions import (
 )
 from .forms import MOVES, FinanceAssumptionsForm, FxRateForm, OrganisationAssumptionsForm
 from .fx import fx_rates_applied, rate_text
-from .lines import candidate_table_display, dominant_assumption, labour_policy_text
+from .lines import (
+    assumption_label,
+    assumption_value,
+    candidate_table_display,
+    dominant_assumption,
+    labour_policy_text,
+)
 from .models import FinanceAssumptions, FxRate
 from .selectors import ranking_for_brief
 from .services import finance_assumptions_update, fx_rate_create
@@ -133,7 +139,13 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             "leader_warning": dominant_assumption(leader, currency) if leader else None,
             "warned_rows": sum(1 for r in shown if r["warning"]),
             "assumptions": [
-                (name, values[name], sources.get(name, "organisation"), moves)
+                (
+                    name,
+                    assumption_label(name),
+                    assumption_value(name, values[name]),
+                    sources.get(name, "organisation"),
+                    moves,
+                )
                 for name, moves in MOVES.items()
             ],
             "form": form,

@@ -149,6 +149,14 @@ class TestLabourOnTheFinancePage:
             in (page.context["labour_policy"])
         )
 
+    def test_the_assumptions_read_in_words(self, chat, client, make_user):
+        page = finance_page(client, make_user, chat)
+        shown = {name: (label, value) for name, label, value, _, _ in page.context["assumptions"]}
+
+        assert shown["labour_allocation"] == ("Labour allocation", "Per self-managed deployment")
+        assert shown["platform_labour_pool_hours"] == ("Platform team hours a month", "—")
+        assert shown["labour_rate_per_hour"][0] == "Labour rate per hour"
+
     def test_a_fine_tune_that_is_mostly_labour_is_flagged_in_words(self, lora, client, make_user):
         page = finance_page(client, make_user, lora)
 
