@@ -10,6 +10,8 @@ and the finance page says so (``dominant_assumption``).
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from apps.quotes.models import Quote
+
 from .models import FinanceAssumptions, LabourAllocation
 from .units import count_text, money_text, unit_cost_text
 
@@ -54,6 +56,8 @@ ASSUMPTION_BEHIND = {
 }
 # "More than half of a candidate's cost" (issue 14, item 6).
 DOMINANT_SHARE = Decimal("0.5")
+
+TERM_LABELS = dict(Quote.PricingTerm.choices)
 
 # The line that is shown on its own on the candidate table, beside the monthly cost.
 OWN_LINE = "platform_labour"
@@ -116,7 +120,8 @@ def candidate_table_display(
     rows: list[dict[str, Any]], *, currency: str
 ) -> tuple[list[str], list[str]]:
     """Ready the shown rows for the page: each row gets its figures as people read them
-    (``display_unit_cost``, ``display_monthly_cost``, ``display_labour``, ``display_accepted``,
+    (``display_term``, ``display_unit_cost``, ``display_monthly_cost``, ``display_labour``,
+    ``display_accepted``,
     ``line_values``) and
     its ``warning`` (``dominant_assumption``, rows that meet the brief). Returns the other cost
     lines' keys and their headers in words (platform labour has its own column)."""
@@ -130,6 +135,8 @@ def candidate_table_display(
             if row["effective_unit_cost"] is not None
             else None
         )
+        term = row.get("pricing_term")
+        row["display_term"] = TERM_LABELS.get(term, term) if term else "per token"
         row["display_monthly_cost"] = money_text(row["monthly_cost"])
         row["display_accepted"] = count_text(row["accepted_outputs_per_month"])
         row["display_labour"] = money_text(lines.get(OWN_LINE))
