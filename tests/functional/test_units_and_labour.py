@@ -258,3 +258,41 @@ class TestGpuHoursPaid:
         assert page.context["gpu_hours_briefs"] == 2
         assert page.context["gpu_hours_now"] == f"{expected:,.2f}".removesuffix(".00")
         assert b'id="gpu-hours-now"' in page.content
+
+
+class TestASuccessUnitTheWorkloadProduces:
+    def test_a_unit_the_workload_cannot_produce_is_a_400_naming_the_field(
+        self, catalog, token_client
+    ):
+        body = {**LORA_8B, "success_unit": "VIDEO_SECOND"}
+        response = token_client(Role.PLATFORM).post(
+            "/api/v1/briefs/", json.dumps(body), content_type="application/json"
+        )
+
+        assert response.status_code == 400
+        assert response.json()["detail"] == (
+            "success_unit: LoRA fine-tune briefs do not produce accepted seconds of video; "
+            "choose one of: Accepted fine-tuned checkpoint, Completed training run"
+        )
+        assert not WorkloadBrief.objects.exists()
+
+    @pytest.mark.parametrize(
+        ("workload", "unit"),
+        [
+            ("REALTIME_INFERENCE", "PATCH"),
+            ("BATCH_INFERENCE", "PATCH"),
+            ("LORA_FINETUNE", "CHECKPOINT"),
+        ],
+    )
+    def test_the_new_units_are_accepted_where_they_apply(self, catalog, team, workload, unit):
+        brief = BriefFactory.build(team=team, workload_type=workload, success_unit=unit)
+        brief.clean()  # no error
+
+    def test_an_unknown_unit_is_a_field_error_not_a_500(self, catalog, token_client):
+        body = {**LORA_8B, "success_unit": "VIBES"}
+        response = token_client(Role.PLATFORM).post(
+            "/api/v1/briefs/", json.dumps(body), content_type="application/json"
+        )
+
+        assert response.status_code == 400
+        assert response.json()["detail"].startswith("success_unit:")
