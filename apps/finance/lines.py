@@ -103,16 +103,16 @@ def labour_policy_text(values: dict[str, Any], sources: dict[str, str]) -> str:
     if values.get("labour_allocation") == "SHARED_BY_GPU_HOURS":
         return (
             f"Platform labour is shared by GPU-hours ({where}): the platform team's "
-            f"{values['platform_labour_pool_hours']} h a month at {rate}, split over the "
-            f"{values['self_managed_gpu_hours_per_month']} GPU-hours a month that self-managed "
-            "deployments are expected to hold; each self-managed candidate bears its share of "
-            "its own GPU-hours."
+            f"{count_text(values['platform_labour_pool_hours'])} h a month at {rate} are split "
+            f"over the {count_text(values['self_managed_gpu_hours_per_month'])} GPU-hours a "
+            "month that self-managed deployments are expected to hold; each self-managed "
+            "candidate bears the share its paid GPU-hours are of that total."
         )
     return (
         f"Platform labour is charged per self-managed deployment ({where}): "
-        f"{values['platform_hours_self_managed']} h a month at {rate} on every self-managed "
-        "candidate, whatever its size. Finance can share the platform team by GPU-hours "
-        "instead, on the organisation assumptions."
+        f"{count_text(values['platform_hours_self_managed'])} h a month at {rate} on every "
+        "self-managed candidate, whatever its size. Finance can share the platform team by "
+        "GPU-hours instead, on the organisation assumptions."
     )
 
 

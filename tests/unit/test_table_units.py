@@ -145,3 +145,17 @@ class TestLabourPolicyText:
             "Platform labour is charged per self-managed deployment (built-in): 40 h a month "
             "at 115.00 USD/h"
         )
+
+    def test_shared(self):
+        values = {
+            "labour_rate_per_hour": Decimal(115),
+            "reporting_currency": "USD",
+            "labour_allocation": "SHARED_BY_GPU_HOURS",
+            "platform_labour_pool_hours": Decimal("400.00"),
+            "self_managed_gpu_hours_per_month": Decimal("20000.00"),
+        }
+        text = labour_policy_text(values, {"labour_allocation": "organisation"})
+        assert text.startswith(
+            "Platform labour is shared by GPU-hours (organisation): the platform team's 400 h "
+            "a month at 115.00 USD/h are split over the 20,000 GPU-hours a month"
+        )
