@@ -6,17 +6,21 @@ from __future__ import annotations
 from decimal import Decimal as D
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from apps.engine.costing import (
     ApiRouteTerms,
     CapacityFigures,
     Demand,
     LabourAllocation,
+    OperatingModel,
     PricingTerm,
     SuccessUnit,
     cost_api_candidate,
     cost_gpu_candidate,
 )
+from apps.engine.costing_labour import platform_labour_hours
 from apps.engine.types import EngineInputError, WorkloadType
 from tests.unit.costing.builders import finance, quote, realtime_capacity, realtime_demand
 
@@ -177,3 +181,19 @@ class TestSharedByGpuHours:
         with pytest.raises(EngineInputError) as raised:
             finance(platform_hours_self_managed=D(-1))
         assert raised.value.field == "platform_hours_self_managed"
+
+
+class TestSharedLabourProperties:
+    @given(
+        gpu_hours=st.decimals(min_value=1, max_value=100_000, places=2),
+        total=st.decimals(min_value=1, max_value=1_000_000, places=2),
+        pool=st.decimals(min_value=0, max_value=10_000, places=2),
+    )
+    def test_a_share_of_the_pool_never_more_than_the_pool(self, gpu_hours, total, pool):
+        hours, _ = platform_labour_hours(
+            finance=shared(pool=str(pool), total=str(total)),
+            operating_model=OperatingModel.SELF_MANAGED,
+            paid_gpu_hours=gpu_hours,
+        )
+        assert D(0) <= hours <= pool
+        assert hours == pool * min(D(1), gpu_hours / total)
