@@ -2,6 +2,9 @@
 
 from django.db import models
 
+from apps.engine.costing import SuccessUnit as EngineSuccessUnit
+from apps.engine.units import table_unit
+
 
 class WorkloadType(models.TextChoices):
     TRAINING = "TRAINING", "Pre-training"
@@ -40,14 +43,24 @@ class Precision(models.TextChoices):
     FP4 = "FP4"
 
 
+def _unit(unit: EngineSuccessUnit) -> tuple[str, str]:
+    return unit.value, table_unit(unit).choice
+
+
 class SuccessUnit(models.TextChoices):
-    TOKEN = "TOKEN", "Accepted output token"
-    REQUEST = "REQUEST", "Accepted request"
-    RECORD = "RECORD", "Processed record"
-    IMAGE = "IMAGE", "Accepted image"
-    CLIP = "CLIP", "Accepted clip"
-    TRAINING_RUN = "TRAINING_RUN", "Completed training run"
-    EVALUATION = "EVALUATION", "Completed evaluation"
+    """The engine's enum (the one home of the vocabulary, words included) as Django choices;
+    tests/unit/test_success_units.py checks that the members match."""
+
+    TOKEN = _unit(EngineSuccessUnit.TOKEN)
+    REQUEST = _unit(EngineSuccessUnit.REQUEST)
+    RECORD = _unit(EngineSuccessUnit.RECORD)
+    IMAGE = _unit(EngineSuccessUnit.IMAGE)
+    CLIP = _unit(EngineSuccessUnit.CLIP)
+    VIDEO_SECOND = _unit(EngineSuccessUnit.VIDEO_SECOND)
+    PATCH = _unit(EngineSuccessUnit.PATCH)
+    CHECKPOINT = _unit(EngineSuccessUnit.CHECKPOINT)
+    TRAINING_RUN = _unit(EngineSuccessUnit.TRAINING_RUN)
+    EVALUATION = _unit(EngineSuccessUnit.EVALUATION)
 
 
 class LatencyPercentile(models.TextChoices):

@@ -8,8 +8,11 @@ from django.db.models import F, Q
 
 from apps.core.models import BaseModel, Team
 from apps.engine import EngineInputError, ModelKind
+from apps.engine import WorkloadType as EngineWorkloadType
+from apps.engine.costing import SuccessUnit as EngineSuccessUnit
 from apps.engine.request import parse_model
 from apps.engine.speculative import SPECULATIVE_MAX_TOKENS
+from apps.engine.units import table_unit, unit_applies
 
 from .choices import (
     MEDIA_TYPES,
@@ -214,9 +217,27 @@ class WorkloadBrief(BaseModel):
 
     def clean(self) -> None:
         """The model must be one the engine can read, and of a kind the workload can use
-        (a diffusion model for image and video generation, and only there); speculative
-        decoding is given whole (method, tokens and acceptance rate) or not at all."""
+        (a diffusion model for image and video generation, and only there); the success unit
+        one the workload produces (apps.engine.units.unit_applies); speculative decoding is
+        given whole (method, tokens and acceptance rate) or not at all."""
         self._clean_speculative()
+        self._clean_model()
+        # Only known values: clean() runs even when a field's own check failed.
+        if self.workload_type in WorkloadType.values and self.success_unit in SuccessUnit.values:
+            workload = EngineWorkloadType(self.workload_type)
+            if not unit_applies(EngineSuccessUnit(self.success_unit), workload):
+                fitting = [
+                    u.label for u in SuccessUnit if unit_applies(EngineSuccessUnit(u), workload)
+                ]
+                outputs = table_unit(self.success_unit).outputs
+                raise ValidationError(
+                    {
+                        "success_unit": f"{self.get_workload_type_display()} briefs do not "
+                        f"produce {outputs}; choose one of: {', '.join(fitting)}"
+                    }
+                )
+
+    def _clean_model(self) -> None:
         if not self.workload_type or not self.has_model_shape():
             return
         from .contract import model_body

@@ -19,6 +19,7 @@ from fpdf.enums import MethodReturnValue, XPos, YPos
 from fpdf.fonts import FontFace
 
 from apps.finance.exports import ranking_csv
+from apps.finance.units import unit_of_snapshot, unit_words
 
 # --- CSV ------------------------------------------------------------------------------------
 
@@ -26,7 +27,11 @@ from apps.finance.exports import ranking_csv
 def decision_record_csv(snapshot: dict[str, Any]) -> str:
     """The frozen candidate table, in the rankings CSV's columns (decimals exact, formulas
     neutralised)."""
-    return ranking_csv({"rows": snapshot.get("candidate_table", {}).get("rows", [])})
+    table = snapshot.get("candidate_table", {})
+    unit, _ = unit_of_snapshot(table)
+    return ranking_csv(
+        {"rows": table.get("rows", []), "currency": table.get("currency"), "unit": unit}
+    )
 
 
 # --- Text for a core font -------------------------------------------------------------------
@@ -294,7 +299,7 @@ def _bar_chart(pdf: FPDF, rows: list[dict[str, Any]], *, currency: str, unit: st
     height = len(costed) * (bar_h + gap) + 10
     if pdf.get_y() + height > pdf.h - pdf.b_margin:
         pdf.add_page()
-    _para(pdf, f"Effective unit cost per accepted {unit.lower()} ({currency})", style="B")
+    _para(pdf, f"Effective unit cost, {currency} {unit}", style="B")
     y0 = pdf.get_y() + 1
     pdf.set_font("Helvetica", size=7)
     for i, (row, value) in enumerate(zip(costed, values, strict=True)):
@@ -378,6 +383,7 @@ def decision_record_pdf(report: dict[str, Any]) -> bytes:
 
     chosen = report["chosen"]
     row = chosen.get("row") or {}
+    unit = unit_words(report["unit"])  # one unit for the whole report
     _heading(pdf, "Decision")
     _facts(
         pdf,
@@ -388,9 +394,9 @@ def decision_record_pdf(report: dict[str, Any]) -> bytes:
             ("Rank", str(row.get("rank") if row.get("rank") is not None else "-")),
             (
                 "Unit cost",
-                f"{_num(row.get('effective_unit_cost'))} {report['currency']} "
-                f"per accepted {report['unit'].lower()}",
+                f"{_num(row.get('effective_unit_cost'))} {report['currency']} {unit}",
             ),
+            ("Platform labour", _labour(row, report["currency"])),
             ("Monthly cost", f"{_num(row.get('monthly_cost'))} {report['currency']}"),
             ("Alternatives", "; ".join(report["alternatives"]) or "none recorded"),
             ("Required roles", ", ".join(report["required_roles"])),
@@ -404,13 +410,23 @@ def decision_record_pdf(report: dict[str, Any]) -> bytes:
 
     _heading(pdf, "Candidate table (frozen)")
     _para(
-        pdf, f"Computed {_when(report['computed_at']) or 'never'}; costs in {report['currency']}."
+        pdf,
+        f"Computed {_when(report['computed_at']) or 'never'}; costs in {report['currency']}, "
+        f"unit costs {unit}; monthly costs include platform labour, shown on its own.",
     )
     rows = report["rows"]
     if rows:
         _table(
             pdf,
-            ["Rank", "Candidate", "Term", "Unit cost", "Monthly cost", "Meets constraints"],
+            [
+                "Rank",
+                "Candidate",
+                "Term",
+                f"Unit cost ({unit})",
+                "Monthly cost",
+                "Platform labour",
+                "Meets constraints",
+            ],
             [
                 [
                     str(r.get("rank") if r.get("rank") is not None else "-"),
@@ -418,14 +434,15 @@ def decision_record_pdf(report: dict[str, Any]) -> bytes:
                     str(r.get("pricing_term") or "per token"),
                     _num(r.get("effective_unit_cost")),
                     _num(r.get("monthly_cost")),
+                    _num((r.get("cost_lines") or {}).get("platform_labour")),
                     "yes" if r.get("meets_constraints") else "no",
                 ]
                 for r in rows
             ],
-            (12, 80, 26, 24, 26, 22),
+            (12, 66, 22, 24, 22, 22, 22),
         )
         pdf.ln(3)
-        _bar_chart(pdf, rows, currency=report["currency"], unit=report["unit"])
+        _bar_chart(pdf, rows, currency=report["currency"], unit=unit)
     else:
         _para(pdf, "The candidate table was empty when the record was frozen.")
 
@@ -546,6 +563,16 @@ def _owned_hardware(pdf: FPDF, owned: list[dict[str, Any]]) -> None:
         (14, 28, 14, 18, 14, 22, 24, 16, 40),
         size=7,
     )  # fmt: skip
+
+
+def _labour(row: dict[str, Any], currency: str) -> str:
+    """The chosen row's platform labour line and its share of the monthly cost."""
+    labour = (row.get("cost_lines") or {}).get("platform_labour")
+    monthly = row.get("monthly_cost")
+    if labour is None or not monthly or Decimal(str(monthly)) == 0:
+        return "-"
+    share = Decimal(str(labour)) / Decimal(str(monthly))
+    return f"{_num(labour)} {currency} a month ({share:.0%} of the monthly cost)"
 
 
 def _latency(target: Any) -> str:

@@ -185,7 +185,9 @@ def build_snapshot(
             "computed_at": ranking["computed_at"],
             "stale": ranking["stale"],
             "currency": ranking["currency"],
-            "unit": ranking["unit"],
+            "unit": ranking["unit"],  # in words; the rows' unit costs are in it
+            "success_unit": ranking["success_unit"],
+            "unit_scale": ranking["unit_scale"],
             "no_ranking_reason": ranking["no_ranking_reason"],
             "capacity_model": {k: v for k, v in ranking["capacity_model"].items() if k != "curve"},
             "sensitivity": ranking["sensitivity"],

@@ -20,6 +20,7 @@ from apps.core.query import MAX_ID
 from apps.core.roles import DECISION_AUTHORS, QUOTE_EDITORS, has_role, roles_of
 from apps.finance import charts
 from apps.finance.selectors import ranking_for_brief
+from apps.finance.units import unit_words
 from apps.quotes.models import ApiRoute, Quote
 from apps.quotes.selectors import quote_get_for_user
 
@@ -111,7 +112,7 @@ def decision_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
     is_author = has_role(request.user, DECISION_AUTHORS)
     snap_table = record.snapshot.get("candidate_table", {})
     rows = candidate_rows(record)
-    currency, unit = snap_table.get("currency") or "USD", snap_table.get("unit") or "output"
+    currency, unit = snap_table.get("currency") or "USD", unit_words(snap_table.get("unit"))
     figures = []
     if any(r["effective_unit_cost"] is not None for r in rows):
         figure = charts.unit_cost_figure(rows, unit, currency)

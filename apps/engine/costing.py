@@ -17,8 +17,9 @@ Retries: retry_waste = work x retry_rate / (1 - retry_rate) (a request retried u
 costs 1 / (1 - r) attempts). Shares of the GPU bill (every GPU line): observability (finance),
 serving_stack (real-time), queue_overhead (media). Media: failed_renders is the failure_rate
 share of the render compute, which produced nothing (so not counted twice: gpu_compute holds the
-rest). Platform labour = hours by operating model x labour rate (an owned GPU's datacentre
-hours are in its GPU-month). Which lines each kind gets: `LINES_BY_KIND`.
+rest). Platform labour = hours x labour rate, the hours as finance allocates them (per
+deployment, or the organisation's pool shared by GPU-hours: `costing_labour`); an owned GPU's
+datacentre hours are in its GPU-month. Which lines each kind gets: `LINES_BY_KIND`.
 
 Lines are quantized to 4 dp (half-even); monthly_cost is their exact sum; the unit cost is
 rounded to 10 significant digits. Arithmetic runs in its own 28-digit decimal context, so the
@@ -44,6 +45,7 @@ from apps.engine.costing_constants import (
     SERVING_STACK_SHARE,
     TOKENS_PER_MTOK,
 )
+from apps.engine.costing_labour import platform_labour_hours
 from apps.engine.costing_rates import (
     COSTING_CONTEXT,
     commitment_months,
@@ -66,6 +68,7 @@ from apps.engine.costing_types import (
     CostKind,
     Demand,
     FinanceAssumptions,
+    LabourAllocation,
     OperatingBoundary,
     OperatingModel,
     PricingTerm,
@@ -86,6 +89,7 @@ __all__ = [
     "Demand",
     "DutyCycle",
     "FinanceAssumptions",
+    "LabourAllocation",
     "OperatingBoundary",
     "OperatingModel",
     "PricingTerm",
@@ -252,9 +256,13 @@ def _cost_gpu(
     raw["network_egress"] = egress * quote.egress_price_per_gb + quote.network_monthly
     raw["provider_extras"] = quote.monthly_extras
     raw["observability"] = gpu_bill * finance.observability_share
-    hours = finance.platform_hours(quote.operating_model)
+    hours, labour_note = platform_labour_hours(
+        finance=finance,
+        operating_model=quote.operating_model,
+        paid_gpu_hours=paid,
+    )
     raw["platform_labour"] = hours * finance.labour_rate_per_hour
-    notes.append(f"platform labour: {hours} h a month ({quote.operating_model})")
+    notes.append(labour_note)
 
     if (
         demand.operating_boundary is OperatingBoundary.MANAGED_API
@@ -330,10 +338,11 @@ def _cost_api(demand: Demand, route: ApiRouteTerms, finance: FinanceAssumptions)
     tokens_bill = sum(raw.values(), ZERO)
     raw["retry_waste"] = tokens_bill * retry / (ONE - retry)
     raw["observability"] = (tokens_bill + raw["retry_waste"]) * finance.observability_share
-    raw["platform_labour"] = (
-        finance.platform_hours(OperatingModel.API) * finance.labour_rate_per_hour
+    hours, labour_note = platform_labour_hours(
+        finance=finance, operating_model=OperatingModel.API, paid_gpu_hours=ZERO
     )
-    notes.append(f"platform labour: {finance.platform_hours(OperatingModel.API)} h a month (API)")
+    raw["platform_labour"] = hours * finance.labour_rate_per_hour
+    notes.append(labour_note)
     if route.rate_limit_rpm is not None and volumes.requests is not None:
         needed = volumes.requests / (ONE - retry) / (demand.hours_per_month * MINUTES_PER_HOUR)
         notes.append(f"API load: {needed:.1f} requests a minute on average over active hours")

@@ -56,11 +56,17 @@ COMMITTED_TERMS = frozenset(
 
 
 class SuccessUnit(StrEnum):
+    """What a brief counts as one accepted output: the one home of this vocabulary (Django's
+    choices, the words and the table's scale are derived from it in `apps.engine.units`)."""
+
     TOKEN = "TOKEN"  # noqa: S105 (a unit, not a secret)
     REQUEST = "REQUEST"
     RECORD = "RECORD"
     IMAGE = "IMAGE"
     CLIP = "CLIP"
+    VIDEO_SECOND = "VIDEO_SECOND"  # a second of accepted generated video
+    PATCH = "PATCH"  # an accepted patch / completed task of a code agent: one request or record
+    CHECKPOINT = "CHECKPOINT"  # an accepted fine-tuned checkpoint: one fine-tuning run's output
     TRAINING_RUN = "TRAINING_RUN"
     EVALUATION = "EVALUATION"
 
@@ -80,6 +86,13 @@ class OperatingModel(StrEnum):
     SELF_MANAGED = "SELF_MANAGED"
     MANAGED_ENDPOINT = "MANAGED_ENDPOINT"
     API = "API"
+
+
+class LabourAllocation(StrEnum):
+    """How finance allocates the platform team's hours to self-managed GPU candidates."""
+
+    PER_DEPLOYMENT = "PER_DEPLOYMENT"  # each deployment bears platform_hours_self_managed
+    SHARED_BY_GPU_HOURS = "SHARED_BY_GPU_HOURS"  # the organisation's pool, by GPU-hours held
 
 
 class Basis(StrEnum):
@@ -197,6 +210,12 @@ class FinanceAssumptions:
     platform_hours_self_managed: Decimal = PLATFORM_LABOUR_HOURS_SELF_MANAGED
     platform_hours_managed_endpoint: Decimal = PLATFORM_LABOUR_HOURS_MANAGED_ENDPOINT
     platform_hours_api: Decimal = PLATFORM_LABOUR_HOURS_API
+    # Shared allocation (see `apps.engine.costing_labour`): the platform team's hours a month
+    # for every self-managed deployment together, and the GPU-hours a month those deployments
+    # are expected to hold in all; finance sets both.
+    labour_allocation: LabourAllocation = LabourAllocation.PER_DEPLOYMENT
+    platform_labour_pool_hours: Decimal | None = None
+    self_managed_gpu_hours_per_month: Decimal | None = None
 
     def __post_init__(self) -> None:
         _share("observability_share", self.observability_share, upper_open=True)
@@ -211,8 +230,23 @@ class FinanceAssumptions:
             "power_price_per_kwh",
             "hosting_per_kw_month",
             "ops_hours_per_gpu_month",
+            "platform_hours_self_managed",
+            "platform_hours_managed_endpoint",
+            "platform_hours_api",
+            "platform_labour_pool_hours",
         ):
             _not_negative(name, getattr(self, name))
+        if self.labour_allocation is LabourAllocation.SHARED_BY_GPU_HOURS:
+            if self.platform_labour_pool_hours is None:
+                raise EngineInputError(
+                    "platform_labour_pool_hours", "sharing labour by GPU-hours needs the pool"
+                )
+            total = self.self_managed_gpu_hours_per_month
+            if total is None or total <= ZERO:
+                raise EngineInputError(
+                    "self_managed_gpu_hours_per_month",
+                    "sharing labour by GPU-hours needs a positive total of GPU-hours",
+                )
 
     def platform_hours(self, model: OperatingModel) -> Decimal:
         if model is OperatingModel.API:

@@ -27,6 +27,7 @@ from apps.engine.costing_types import (
     cost_kind,
 )
 from apps.engine.types import WorkloadType
+from apps.engine.units import unit_applies
 
 _TWO = Decimal(2)
 
@@ -82,8 +83,12 @@ def demand_volumes(demand: Demand, capacity: CapacityFigures | None) -> Volumes:
       completed jobs (EVALUATION).
     - EMBEDDINGS: records as above; outputs are records (RECORD/REQUEST) or input tokens (TOKEN).
     - IMAGE/VIDEO_GENERATION: items = requests_per_month (or records_per_job x jobs); outputs are
-      items (IMAGE/CLIP/REQUEST).
-    - Training types: runs = jobs_per_month; outputs are runs (TRAINING_RUN).
+      items (IMAGE/CLIP/REQUEST), or items x clip seconds (VIDEO_SECOND, video only).
+    - Code agents (real-time or batch inference): one request or record is one task, its token
+      counts the whole task's; outputs are tasks (PATCH), accepted at the acceptance rate.
+    - Training types: runs = jobs_per_month; outputs are runs (TRAINING_RUN), or the fine-tuned
+      checkpoints they leave (CHECKPOINT, fine-tune types only).
+    Which units apply to which workload: `apps.engine.units.unit_applies`.
     """
     notes: list[str] = []
     why_not: list[str] = []
@@ -92,9 +97,10 @@ def demand_volumes(demand: Demand, capacity: CapacityFigures | None) -> Volumes:
     requests: Decimal | None = None
     items = ZERO
     generated = ZERO
+    applies = unit_applies(unit, demand.workload_type)
     if kind is CostKind.TRAINING:
         items = demand.jobs_per_month
-        if unit is SuccessUnit.TRAINING_RUN:
+        if applies:  # a completed run, or the fine-tuned checkpoint it leaves
             generated = items
         else:
             why_not.append(_unit_mismatch(demand))
@@ -141,21 +147,21 @@ def demand_volumes(demand: Demand, capacity: CapacityFigures | None) -> Volumes:
     wt = demand.workload_type
     if kind is CostKind.MEDIA:
         input_tokens = output_tokens = ZERO
-        ok = unit in (SuccessUnit.IMAGE, SuccessUnit.CLIP, SuccessUnit.REQUEST)
         generated = n
+        if unit is SuccessUnit.VIDEO_SECOND:
+            seconds = demand.clip_seconds_or_default
+            generated = n * seconds
+            notes.append(f"seconds of video: {n} clips x {seconds} s")
     elif wt is WorkloadType.EMBEDDINGS:
         output_tokens = ZERO
-        ok = unit in (SuccessUnit.RECORD, SuccessUnit.REQUEST, SuccessUnit.TOKEN)
         generated = input_tokens if unit is SuccessUnit.TOKEN else n
     elif unit is SuccessUnit.TOKEN:
-        ok, generated = True, output_tokens
+        generated = output_tokens
     elif unit is SuccessUnit.EVALUATION:
-        ok = wt is WorkloadType.EVALUATION
         generated = demand.jobs_per_month
-    else:
-        ok = unit in (SuccessUnit.REQUEST, SuccessUnit.RECORD)
+    else:  # requests, records, or a code agent's patches / tasks (one request or record each)
         generated = n
-    if not ok:
+    if not applies:
         why_not.append(_unit_mismatch(demand))
         generated = ZERO
     return Volumes(

@@ -15,7 +15,8 @@ candidate wins (or the winner stops meeting the brief) is found:
   costing at half the rate) no value changes the winner; otherwise searched in (0, 1].
 - RETRY_RATE: share of requests retried, searched in [0, 0.5] (the rate limit of an API route
   and the throughput of real-time replicas can fail a candidate as retries grow).
-- LABOUR_HOURS: every operating model's platform labour hours times k, k in [0, 4].
+- LABOUR_HOURS: every operating model's platform labour hours (and the organisation's shared
+  pool, when labour is shared by GPU-hours) times k, k in [0, 4].
 - PRICE: one leading candidate's own price times m (GPU-hour price and capex, or per-token
   prices), m in [0, 4]: the winner's up, each challenger's down.
 - FX_RATE: the rate of a leading candidate's quote currency (when it is not the reporting
@@ -300,6 +301,10 @@ def _scenario(
                 platform_hours_self_managed=finance.platform_hours_self_managed * x,
                 platform_hours_managed_endpoint=finance.platform_hours_managed_endpoint * x,
                 platform_hours_api=finance.platform_hours_api * x,
+                # shared by GPU-hours: the platform team's pool is what the hours are
+                platform_labour_pool_hours=None
+                if finance.platform_labour_pool_hours is None
+                else finance.platform_labour_pool_hours * x,
             ),
         )
     raise ValueError(f"{assumption} is moved per candidate or per currency")

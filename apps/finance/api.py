@@ -53,12 +53,18 @@ class RankingRowSerializer(serializers.Serializer):  # type: ignore[type-arg]
     cost_lines = serializers.DictField(child=serializers.CharField())
     monthly_cost = serializers.CharField()
     accepted_outputs_per_month = serializers.CharField()
-    effective_unit_cost = serializers.CharField(allow_null=True)
+    effective_unit_cost = serializers.CharField(
+        allow_null=True, help_text="In the ranking's unit (see unit, unit_scale)"
+    )
     meets_constraints = serializers.BooleanField()
     why_not = serializers.ListField(child=serializers.CharField())
     basis = serializers.ChoiceField(choices=["ESTIMATED", "CALIBRATED", "MEASURED"])
     p95_latency_ms = serializers.CharField(allow_null=True)
     memory_headroom_gb = serializers.CharField(allow_null=True)
+    paid_gpu_hours_per_month = serializers.CharField(
+        allow_null=True,
+        help_text="GPU-hours a month the candidate pays for, busy or idle (null: an API route)",
+    )
     quote_age_days = serializers.IntegerField(allow_null=True)
     quote_stale = serializers.BooleanField(allow_null=True)
     notes = serializers.ListField(child=serializers.CharField())
@@ -145,7 +151,17 @@ class RankingSerializer(serializers.Serializer):  # type: ignore[type-arg]
     stale = serializers.BooleanField()
     pending = serializers.BooleanField()
     currency = serializers.CharField(allow_null=True)
-    unit = serializers.CharField(allow_null=True)
+    unit = serializers.CharField(
+        allow_null=True,
+        help_text="The table's unit in words, e.g. 'per 1M accepted tokens': every "
+        "effective_unit_cost of the rows (and of capacity_model) is in it",
+    )
+    success_unit = serializers.CharField(
+        allow_null=True, help_text="The brief's success unit, e.g. TOKEN"
+    )
+    unit_scale = serializers.IntegerField(
+        help_text="Outputs per unit: effective_unit_cost / unit_scale is the cost of one output"
+    )
     no_ranking_reason = serializers.CharField(allow_null=True)
     capacity_model = serializers.DictField()
     sensitivity = SensitivitySerializer(

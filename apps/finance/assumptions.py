@@ -3,12 +3,15 @@
 from decimal import Decimal
 from typing import Any
 
+from django.db.models import OuterRef, Subquery
+
 from apps.briefs.models import WorkloadBrief
 from apps.engine import costing_constants as k
 from apps.engine.costing import FinanceAssumptions as EngineFinance
+from apps.engine.costing import LabourAllocation
 
 from .fx import fx_rates_applied
-from .models import FinanceAssumptions
+from .models import ORGANISATION_ONLY, CandidateRow, CandidateTable, FinanceAssumptions
 
 # Used where the organisation has not set a default (each constant cites its source).
 FALLBACKS: dict[str, Any] = {
@@ -23,6 +26,12 @@ FALLBACKS: dict[str, Any] = {
     "pue": k.DEFAULT_PUE,
     "hosting_per_kw_month": k.DEFAULT_COLOCATION_PER_KW_MONTH,
     "ops_hours_per_gpu_month": k.HARDWARE_OPS_HOURS_PER_GPU_MONTH,
+    # Platform labour (apps.engine.costing_labour): per deployment unless finance shares the
+    # platform team's pool by GPU-hours, which needs the two organisation figures below.
+    "platform_hours_self_managed": k.PLATFORM_LABOUR_HOURS_SELF_MANAGED,
+    "labour_allocation": LabourAllocation.PER_DEPLOYMENT.value,
+    "platform_labour_pool_hours": None,
+    "self_managed_gpu_hours_per_month": None,
 }
 FIELDS = tuple(FALLBACKS)
 
@@ -41,7 +50,10 @@ def resolved_assumptions(brief: WorkloadBrief) -> tuple[dict[str, Any], dict[str
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for name in FIELDS:
-        for source, row in (("brief", override), ("organisation", default)):
+        rows = (("brief", override), ("organisation", default))
+        if name in ORGANISATION_ONLY:
+            rows = (("organisation", default),)
+        for source, row in rows:
             value = getattr(row, name, None) if row is not None else None
             if value not in (None, ""):
                 values[name], sources[name] = value, source
@@ -56,7 +68,9 @@ def resolved_assumptions(brief: WorkloadBrief) -> tuple[dict[str, Any], dict[str
 
 
 def engine_finance(values: dict[str, Any]) -> EngineFinance:
-    return EngineFinance(**{name: values[name] for name in FIELDS})
+    fields = {name: values[name] for name in FIELDS}
+    fields["labour_allocation"] = LabourAllocation(fields["labour_allocation"])
+    return EngineFinance(**fields)
 
 
 def assumptions_version(brief: WorkloadBrief) -> list[int]:
@@ -64,3 +78,28 @@ def assumptions_version(brief: WorkloadBrief) -> list[int]:
         brief=brief
     )
     return sorted(rows.values_list("version", flat=True))
+
+
+def self_managed_gpu_hours_now() -> tuple[int, Decimal]:
+    """(briefs, GPU-hours a month): what the cheapest GPU candidate that meets each computed
+    brief pays for, summed over the briefs. Shown beside the shared-labour figures as a starting
+    point for the expected total; it is read when the page is, and changes nothing by itself
+    (the tables are costed from the total finance sets, never from each other)."""
+    best = (
+        CandidateRow.objects.filter(
+            table=OuterRef("pk"),
+            candidate_kind="GPU",
+            meets_constraints=True,
+            effective_unit_cost__isnull=False,
+        )
+        .order_by("effective_unit_cost", "pk")
+        .values("paid_gpu_hours_per_month")[:1]
+    )
+    hours = [
+        h
+        for h in CandidateTable.objects.annotate(hours=Subquery(best)).values_list(
+            "hours", flat=True
+        )
+        if h is not None
+    ]
+    return len(hours), sum(hours, Decimal(0))

@@ -177,6 +177,7 @@ def _row(
         "meets_constraints": not reasons,
         "why_not": reasons,
         "notes": [*notes, *cost.notes],
+        "paid_gpu_hours_per_month": cost.paid_gpu_hours_per_month if cost.gpus_paid else None,
         **extra,
     }
 

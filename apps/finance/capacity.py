@@ -36,20 +36,16 @@ from .candidates import (
 )
 from .configuration import quote_limit
 from .models import CandidateRow, CandidateTable
-
-# The finance page writes a per-token cost per million tokens (the table's unit there).
-TOKENS_SHOWN_PER = Decimal(1_000_000)
+from .units import unit_for, unit_text
 
 
 def display_unit(success_unit: str, currency: str) -> UnitDisplay:
-    """The candidate table's unit, for the comparison's words and chart (the finance page's
-    rule: per-token costs per 1M tokens, other units per accepted output)."""
-    if success_unit == "TOKEN":
-        return UnitDisplay(
-            currency=currency, scale=TOKENS_SHOWN_PER, label="per 1M accepted tokens"
-        )
-    unit = (success_unit or "output").replace("_", " ").lower()
-    return UnitDisplay(currency=currency, label=f"per accepted {unit}")
+    """The candidate table's unit (apps.finance.units: one rule for every reader), for the
+    comparison's words and chart."""
+    unit = unit_for(success_unit)
+    return UnitDisplay(
+        currency=currency, scale=Decimal(unit.scale if unit else 1), label=unit_text(unit)
+    )
 
 
 def _s(value: Decimal | None) -> str | None:

@@ -4,6 +4,8 @@ from typing import Any
 
 from apps.engine.costing_breakeven import CAPACITY_OPTION_LABELS, CapacityOption
 
+from .lines import line_label
+
 # The capacity model's curve keys (apps.finance.capacity) and the label a person reads.
 OPTION_LABELS = {option.value.lower(): label for option, label in CAPACITY_OPTION_LABELS.items()}
 
@@ -20,6 +22,8 @@ def _f(value: str | None) -> float | None:
 
 
 def unit_cost_figure(rows: list[dict[str, Any]], unit: str, currency: str) -> dict[str, Any]:
+    """Bars of the rows' unit costs; ``unit`` in words ("per 1M accepted tokens"): the rows'
+    costs are already in it (apps.finance.units)."""
     costed = [r for r in rows if r["effective_unit_cost"] is not None]
     return {
         "data": [
@@ -31,14 +35,12 @@ def unit_cost_figure(rows: list[dict[str, Any]], unit: str, currency: str) -> di
                 "marker": {
                     "color": ["#1f5fbf" if r["meets_constraints"] else "#b8bec8" for r in costed]
                 },
-                "hovertemplate": "%{y}<br>%{x:.4g} " + currency + "<extra></extra>",
+                "hovertemplate": "%{y}<br>%{x:.4g} " + f"{currency} {unit}<extra></extra>",
             }
         ],
         "layout": {
-            "title": {
-                "text": f"Effective cost per accepted {unit.lower()} (grey: fails a constraint)"
-            },
-            "xaxis": {"title": {"text": currency}, "type": "log"},
+            "title": {"text": f"Effective cost {unit} (grey: fails a constraint)"},
+            "xaxis": {"title": {"text": f"{currency} {unit}"}, "type": "log"},
             "yaxis": {"autorange": "reversed", "automargin": True},
             "margin": {"l": 20, "t": 50},
             "height": 120 + 26 * len(costed),
@@ -55,7 +57,9 @@ def pareto_front(points: list[tuple[float, float, str]]) -> list[tuple[float, fl
     return front
 
 
-def cost_vs_latency_figure(rows: list[dict[str, Any]], currency: str) -> dict[str, Any]:
+def cost_vs_latency_figure(
+    rows: list[dict[str, Any]], currency: str, unit: str = ""
+) -> dict[str, Any]:
     points = [
         (float(r["p95_latency_ms"]), float(r["effective_unit_cost"]), _label(r))
         for r in rows
@@ -86,7 +90,7 @@ def cost_vs_latency_figure(rows: list[dict[str, Any]], currency: str) -> dict[st
         "layout": {
             "title": {"text": "Unit cost vs p95 end-to-end latency"},
             "xaxis": {"title": {"text": "p95 latency (ms)"}},
-            "yaxis": {"title": {"text": currency}, "type": "log"},
+            "yaxis": {"title": {"text": f"{currency} {unit}".strip()}, "type": "log"},
         },
     }
 
@@ -100,7 +104,7 @@ def cost_breakdown_figure(rows: list[dict[str, Any]], currency: str) -> dict[str
         "data": [
             {
                 "type": "bar",
-                "name": name.replace("_", " "),
+                "name": line_label(name),
                 "x": labels,
                 "y": [float(r["cost_lines"].get(name, 0)) for r in rows],
             }

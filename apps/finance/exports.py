@@ -1,4 +1,6 @@
-"""The ranking as CSV: one row per candidate, every cost line a column."""
+"""The ranking as CSV: one row per candidate, every cost line a column. ``effective_unit_cost``
+is in the table's unit, which the ``currency`` and ``unit`` columns repeat on every row (a flat
+file keeps its meaning when rows are filtered or pasted elsewhere)."""
 
 from decimal import Decimal
 from typing import Any
@@ -8,13 +10,16 @@ from apps.core.csv_export import to_csv
 COLUMNS = (
     "rank", "candidate_kind", "provider", "gpu", "system", "api_model", "gpu_count", "replicas",
     "pricing_term", "quote_id", "api_route_id", "monthly_cost", "accepted_outputs_per_month",
-    "effective_unit_cost", "meets_constraints", "why_not", "basis", "p95_latency_ms",
-    "memory_headroom_gb", "quote_age_days", "quote_stale", "notes",
+    "effective_unit_cost", "currency", "unit", "meets_constraints", "why_not", "basis",
+    "p95_latency_ms", "memory_headroom_gb", "paid_gpu_hours_per_month", "quote_age_days",
+    "quote_stale", "notes",
 )  # fmt: skip
 DECIMAL_COLUMNS = frozenset(
     {"monthly_cost", "accepted_outputs_per_month", "effective_unit_cost", "p95_latency_ms",
-     "memory_headroom_gb"}
+     "memory_headroom_gb", "paid_gpu_hours_per_month"}
 )  # fmt: skip
+# The table's, repeated on each row.
+TABLE_COLUMNS = frozenset({"currency", "unit"})
 
 
 def ranking_csv(ranking: dict[str, Any]) -> str:
@@ -26,7 +31,7 @@ def ranking_csv(ranking: dict[str, Any]) -> str:
     def cells(row: dict[str, Any]) -> list[Any]:
         values: list[Any] = []
         for column in COLUMNS:
-            value = row[column]
+            value = ranking.get(column) if column in TABLE_COLUMNS else row.get(column)
             if column in DECIMAL_COLUMNS and value is not None:
                 value = Decimal(value)
             elif isinstance(value, list):

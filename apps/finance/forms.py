@@ -8,36 +8,56 @@ from .models import (
     FX_RATE_DECIMAL_PLACES,
     FX_RATE_MAX_DIGITS,
     FX_SOURCE_MAX_LENGTH,
+    ORGANISATION_ONLY,
     FinanceAssumptions,
+    LabourAllocation,
 )
 
 # Which figures each assumption moves, shown beside it on the finance page.
 MOVES = {
     "reporting_currency": "every figure (quotes in other currencies are converted)",
-    "labour_rate_per_hour": "platform_labour, operator_review",
+    "labour_rate_per_hour": "platform labour, operator review",
     "observability_share": "observability",
-    "retry_rate": "retry_waste",
-    "failure_rate": "accepted outputs, failed_renders, failed_run_waste",
+    "retry_rate": "retry waste",
+    "failure_rate": "accepted outputs, failed renders, failed-run waste",
     "acceptance_rate": "accepted outputs, so every unit cost",
     # Owned hardware: the defaults of owned quotes that do not give their own figure.
     "power_price_per_kwh": "owned GPUs' power (buy)",
     "pue": "owned GPUs' power (buy)",
     "hosting_per_kw_month": "owned GPUs' hosting (buy)",
     "ops_hours_per_gpu_month": "owned GPUs' operations (buy), at the labour rate",
+    "platform_hours_self_managed": "each self-managed candidate's platform labour (per deployment)",
+    "labour_allocation": "platform labour of every self-managed candidate",
+    "platform_labour_pool_hours": "platform labour of self-managed candidates (shared)",
+    "self_managed_gpu_hours_per_month": "each self-managed candidate's share of the pool (shared)",
 }
+# What a brief's override offers: the organisation-only fields are one decision for all briefs.
+BRIEF_MOVES = {name: moves for name, moves in MOVES.items() if name not in ORGANISATION_ONLY}
+INHERIT = ("", "— inherit —")
 
 
 class FinanceAssumptionsForm(forms.ModelForm):  # type: ignore[type-arg]
-    """Blank fields inherit (brief ← organisation ← built-in)."""
+    """A brief's overrides; blank fields inherit (brief ← organisation ← built-in)."""
 
-    reporting_currency = forms.ChoiceField(
-        choices=[("", "— inherit —"), *Currency.choices], required=False
-    )
+    reporting_currency = forms.ChoiceField(choices=[INHERIT, *Currency.choices], required=False)
 
     class Meta:
         model = FinanceAssumptions
-        fields = list(MOVES)
+        fields = list(BRIEF_MOVES)
         help_texts = {name: f"Moves: {moves}" for name, moves in MOVES.items()}
+
+
+class OrganisationAssumptionsForm(FinanceAssumptionsForm):
+    """The organisation defaults, with how platform labour is allocated."""
+
+    labour_allocation = forms.ChoiceField(
+        choices=[("", "— built-in: per self-managed deployment —"), *LabourAllocation.choices],
+        required=False,
+        help_text=f"Moves: {MOVES['labour_allocation']}",
+    )
+
+    class Meta(FinanceAssumptionsForm.Meta):
+        fields = list(MOVES)
 
 
 class FxRateForm(forms.Form):

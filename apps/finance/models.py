@@ -1,6 +1,7 @@
 from decimal import Decimal
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -9,11 +10,31 @@ from apps.briefs.models import WorkloadBrief
 from apps.catalog.models import Gpu
 from apps.core.currency import Currency
 from apps.core.models import BaseModel
+from apps.engine.costing import LabourAllocation as EngineLabourAllocation
 from apps.quotes.models import ApiRoute, Quote
 
 NOT_NEGATIVE = MinValueValidator(Decimal(0))
 # A share of something, 0 <= x < 1 (a retry rate of 1 would retry forever).
 SHARE = [NOT_NEGATIVE, MaxValueValidator(Decimal("0.9999"))]
+
+
+class LabourAllocation(models.TextChoices):
+    """The engine's `LabourAllocation` as Django choices (apps.engine.costing_labour)."""
+
+    PER_DEPLOYMENT = EngineLabourAllocation.PER_DEPLOYMENT.value, "Per self-managed deployment"
+    SHARED_BY_GPU_HOURS = (
+        EngineLabourAllocation.SHARED_BY_GPU_HOURS.value,
+        "Shared by GPU-hours across self-managed deployments",
+    )
+
+
+# Set on the organisation defaults only: how the platform team is allocated is one decision for
+# every brief (a brief's override row leaves them blank).
+ORGANISATION_ONLY = (
+    "labour_allocation",
+    "platform_labour_pool_hours",
+    "self_managed_gpu_hours_per_month",
+)
 
 
 class FinanceAssumptions(BaseModel):
@@ -65,6 +86,27 @@ class FinanceAssumptions(BaseModel):
         validators=[NOT_NEGATIVE, MaxValueValidator(Decimal(730))],
     )  # fmt: skip
     # --- end of owned hardware
+    # Platform labour (apps.engine.costing_labour).
+    platform_hours_self_managed = models.DecimalField(
+        "platform hours per self-managed deployment",
+        max_digits=8, decimal_places=2, null=True, blank=True, validators=[NOT_NEGATIVE],
+        help_text="Hours a month each self-managed deployment takes (per-deployment allocation)",
+    )  # fmt: skip
+    labour_allocation = models.CharField(
+        max_length=20, choices=LabourAllocation.choices, blank=True,
+        help_text="Per deployment, or the platform team's pool shared by GPU-hours",
+    )  # fmt: skip
+    platform_labour_pool_hours = models.DecimalField(
+        "platform team hours a month",
+        max_digits=10, decimal_places=2, null=True, blank=True, validators=[NOT_NEGATIVE],
+        help_text="The platform team's hours a month for all self-managed deployments (shared)",
+    )  # fmt: skip
+    self_managed_gpu_hours_per_month = models.DecimalField(
+        "self-managed GPU-hours a month",
+        max_digits=12, decimal_places=2, null=True, blank=True,
+        validators=[MinValueValidator(Decimal("0.01"))],
+        help_text="GPU-hours a month all self-managed deployments are expected to hold (shared)",
+    )  # fmt: skip
     version = models.PositiveIntegerField(default=1)
 
     class Meta:
@@ -100,7 +142,42 @@ class FinanceAssumptions(BaseModel):
                 & (Q(ops_hours_per_gpu_month__isnull=True) | Q(ops_hours_per_gpu_month__gte=0)),
                 name="assumption_owned_hardware_in_range",
             ),
+            models.CheckConstraint(
+                condition=(
+                    Q(platform_hours_self_managed__isnull=True)
+                    | Q(platform_hours_self_managed__gte=0)
+                )
+                & (
+                    Q(platform_labour_pool_hours__isnull=True)
+                    | Q(platform_labour_pool_hours__gte=0)
+                )
+                & (
+                    Q(self_managed_gpu_hours_per_month__isnull=True)
+                    | Q(self_managed_gpu_hours_per_month__gt=0)
+                ),
+                name="labour_figures_in_range",
+            ),
         ]
+
+    def clean(self) -> None:
+        """Sharing labour needs both organisation figures; a brief's row sets none of the
+        organisation-only fields."""
+        errors: dict[str, str] = {}
+        if not self.is_default and self.brief_id is not None:
+            for name in ORGANISATION_ONLY:
+                if getattr(self, name) not in (None, ""):
+                    errors[name] = "Set on the organisation assumptions only, for every brief."
+        elif self.labour_allocation == LabourAllocation.SHARED_BY_GPU_HOURS:
+            if self.platform_labour_pool_hours is None:
+                errors["platform_labour_pool_hours"] = (
+                    "Sharing labour by GPU-hours needs the platform team's hours a month."
+                )
+            if self.self_managed_gpu_hours_per_month is None:
+                errors["self_managed_gpu_hours_per_month"] = (
+                    "Sharing labour by GPU-hours needs the self-managed GPU-hours a month."
+                )
+        if errors:
+            raise ValidationError(errors)
 
     def __str__(self) -> str:
         return f"Assumptions for {self.brief}" if self.brief_id else "Organisation defaults"
@@ -212,6 +289,11 @@ class CandidateRow(BaseModel):
     basis = models.CharField(max_length=10, choices=Basis.choices, default=Basis.ESTIMATED)
     p95_latency_ms = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
     memory_headroom_gb = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
+    # GPU-hours a month the candidate pays for (busy and idle); null for an API route. What a
+    # shared platform-labour pool is split by (apps.engine.costing_labour).
+    paid_gpu_hours_per_month = models.DecimalField(
+        max_digits=16, decimal_places=4, null=True, blank=True
+    )
     notes = models.JSONField(default=list, blank=True)
 
     class Meta:

@@ -15,7 +15,7 @@ COLUMNS = (
     "table_id", "candidate_kind", "quote_id", "api_route_id", "gpu_id", "gpu_count", "replicas",
     "pricing_term", "cost_lines", "monthly_cost", "accepted_outputs_per_month",
     "effective_unit_cost", "meets_constraints", "why_not", "basis", "p95_latency_ms",
-    "memory_headroom_gb", "notes", "created_at", "updated_at",
+    "memory_headroom_gb", "paid_gpu_hours_per_month", "notes", "created_at", "updated_at",
 )  # fmt: skip
 JSON_COLUMNS = frozenset({"cost_lines", "why_not", "notes"})
 
@@ -24,7 +24,11 @@ def rows_insert(table: CandidateTable, rows: list[dict[str, Any]]) -> None:
     if not rows:
         return
     now = timezone.now()
-    records = [{**row, "table_id": table.pk, "created_at": now, "updated_at": now} for row in rows]
+    records = [
+        {"paid_gpu_hours_per_month": None, **row, "table_id": table.pk, "created_at": now,
+         "updated_at": now}
+        for row in rows
+    ]  # fmt: skip
     if connection.vendor != "postgresql":
         CandidateRow.objects.bulk_create([CandidateRow(**r) for r in records], batch_size=500)
         return

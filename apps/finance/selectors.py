@@ -17,13 +17,15 @@ from apps.quotes.models import Quote
 from apps.quotes.selectors import dates_are_stale
 
 from .models import CandidateRow, CandidateTable
+from .units import scaled, unit_for
 
 ROW_VALUES = (
     "pk", "candidate_kind", "quote_id", "api_route_id", "gpu__slug", "gpu_count", "replicas",
     "pricing_term", "cost_lines", "monthly_cost", "accepted_outputs_per_month",
     "effective_unit_cost", "meets_constraints", "why_not", "basis", "p95_latency_ms",
-    "memory_headroom_gb", "notes", "quote__provider__name", "quote__system__slug",
-    "quote__quote_date", "quote__valid_until", "api_route__provider__name", "api_route__model",
+    "memory_headroom_gb", "paid_gpu_hours_per_month", "notes", "quote__provider__name",
+    "quote__system__slug", "quote__quote_date", "quote__valid_until",
+    "api_route__provider__name", "api_route__model",
 )  # fmt: skip
 # A computed ranking is reused until its table is recomputed (or the day changes: staleness).
 RANKING_CACHE_SECONDS = 600
@@ -91,10 +93,16 @@ def not_costed_for(table: CandidateTable | None, team_id: int) -> list[dict[str,
 
 
 def _full_rows(
-    table: CandidateTable, wanted: list[dict[str, Any]], today: date, *, whole_table: bool
+    table: CandidateTable,
+    wanted: list[dict[str, Any]],
+    today: date,
+    *,
+    whole_table: bool,
+    scale: int = 1,
 ) -> list[dict[str, Any]]:
-    """The rows in ``wanted`` (from ``_ranking_order``), in that order, as readers see them;
-    a row that a recompute has replaced meanwhile is left out."""
+    """The rows in ``wanted`` (from ``_ranking_order``), in that order, as readers see them,
+    unit costs in the table's unit (``scale`` outputs, apps.finance.units); a row that a
+    recompute has replaced meanwhile is left out."""
     qs = CandidateRow.objects.filter(table=table)
     if not whole_table:
         qs = qs.filter(pk__in=[w["pk"] for w in wanted])
@@ -130,12 +138,13 @@ def _full_rows(
                 "cost_lines": r["cost_lines"],
                 "monthly_cost": _s(r["monthly_cost"]),
                 "accepted_outputs_per_month": _s(r["accepted_outputs_per_month"]),
-                "effective_unit_cost": _s(r["effective_unit_cost"]),
+                "effective_unit_cost": _s(scaled(r["effective_unit_cost"], scale)),
                 "meets_constraints": r["meets_constraints"],
                 "why_not": r["why_not"],
                 "basis": r["basis"],
                 "p95_latency_ms": _s(r["p95_latency_ms"]),
                 "memory_headroom_gb": _s(r["memory_headroom_gb"]),
+                "paid_gpu_hours_per_month": _s(r["paid_gpu_hours_per_month"]),
                 "quote_age_days": age,
                 "quote_stale": stale,
                 "notes": notes,
@@ -210,6 +219,9 @@ def _ranking(
 ) -> dict[str, Any]:
     today = timezone.localdate()
     team_id = brief.team_id if team_id is None else team_id
+    # The unit the rows were computed in (the brief's until a table exists).
+    unit = unit_for((table.success_unit if table else "") or brief.success_unit)
+    scale = unit.scale if unit else 1
     rows: list[dict[str, Any]] = []
     total = 0
     hidden = False
@@ -226,7 +238,7 @@ def _ranking(
         total = len(wanted)
         if limit is not None:
             wanted = wanted[:limit]
-        rows = _full_rows(table, wanted, today, whole_table=len(wanted) == len(order))
+        rows = _full_rows(table, wanted, today, whole_table=len(wanted) == len(order), scale=scale)
         if len(rows) == len(wanted):
             break
         # A recompute replaced rows between the two reads: read the table again, once.
@@ -237,7 +249,9 @@ def _ranking(
         "stale": table.stale if table else True,
         "pending": bool(table and (table.stale or table.queued_at)),
         "currency": table.currency if table else None,
-        "unit": brief.success_unit or None,
+        "unit": unit.label if unit else None,
+        "success_unit": unit.success_unit.value if unit else None,
+        "unit_scale": scale,
         "no_ranking_reason": (table.no_ranking_reason if table else "not computed yet") or None,
         # Left out while rows are hidden: it may quote a hidden row's price.
         "capacity_model": table.capacity_model if table and not hidden else {},

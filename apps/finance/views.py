@@ -13,14 +13,26 @@ from apps.core.roles import FINANCE_EDITORS, has_role
 from apps.decisions.selectors import checklist_completeness_by_quote
 
 from . import charts
-from .assumptions import organisation_defaults, resolved_assumptions
+from .assumptions import (
+    organisation_defaults,
+    resolved_assumptions,
+    self_managed_gpu_hours_now,
+)
 from .capacity import capacity_model_page
-from .forms import MOVES, FinanceAssumptionsForm, FxRateForm
+from .forms import MOVES, FinanceAssumptionsForm, FxRateForm, OrganisationAssumptionsForm
 from .fx import fx_rates_applied, rate_text
+from .lines import (
+    assumption_label,
+    assumption_value,
+    candidate_table_display,
+    dominant_assumption,
+    labour_policy_text,
+)
 from .models import FinanceAssumptions, FxRate
 from .selectors import ranking_for_brief
 from .sensitivity import sensitivity_display
 from .services import finance_assumptions_update, fx_rate_create
+from .units import money_text, unit_for
 
 # The page's table shows this many rows unless asked for every row (``?rows=all``, one click
 # away): a screenful to scan plus the whole top of any ranking; thousands of rows make a page
@@ -53,7 +65,7 @@ SORTS = {
 def _save_form(request: HttpRequest, form: FinanceAssumptionsForm, brief: Any) -> bool:
     if not form.is_valid():
         return False
-    fields = {name: form.cleaned_data[name] for name in MOVES}
+    fields = {name: form.cleaned_data[name] for name in form.Meta.fields}
     try:
         finance_assumptions_update(brief=brief, **fields)
     except ValidationError as exc:
@@ -88,32 +100,28 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
     rows = sorted(ranked, key=SORTS[sort])
     shown = rows if show_all else rows[:FINANCE_PAGE_ROWS]
     values, sources = resolved_assumptions(brief)
-    currency, unit = ranking["currency"] or "USD", ranking["unit"] or "output"
+    # One unit for the whole page: the rows' unit costs are in it (apps.finance.units).
+    currency, unit = ranking["currency"] or "USD", ranking["unit"] or "per accepted output"
     figures = {}
     if rows:
         # The charts show the best-ranked candidates whatever the table's order.
         best = ranked[:FINANCE_CHART_ROWS]
         figures = {
             "unit-cost-chart": charts.unit_cost_figure(best, unit, currency),
-            "latency-chart": charts.cost_vs_latency_figure(best, currency),
+            "latency-chart": charts.cost_vs_latency_figure(best, currency, unit),
             "breakdown-chart": charts.cost_breakdown_figure(best, currency),
         }
         utilization = charts.utilization_figure(ranking["capacity_model"], currency)
         if utilization:
             figures["utilization-chart"] = utilization
-    # Per-token costs read better per million tokens; the API and CSV keep the raw figure.
-    scale = 1_000_000 if ranking["unit"] == "TOKEN" else 1
-    line_names: list[str] = []
-    for row in shown:
-        line_names += [n for n in row["cost_lines"] if n not in line_names]
-    # One query for every shown row's checklist; each row carries its own figures so that the
-    # template only loops over a row's cells (no lookups across rows).
+    # Each row carries its own figures (in words and formatted) so that the template only
+    # loops over a row's cells (no lookups across rows); one query for every checklist.
+    line_names, line_headers = candidate_table_display(shown, currency=currency)
     checklist = checklist_completeness_by_quote([r["quote_id"] for r in shown if r["quote_id"]])
     for row in shown:
-        cost = row["effective_unit_cost"]
-        row["display_unit_cost"] = f"{float(cost) * scale:.6g}" if cost is not None else None
-        row["line_values"] = [row["cost_lines"].get(name, "") for name in line_names]
         row["checklist"] = checklist.get(row["quote_id"]) if row["quote_id"] else None
+    leader = next((r for r in ranked if r["rank"] is not None), None)
+    table_unit = unit_for(ranking["success_unit"])
     return render(
         request,
         "finance/brief_finance.html",
@@ -125,10 +133,21 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             "show_all": show_all,
             "rows_param": f"&rows={ALL_ROWS}" if show_all else "",
             "line_names": line_names,
+            "line_headers": line_headers,
             "sort": sort,
-            "unit_cost_label": "per 1M tokens" if scale > 1 else f"per {unit.lower()}",
+            "unit_cost_label": unit,
+            "outputs": table_unit.outputs if table_unit else "accepted outputs",
+            "labour_policy": labour_policy_text(values, sources),
+            "leader_warning": dominant_assumption(leader, currency) if leader else None,
+            "warned_rows": sum(1 for r in shown if r["warning"]),
             "assumptions": [
-                (name, values[name], sources.get(name, "organisation"), moves)
+                (
+                    name,
+                    assumption_label(name),
+                    assumption_value(name, values[name]),
+                    sources.get(name, "organisation"),
+                    moves,
+                )
                 for name, moves in MOVES.items()
             ],
             "form": form,
@@ -147,13 +166,23 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def organisation_assumptions_page(request: HttpRequest) -> HttpResponse:
     can_edit = has_role(request.user, FINANCE_EDITORS)
-    form = FinanceAssumptionsForm(request.POST or None, instance=organisation_defaults())
+    form = OrganisationAssumptionsForm(request.POST or None, instance=organisation_defaults())
     if request.method == "POST":
         if not can_edit:
             raise PermissionDenied("Only the finance role changes assumptions.")
         if _save_form(request, form, None):
             return redirect("finance:assumptions")
-    return render(request, "finance/assumptions.html", {"form": form, "can_edit": can_edit})
+    briefs, gpu_hours = self_managed_gpu_hours_now()
+    return render(
+        request,
+        "finance/assumptions.html",
+        {
+            "form": form,
+            "can_edit": can_edit,
+            "gpu_hours_now": money_text(gpu_hours).removesuffix(".00") if briefs else None,
+            "gpu_hours_briefs": briefs,
+        },
+    )
 
 
 @login_required

@@ -35,5 +35,6 @@ class TestFinanceInTheBrowser:
         page.click("button:has-text('Save and recompute')")
         page.wait_for_selector("#candidate-table")
         new_cost = page.inner_text("#candidate-table tbody tr:first-child td:nth-child(6)")
-        assert Decimal(new_cost) > Decimal(first_cost)
+        # money as people read it: thousands separated
+        assert Decimal(new_cost.replace(",", "")) > Decimal(first_cost.replace(",", ""))
         assert page.console_errors == []

@@ -66,7 +66,7 @@ class TestFinancePage:
             if row.quote_id:
                 assert row.effective_unit_cost > old[row.quote_id].effective_unit_cost
         page = client.get(f"/briefs/{brief.pk}/finance/")
-        sources = {name: source for name, _, source, _ in page.context["assumptions"]}
+        sources = {name: source for name, _, _, source, _ in page.context["assumptions"]}
         assert sources["observability_share"] == "brief"
 
     def test_a_bad_assumption_is_a_field_error_and_saves_nothing(self, brief, client, make_user):

@@ -24,6 +24,7 @@ pytestmark = pytest.mark.django_db
 TOP_LEVEL = {"brief", "computed_at", "stale", "currency", "unit", "rows"}
 TOP_LEVEL_EXTRAS = {
     "pending", "no_ranking_reason", "capacity_model", "total_rows", "not_costed", "sensitivity",
+    "success_unit", "unit_scale",
 }  # fmt: skip
 ROW = {
     "rank", "candidate_kind", "provider", "gpu", "gpu_count", "replicas", "pricing_term",
@@ -31,7 +32,7 @@ ROW = {
     "effective_unit_cost", "meets_constraints", "why_not", "basis", "p95_latency_ms",
     "memory_headroom_gb", "quote_age_days", "notes",
 }  # fmt: skip
-ROW_EXTRAS = {"system", "api_model", "quote_stale"}
+ROW_EXTRAS = {"system", "api_model", "quote_stale", "paid_gpu_hours_per_month"}
 FORMULA_NAMES = ['=HYPERLINK("http://x")', "+1", "-2+3", "@SUM(A1)", "\tTab Cloud", "\rCR Cloud"]
 
 
@@ -102,7 +103,8 @@ class TestRankingShape:
         assert body["brief"] == market["brief"].pk
         assert body["computed_at"] == table.computed_at.isoformat().replace("+00:00", "Z")
         assert (body["stale"], body["pending"]) == (False, False)
-        assert (body["currency"], body["unit"]) == ("USD", "TOKEN")
+        assert (body["currency"], body["unit"]) == ("USD", "per 1M accepted tokens")
+        assert (body["success_unit"], body["unit_scale"]) == ("TOKEN", 1_000_000)
         assert body["no_ranking_reason"] is None
         assert len(body["rows"]) == 5
         assert [set(row) for row in body["rows"]] == [ROW | ROW_EXTRAS] * 5
@@ -167,8 +169,10 @@ class TestRankingFigures:
             if not row["meets_constraints"]:
                 assert row["effective_unit_cost"] is None, row
                 continue
+            # in the table's unit: per 1M accepted tokens
             unit_cost = Decimal(row["effective_unit_cost"])
-            assert abs(total / accepted - unit_cost) <= unit_cost * Decimal("1e-9"), row
+            per_million = total / accepted * 1_000_000
+            assert abs(per_million - unit_cost) <= unit_cost * Decimal("1e-9"), row
 
     def test_rows_that_meet_the_brief_are_ranked_by_unit_cost_and_the_rest_say_why(
         self, finance_api, market

@@ -344,3 +344,37 @@ class TestLongText:
         assert clipped.endswith(truncation_mark(len(text) - 2 * MAX_PARAGRAPH_LINES - 1))
         pages = PdfReader(io.BytesIO(decision_record_pdf(report(rationale=text)))).pages
         assert len(pages) <= 5
+
+
+class TestTheRecordsUnit:
+    def test_a_record_frozen_before_scaled_units_reads_per_one_output(self):
+        text = pdf_text(decision_record_pdf(report(unit="TOKEN")))
+        assert "USD per accepted token" in text
+        assert "Platform labour" in text
+
+    def test_a_scaled_record_states_its_unit_and_the_chosen_rows_labour(self):
+        chosen = row(
+            effective_unit_cost="3.65",
+            cost_lines={"gpu_compute": "1150.00", "platform_labour": "4600.00"},
+            monthly_cost="5750.00",
+        )
+        data = report(
+            unit="per 1M accepted tokens",
+            rows=[chosen],
+            chosen={**report()["chosen"], "row": chosen},
+        )
+        text = pdf_text(decision_record_pdf(data)).replace("\n", " ")
+        assert "3.65 USD per 1M accepted tokens" in text
+        assert "4,600 USD a month (80% of the monthly cost)" in text
+
+    def test_the_csv_repeats_the_unit_on_every_row(self):
+        snapshot = {
+            "candidate_table": {
+                "currency": "EUR",
+                "unit": "per 1k accepted images",
+                "unit_scale": 1000,
+                "rows": [row(), row()],
+            }
+        }
+        parsed = list(csv.DictReader(io.StringIO(decision_record_csv(snapshot))))
+        assert {(r["currency"], r["unit"]) for r in parsed} == {("EUR", "per 1k accepted images")}

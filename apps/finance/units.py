@@ -1,0 +1,107 @@
+"""The unit a candidate table is shown in, and money as people read it.
+
+Stored figures stay per one accepted output (``CandidateRow.effective_unit_cost``: exact, and
+the order the ranking reads); every reader shows them in the table's unit, the brief's success
+unit at a fixed readable scale (apps.engine.units): the rankings JSON and CSV, the finance page
+and its charts, the capacity model, and the decision record's snapshot and PDF. The JSON says
+``unit`` ("per 1M accepted tokens"), ``success_unit`` ("TOKEN") and ``unit_scale`` (1000000:
+outputs per shown unit), so a client can always get back to one output.
+
+Call ``unit_for(brief)`` / ``scale_for(success_unit)`` wherever a cost per output is shown.
+"""
+
+from decimal import Decimal
+from typing import Any
+
+from apps.engine.costing import SuccessUnit
+from apps.engine.units import TableUnit, table_unit
+
+__all__ = [
+    "TableUnit",
+    "count_text",
+    "money_text",
+    "scale_for",
+    "scaled",
+    "unit_cost_text",
+    "unit_for",
+    "unit_of_snapshot",
+    "unit_text",
+    "unit_words",
+]
+
+
+def unit_for(brief_or_unit: Any) -> TableUnit | None:
+    """The table unit of a brief (or of a success unit's value); None when it has none."""
+    value = getattr(brief_or_unit, "success_unit", brief_or_unit)
+    if not value or value not in SuccessUnit.__members__:
+        return None
+    return table_unit(value)
+
+
+def scale_for(success_unit: str | None) -> int:
+    """Outputs per shown unit cost (1 when the success unit is unknown)."""
+    unit = unit_for(success_unit)
+    return unit.scale if unit else 1
+
+
+def scaled(per_output: Decimal | str | None, scale: int) -> Decimal | None:
+    """A cost per one output in the table's unit."""
+    if per_output is None:
+        return None
+    return Decimal(per_output) * scale
+
+
+def unit_text(unit: TableUnit | None) -> str:
+    return unit.label if unit else "per accepted output"
+
+
+def unit_words(unit: str | None) -> str:
+    """A table's ``unit`` as a reader sees it: the words as they are ("per 1M accepted
+    tokens"); a success unit's code, as snapshots frozen before tables had a unit scale hold
+    it (their costs are per one output), as "per accepted token"."""
+    legacy = unit_for(unit)
+    if legacy is not None:
+        return f"per {legacy.output}"
+    if unit and unit.startswith("per "):
+        return unit
+    return "per accepted output"
+
+
+def unit_of_snapshot(table: dict[str, Any]) -> tuple[str, int]:
+    """(the unit in words, its scale) of a frozen or live candidate table dict."""
+    unit = table.get("unit")
+    scale = int(table.get("unit_scale") or 1) if unit_for(unit) is None else 1
+    return unit_words(unit), scale
+
+
+def money_text(value: Decimal | str | float | None) -> str:
+    """An amount of money as a person reads it: thousands separated, to the cent (whole units
+    from 100,000 up); "—" for none."""
+    if value is None or value == "":
+        return "—"
+    d = Decimal(str(value))
+    if abs(d) >= 100_000:
+        return f"{d:,.0f}"
+    return f"{d:,.2f}"
+
+
+def unit_cost_text(value: Decimal | str | float | None) -> str:
+    """A unit cost as a person reads it: as money from 1 up, four significant digits below
+    (0.004213 keeps its digits where cents would show 0.00); "—" for none."""
+    if value is None or value == "":
+        return "—"
+    d = Decimal(str(value))
+    if d == 0 or abs(d) >= 1:
+        return money_text(d)
+    return format(Decimal(f"{float(d):.4g}"), "f")
+
+
+def count_text(value: Decimal | str | float | None) -> str:
+    """A count of outputs as a person reads it: whole and thousands separated from 1,000 up
+    (1,862,967,566 tokens), two decimals below (0.99 checkpoints)."""
+    if value is None or value == "":
+        return "—"
+    d = Decimal(str(value))
+    if abs(d) >= 1000:
+        return f"{d:,.0f}"
+    return format(d.quantize(Decimal("0.01")).normalize(), "f")
