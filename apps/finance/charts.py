@@ -197,13 +197,12 @@ def tornado_figure(sensitivity: dict[str, Any]) -> dict[str, Any] | None:
     winner = leading.get(sensitivity.get("winner") or "")
     if not bars or winner is None or winner["effective_unit_cost"] is None:
         return None
-    scale = sensitivity["unit_scale"]
-    base = float(winner["effective_unit_cost"]) * scale
+    base = float(winner["effective_unit_cost"])  # in the table's unit (in_table_unit)
     currency, unit_label = sensitivity["currency"], sensitivity["unit_label"]
     labels = [b["label"] for b in bars]
 
     def trace(end: str, name: str, color: str) -> dict[str, Any]:
-        costs = [float(b[f"{end}_unit_cost"]) * scale for b in bars]
+        costs = [float(b[f"{end}_unit_cost"]) for b in bars]
         return {
             "type": "bar",
             "orientation": "h",

@@ -17,6 +17,7 @@ from apps.quotes.models import Quote
 from apps.quotes.selectors import dates_are_stale
 
 from .models import CandidateRow, CandidateTable
+from .sensitivity import in_table_unit
 from .units import scaled, unit_for
 
 ROW_VALUES = (
@@ -256,7 +257,7 @@ def _ranking(
         # Left out while rows are hidden: it may quote a hidden row's price.
         "capacity_model": table.capacity_model if table and not hidden else {},
         # What would change the winner (apps.finance.sensitivity), without its bookkeeping.
-        "sensitivity": {k: v for k, v in table.sensitivity.items() if k != "signature"}
+        "sensitivity": in_table_unit(table.sensitivity)
         if table and not hidden
         else {},
         "total_rows": total,

@@ -44,6 +44,7 @@ from .candidates import (
 from .configuration import LADDER_KEY, choose_configuration, latency_target_text, quote_limit
 from .fx import FxMissing, fx_convert
 from .models import CandidateRow, CandidateTable
+from .units import scaled, unit_for, unit_text
 
 logger = logging.getLogger(__name__)
 
@@ -64,10 +65,38 @@ LABEL_FACTS = ("provider__name", "gpu__slug", "system__slug")
 
 
 def unit_scale(unit: str) -> tuple[int, str]:
-    """The table's unit as the finance page shows it: per 1M tokens, else per one output."""
-    if unit == "TOKEN":
-        return 1_000_000, "per 1M tokens"
-    return 1, f"per {(unit or 'output').lower().replace('_', ' ')}"
+    """The table's unit (apps.finance.units, one rule for every reader): outputs per shown
+    unit cost, and its words."""
+    table_unit = unit_for(unit)
+    return (table_unit.scale if table_unit else 1), unit_text(table_unit)
+
+
+def in_table_unit(stored: dict[str, Any]) -> dict[str, Any]:
+    """The stored sensitivity as readers get it (rankings JSON, finance page, snapshot): its
+    unit costs, stored per one output, in the table's unit like the rows beside it (times
+    ``unit_scale``), without the stored bookkeeping (``signature``)."""
+    out = {k: v for k, v in stored.items() if k != "signature"}
+    if not out:
+        return out
+    scale = out.get("unit_scale") or 1
+
+    def shown(value: str | None) -> str | None:
+        shown = scaled(value, scale)
+        return None if shown is None else format(shown.normalize(), "f")
+
+    out["leading"] = [
+        {**c, "effective_unit_cost": shown(c["effective_unit_cost"])}
+        for c in out.get("leading") or []
+    ]
+    out["tornado"] = [
+        {
+            **b,
+            "low_unit_cost": shown(b["low_unit_cost"]),
+            "high_unit_cost": shown(b["high_unit_cost"]),
+        }
+        for b in out.get("tornado") or []
+    ]
+    return out
 
 
 def money_text(amount: Decimal | str, currency: str) -> str:
@@ -494,7 +523,7 @@ def sensitivity_display(sensitivity: dict[str, Any]) -> dict[str, Any] | None:
     and each leading candidate's figures as formatted money in the table's unit."""
     if not sensitivity.get("leading"):
         return None
-    currency, scale = sensitivity["currency"], sensitivity["unit_scale"]
+    currency = sensitivity["currency"]
 
     def total_text(total: dict[str, Any]) -> str:
         text = money_text(total["total"], currency)
@@ -514,7 +543,7 @@ def sensitivity_display(sensitivity: dict[str, Any]) -> dict[str, Any] | None:
             {
                 "label": c["label"],
                 "winner": c["key"] == sensitivity["winner"],
-                "unit_cost": "—" if cost is None else f"{float(cost) * scale:,.4g}",
+                "unit_cost": "—" if cost is None else f"{float(cost):,.4g}",
                 "monthly": money_text(c["monthly_cost"], currency),
                 "totals": [total_text(by_months[m]) for m in sorted(by_months)],
             }

@@ -40,7 +40,7 @@ class TestSensitivityInTheBrowser:
         section = page.inner_text("#sensitivity")
         assert "What would change the winner" in section
         assert "becomes the cheapest" in section
-        assert "USD per 1M tokens" in section
+        assert "USD per 1M accepted tokens" in section
         assert page.locator("#sensitivity-totals tbody tr").count() >= 2
         assert page.console_errors == []
         shots = os.environ.get("GPUSELECT_SCREENSHOTS")

@@ -86,7 +86,7 @@ class TestSensitivityInTheRankings:
         assert [c["effective_unit_cost"] for c in sensitivity["leading"]] == [
             r["effective_unit_cost"] for r in ranked
         ]
-        assert (sensitivity["currency"], sensitivity["unit_label"]) == ("USD", "per 1M tokens")
+        assert (sensitivity["currency"], sensitivity["unit_label"]) == ("USD", body["unit"])
         assert sensitivity["left_out"] == []
         assert "signature" not in sensitivity
 
@@ -246,7 +246,7 @@ class TestSensitivityOnTheFinancePage:
         html = response.content.decode()
         section = html[html.index('id="sensitivity"') :]
         assert "What would change the winner" in section
-        assert "USD per 1M tokens" in section
+        assert "USD per 1M accepted tokens" in section
         assert "becomes the cheapest" in section
         assert 'id="tornado-chart"' in section and "tornado-chart-data" in section
         table = section[section.index('id="sensitivity-totals"') :]

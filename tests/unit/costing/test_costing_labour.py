@@ -3,7 +3,6 @@ pool shared by the GPU-hours each deployment holds."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from decimal import Decimal as D
 
 import pytest
@@ -143,8 +142,13 @@ class TestSharedByGpuHours:
         assert row.cost_lines["gpu_compute"] > row.cost_lines["platform_labour"]
 
     def test_owned_gpus_datacentre_hours_are_in_the_gpu_month_not_the_labour_line(self):
-        owned = quote(PricingTerm.OWNED, "0", capex_per_gpu=D(36000), gpu_tdp_w=D(700))
-        owned = replace(owned, depreciation_months=60)
+        owned = quote(
+            PricingTerm.OWNED,
+            "0",
+            capex_per_gpu=D(36000),
+            depreciation_months=60,
+            gpu_tdp_w=D(700),
+        )
         row = realtime_row(shared(), quote=owned)
 
         # 1,460 of 8,000 GPU-h: 73 h of the pool at $100; the hands-on hours are costed in
