@@ -1,6 +1,6 @@
 """The brief as the API contract's JSON body, and back.
 
-DESIGN.md's POST /api/v1/estimate body is the one shape every surface speaks: the brief API
+docs/design.md's POST /api/v1/estimate body is the one shape every surface speaks: the brief API
 accepts it (plus the brief's own fields), and a stored brief is estimated by turning it back
 into that body and handing it to the engine's one validating parser.
 """

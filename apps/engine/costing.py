@@ -1,7 +1,7 @@
 """Costing: a candidate's monthly cost lines and its effective unit cost per accepted output.
 
-The rule (DESIGN.md, "The engine"): effective unit cost = all-in monthly workload cost / accepted
-outputs per month, where accepted = generated x (1 - failure_rate) x acceptance_rate.
+The rule (docs/design.md, "The engine"): effective unit cost = all-in monthly workload cost /
+accepted outputs per month, where accepted = generated x (1 - failure_rate) x acceptance_rate.
 
 GPU compute. Pay-per-use terms (ON_DEMAND, SPOT, MARKETPLACE) bill the GPU-hours the work needs;
 spot bills them at price x (1 + SPOT_INTERRUPTION_OVERHEAD) for work lost to reclaims. Committed
