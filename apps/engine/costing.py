@@ -25,13 +25,11 @@ caller's context does not change results.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from decimal import (
     ROUND_CEILING,
     Decimal,
     localcontext,
 )
-from typing import Protocol
 
 from apps.engine.costing_constants import (
     HARDWARE_OPS_HOURS_PER_GPU_MONTH,
@@ -96,7 +94,6 @@ __all__ = [
     "cost_gpu_candidate",
     "gpu_hourly_rate",
     "owned_monthly_cost_per_gpu",
-    "rank_candidates",
 ]
 
 
@@ -360,37 +357,3 @@ def _cost_api(demand: Demand, route: ApiRouteTerms, finance: FinanceAssumptions)
         busy=ZERO,
         paid=ZERO,
     )
-
-
-class Rankable(Protocol):
-    @property
-    def meets_constraints(self) -> bool: ...
-
-    @property
-    def effective_unit_cost(self) -> Decimal | None: ...
-
-
-def rank_candidates[T: Rankable](rows: Iterable[T]) -> list[tuple[int | None, T]]:
-    """Rank rows by effective unit cost, cheapest first, among those meeting constraints.
-
-    Ties share a rank (1, 2, 2, 4); order among ties is input order. Rows that miss a
-    constraint or have no unit cost follow, unranked (None), in input order.
-    """
-    ranked: list[tuple[Decimal, T]] = []
-    unranked: list[tuple[int | None, T]] = []
-    for row in rows:
-        cost = row.effective_unit_cost
-        if row.meets_constraints and cost is not None:
-            ranked.append((cost, row))
-        else:
-            unranked.append((None, row))
-    ranked.sort(key=lambda pair: pair[0])
-    out: list[tuple[int | None, T]] = []
-    previous: Decimal | None = None
-    rank = 0
-    for position, (cost, row) in enumerate(ranked, start=1):
-        if cost != previous:
-            rank, previous = position, cost
-        out.append((rank, row))
-    out.extend(unranked)
-    return out

@@ -281,10 +281,6 @@ class ModelSpec:
     def is_moe(self) -> bool:
         return self.experts > 1
 
-    @property
-    def is_mla(self) -> bool:
-        return self.kv_lora_rank is not None
-
 
 @fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
