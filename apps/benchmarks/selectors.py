@@ -3,6 +3,7 @@ conditions, and the figures the finance code calibrates with."""
 
 import math
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import Any, Final
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -11,6 +12,7 @@ from django.http import Http404
 
 from apps.briefs.contract import estimate_body_for_brief
 from apps.briefs.models import WorkloadBrief
+from apps.briefs.selectors import brief_weight_precision
 from apps.catalog.selectors import estimates_for_body
 from apps.engine import ENGINE_VERSION, EngineInputError
 
@@ -91,8 +93,6 @@ def throughput_runs_for_brief(brief: WorkloadBrief) -> dict[tuple[str, int], Ben
     slug, GPU count) of the brief that is of the brief's model as it is now (not a proxy) and
     at its weight precision (where the run recorded one). Any other run of the brief can only
     calibrate it (``calibration_for_brief``)."""
-    from apps.briefs.selectors import brief_weight_precision
-
     runs = _current_throughput_runs().filter(brief=brief, proxy=False)
     identity = brief_model_identity(brief)
     if identity:
@@ -325,3 +325,13 @@ def comparison_rows(runs: list[BenchmarkRun]) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def brief_estimates(
+    brief: WorkloadBrief, *, calibration: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """The engine's answer for a stored brief on every catalog GPU (raises EngineInputError),
+    with the efficiency factors calibrated from its team's benchmark runs of its model."""
+    if calibration is None:
+        calibration = calibration_for_brief(brief)
+    return estimates_for_body(estimate_body_for_brief(brief), calibration=calibration)

@@ -5,10 +5,13 @@ accepts it (plus the brief's own fields), and a stored brief is estimated by tur
 into that body and handing it to the engine's one validating parser.
 """
 
-from decimal import Decimal
-from typing import Any
+from __future__ import annotations
 
-from .models import WorkloadBrief
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the model imports this module (WorkloadBrief.clean reads model_body)
+    from .models import WorkloadBrief
 
 EXPLICIT_MODEL_FIELDS = (
     "params_billion", "layers", "hidden_size", "attention_heads", "kv_heads", "head_dim",

@@ -23,6 +23,7 @@ from .choices import (
     SuccessUnit,
     WorkloadType,
 )
+from .contract import model_body
 
 # Hours in an average month (8,760 h / 12): the ceiling for hours_per_month.
 HOURS_PER_MONTH_MAX = 744  # 31 days x 24 h, the longest month
@@ -176,8 +177,6 @@ class WorkloadBrief(BaseModel):
         (a diffusion model for image and video generation, and only there)."""
         if not self.workload_type or not self.has_model_shape():
             return
-        from .contract import model_body
-
         field = (
             "model_preset"
             if self.model_preset

@@ -4,13 +4,15 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from apps.benchmarks import charts as run_charts
+from apps.benchmarks.selectors import benchmark_runs_for_brief, comparison_rows
 from apps.core.roles import BRIEF_EDITORS, has_role
 from apps.engine import EngineInputError
+from apps.finance.configuration import fit_table_estimates
 
 from .charts import memory_breakdown_figure
 from .forms import BriefForm
 from .selectors import (
-    brief_fit_estimates,
     brief_get_for_user,
     brief_list_for_user,
     brief_weight_precision,
@@ -72,13 +74,10 @@ def brief_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
     estimates: list[dict[str, object]] = []
     engine_error = None
     try:
-        estimates = brief_fit_estimates(brief)
+        estimates = fit_table_estimates(brief)
     except EngineInputError as exc:
         engine_error = f"{exc.field}: {exc.message}"
     notes = sorted({note for e in estimates for note in e["notes"]})  # type: ignore[attr-defined]
-    from apps.benchmarks import charts as run_charts
-    from apps.benchmarks.selectors import benchmark_runs_for_brief, comparison_rows
-
     run_figures = run_charts.run_figures(comparison_rows(benchmark_runs_for_brief(brief)))
     return render(
         request,

@@ -13,8 +13,12 @@ limit, the same one a quote offering a full node is costed at.
 
 from typing import Any
 
+from apps.benchmarks.selectors import calibration_for_brief, throughput_runs_for_brief
+from apps.briefs.contract import estimate_body_for_brief
 from apps.catalog.selectors import estimates_for_body, gpu_specs
 from apps.engine.constants import AUTO_GPU_COUNTS, AUTO_GPU_COUNTS_LARGE_DOMAIN
+
+from .estimates import with_measurements
 
 # Every size the engine tries for one replica (apps.engine.estimator.candidate_counts).
 LADDER_COUNTS = (*AUTO_GPU_COUNTS, *AUTO_GPU_COUNTS_LARGE_DOMAIN)
@@ -161,11 +165,6 @@ def quote_limit(facts: dict[str, Any]) -> int:
 def fit_table_estimates(brief: Any) -> list[dict[str, Any]]:
     """The brief page's fit table: each GPU at the configuration and on the basis (measured,
     calibrated, estimated) its candidate rows are costed at (raises EngineInputError)."""
-    from apps.benchmarks.selectors import calibration_for_brief, throughput_runs_for_brief
-    from apps.briefs.contract import estimate_body_for_brief
-
-    from .estimates import with_measurements
-
     body = estimate_body_for_brief(brief)
     calibration = calibration_for_brief(brief)  # its team's runs of its model only
     estimates = estimates_for_body(body, calibration=calibration)

@@ -10,6 +10,7 @@ from django.db.models.functions import Lower
 from apps.catalog.models import Gpu, GpuSystem
 from apps.core.currency import Currency
 from apps.core.models import BaseModel, Team
+from apps.engine import PRESETS
 
 ZERO = 0
 # Explicit bounds, so that validation and the API schema are the same on SQLite (64-bit
@@ -20,8 +21,6 @@ MAX_VERSION = 2_147_483_647
 
 
 def validate_preset(value: str) -> None:
-    from apps.engine import PRESETS
-
     if value and value not in PRESETS:
         raise ValidationError(f"unknown model preset {value!r}")
 

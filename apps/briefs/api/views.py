@@ -8,9 +8,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.benchmarks.selectors import brief_estimates
 from apps.briefs.contract import body_to_fields
 from apps.briefs.selectors import (
-    brief_estimates,
     brief_get_for_user,
     brief_list_for_user,
     teams_for_user,
