@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "apps.benchmarks",
     "apps.finance",
     "apps.decisions",
+    "apps.demo",
 ]
 
 MIDDLEWARE = [
