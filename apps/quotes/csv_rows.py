@@ -5,6 +5,7 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from apps.catalog.models import Gpu, GpuSystem
@@ -18,7 +19,7 @@ CSV_COLUMNS = (
     "network_monthly", "monthly_extras", "minimum_commitment_months", "quote_date",
     "valid_until", "source",
 )  # fmt: skip
-MAX_CSV_BYTES = 2 * 1024 * 1024
+MAX_CSV_BYTES = settings.QUOTE_CSV_MAX_BYTES
 MONEY = (
     "hourly_price_per_gpu", "storage_price_per_tb_month", "egress_price_per_gb",
     "network_monthly", "monthly_extras",
