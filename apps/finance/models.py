@@ -7,8 +7,10 @@ from django.db.models import Q
 
 from apps.briefs.models import WorkloadBrief
 from apps.catalog.models import Gpu
+from apps.core.choices import text_choices
 from apps.core.currency import Currency
 from apps.core.models import BaseModel
+from apps.engine import costing
 from apps.quotes.models import ApiRoute, Quote
 
 NOT_NEGATIVE = MinValueValidator(Decimal(0))
@@ -179,10 +181,8 @@ class CandidateRow(BaseModel):
         GPU = "GPU", "GPU capacity"
         API_ROUTE = "API_ROUTE", "Model / API route"
 
-    class Basis(models.TextChoices):
-        ESTIMATED = "ESTIMATED"
-        CALIBRATED = "CALIBRATED"  # estimated, factors learnt from runs of the same model
-        MEASURED = "MEASURED"
+    # ESTIMATED, CALIBRATED (estimated, factors learnt from runs of the same model), MEASURED.
+    Basis = text_choices(costing.Basis, name="CandidateRow.Basis")
 
     table = models.ForeignKey(CandidateTable, on_delete=models.CASCADE, related_name="rows")
     candidate_kind = models.CharField(max_length=10, choices=Kind.choices)
@@ -198,7 +198,7 @@ class CandidateRow(BaseModel):
     effective_unit_cost = models.DecimalField(max_digits=32, decimal_places=18, null=True)
     meets_constraints = models.BooleanField()
     why_not = models.JSONField(default=list, blank=True)
-    basis = models.CharField(max_length=10, choices=Basis.choices, default=Basis.ESTIMATED)
+    basis = models.CharField(max_length=10, choices=Basis.choices, default=costing.Basis.ESTIMATED)
     p95_latency_ms = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
     memory_headroom_gb = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
     notes = models.JSONField(default=list, blank=True)

@@ -8,9 +8,10 @@ from django.db.models import F, Q
 from django.db.models.functions import Lower
 
 from apps.catalog.models import Gpu, GpuSystem
+from apps.core.choices import text_choices
 from apps.core.currency import Currency
 from apps.core.models import BaseModel, Team
-from apps.engine import PRESETS
+from apps.engine import PRESETS, costing
 
 ZERO = 0
 # Explicit bounds, so that validation and the API schema are the same on SQLite (64-bit
@@ -53,14 +54,19 @@ class Provider(BaseModel):
 class Quote(BaseModel):
     """A provider's price for GPU capacity. Never deleted: retired, so records can cite it."""
 
-    class PricingTerm(models.TextChoices):
-        ON_DEMAND = "ON_DEMAND", "On demand"
-        SPOT = "SPOT", "Spot / preemptible"
-        RESERVED_1Y = "RESERVED_1Y", "Reserved 1 year"
-        RESERVED_3Y = "RESERVED_3Y", "Reserved 3 years"
-        DEDICATED_CLUSTER = "DEDICATED_CLUSTER", "Dedicated cluster"
-        MARKETPLACE = "MARKETPLACE", "Marketplace"
-        OWNED = "OWNED", "Owned (bought)"
+    PricingTerm = text_choices(
+        costing.PricingTerm,
+        {
+            "ON_DEMAND": "On demand",
+            "SPOT": "Spot / preemptible",
+            "RESERVED_1Y": "Reserved 1 year",
+            "RESERVED_3Y": "Reserved 3 years",
+            "DEDICATED_CLUSTER": "Dedicated cluster",
+            "MARKETPLACE": "Marketplace",
+            "OWNED": "Owned (bought)",
+        },
+        name="Quote.PricingTerm",
+    )
 
     provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="quotes")
     gpu = models.ForeignKey(
