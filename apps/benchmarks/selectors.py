@@ -10,10 +10,10 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
-from apps.briefs.contract import estimate_body_for_brief
+from apps.briefs.contract import estimate_body_for_brief, request_for_brief
 from apps.briefs.models import WorkloadBrief
 from apps.briefs.selectors import brief_weight_precision
-from apps.catalog.selectors import estimates_for_body
+from apps.catalog.selectors import estimates_for_body, estimates_for_request
 from apps.engine import ENGINE_VERSION, EngineInputError
 
 from .importers.common import LATENCY_METRICS, SCALARS, STATS
@@ -334,4 +334,4 @@ def brief_estimates(
     with the efficiency factors calibrated from its team's benchmark runs of its model."""
     if calibration is None:
         calibration = calibration_for_brief(brief)
-    return estimates_for_body(estimate_body_for_brief(brief), calibration=calibration)
+    return estimates_for_request(request_for_brief(brief), calibration=calibration)

@@ -5,7 +5,15 @@ from typing import Any
 
 from django.db.models import Count, Max, QuerySet
 
-from apps.engine import PRESETS, GpuSpec, estimate, estimate_to_dict, parse_estimate_request
+from apps.engine import (
+    PRESETS,
+    EngineInputError,
+    EstimateRequest,
+    GpuSpec,
+    estimate,
+    estimate_to_dict,
+    parse_estimate_request,
+)
 
 from .models import Gpu, GpuSystem
 
@@ -82,6 +90,18 @@ def estimates_for_body(
     such GPUs are answered with basis ``CALIBRATED``, naming the runs."""
     specs = gpu_specs()
     request = parse_estimate_request(body, known_gpus={spec.slug for spec in specs})
+    return estimates_for_request(request, calibration=calibration)
+
+
+def estimates_for_request(
+    request: EstimateRequest, *, calibration: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """The engine's per-GPU answer for a typed request (``estimates_for_body``)."""
+    specs = gpu_specs()
+    if request.gpus is not None:
+        unknown = [slug for slug in request.gpus if slug not in {spec.slug for spec in specs}]
+        if unknown:
+            raise EngineInputError("gpus", f"unknown GPU slug {unknown[0]!r}")
     if not calibration:
         return [estimate_to_dict(e) for e in estimate(request, specs)]
     answers: list[dict[str, Any]] = []

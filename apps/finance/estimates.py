@@ -1,37 +1,35 @@
 """The engine's answer for a brief as the finance code uses it: estimates (calibrated by
-benchmark runs, measured where a run exists), the brief's monthly demand, and the capacity
-figures the costing takes."""
+benchmark runs, measured where a run exists) and the capacity figures the costing takes. The
+engine's request and the brief's monthly demand are built in apps.briefs.contract."""
 
 import hashlib
 import json
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
 from apps.benchmarks.models import BenchmarkRun
 from apps.briefs.models import WorkloadBrief
-from apps.catalog.selectors import estimates_for_body, gpu_specs
-from apps.engine import ENGINE_VERSION
+from apps.catalog.selectors import estimates_for_request, gpu_specs
+from apps.engine import ENGINE_VERSION, EstimateRequest
 from apps.engine.costing import (
     Basis,
     CapacityFigures,
-    Demand,
-    OperatingBoundary,
-    SuccessUnit,
 )
-from apps.engine.types import DutyCycle, WorkloadType
-
-SECONDS_PER_HOUR = Decimal(3600)
 
 
 def _d(value: Any) -> Decimal | None:
     return None if value is None else Decimal(str(value))
 
 
-def estimates_key(body: dict[str, Any], calibration: dict[str, Any]) -> str:
-    """What the engine's answer depends on: the brief's shape, the catalog, the calibration
-    learnt from benchmark runs and the engine version. Prices are not in it."""
+def estimates_key(request: EstimateRequest, calibration: dict[str, Any]) -> str:
+    """What the engine's answer depends on: the brief's engine request (its repr: every field
+    of the frozen dataclasses, in order), the catalog, the calibration learnt from benchmark
+    runs and the engine version. Prices are not in it."""
     catalog = [(s.slug, s.memory_gb, s.bf16_tflops, s.memory_bandwidth_tbps) for s in gpu_specs()]
-    blob = json.dumps([body, catalog, calibration, ENGINE_VERSION], sort_keys=True, default=str)
+    blob = json.dumps(
+        [repr(request), catalog, calibration, ENGINE_VERSION], sort_keys=True, default=str
+    )
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -86,49 +84,18 @@ def measured_estimate(
     return measured
 
 
-def _requests_per_month(brief: WorkloadBrief, estimates: list[dict[str, Any]]) -> Decimal | None:
-    """The same monthly demand for every candidate: the brief's request rate, or its
-    concurrency over the typical end-to-end latency (Little's law)."""
-    hours = Decimal(brief.hours_per_month or 0)
-    if brief.requests_per_second:
-        return brief.requests_per_second * SECONDS_PER_HOUR * hours
-    if brief.workload_type != WorkloadType.REALTIME_INFERENCE or not brief.concurrency:
-        return None
-    latencies = sorted(
+def e2e_latencies_s(estimates: list[dict[str, Any]]) -> list[float]:
+    """The end-to-end latency of each GPU that fits (the demand of a brief given as
+    concurrency is its concurrency over their median: apps.briefs.contract.demand_for_brief)."""
+    return [
         e["performance"]["e2e_latency_s"]
         for e in estimates
         if e["fits"] and e["performance"].get("e2e_latency_s")
-    )
-    if not latencies:
-        return None
-    median = Decimal(str(latencies[len(latencies) // 2]))
-    return Decimal(brief.concurrency) / median * SECONDS_PER_HOUR * hours
-
-
-def demand_for_brief(brief: WorkloadBrief, estimates: list[dict[str, Any]]) -> Demand:
-    def mean(p50: int | None, p95: int | None) -> Decimal:
-        return Decimal(p50 or p95 or 0)
-
-    training = brief.is_training
-    return Demand(
-        workload_type=WorkloadType(brief.workload_type),
-        success_unit=SuccessUnit(brief.success_unit),
-        hours_per_month=Decimal(brief.hours_per_month or 0),
-        duty_cycle=DutyCycle(brief.duty_cycle),
-        input_tokens_mean=mean(brief.input_tokens_p50, brief.input_tokens_p95),
-        output_tokens_mean=mean(brief.output_tokens_p50, brief.output_tokens_p95),
-        requests_per_month=_requests_per_month(brief, estimates),
-        records_per_job=_d(brief.records_per_job),
-        training_tokens=_d(brief.training_tokens) if training else None,
-        checkpoint_interval_minutes=_d(brief.checkpoint_interval_minutes),
-        acceptance_rate=brief.acceptance_rate,
-        operating_boundary=OperatingBoundary(brief.operating_boundary),
-        clip_seconds=brief.clip_seconds,
-    )
+    ]
 
 
 def with_measurements(
-    body: dict[str, Any],
+    request: EstimateRequest,
     estimates: list[dict[str, Any]],
     runs: dict[tuple[str, int], BenchmarkRun],
     brief: WorkloadBrief,
@@ -142,8 +109,8 @@ def with_measurements(
         if base is None:
             continue
         if base["gpu_count"] != count:
-            forced = {**body, "gpus": [slug], "gpu_count": count}
-            base = estimates_for_body(forced, calibration=calibration)[0]
+            forced = replace(request, gpus=(slug,), gpu_count=count)
+            base = estimates_for_request(forced, calibration=calibration)[0]
         by_gpu[slug] = measured_estimate(base, run, brief)
     return [by_gpu[e["gpu"]] for e in estimates]
 
