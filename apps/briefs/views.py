@@ -7,6 +7,7 @@ from django.views.decorators.http import require_http_methods
 from apps.benchmarks import charts as run_charts
 from apps.benchmarks.selectors import benchmark_runs_for_brief, comparison_rows
 from apps.core.roles import BRIEF_EDITORS, has_role
+from apps.core.users import signed_in
 from apps.engine import EngineInputError
 from apps.finance.configuration import fit_table_estimates
 
@@ -48,7 +49,7 @@ def brief_create_page(request: HttpRequest) -> HttpResponse:
     form = BriefForm(request.POST or None, teams=teams)
     if request.method == "POST" and form.is_valid():
         brief = brief_create(
-            team=form.cleaned_data["team"], created_by=request.user, **_fields(form)
+            team=form.cleaned_data["team"], created_by=signed_in(request.user), **_fields(form)
         )
         return redirect("briefs:detail", pk=brief.pk)
     return render(request, "briefs/brief_form.html", {"form": form, "brief": None})

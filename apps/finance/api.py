@@ -110,7 +110,9 @@ class BriefRankingsApi(APIView):
     )
     def get(self, request: Request, pk: int) -> Response | HttpResponse:
         brief = brief_get_for_user(request.user, pk)
-        filters = {p.name: value for p in FILTER_PARAMS if (value := p.parse(request)) is not None}
+        filters: dict[str, Any] = {
+            p.name: value for p in FILTER_PARAMS if (value := p.parse(request)) is not None
+        }
         limit = LIMIT.parse(request) or DEFAULT_LIMIT  # checked for both formats
         if FORMAT.parse(request) == "csv":
             ranking = ranking_for_brief(brief, **filters)
@@ -138,7 +140,9 @@ class FxRateInputSerializer(serializers.Serializer):  # type: ignore[type-arg]
         help_text=f"Units of {BASE_CURRENCY} per one unit of the currency, greater than 0",
     )
     as_of = serializers.DateField()
-    source = serializers.CharField(max_length=FX_SOURCE_MAX_LENGTH)
+    source = serializers.CharField(  # type: ignore[assignment]  # a field named like Field.source
+        max_length=FX_SOURCE_MAX_LENGTH
+    )
 
     def validate_rate(self, value: Any) -> Any:
         if value <= 0:

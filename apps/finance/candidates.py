@@ -296,7 +296,7 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
 
 def _cost_all(
     ctx: TableContext, quotes: Iterable[dict[str, Any]], routes: Iterable[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], list[str]]:
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The costed rows, and the quotes and routes that could not be costed, each with why
     (``{"quote_id": 7, "reason": "no FX rate for JPY ..."}``; shown as ``not_costed``)."""
     rows: list[dict[str, Any]] = []

@@ -23,8 +23,9 @@ class QuoteForm(forms.ModelForm):  # type: ignore[type-arg]
 
     def __init__(self, *args: Any, teams: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["confidential_to"].queryset = teams
-        self.fields["gpu"].queryset = self.fields["gpu"].queryset.order_by("slug")
+        self.fields["confidential_to"].queryset = teams  # type: ignore[attr-defined]
+        gpu = self.fields["gpu"]
+        gpu.queryset = gpu.queryset.order_by("slug")  # type: ignore[attr-defined]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

@@ -1,4 +1,5 @@
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -26,7 +27,7 @@ def validate_preset(value: str) -> None:
         raise ValidationError(f"unknown model preset {value!r}")
 
 
-def _money(**kwargs: object) -> models.DecimalField:  # type: ignore[type-arg]
+def _money(**kwargs: Any) -> models.DecimalField:  # type: ignore[type-arg]
     return models.DecimalField(
         max_digits=14, decimal_places=4, validators=[MinValueValidator(ZERO)], **kwargs
     )

@@ -7,6 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.briefs.choices import (
+    TRAINING_TYPES,
     DutyCycle,
     OperatingBoundary,
     Optimizer,
@@ -190,12 +191,7 @@ class BriefInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: ig
     gpu_count = serializers.IntegerField(required=False, write_only=True)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        training_types = {
-            WorkloadType.TRAINING,
-            WorkloadType.FULL_FINETUNE,
-            WorkloadType.LORA_FINETUNE,
-            WorkloadType.QLORA_FINETUNE,
-        }
+        training_types = TRAINING_TYPES
         # A PATCH may leave the workload type out: the view passes the stored one in context.
         workload_type = attrs.get("workload_type", self.context.get("workload_type"))
         if attrs.get("training") and workload_type not in training_types:

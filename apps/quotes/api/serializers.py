@@ -51,10 +51,10 @@ class QuoteInputSerializer(StrictJsonTypes, serializers.ModelSerializer):  # typ
 
 
 class QuoteOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
-    provider = serializers.PrimaryKeyRelatedField(read_only=True)
+    provider = serializers.PrimaryKeyRelatedField(read_only=True)  # type: ignore[var-annotated]
     provider_name = serializers.CharField(source="provider.name", read_only=True)
-    gpu = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
-    system = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    gpu = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)  # type: ignore[var-annotated]
+    system = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)  # type: ignore[var-annotated]
     stale = serializers.SerializerMethodField()
     age_days = serializers.SerializerMethodField()
 
