@@ -1,6 +1,7 @@
 """Reads of the catalog, and the one place catalog rows become engine inputs."""
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from django.db.models import Count, Max, QuerySet
@@ -8,6 +9,7 @@ from django.db.models import Count, Max, QuerySet
 from apps.engine import (
     PRESETS,
     EngineInputError,
+    Estimate,
     EstimateRequest,
     GpuSpec,
     estimate,
@@ -96,15 +98,25 @@ def estimates_for_body(
 def estimates_for_request(
     request: EstimateRequest, *, calibration: Mapping[str, Mapping[str, Any]] | None = None
 ) -> list[dict[str, Any]]:
-    """The engine's per-GPU answer for a typed request (``estimates_for_body``)."""
+    """The engine's per-GPU answer for a typed request (``estimates_for_body``), as JSON."""
+    return [
+        estimate_json(e, calibration) for e in engine_estimates(request, calibration=calibration)
+    ]
+
+
+def engine_estimates(
+    request: EstimateRequest, *, calibration: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[Estimate]:
+    """The engine's per-GPU answer for a typed request, typed: a GPU that benchmark runs of the
+    same model calibrated has basis ``CALIBRATED`` and a note naming the runs."""
     specs = gpu_specs()
     if request.gpus is not None:
         unknown = [slug for slug in request.gpus if slug not in {spec.slug for spec in specs}]
         if unknown:
             raise EngineInputError("gpus", f"unknown GPU slug {unknown[0]!r}")
     if not calibration:
-        return [estimate_to_dict(e) for e in estimate(request, specs)]
-    answers: list[dict[str, Any]] = []
+        return list(estimate(request, specs))
+    answers: list[Estimate] = []
     for spec in specs:
         factors = calibration.get(spec.slug)
         multipliers = (
@@ -113,22 +125,30 @@ def estimates_for_request(
             else None
         )
         for found in estimate(request, (spec,), multipliers):
-            answer = estimate_to_dict(found)
             if factors:
                 runs = factors.get("runs", 0)
-                run_ids = list(factors.get("run_ids") or [])
-                answer["basis"] = BASIS_CALIBRATED
-                answer["calibrated_from_runs"] = runs
-                answer["calibrated_from_run_ids"] = run_ids
-                named = ", ".join(f"#{pk}" for pk in run_ids)
-                answer["notes"].append(
+                named = ", ".join(f"#{pk}" for pk in factors.get("run_ids") or [])
+                note = (
                     f"CALIBRATED from {runs} benchmark run{'s' if runs != 1 else ''}"
                     + (f" ({named})" if named else "")
                     + ": "
                     + ", ".join(f"{k} x{float(factors[k]):.2f}" for k in sorted(multipliers or {}))
                 )
-            answers.append(answer)
+                found = replace(found, basis=BASIS_CALIBRATED, notes=(*found.notes, note))
+            answers.append(found)
     return answers
+
+
+def estimate_json(
+    found: Estimate, calibration: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, Any]:
+    """One estimate as JSON (the contract's shape), with the runs that calibrated it."""
+    answer = estimate_to_dict(found)
+    factors = (calibration or {}).get(found.gpu)
+    if factors:
+        answer["calibrated_from_runs"] = factors.get("runs", 0)
+        answer["calibrated_from_run_ids"] = list(factors.get("run_ids") or [])
+    return answer
 
 
 def model_preset_list() -> list[dict[str, Any]]:

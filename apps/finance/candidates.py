@@ -20,7 +20,7 @@ from typing import Any
 from apps.benchmarks.selectors import calibration_for_brief, throughput_runs_for_brief
 from apps.briefs.contract import demand_for_brief, request_for_brief
 from apps.briefs.models import WorkloadBrief
-from apps.catalog.selectors import estimates_for_request
+from apps.catalog.selectors import engine_estimates
 from apps.engine import ENGINE_VERSION, EngineInputError
 from apps.engine.costing import (
     ApiRouteTerms,
@@ -268,8 +268,8 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
         estimates = table.estimates  # only prices changed: the engine's answer still holds
     else:
         try:
-            estimates = estimates_for_request(request, calibration=calibration)
-            estimates = with_measurements(request, estimates, runs, brief, calibration)
+            typed = engine_estimates(request, calibration=calibration)
+            estimates = with_measurements(request, typed, runs, brief, calibration)
             estimates = with_ladders(request, estimates, calibration)
         except EngineInputError as exc:
             return f"{exc.field}: {exc.message}"

@@ -16,7 +16,7 @@ from typing import Any
 
 from apps.benchmarks.selectors import calibration_for_brief, throughput_runs_for_brief
 from apps.briefs.contract import request_for_brief
-from apps.catalog.selectors import estimates_for_request, gpu_specs
+from apps.catalog.selectors import engine_estimates, estimates_for_request, gpu_specs
 from apps.engine import EstimateRequest
 from apps.engine.constants import AUTO_GPU_COUNTS, AUTO_GPU_COUNTS_LARGE_DOMAIN
 
@@ -169,8 +169,8 @@ def fit_table_estimates(brief: Any) -> list[dict[str, Any]]:
     calibrated, estimated) its candidate rows are costed at (raises EngineInputError)."""
     request = request_for_brief(brief)
     calibration = calibration_for_brief(brief)  # its team's runs of its model only
-    estimates = estimates_for_request(request, calibration=calibration)
+    typed = engine_estimates(request, calibration=calibration)
     estimates = with_measurements(
-        request, estimates, throughput_runs_for_brief(brief), brief, calibration
+        request, typed, throughput_runs_for_brief(brief), brief, calibration
     )
     return with_ladders(request, estimates, calibration)
