@@ -191,9 +191,16 @@ def _float(
 
 
 def _tokens(
-    brief: WorkloadBrief, key: str, *, required: bool, default: tuple[int, int]
+    brief: WorkloadBrief,
+    key: str,
+    *,
+    required: bool,
+    default: tuple[int, int],
+    instead: int | None = None,
 ) -> tuple[int, int]:
     p50_value, p95_value = getattr(brief, f"{key}_p50"), getattr(brief, f"{key}_p95")
+    if instead is not None:
+        p50_value = p95_value = instead
     if p50_value is None:
         if required:
             raise EngineInputError(key, "is required for this workload type")
@@ -275,10 +282,19 @@ def _latency(brief: WorkloadBrief) -> tuple[float | None, float | None, float | 
     )
 
 
-def request_for_brief(brief: WorkloadBrief) -> EstimateRequest:
+def request_for_brief(
+    brief: WorkloadBrief,
+    *,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+    concurrency: int | None = None,
+) -> EstimateRequest:
     """The engine's request for a stored brief, on every catalog GPU at the engine's own count
     (``dataclasses.replace`` it to force ``gpus`` / ``gpu_count``). Raises EngineInputError,
-    naming the field, for a brief the engine cannot estimate yet."""
+    naming the field, for a brief the engine cannot estimate yet.
+
+    ``input_tokens``, ``output_tokens`` (per request, p50 = p95) and ``concurrency``, where
+    given, stand in for the brief's (a benchmark run's conditions), checked the same way."""
     if not brief.workload_type:
         raise EngineInputError("workload_type", "is required")
     workload = WorkloadType(brief.workload_type)
@@ -299,8 +315,11 @@ def request_for_brief(brief: WorkloadBrief) -> EstimateRequest:
         "input_tokens",
         required=llm or workload is WorkloadType.EMBEDDINGS,
         default=(512, 512),
+        instead=input_tokens,
     )
-    out50, out95 = _tokens(brief, "output_tokens", required=llm, default=(128, 128))
+    out50, out95 = _tokens(
+        brief, "output_tokens", required=llm, default=(128, 128), instead=output_tokens
+    )
     ttft, itl, e2e = _latency(brief)
     pixels, frames = _media(brief)
     return EstimateRequest(
@@ -312,7 +331,12 @@ def request_for_brief(brief: WorkloadBrief) -> EstimateRequest:
         input_tokens_p95=in95,
         output_tokens_p50=out50,
         output_tokens_p95=out95,
-        concurrency=_int(brief.concurrency, "concurrency", lo=1, hi=1_000_000),
+        concurrency=_int(
+            brief.concurrency if concurrency is None else concurrency,
+            "concurrency",
+            lo=1,
+            hi=1_000_000,
+        ),
         requests_per_second=_float(
             brief.requests_per_second, "requests_per_second", lo=0.0, hi=1e7
         ),

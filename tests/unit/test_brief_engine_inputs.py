@@ -219,3 +219,26 @@ class TestDemandForBrief:
         brief = BriefFactory.build(concurrency=10)
 
         assert requests_per_month(brief, []) is None
+
+
+@pytest.mark.parametrize(
+    ("fields", "conditions"),
+    [
+        ({}, {"input_tokens": 700, "output_tokens": 90, "concurrency": 4}),
+        ({"input_tokens_p50": None, "input_tokens_p95": None}, {"input_tokens": 300}),
+        ({"concurrency": None}, {"concurrency": 2_000_000}),
+        ({}, {"output_tokens": 20_000_000}),
+    ],
+)
+def test_a_runs_conditions_stand_in_for_the_briefs_as_in_the_contract_body(fields, conditions):
+    brief = BriefFactory.build(**fields)
+    body = estimate_body_for_brief(brief)
+    for key in ("input_tokens", "output_tokens"):
+        if key in conditions:
+            body[key] = {"p50": conditions[key], "p95": conditions[key]}
+    if "concurrency" in conditions:
+        body["concurrency"] = conditions["concurrency"]
+
+    typed = engine_answer(lambda: request_for_brief(brief, **conditions))
+
+    assert typed == engine_answer(lambda: parse_estimate_request(body, known_gpus=()))
