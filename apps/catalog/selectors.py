@@ -16,6 +16,7 @@ from apps.engine import (
     estimate_to_dict,
     parse_estimate_request,
 )
+from apps.engine.costing import Basis
 
 from .models import Gpu, GpuSystem
 
@@ -55,10 +56,8 @@ def gpu_spec_from_row(gpu: Gpu) -> GpuSpec:
     )
 
 
-#: The basis of an estimate whose factors benchmark runs of the same model calibrated
-#: (apps.engine.costing.Basis.CALIBRATED; the design's rankings name ESTIMATED, CALIBRATED,
-#: MEASURED).
-BASIS_CALIBRATED = "CALIBRATED"
+#: The basis of an estimate whose factors benchmark runs of the same model calibrated.
+BASIS_CALIBRATED = Basis.CALIBRATED.value
 
 # The engine factors that benchmark runs may calibrate (apps.engine.estimate_at).
 CALIBRATED_FACTORS = ("decode_bw_efficiency", "prefill_mfu", "training_mfu")

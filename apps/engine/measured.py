@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from apps.engine.costing_types import Basis
 from apps.engine.types import Estimate
 
-BASIS_MEASURED = "MEASURED"  # Estimate.basis: performance figures from a benchmark run
+BASIS_MEASURED = Basis.MEASURED.value  # Estimate.basis: performance figures from a benchmark run
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -56,7 +56,7 @@ class RankingRowSerializer(serializers.Serializer):  # type: ignore[type-arg]
     effective_unit_cost = serializers.CharField(allow_null=True)
     meets_constraints = serializers.BooleanField()
     why_not = serializers.ListField(child=serializers.CharField())
-    basis = serializers.ChoiceField(choices=["ESTIMATED", "CALIBRATED", "MEASURED"])
+    basis = serializers.ChoiceField(choices=CandidateRow.Basis.values)
     p95_latency_ms = serializers.CharField(allow_null=True)
     memory_headroom_gb = serializers.CharField(allow_null=True)
     quote_age_days = serializers.IntegerField(allow_null=True)
