@@ -49,7 +49,7 @@ from apps.engine.estimator import clear_caches  # noqa: E402
 GPUS = load_gpus()
 GPU_SLUGS = frozenset(g.slug for g in GPUS)
 
-# Contract-shaped bodies (DESIGN.md, POST /api/v1/estimate) without a `gpus` filter: the engine
+# Contract-shaped bodies (docs/design.md, POST /api/v1/estimate) without a `gpus` filter: the engine
 # figures parse them with the engine's own parser, the endpoint figures POST them as they are.
 _SHAPES: dict[str, Any] = {
     "input_tokens": {"p50": 1000, "p95": 4000},

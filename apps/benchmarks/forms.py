@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from apps.briefs.models import WorkloadBrief
 from apps.catalog.models import Gpu, GpuSystem
 from apps.engine.constants import MAX_GPU_COUNT
+from apps.quotes.models import Quote
 from apps.quotes.selectors import quotes_for_team
 
 from .importers.common import TOOL_DISPLAY
@@ -19,7 +20,7 @@ class _CandidateForm(forms.Form):
     )
     gpu_count = forms.IntegerField(min_value=1, max_value=MAX_GPU_COUNT, initial=1)
     quote = forms.ModelChoiceField(
-        queryset=None,  # set per brief: the quotes its team may see
+        queryset=Quote.objects.none(),  # set per brief: the quotes its team may see
         required=False,
         help_text="The quote the run was measured on, if any.",
     )

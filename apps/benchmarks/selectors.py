@@ -3,15 +3,18 @@ conditions, and the figures the finance code calibrates with."""
 
 import math
 from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Final
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
-from apps.briefs.contract import estimate_body_for_brief
+from apps.briefs.contract import request_for_brief
 from apps.briefs.models import WorkloadBrief
-from apps.catalog.selectors import estimates_for_body
+from apps.briefs.selectors import brief_weight_precision
+from apps.catalog.selectors import estimates_for_request
 from apps.engine import ENGINE_VERSION, EngineInputError
 
 from .importers.common import LATENCY_METRICS, SCALARS, STATS
@@ -91,8 +94,6 @@ def throughput_runs_for_brief(brief: WorkloadBrief) -> dict[tuple[str, int], Ben
     slug, GPU count) of the brief that is of the brief's model as it is now (not a proxy) and
     at its weight precision (where the run recorded one). Any other run of the brief can only
     calibrate it (``calibration_for_brief``)."""
-    from apps.briefs.selectors import brief_weight_precision
-
     runs = _current_throughput_runs().filter(brief=brief, proxy=False)
     identity = brief_model_identity(brief)
     if identity:
@@ -170,23 +171,24 @@ def estimate_for_run(
 ) -> dict[str, Any]:
     """What the engine predicts for the brief's model under the run's conditions, or
     ``{"error": ...}`` when it cannot estimate them."""
-    body = estimate_body_for_brief(brief)
     inputs: dict[str, Any] = {}
+    tokens: dict[str, int | None] = {}
     for key in ("input_tokens", "output_tokens"):
-        tokens = _tokens(results, f"{key}_mean")
-        if tokens is not None:
-            body[key] = {"p50": tokens, "p95": tokens}
-        inputs[key] = tokens
-        inputs[f"{key}_from"] = "run" if tokens is not None else "brief"
+        tokens[key] = _tokens(results, f"{key}_mean")
+        inputs[key] = tokens[key]
+        inputs[f"{key}_from"] = "run" if tokens[key] is not None else "brief"
     concurrency = run_concurrency(conditions)
-    if concurrency is not None:
-        body["concurrency"] = concurrency
-    inputs["concurrency"] = body.get("concurrency")
+    inputs["concurrency"] = concurrency if concurrency is not None else brief.concurrency
     inputs["concurrency_from"] = "run" if concurrency is not None else "brief"
-    body["gpus"] = [gpu_slug]
-    body["gpu_count"] = gpu_count
     try:
-        estimates = estimates_for_body(body)
+        request = request_for_brief(
+            brief,
+            input_tokens=tokens["input_tokens"],
+            output_tokens=tokens["output_tokens"],
+            concurrency=concurrency,
+        )
+        forced = replace(request, gpus=(gpu_slug,), gpu_count=gpu_count)
+        estimates = estimates_for_request(forced)
     except EngineInputError as exc:
         return {"error": f"{exc.field}: {exc.message}", "engine_version": ENGINE_VERSION}
     found = next((e for e in estimates if e["gpu"] == gpu_slug), None)
@@ -325,3 +327,13 @@ def comparison_rows(runs: list[BenchmarkRun]) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def brief_estimates(
+    brief: WorkloadBrief, *, calibration: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """The engine's answer for a stored brief on every catalog GPU (raises EngineInputError),
+    with the efficiency factors calibrated from its team's benchmark runs of its model."""
+    if calibration is None:
+        calibration = calibration_for_brief(brief)
+    return estimates_for_request(request_for_brief(brief), calibration=calibration)

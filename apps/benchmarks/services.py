@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
@@ -168,7 +168,7 @@ def _raw_file_save(raw: bytes) -> str:
     """Store the file under a random name (the field's upload_to); the uploaded name is kept
     in ``raw_filename`` only, for the download."""
     field: FileField = BenchmarkRun._meta.get_field("raw_file")  # type: ignore[assignment]
-    name = field.generate_filename(None, "")
+    name = field.generate_filename(None, "")  # type: ignore[arg-type]  # upload_to ignores it
     return field.storage.save(name, ContentFile(raw), max_length=field.max_length)
 
 
@@ -216,7 +216,7 @@ def benchmark_runs_import(
     gpu_count: int,
     raw: bytes,
     filename: str,
-    created_by: AbstractBaseUser,
+    created_by: User,
     quote: Quote | None = None,
     system: GpuSystem | None = None,
     tool: str | None = None,
@@ -257,7 +257,12 @@ def benchmark_runs_import(
     )
     precision = _precision_of(brief)
     sha = content_sha256(raw)
-    same = {"brief": brief, "gpu_id": gpu.pk, "gpu_count": gpu_count, "raw_sha256": sha}
+    same: dict[str, Any] = {
+        "brief": brief,
+        "gpu_id": gpu.pk,
+        "gpu_count": gpu_count,
+        "raw_sha256": sha,
+    }
     existing = benchmark_runs_same_file(**same)
     if existing:
         return ImportOutcome(runs=existing, duplicate=True)
@@ -319,7 +324,7 @@ def benchmark_run_create_manual(
     gpu_count: int,
     phase: str,
     results: Any,
-    created_by: AbstractBaseUser,
+    created_by: User,
     conditions: Any = None,
     label: str = "",
     quote: Quote | None = None,

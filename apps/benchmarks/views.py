@@ -10,6 +10,7 @@ from apps.briefs.models import WorkloadBrief
 from apps.briefs.selectors import brief_get_for_user
 from apps.core.files import private_file_response
 from apps.core.roles import BENCHMARK_EDITORS, has_role
+from apps.core.users import signed_in
 
 from . import charts, services
 from .api.views import upload_too_large
@@ -118,7 +119,7 @@ def _upload_post(request: HttpRequest, brief: WorkloadBrief) -> HttpResponse:
                 proxy=form.cleaned_data["proxy"],
                 raw=upload.read(),
                 filename=upload.name or "result.json",
-                created_by=request.user,
+                created_by=signed_in(request.user),
             )
         except ValidationError as exc:
             form.add_service_errors(exc)
@@ -158,7 +159,7 @@ def run_manual_page(request: HttpRequest, brief_id: int) -> HttpResponse:
                 label=form.cleaned_data["label"],
                 conditions=form.conditions(),
                 results=form.results(),
-                created_by=request.user,
+                created_by=signed_in(request.user),
             )
         except ValidationError as exc:
             form.add_service_errors(exc, rename=form.error_names())

@@ -1,16 +1,42 @@
-"""The brief as the API contract's JSON body, and back.
+"""The brief at its two boundaries: the API contract's JSON body, and the engine's typed inputs.
 
-DESIGN.md's POST /api/v1/estimate body is the one shape every surface speaks: the brief API
-accepts it (plus the brief's own fields), and a stored brief is estimated by turning it back
-into that body and handing it to the engine's one validating parser.
+docs/design.md's POST /api/v1/estimate body is the shape the brief API speaks (``brief_to_body``,
+``body_to_fields``). The engine's inputs for a stored brief are built here from the model's
+fields, typed, with no JSON in between: ``request_for_brief`` (the EstimateRequest, checked by
+the engine's own field readers, so a bad value is the same EngineInputError the API gives) and
+``demand_for_brief`` (the month of work the costing prices).
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from apps.engine import constants as c
+from apps.engine.costing import Demand, OperatingBoundary, SuccessUnit
+from apps.engine.costing_constants import SECONDS_PER_HOUR
 from apps.engine.frameworks import framework_from_tooling
+from apps.engine.request import parse_model, parse_speculative, resolve_weight_precision
+from apps.engine.types import (
+    LLM_SERVING_TYPES,
+    MEDIA_TYPES,
+    TRAINING_TYPES,
+    DutyCycle,
+    EngineInputError,
+    EstimateRequest,
+    ModelKind,
+    Optimizer,
+    Precision,
+    Sharding,
+    TrainingSpec,
+    WorkloadType,
+)
+from apps.engine.validation import get_bool, get_float, get_int
 
-from .models import WorkloadBrief
+if TYPE_CHECKING:  # the model imports this module (WorkloadBrief.clean reads model_body)
+    from .models import WorkloadBrief
 
 EXPLICIT_MODEL_FIELDS = (
     "params_billion", "layers", "hidden_size", "attention_heads", "kv_heads", "head_dim",
@@ -175,3 +201,238 @@ def body_to_fields(body: dict[str, Any]) -> dict[str, Any]:
             if name in body["training"]:
                 fields[_TRAINING_TO_MODEL.get(name, name)] = body["training"][name]
     return fields
+
+
+# --- The engine's inputs, typed ---------------------------------------------------------------
+# Each value is checked by the engine's own reader (apps.engine.validation), under the contract's
+# field name, so a stored brief fails exactly where the same body would fail the API.
+
+
+def _int(value: Any, field: str, *, lo: int, hi: int, default: int | None = None) -> int | None:
+    return get_int({field: _num(value)}, field, field, lo=lo, hi=hi, default=default)
+
+
+def _float(
+    value: Any, field: str, *, lo: float, hi: float, default: float | None = None
+) -> float | None:
+    return get_float({field: _num(value)}, field, field, lo=lo, hi=hi, default=default)
+
+
+def _tokens(
+    brief: WorkloadBrief,
+    key: str,
+    *,
+    required: bool,
+    default: tuple[int, int],
+    instead: int | None = None,
+) -> tuple[int, int]:
+    p50_value, p95_value = getattr(brief, f"{key}_p50"), getattr(brief, f"{key}_p95")
+    if instead is not None:
+        p50_value = p95_value = instead
+    if p50_value is None:
+        if required:
+            raise EngineInputError(key, "is required for this workload type")
+        return default
+    hi = c.MAX_TOKENS_PER_REQUEST
+    p50 = _int(p50_value, f"{key}.p50", lo=1, hi=hi)
+    p95 = _int(p95_value, f"{key}.p95", lo=1, hi=hi, default=p50)
+    assert p50 is not None and p95 is not None  # noqa: S101 - p50 given, p95 defaults to it
+    if p95 < p50:
+        raise EngineInputError(f"{key}.p95", "must be >= p50")
+    return p50, p95
+
+
+def _training(brief: WorkloadBrief, workload: WorkloadType) -> TrainingSpec:
+    lora_default = (
+        c.DEFAULT_LORA_RANK
+        if workload in (WorkloadType.LORA_FINETUNE, WorkloadType.QLORA_FINETUNE)
+        else None
+    )
+    interval = brief.checkpoint_interval_minutes
+    seq = _int(
+        brief.sequence_length,
+        "training.sequence_length",
+        lo=1,
+        hi=c.MAX_TOKENS_PER_REQUEST,
+        default=c.DEFAULT_TRAINING_SEQUENCE_LENGTH,
+    )
+    return TrainingSpec(
+        sequence_length=seq or c.DEFAULT_TRAINING_SEQUENCE_LENGTH,
+        tokens=_float(brief.training_tokens, "training.tokens", lo=0.0, hi=1e16),
+        global_batch_tokens=_int(
+            brief.global_batch_tokens, "training.global_batch_tokens", lo=1, hi=10**12
+        ),
+        optimizer=Optimizer(brief.optimizer) if brief.optimizer else Optimizer.ADAMW,
+        sharding=Sharding(brief.sharding) if brief.sharding else Sharding.NONE,
+        activation_checkpointing=get_bool(
+            {"v": brief.activation_checkpointing},
+            "v",
+            "training.activation_checkpointing",
+            default=False,
+        ),
+        lora_rank=_int(brief.lora_rank, "training.lora_rank", lo=1, hi=65536, default=lora_default),
+        checkpoint_interval_hours=_float(
+            interval / 60 if interval else None,
+            "training.checkpoint_interval_hours",
+            lo=0.0,
+            hi=1e5,
+        ),
+    )
+
+
+def _media(brief: WorkloadBrief) -> tuple[int | None, int | None]:
+    """(pixels per image or frame, frames per clip) of a media brief."""
+    if not (brief.image_width or brief.image_height):
+        return None, None
+    video = brief.workload_type == WorkloadType.VIDEO_GENERATION
+    prefix = "video" if video else "image"
+    width = _int(brief.image_width, f"{prefix}.width", lo=64, hi=16384)
+    height = _int(brief.image_height, f"{prefix}.height", lo=64, hi=16384)
+    if width is None or height is None:
+        missing = "width" if width is None else "height"
+        raise EngineInputError(f"{prefix}.{missing}", "is required")
+    frames = None
+    if video and brief.clip_seconds is not None:
+        seconds = _float(brief.clip_seconds, "video.seconds", lo=0.0, hi=3600.0) or 0.0
+        frames = max(1, int(seconds * c.DEFAULT_VIDEO_FPS))
+    return width * height, frames
+
+
+def _latency(brief: WorkloadBrief) -> tuple[float | None, float | None, float | None]:
+    """(TTFT ms, ITL ms, end-to-end s) targets; the engine holds a p99 target as its p95."""
+    if brief.latency_percentile in ("", "OFFLINE"):
+        return None, None, None
+    e2e = brief.e2e_target_ms / 1000 if brief.e2e_target_ms is not None else None
+    return (
+        _float(brief.ttft_target_ms, "latency_target.ttft_p95_ms", lo=0.0, hi=1e8),
+        _float(brief.itl_target_ms, "latency_target.itl_p95_ms", lo=0.0, hi=1e8),
+        _float(e2e, "latency_target.e2e_p95_s", lo=0.0, hi=1e7),
+    )
+
+
+def request_for_brief(
+    brief: WorkloadBrief,
+    *,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+    concurrency: int | None = None,
+) -> EstimateRequest:
+    """The engine's request for a stored brief, on every catalog GPU at the engine's own count
+    (``dataclasses.replace`` it to force ``gpus`` / ``gpu_count``). Raises EngineInputError,
+    naming the field, for a brief the engine cannot estimate yet.
+
+    ``input_tokens``, ``output_tokens`` (per request, p50 = p95) and ``concurrency``, where
+    given, stand in for the brief's (a benchmark run's conditions), checked the same way."""
+    if not brief.workload_type:
+        raise EngineInputError("workload_type", "is required")
+    workload = WorkloadType(brief.workload_type)
+    model = parse_model(model_body(brief))
+    if workload in MEDIA_TYPES and model.kind is not ModelKind.DIFFUSION:
+        raise EngineInputError(
+            "model", f"{workload} needs a diffusion model (e.g. sdxl, flux.1-dev)"
+        )
+    if workload not in MEDIA_TYPES and model.kind is ModelKind.DIFFUSION:
+        raise EngineInputError("model", f"a diffusion model cannot serve {workload}")
+    explicit = {"weight_precision": brief.weight_precision} if brief.weight_precision else {}
+    weight_precision, note = resolve_weight_precision(explicit, model)
+    if note is not None:
+        model = replace(model, notes=(note, *model.notes))
+    llm = workload in LLM_SERVING_TYPES
+    in50, in95 = _tokens(
+        brief,
+        "input_tokens",
+        required=llm or workload is WorkloadType.EMBEDDINGS,
+        default=(512, 512),
+        instead=input_tokens,
+    )
+    out50, out95 = _tokens(
+        brief, "output_tokens", required=llm, default=(128, 128), instead=output_tokens
+    )
+    ttft, itl, e2e = _latency(brief)
+    pixels, frames = _media(brief)
+    return EstimateRequest(
+        workload_type=workload,
+        model=model,
+        weight_precision=weight_precision,
+        kv_cache_precision=Precision(brief.kv_cache_precision or Precision.BF16),
+        input_tokens_p50=in50,
+        input_tokens_p95=in95,
+        output_tokens_p50=out50,
+        output_tokens_p95=out95,
+        concurrency=_int(
+            brief.concurrency if concurrency is None else concurrency,
+            "concurrency",
+            lo=1,
+            hi=1_000_000,
+        ),
+        requests_per_second=_float(
+            brief.requests_per_second, "requests_per_second", lo=0.0, hi=1e7
+        ),
+        ttft_p95_ms=ttft,
+        itl_p95_ms=itl,
+        e2e_p95_s=e2e,
+        training=_training(brief, workload) if workload in TRAINING_TYPES else None,
+        duty_cycle=DutyCycle(brief.duty_cycle or DutyCycle.ALWAYS_ON),
+        hours_per_month=_float(
+            brief.hours_per_month,
+            "hours_per_month",
+            lo=0.0,
+            hi=744.0,
+            default=c.HOURS_PER_MONTH_ALWAYS_ON,
+        )
+        or c.HOURS_PER_MONTH_ALWAYS_ON,
+        records_per_job=_int(brief.records_per_job, "records_per_job", lo=1, hi=10**12),
+        acceptance_rate=_float(
+            brief.acceptance_rate, "acceptance_rate", lo=0.0, hi=1.0, default=1.0
+        )
+        or 1.0,
+        image_pixels=pixels,
+        video_frames=frames,
+        speculative=parse_speculative(speculative_body(brief), workload),
+        framework=framework_from_tooling(brief.tooling or []),
+    )
+
+
+def _d(value: Any) -> Decimal | None:
+    return None if value is None else Decimal(str(value))
+
+
+def requests_per_month(brief: WorkloadBrief, e2e_latencies_s: Iterable[float]) -> Decimal | None:
+    """The same monthly demand for every candidate: the brief's request rate, or its
+    concurrency over the typical (median) end-to-end latency of the GPUs that fit (Little's
+    law)."""
+    hours = Decimal(brief.hours_per_month or 0)
+    if brief.requests_per_second:
+        return brief.requests_per_second * SECONDS_PER_HOUR * hours
+    if brief.workload_type != WorkloadType.REALTIME_INFERENCE or not brief.concurrency:
+        return None
+    latencies = sorted(x for x in e2e_latencies_s if x)
+    if not latencies:
+        return None
+    median = Decimal(str(latencies[len(latencies) // 2]))
+    return Decimal(brief.concurrency) / median * SECONDS_PER_HOUR * hours
+
+
+def demand_for_brief(brief: WorkloadBrief, e2e_latencies_s: Iterable[float]) -> Demand:
+    """The month of work the costing prices; ``e2e_latencies_s``: the end-to-end latency of
+    each GPU that fits (for a real-time brief given as concurrency)."""
+
+    def mean(p50: int | None, p95: int | None) -> Decimal:
+        return Decimal(p50 or p95 or 0)
+
+    training = brief.is_training
+    return Demand(
+        workload_type=WorkloadType(brief.workload_type),
+        success_unit=SuccessUnit(brief.success_unit),
+        hours_per_month=Decimal(brief.hours_per_month or 0),
+        duty_cycle=DutyCycle(brief.duty_cycle),
+        input_tokens_mean=mean(brief.input_tokens_p50, brief.input_tokens_p95),
+        output_tokens_mean=mean(brief.output_tokens_p50, brief.output_tokens_p95),
+        requests_per_month=requests_per_month(brief, e2e_latencies_s),
+        records_per_job=_d(brief.records_per_job),
+        training_tokens=_d(brief.training_tokens) if training else None,
+        checkpoint_interval_minutes=_d(brief.checkpoint_interval_minutes),
+        acceptance_rate=brief.acceptance_rate,
+        operating_boundary=OperatingBoundary(brief.operating_boundary),
+        clip_seconds=brief.clip_seconds,
+    )

@@ -56,7 +56,7 @@ class HfConfigField(forms.CharField):
             return json.dumps(value, indent=2)
         return value
 
-    def to_python(self, value: Any) -> dict[str, Any] | None:
+    def to_python(self, value: Any) -> dict[str, Any] | None:  # type: ignore[override]
         text = super().to_python(value)
         if not text:
             return None
@@ -87,11 +87,11 @@ class BriefForm(forms.ModelForm):  # type: ignore[type-arg]
 
     def __init__(self, *args: Any, teams: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["team"].queryset = teams
-        self.fields["team"].empty_label = None
-        self.fields["model_preset"].choices = [("", "— none —")] + [
-            (slug, slug) for slug in sorted(PRESETS)
-        ]
+        team = self.fields["team"]  # a ModelChoiceField; the stubs type it as Field
+        team.queryset = teams  # type: ignore[attr-defined]
+        team.empty_label = None  # type: ignore[attr-defined]
+        presets = [("", "— none —")] + [(slug, slug) for slug in sorted(PRESETS)]
+        self.fields["model_preset"].choices = presets  # type: ignore[attr-defined]
 
     def clean_model_hf_config(self) -> dict[str, Any] | None:
         config = self.cleaned_data.get("model_hf_config")

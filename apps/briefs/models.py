@@ -9,6 +9,7 @@ from django.db.models import F, Q
 from apps.core.models import BaseModel, Team
 from apps.engine import EngineInputError, ModelKind
 from apps.engine import WorkloadType as EngineWorkloadType
+from apps.engine import types as engine
 from apps.engine.costing import SuccessUnit as EngineSuccessUnit
 from apps.engine.request import parse_model
 from apps.engine.speculative import SPECULATIVE_MAX_TOKENS
@@ -28,6 +29,7 @@ from .choices import (
     SuccessUnit,
     WorkloadType,
 )
+from .contract import model_body
 
 # Hours in an average month (8,760 h / 12): the ceiling for hours_per_month.
 HOURS_PER_MONTH_MAX = 744  # 31 days x 24 h, the longest month
@@ -240,8 +242,6 @@ class WorkloadBrief(BaseModel):
     def _clean_model(self) -> None:
         if not self.workload_type or not self.has_model_shape():
             return
-        from .contract import model_body
-
         field = (
             "model_preset"
             if self.model_preset
@@ -310,11 +310,11 @@ class WorkloadBrief(BaseModel):
         need("success_unit", "acceptance_rate", "duty_cycle")
         need("hours_per_month", "operating_boundary")
         kind = self.workload_type
-        if kind in TOKEN_SERVING_TYPES or kind == WorkloadType.EMBEDDINGS:
+        if kind in TOKEN_SERVING_TYPES or kind == engine.WorkloadType.EMBEDDINGS:
             need("input_tokens_p50", "input_tokens_p95")
         if kind in TOKEN_SERVING_TYPES:
             need("kv_cache_precision", "output_tokens_p50", "output_tokens_p95")
-        if kind == WorkloadType.REALTIME_INFERENCE:
+        if kind == engine.WorkloadType.REALTIME_INFERENCE:
             if self.concurrency is None and self.requests_per_second is None:
                 missing.append("concurrency or requests_per_second")
             need("latency_percentile")
@@ -322,18 +322,18 @@ class WorkloadBrief(BaseModel):
                 self.ttft_target_ms or self.itl_target_ms or self.e2e_target_ms
             ):
                 missing.append("latency target")
-        if kind in (WorkloadType.BATCH_INFERENCE, WorkloadType.EMBEDDINGS):
+        if kind in (engine.WorkloadType.BATCH_INFERENCE, engine.WorkloadType.EMBEDDINGS):
             need("records_per_job")
         if kind in MEDIA_TYPES:
             need("image_width", "image_height")
             if self.concurrency is None and self.requests_per_second is None:
                 missing.append("concurrency or requests_per_second")
-        if kind == WorkloadType.VIDEO_GENERATION:
+        if kind == engine.WorkloadType.VIDEO_GENERATION:
             need("clip_seconds")
         if kind in TRAINING_TYPES:
             need("training_tokens", "sequence_length", "global_batch_tokens", "optimizer")
             need("sharding", "checkpoint_interval_minutes")
-        if kind in (WorkloadType.LORA_FINETUNE, WorkloadType.QLORA_FINETUNE):
+        if kind in (engine.WorkloadType.LORA_FINETUNE, engine.WorkloadType.QLORA_FINETUNE):
             need("lora_rank")
         return missing
 

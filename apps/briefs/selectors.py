@@ -1,16 +1,14 @@
 """Reads of briefs, scoped to the teams a user belongs to."""
 
-from collections.abc import Mapping
-from typing import Any
-
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 from django.http import Http404
 
-from apps.catalog.selectors import estimates_for_body
 from apps.core.models import Team
+from apps.engine import EngineInputError
+from apps.engine.request import parse_model, resolve_weight_precision
 
-from .contract import estimate_body_for_brief
+from .contract import model_body
 from .models import WorkloadBrief
 
 
@@ -35,35 +33,10 @@ def brief_get_for_user(user: AbstractBaseUser | AnonymousUser, pk: int) -> Workl
         raise Http404("No such brief.") from None
 
 
-def brief_estimates(
-    brief: WorkloadBrief, *, calibration: Mapping[str, Mapping[str, Any]] | None = None
-) -> list[dict[str, Any]]:
-    """The engine's answer for a stored brief on every catalog GPU (raises EngineInputError),
-    with the efficiency factors calibrated from its team's benchmark runs of its model."""
-    from apps.benchmarks.selectors import calibration_for_brief
-
-    if calibration is None:
-        calibration = calibration_for_brief(brief)
-    return estimates_for_body(estimate_body_for_brief(brief), calibration=calibration)
-
-
-def brief_fit_estimates(brief: WorkloadBrief) -> list[dict[str, Any]]:
-    """The fit table's answer: every catalog GPU at the configuration (GPUs per replica,
-    replicas) and basis the finance table costs it at (raises EngineInputError)."""
-    from apps.finance.configuration import fit_table_estimates
-
-    return fit_table_estimates(brief)
-
-
 def brief_weight_precision(brief: WorkloadBrief) -> tuple[str, str] | None:
     """(the precision the brief's weights are sized at, where it came from), or None when the
     brief has no model the engine can read yet. A blank weight_precision means "as the
     checkpoint ships": the engine's own rule decides (quantization_config, torch_dtype, BF16)."""
-    from apps.engine import EngineInputError
-    from apps.engine.request import parse_model, resolve_weight_precision
-
-    from .contract import model_body
-
     body = model_body(brief)
     if body is None:
         return None

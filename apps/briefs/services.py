@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import F
 
@@ -13,7 +13,7 @@ from .models import WorkloadBrief
 
 
 @transaction.atomic
-def brief_create(*, team: Team, created_by: AbstractBaseUser, **fields: Any) -> WorkloadBrief:
+def brief_create(*, team: Team, created_by: User, **fields: Any) -> WorkloadBrief:
     brief = WorkloadBrief(team=team, created_by=created_by, **fields)
     brief.full_clean()
     brief.save()

@@ -4,13 +4,16 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from apps.benchmarks import charts as run_charts
+from apps.benchmarks.selectors import benchmark_runs_for_brief, comparison_rows
 from apps.core.roles import BRIEF_EDITORS, has_role
+from apps.core.users import signed_in
 from apps.engine import EngineInputError
+from apps.finance.configuration import fit_table_estimates
 
 from .charts import memory_breakdown_figure
 from .forms import BriefForm
 from .selectors import (
-    brief_fit_estimates,
     brief_get_for_user,
     brief_list_for_user,
     brief_weight_precision,
@@ -46,7 +49,7 @@ def brief_create_page(request: HttpRequest) -> HttpResponse:
     form = BriefForm(request.POST or None, teams=teams)
     if request.method == "POST" and form.is_valid():
         brief = brief_create(
-            team=form.cleaned_data["team"], created_by=request.user, **_fields(form)
+            team=form.cleaned_data["team"], created_by=signed_in(request.user), **_fields(form)
         )
         return redirect("briefs:detail", pk=brief.pk)
     return render(request, "briefs/brief_form.html", {"form": form, "brief": None})
@@ -72,13 +75,10 @@ def brief_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
     estimates: list[dict[str, object]] = []
     engine_error = None
     try:
-        estimates = brief_fit_estimates(brief)
+        estimates = fit_table_estimates(brief)
     except EngineInputError as exc:
         engine_error = f"{exc.field}: {exc.message}"
     notes = sorted({note for e in estimates for note in e["notes"]})  # type: ignore[attr-defined]
-    from apps.benchmarks import charts as run_charts
-    from apps.benchmarks.selectors import benchmark_runs_for_brief, comparison_rows
-
     run_figures = run_charts.run_figures(comparison_rows(benchmark_runs_for_brief(brief)))
     return render(
         request,

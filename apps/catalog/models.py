@@ -2,7 +2,9 @@ from django.core.validators import MaxValueValidator
 from django.db import models
 from django.db.models import Q
 
+from apps.core.choices import text_choices
 from apps.core.models import BaseModel
+from apps.engine import types as engine
 
 #: Upper bound of ``Gpu.device_memory_mib``: 64 TiB, far above any GPU; explicit so validation
 #: and the API schema are the same on SQLite and PostgreSQL.
@@ -12,14 +14,7 @@ MAX_DEVICE_MEMORY_MIB = 64 * 2**20
 class Gpu(BaseModel):
     """One GPU model with its datasheet figures (dense, not sparse) and where they came from."""
 
-    class Architecture(models.TextChoices):
-        AMPERE = "AMPERE"
-        ADA = "ADA"
-        HOPPER = "HOPPER"
-        BLACKWELL = "BLACKWELL"
-        BLACKWELL_ULTRA = "BLACKWELL_ULTRA"
-        CDNA3 = "CDNA3"
-        CDNA4 = "CDNA4"
+    Architecture = text_choices(engine.Architecture, name="Gpu.Architecture")
 
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=120)
@@ -112,10 +107,15 @@ class GpuSystem(BaseModel):
 class ModelPreset(BaseModel):
     """A known model architecture: the numbers the engine needs to size it."""
 
-    class Kind(models.TextChoices):
-        DECODER = "DECODER", "Decoder LLM"
-        ENCODER = "ENCODER", "Encoder (embeddings)"
-        DIFFUSION = "DIFFUSION", "Diffusion (image / video)"
+    Kind = text_choices(
+        engine.ModelKind,
+        {
+            "DECODER": "Decoder LLM",
+            "ENCODER": "Encoder (embeddings)",
+            "DIFFUSION": "Diffusion (image / video)",
+        },
+        name="ModelPreset.Kind",
+    )
 
     # Common names keep their dots (llama-3.1-8b), so this is not a SlugField.
     slug = models.CharField(max_length=64, unique=True)

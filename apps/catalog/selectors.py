@@ -1,11 +1,22 @@
 """Reads of the catalog, and the one place catalog rows become engine inputs."""
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from django.db.models import Count, Max, QuerySet
 
-from apps.engine import PRESETS, GpuSpec, estimate, estimate_to_dict, parse_estimate_request
+from apps.engine import (
+    PRESETS,
+    EngineInputError,
+    Estimate,
+    EstimateRequest,
+    GpuSpec,
+    estimate,
+    estimate_to_dict,
+    parse_estimate_request,
+)
+from apps.engine.costing import Basis
 
 from .models import Gpu, GpuSystem
 
@@ -45,10 +56,8 @@ def gpu_spec_from_row(gpu: Gpu) -> GpuSpec:
     )
 
 
-#: The basis of an estimate whose factors benchmark runs of the same model calibrated
-#: (apps.engine.costing.Basis.CALIBRATED; the design's rankings name ESTIMATED, CALIBRATED,
-#: MEASURED).
-BASIS_CALIBRATED = "CALIBRATED"
+#: The basis of an estimate whose factors benchmark runs of the same model calibrated.
+BASIS_CALIBRATED = Basis.CALIBRATED.value
 
 # The engine factors that benchmark runs may calibrate (apps.engine.estimate_at).
 CALIBRATED_FACTORS = ("decode_bw_efficiency", "prefill_mfu", "training_mfu")
@@ -82,9 +91,31 @@ def estimates_for_body(
     such GPUs are answered with basis ``CALIBRATED``, naming the runs."""
     specs = gpu_specs()
     request = parse_estimate_request(body, known_gpus={spec.slug for spec in specs})
+    return estimates_for_request(request, calibration=calibration)
+
+
+def estimates_for_request(
+    request: EstimateRequest, *, calibration: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """The engine's per-GPU answer for a typed request (``estimates_for_body``), as JSON."""
+    return [
+        estimate_json(e, calibration) for e in engine_estimates(request, calibration=calibration)
+    ]
+
+
+def engine_estimates(
+    request: EstimateRequest, *, calibration: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[Estimate]:
+    """The engine's per-GPU answer for a typed request, typed: a GPU that benchmark runs of the
+    same model calibrated has basis ``CALIBRATED`` and a note naming the runs."""
+    specs = gpu_specs()
+    if request.gpus is not None:
+        unknown = [slug for slug in request.gpus if slug not in {spec.slug for spec in specs}]
+        if unknown:
+            raise EngineInputError("gpus", f"unknown GPU slug {unknown[0]!r}")
     if not calibration:
-        return [estimate_to_dict(e) for e in estimate(request, specs)]
-    answers: list[dict[str, Any]] = []
+        return list(estimate(request, specs))
+    answers: list[Estimate] = []
     for spec in specs:
         factors = calibration.get(spec.slug)
         multipliers = (
@@ -93,22 +124,30 @@ def estimates_for_body(
             else None
         )
         for found in estimate(request, (spec,), multipliers):
-            answer = estimate_to_dict(found)
             if factors:
                 runs = factors.get("runs", 0)
-                run_ids = list(factors.get("run_ids") or [])
-                answer["basis"] = BASIS_CALIBRATED
-                answer["calibrated_from_runs"] = runs
-                answer["calibrated_from_run_ids"] = run_ids
-                named = ", ".join(f"#{pk}" for pk in run_ids)
-                answer["notes"].append(
+                named = ", ".join(f"#{pk}" for pk in factors.get("run_ids") or [])
+                note = (
                     f"CALIBRATED from {runs} benchmark run{'s' if runs != 1 else ''}"
                     + (f" ({named})" if named else "")
                     + ": "
                     + ", ".join(f"{k} x{float(factors[k]):.2f}" for k in sorted(multipliers or {}))
                 )
-            answers.append(answer)
+                found = replace(found, basis=BASIS_CALIBRATED, notes=(*found.notes, note))
+            answers.append(found)
     return answers
+
+
+def estimate_json(
+    found: Estimate, calibration: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, Any]:
+    """One estimate as JSON (the contract's shape), with the runs that calibrated it."""
+    answer = estimate_to_dict(found)
+    factors = (calibration or {}).get(found.gpu)
+    if factors:
+        answer["calibrated_from_runs"] = factors.get("runs", 0)
+        answer["calibrated_from_run_ids"] = list(factors.get("run_ids") or [])
+    return answer
 
 
 def model_preset_list() -> list[dict[str, Any]]:

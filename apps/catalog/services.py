@@ -82,7 +82,9 @@ def _load(model: Any, rows: list[dict[str, Any]], exclude: tuple[str, ...] = ())
     """Create or update `rows` (field values by name, `slug` the natural key) of `model`."""
     existing = {obj.slug: obj for obj in model.objects.filter(slug__in=[r["slug"] for r in rows])}
     fields = sorted({name for row in rows for name in row} - {"slug"})
-    new, changed, by_slug = [], [], {}
+    new: list[Any] = []
+    changed: list[Any] = []
+    by_slug: dict[str, Any] = {}
     for row in rows:
         obj = existing.get(row["slug"]) or model(slug=row["slug"])
         by_slug[row["slug"]] = obj

@@ -2,6 +2,13 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
+from apps.benchmarks import charts
+from apps.benchmarks.selectors import (
+    benchmark_run_list_for_user,
+    calibration_for_gpu_page,
+    comparison_rows,
+)
+
 from .models import Gpu
 from .selectors import gpu_list, system_list_for_gpu
 
@@ -20,13 +27,6 @@ def gpu_list_page(request: HttpRequest) -> HttpResponse:
 def gpu_detail_page(request: HttpRequest, slug: str) -> HttpResponse:
     """The datasheet, the systems built on it, and how its benchmark runs (of the user's
     teams) compare with the engine's estimates, with the calibration they imply."""
-    from apps.benchmarks import charts
-    from apps.benchmarks.selectors import (
-        benchmark_run_list_for_user,
-        calibration_for_gpu_page,
-        comparison_rows,
-    )
-
     gpu = get_object_or_404(Gpu, slug=slug)
     systems = list(system_list_for_gpu(gpu))
     runs = list(benchmark_run_list_for_user(request.user).filter(gpu=gpu))

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.db import connection
 
@@ -19,10 +20,8 @@ def database_status() -> dict[str, Any]:
 def queue_status() -> dict[str, Any]:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return {"ok": True, "mode": "in-process"}
-    from gpuselect.celery import app
-
     try:
-        with app.connection_for_write(settings.CELERY_BROKER_URL) as conn:
+        with current_app.connection_for_write(settings.CELERY_BROKER_URL) as conn:
             conn.ensure_connection(max_retries=1, interval_start=0, timeout=2)
     except Exception as exc:  # kombu raises OperationalError and friends when the broker is down
         return {"ok": False, "mode": "broker", "error": exc.__class__.__name__}

@@ -25,7 +25,6 @@ import ipaddress
 import unicodedata
 from typing import Any
 
-from django import forms
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.admin.forms import AdminAuthenticationForm
@@ -33,8 +32,7 @@ from django.contrib.auth import REDIRECT_FIELD_NAME
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.cache import cache
-from django.core.exceptions import ValidationError
-from django.forms.forms import NON_FIELD_ERRORS
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -120,7 +118,7 @@ def login_attempt_succeeded(*, request: HttpRequest | None, username: str) -> No
     _give_back(_address_key(request))
 
 
-class LoginThrottleMixin(forms.Form):
+class LoginThrottleMixin(AuthenticationForm):
     """For an AuthenticationForm: the password is checked only if the attempt gets a place."""
 
     request: HttpRequest | None
@@ -145,9 +143,9 @@ class ThrottledAdminAuthenticationForm(LoginThrottleMixin, AdminAuthenticationFo
 
 
 class ThrottledLoginView(auth_views.LoginView):
-    authentication_form = ThrottledAuthenticationForm
+    authentication_form: type[AuthenticationForm] = ThrottledAuthenticationForm
 
-    def form_invalid(self, form: forms.Form) -> HttpResponse:
+    def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
         response = super().form_invalid(form)
         if form.has_error(NON_FIELD_ERRORS, LOCKED_OUT_CODE):
             response.status_code = 429

@@ -5,8 +5,8 @@ own size check comes after the cost. This middleware runs before anything reads 
 the declared length is over the limit it answers 413 with the limit in words (JSON under
 /api/, a small HTML page elsewhere) and the body is never read.
 
-Limits: the quote CSV import (page and API) takes a file of up to ``MAX_CSV_BYTES`` plus room
-for the form around it; every other endpoint takes up to ``DATA_UPLOAD_MAX_MEMORY_SIZE``. The
+Limits: the quote CSV import (page and API) takes a file of up to ``QUOTE_CSV_MAX_BYTES`` plus
+room for the form around it; every other endpoint takes up to ``DATA_UPLOAD_MAX_MEMORY_SIZE``. The
 benchmark import (page and API) is left to its own check, which refuses from the same
 Content-Length, also unread, with a 400 naming the ``file`` field (and, on the page, the form
 with the error): up to ``BENCHMARK_MAX_UPLOAD_BYTES`` plus the same room. A body sent without a
@@ -24,8 +24,6 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import Resolver404, resolve
 from django.utils.html import escape
 
-from apps.quotes.csv_rows import MAX_CSV_BYTES
-
 # The multipart form around an uploaded file: boundaries, part headers and the small fields
 # (brief, gpu, conditions) sent with it. 64 KiB is far more than any form the app serves sends.
 MULTIPART_OVERHEAD_BYTES = 64 * 1024
@@ -39,7 +37,8 @@ SELF_LIMITED = frozenset({"api:benchmark-run-import", "benchmarks:upload"})
 
 def upload_limits() -> dict[str, int]:
     """File limit per upload endpoint, by URL name."""
-    return {"api:quote-import": MAX_CSV_BYTES, "quotes:import": MAX_CSV_BYTES}
+    limit = settings.QUOTE_CSV_MAX_BYTES
+    return {"api:quote-import": limit, "quotes:import": limit}
 
 
 def body_limit_for(path: str) -> int | None:

@@ -15,7 +15,7 @@ class JSONParser(parsers.JSONParser):
     database error after the fact. Every API view parses JSON with this class (a test checks)."""
 
     def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
-        encoding = parsers.get_encoding(parser_context or {})
+        encoding = parsers.get_encoding(parser_context or {})  # type: ignore[attr-defined]
         try:
             text = stream.read().decode(encoding) if stream is not None else ""
             return json_guard.loads(text, max_depth=json_guard.MAX_BODY_DEPTH)

@@ -29,7 +29,7 @@ def roles_of(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
     if cached is None:
         names = user.groups.values_list("name", flat=True)  # type: ignore[attr-defined]
         cached = frozenset(n for n in names if n in Role.values)
-        user._gpuselect_roles = cached  # type: ignore[union-attr]
+        user._gpuselect_roles = cached  # type: ignore[attr-defined]
     return cached
 
 

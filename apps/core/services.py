@@ -2,7 +2,7 @@
 
 from datetime import timedelta
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from knox.models import AuthToken
 
@@ -10,7 +10,7 @@ MAX_TOKEN_DAYS = 365
 
 
 @transaction.atomic
-def api_token_create(*, user: AbstractBaseUser, days: int) -> tuple[AuthToken, str]:
+def api_token_create(*, user: User, days: int) -> tuple[AuthToken, str]:
     """A new token for ``user``; only its digest is stored, the key is returned once."""
     if not 1 <= days <= MAX_TOKEN_DAYS:
         raise ValueError(f"days must be between 1 and {MAX_TOKEN_DAYS}")
@@ -19,6 +19,6 @@ def api_token_create(*, user: AbstractBaseUser, days: int) -> tuple[AuthToken, s
 
 
 @transaction.atomic
-def api_token_revoke(*, user: AbstractBaseUser, token_key: str) -> bool:
+def api_token_revoke(*, user: User, token_key: str) -> bool:
     deleted, _ = AuthToken.objects.filter(user=user, token_key=token_key).delete()
     return bool(deleted)

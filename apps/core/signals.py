@@ -17,7 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.hashers import get_hasher, identify_hasher
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AbstractBaseUser, User
 from django.db.models.signals import post_save, pre_save
 from django.dispatch import receiver
 from knox.models import AuthToken
@@ -40,9 +40,7 @@ def _is_rehash(old_hash: str, user: AbstractBaseUser) -> bool:
 
 
 @receiver(pre_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="core.tokens_revoke_check")
-def _note_credential_change(
-    sender: type[AbstractBaseUser], instance: AbstractBaseUser, **kwargs: Any
-) -> None:
+def _note_credential_change(sender: type[User], instance: User, **kwargs: Any) -> None:
     update_fields = kwargs.get("update_fields")
     if instance.pk is None or kwargs.get("raw"):
         return  # a new user has no tokens; fixtures being loaded are not changes

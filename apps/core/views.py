@@ -8,6 +8,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from knox.models import AuthToken
 
+from apps.core.users import signed_in
+
 from .health import database_status, queue_status
 from .services import MAX_TOKEN_DAYS, api_token_create, api_token_revoke
 
@@ -40,7 +42,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
     new_key = None
     form = TokenCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        _, new_key = api_token_create(user=request.user, days=form.cleaned_data["days"])
+        _, new_key = api_token_create(user=signed_in(request.user), days=form.cleaned_data["days"])
         form = TokenCreateForm()
     existing = AuthToken.objects.filter(user=request.user).order_by("-created")
     return render(
@@ -51,7 +53,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def token_revoke(request: HttpRequest, token_key: str) -> HttpResponse:
-    if api_token_revoke(user=request.user, token_key=token_key):
+    if api_token_revoke(user=signed_in(request.user), token_key=token_key):
         messages.success(request, "Token revoked.")
     else:
         messages.error(request, "No such token.")

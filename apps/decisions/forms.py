@@ -63,7 +63,7 @@ class DecisionRecordForm(forms.Form):
 
     def __init__(self, *args: Any, candidates: list[tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["alternatives"].choices = candidates
+        self.fields["alternatives"].choices = candidates  # type: ignore[attr-defined]
 
     def criteria_fields(self) -> list[forms.BoundField]:
         return [self[f"criteria_{key}"] for key in CRITERIA]

@@ -5,9 +5,11 @@ from django.db.models import Q
 
 from apps.briefs.models import WorkloadBrief
 from apps.catalog.models import GpuSystem
+from apps.core.choices import text_choices
 from apps.core.files import DOWNLOAD_NAME_MAX_CHARS, RandomName, download_filename
 from apps.core.models import BaseModel, Team
 from apps.core.roles import Role
+from apps.engine.capacity_model import CapacityOption
 from apps.quotes.models import ApiRoute, Quote
 
 
@@ -62,13 +64,18 @@ class DecisionRecord(BaseModel):
         REJECTED = "REJECTED"
         SUPERSEDED = "SUPERSEDED"
 
-    class CapacityModel(models.TextChoices):
-        RENT_ON_DEMAND = "RENT_ON_DEMAND", "Rent on demand"
-        RENT_SPOT = "RENT_SPOT", "Rent spot"
-        RESERVE_1Y = "RESERVE_1Y", "Reserve 1 year"
-        RESERVE_3Y = "RESERVE_3Y", "Reserve 3 years"
-        BUY = "BUY", "Buy"
-        API = "API", "Model / API route"
+    CapacityModel = text_choices(
+        CapacityOption,
+        {
+            "RENT_ON_DEMAND": "Rent on demand",
+            "RENT_SPOT": "Rent spot",
+            "RESERVE_1Y": "Reserve 1 year",
+            "RESERVE_3Y": "Reserve 3 years",
+            "BUY": "Buy",
+            "API": "Model / API route",
+        },
+        name="DecisionRecord.CapacityModel",
+    )
 
     objects = DecisionRecordQuerySet.as_manager()
 

@@ -4,7 +4,7 @@ procurement checklist with its completeness; the plain report the exports draw."
 from collections import Counter
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db.models import QuerySet
 from django.http import Http404
 from django.urls import reverse
@@ -383,7 +383,7 @@ def decision_record_report(record: DecisionRecord) -> dict[str, Any]:
     }
 
 
-def why_user_may_not_decide(record: DecisionRecord, user: AbstractBaseUser) -> str:
+def why_user_may_not_decide(record: DecisionRecord, user: User) -> str:
     """Why this user gives no verdict on a record in review although they hold one of its
     roles (what the page says instead of the buttons); empty when nothing stops them."""
     if record.status != DecisionRecord.Status.IN_REVIEW:
@@ -399,7 +399,7 @@ def why_user_may_not_decide(record: DecisionRecord, user: AbstractBaseUser) -> s
     return ""
 
 
-def roles_user_may_decide(record: DecisionRecord, user: AbstractBaseUser) -> list[str]:
+def roles_user_may_decide(record: DecisionRecord, user: User) -> list[str]:
     """The required roles this user could approve or reject for now (what the page offers;
     the service checks again when the verdict arrives): none for the submitter or for someone
     who has already given a verdict on this record."""

@@ -4,7 +4,7 @@ transaction; the database refuses changes to frozen evidence (migration 0002).""
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -28,7 +28,7 @@ class TransitionRefused(ValidationError):
 def _audit(
     record: DecisionRecord,
     *,
-    actor: AbstractBaseUser,
+    actor: User,
     action: str,
     from_status: str = "",
     to_status: str = "",
@@ -96,7 +96,7 @@ def _check_roles(required_roles: list[str]) -> list[str]:
 def decision_record_create(
     *,
     brief: WorkloadBrief,
-    created_by: AbstractBaseUser,
+    created_by: User,
     capacity_model: str,
     chosen_quote: Quote | None = None,
     chosen_api_route: ApiRoute | None = None,
@@ -145,7 +145,7 @@ def _expect(record: DecisionRecord, *statuses: str, action: str) -> None:
 
 
 @transaction.atomic
-def decision_record_refresh(*, record: DecisionRecord, user: AbstractBaseUser) -> DecisionRecord:
+def decision_record_refresh(*, record: DecisionRecord, user: User) -> DecisionRecord:
     """Re-freeze a DRAFT's evidence from the inputs as they are now."""
     record = _locked(record)
     _expect(record, Status.DRAFT, action="refresh the evidence")
@@ -158,9 +158,7 @@ def decision_record_refresh(*, record: DecisionRecord, user: AbstractBaseUser) -
 
 
 @transaction.atomic
-def decision_record_update(
-    *, record: DecisionRecord, user: AbstractBaseUser, **fields: Any
-) -> DecisionRecord:
+def decision_record_update(*, record: DecisionRecord, user: User, **fields: Any) -> DecisionRecord:
     """Edit a DRAFT (title, rationale, capacity model, alternatives, criteria, roles)."""
     record = _locked(record)
     _expect(record, Status.DRAFT, action="edit")
@@ -193,7 +191,7 @@ class NotThisPerson(PermissionDenied):
     403 with it, the page shows it."""
 
 
-def submitting_roles(record: DecisionRecord, user: AbstractBaseUser) -> list[str]:
+def submitting_roles(record: DecisionRecord, user: User) -> list[str]:
     """The roles ``user`` may submit ``record`` under: the record's required roles they hold
     and, for its author, the author's own deciding roles too."""
     held = [r.value for r in DECISION_AUTHORS if r in roles_of(user)]
@@ -203,7 +201,7 @@ def submitting_roles(record: DecisionRecord, user: AbstractBaseUser) -> list[str
     return allowed
 
 
-def _submitting_role(record: DecisionRecord, user: AbstractBaseUser, wanted: str | None) -> str:
+def _submitting_role(record: DecisionRecord, user: User, wanted: str | None) -> str:
     """The role asked for or, by default, the first of ``submitting_roles``; refused in words
     when it is not one of them."""
     held = [r.value for r in DECISION_AUTHORS if r in roles_of(user)]
@@ -228,7 +226,7 @@ def _submitting_role(record: DecisionRecord, user: AbstractBaseUser, wanted: str
 
 @transaction.atomic
 def decision_record_submit(
-    *, record: DecisionRecord, user: AbstractBaseUser, role: str | None = None
+    *, record: DecisionRecord, user: User, role: str | None = None
 ) -> DecisionRecord:
     """Send a DRAFT for review under one of the record's roles (see ``_submitting_role``).
     The submitter then decides for no role: other people approve it."""
@@ -250,7 +248,7 @@ def decision_record_submit(
     return record
 
 
-def _may_decide(record: DecisionRecord, user: AbstractBaseUser, role: str, *, verb: str) -> None:
+def _may_decide(record: DecisionRecord, user: User, role: str, *, verb: str) -> None:
     """Whether ``user`` may give a verdict (``verb``: approve or reject) for ``role``: one of
     the record's roles, held by the user, not yet decided, and by a person who has neither
     submitted the record nor given a verdict on it already (one person is not a committee;
@@ -276,9 +274,7 @@ def _may_decide(record: DecisionRecord, user: AbstractBaseUser, role: str, *, ve
 
 
 @transaction.atomic
-def decision_record_approve(
-    *, record: DecisionRecord, user: AbstractBaseUser, role: str
-) -> DecisionRecord:
+def decision_record_approve(*, record: DecisionRecord, user: User, role: str) -> DecisionRecord:
     """Approve for one role; the record is APPROVED when every required role has approved.
     The row lock makes two approvals arriving together take turns."""
     record = _locked(record)
@@ -313,7 +309,7 @@ def decision_record_approve(
 
 @transaction.atomic
 def decision_record_reject(
-    *, record: DecisionRecord, user: AbstractBaseUser, role: str, reason: str
+    *, record: DecisionRecord, user: User, role: str, reason: str
 ) -> DecisionRecord:
     record = _locked(record)
     _expect(record, Status.IN_REVIEW, action="reject")
@@ -337,7 +333,7 @@ def decision_record_reject(
     return record
 
 
-def _supersede(old: DecisionRecord, *, by: DecisionRecord, user: AbstractBaseUser) -> None:
+def _supersede(old: DecisionRecord, *, by: DecisionRecord, user: User) -> None:
     old = _locked(old)
     _expect(old, Status.APPROVED, action="supersede")
     old.status = Status.SUPERSEDED
@@ -354,7 +350,7 @@ def _supersede(old: DecisionRecord, *, by: DecisionRecord, user: AbstractBaseUse
 
 
 @transaction.atomic
-def decision_record_supersede(*, record: DecisionRecord, user: AbstractBaseUser) -> DecisionRecord:
+def decision_record_supersede(*, record: DecisionRecord, user: User) -> DecisionRecord:
     """Open a new DRAFT that will supersede this APPROVED record once it is approved itself;
     its evidence is frozen from the inputs as they are now."""
     record = _locked(record)
@@ -391,7 +387,7 @@ def checklist_answer_set(
     quote: Quote,
     question: str,
     answer: str,
-    user: AbstractBaseUser,
+    user: User,
     evidence_text: str = "",
     evidence_link: str = "",
     evidence_file: Any = None,

@@ -18,6 +18,8 @@ from apps.briefs.selectors import brief_get_for_user
 from apps.core.files import private_file_response
 from apps.core.query import MAX_ID
 from apps.core.roles import DECISION_AUTHORS, QUOTE_EDITORS, has_role, roles_of
+from apps.core.users import signed_in
+from apps.engine.capacity_model import CapacityOption
 from apps.finance import charts
 from apps.finance.selectors import ranking_for_brief
 from apps.finance.units import unit_words
@@ -59,13 +61,13 @@ from .selectors import (
 
 Status = DecisionRecord.Status
 TERM_TO_CAPACITY = {
-    "ON_DEMAND": DecisionRecord.CapacityModel.RENT_ON_DEMAND,
-    "SPOT": DecisionRecord.CapacityModel.RENT_SPOT,
-    "MARKETPLACE": DecisionRecord.CapacityModel.RENT_ON_DEMAND,
-    "RESERVED_1Y": DecisionRecord.CapacityModel.RESERVE_1Y,
-    "RESERVED_3Y": DecisionRecord.CapacityModel.RESERVE_3Y,
-    "DEDICATED_CLUSTER": DecisionRecord.CapacityModel.RESERVE_1Y,
-    "OWNED": DecisionRecord.CapacityModel.BUY,
+    "ON_DEMAND": CapacityOption.RENT_ON_DEMAND,
+    "SPOT": CapacityOption.RENT_SPOT,
+    "MARKETPLACE": CapacityOption.RENT_ON_DEMAND,
+    "RESERVED_1Y": CapacityOption.RESERVE_1Y,
+    "RESERVED_3Y": CapacityOption.RESERVE_3Y,
+    "DEDICATED_CLUSTER": CapacityOption.RESERVE_1Y,
+    "OWNED": CapacityOption.BUY,
 }
 
 
@@ -123,8 +125,9 @@ def decision_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
         if record.chosen_quote_id
         else None
     )
-    held = [r for r in DECISION_AUTHORS if r in roles_of(request.user)]
-    may_submit_as = services.submitting_roles(record, request.user) if is_author else []
+    user = signed_in(request.user)
+    held = [r for r in DECISION_AUTHORS if r in roles_of(user)]
+    may_submit_as = services.submitting_roles(record, user) if is_author else []
     open_replacement = record.replacements.exclude(status=Status.REJECTED).first()
     return render(
         request,
@@ -149,8 +152,12 @@ def decision_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
             "figures": figures,
             "can_edit": is_author and record.status == Status.DRAFT,
             "submit_roles": [(r.value, r.label) for r in held if r in may_submit_as],
-            "decide_roles": roles_user_may_decide(record, request.user) if is_author else [],
-            "why_not_deciding": why_user_may_not_decide(record, request.user) if is_author else "",
+            "decide_roles": roles_user_may_decide(record, signed_in(request.user))
+            if is_author
+            else [],
+            "why_not_deciding": why_user_may_not_decide(record, signed_in(request.user))
+            if is_author
+            else "",
             "can_supersede": is_author
             and record.status == Status.APPROVED
             and not open_replacement,
@@ -197,7 +204,8 @@ def _chosen_from_query(
         if quote.confidential_to_id not in (None, brief.team_id):
             raise Http404("No such quote.")
         return quote, None
-    route = ApiRoute.objects.select_related("provider").filter(pk=route_id).first()
+    # route_id is set here: exactly one of the two ids is.
+    route = ApiRoute.objects.select_related("provider").filter(pk=route_id).first()  # type: ignore[misc]
     if route is None:
         return None, None
     return None, route
@@ -222,7 +230,7 @@ def decision_create_page(request: HttpRequest) -> HttpResponse:
         capacity = TERM_TO_CAPACITY.get(quote.pricing_term, "RENT_ON_DEMAND")
     elif route is not None:
         label = f"{route.provider.name} · {route.model} (API route #{route.pk})"
-        capacity = DecisionRecord.CapacityModel.API
+        capacity = CapacityOption.API
     else:  # pragma: no cover - returned above
         raise Http404("No such candidate.")
     candidates = _candidates(
@@ -239,7 +247,7 @@ def decision_create_page(request: HttpRequest) -> HttpResponse:
         try:
             record = services.decision_record_create(
                 brief=brief,
-                created_by=request.user,
+                created_by=signed_in(request.user),
                 chosen_quote=quote,
                 chosen_api_route=route,
                 **form.service_fields(),
@@ -290,7 +298,7 @@ def decision_edit_page(request: HttpRequest, pk: int) -> HttpResponse:
         fields = form.service_fields()
         fields["title"] = fields["title"] or record.title
         try:
-            services.decision_record_update(record=record, user=request.user, **fields)
+            services.decision_record_update(record=record, user=signed_in(request.user), **fields)
         except services.TransitionRefused as exc:
             messages.error(request, " ".join(exc.messages))
             return redirect("decisions:detail", pk=record.pk)
@@ -441,7 +449,10 @@ def quote_checklist_page(request: HttpRequest, quote_id: int) -> HttpResponse:
         if form.is_valid():
             try:
                 services.checklist_answer_set(
-                    quote=quote, question=question, user=request.user, **form.cleaned_data
+                    quote=quote,
+                    question=question,
+                    user=signed_in(request.user),
+                    **form.cleaned_data,
                 )
             except ValidationError as exc:
                 _add_errors(form, exc)

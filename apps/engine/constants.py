@@ -12,7 +12,7 @@ from typing import Final
 
 ENGINE_VERSION: Final = "0.1.0"
 
-GB: Final = 1e9  # DESIGN.md: "GB means 10^9 bytes".
+GB: Final = 1e9  # docs/design.md: "GB means 10^9 bytes".
 # nvidia-smi ("FB Memory Usage: Total ... MiB") and amd-smi ("VRAM total ... MB", MiB in fact)
 # report device memory in MiB = 2^20 bytes; the catalog's `device_memory_mib` is that figure.
 MIB: Final = 2**20

@@ -1,7 +1,7 @@
 """Costing: a candidate's monthly cost lines and its effective unit cost per accepted output.
 
-The rule (DESIGN.md, "The engine"): effective unit cost = all-in monthly workload cost / accepted
-outputs per month, where accepted = generated x (1 - failure_rate) x acceptance_rate.
+The rule (docs/design.md, "The engine"): effective unit cost = all-in monthly workload cost /
+accepted outputs per month, where accepted = generated x (1 - failure_rate) x acceptance_rate.
 
 GPU compute. Pay-per-use terms (ON_DEMAND, SPOT, MARKETPLACE) bill the GPU-hours the work needs;
 spot bills them at price x (1 + SPOT_INTERRUPTION_OVERHEAD) for work lost to reclaims. Committed
@@ -28,13 +28,11 @@ caller's context does not change results.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from decimal import (
     ROUND_CEILING,
     Decimal,
     localcontext,
 )
-from typing import Protocol
 
 from apps.engine.costing_constants import (
     HOURS_PER_MONTH,
@@ -101,7 +99,6 @@ __all__ = [
     "cost_gpu_candidate",
     "gpu_hourly_rate",
     "owned_gpu_month",
-    "rank_candidates",
 ]
 
 
@@ -370,37 +367,3 @@ def _cost_api(demand: Demand, route: ApiRouteTerms, finance: FinanceAssumptions)
         busy=ZERO,
         paid=ZERO,
     )
-
-
-class Rankable(Protocol):
-    @property
-    def meets_constraints(self) -> bool: ...
-
-    @property
-    def effective_unit_cost(self) -> Decimal | None: ...
-
-
-def rank_candidates[T: Rankable](rows: Iterable[T]) -> list[tuple[int | None, T]]:
-    """Rank rows by effective unit cost, cheapest first, among those meeting constraints.
-
-    Ties share a rank (1, 2, 2, 4); order among ties is input order. Rows that miss a
-    constraint or have no unit cost follow, unranked (None), in input order.
-    """
-    ranked: list[tuple[Decimal, T]] = []
-    unranked: list[tuple[int | None, T]] = []
-    for row in rows:
-        cost = row.effective_unit_cost
-        if row.meets_constraints and cost is not None:
-            ranked.append((cost, row))
-        else:
-            unranked.append((None, row))
-    ranked.sort(key=lambda pair: pair[0])
-    out: list[tuple[int | None, T]] = []
-    previous: Decimal | None = None
-    rank = 0
-    for position, (cost, row) in enumerate(ranked, start=1):
-        if cost != previous:
-            rank, previous = position, cost
-        out.append((rank, row))
-    out.extend(unranked)
-    return out

@@ -181,11 +181,6 @@ class ServingMemory:
     def free_for_kv(self) -> float:
         return self.usable_per_gpu - self.fixed_per_gpu
 
-    def max_tokens_in_flight(self) -> float:
-        if self.kv_per_token_per_gpu <= 0:
-            return math.inf
-        return max(0.0, self.free_for_kv()) / self.kv_per_token_per_gpu
-
 
 def serving_memory(
     model: ModelSpec,

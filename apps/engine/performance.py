@@ -41,18 +41,6 @@ def flop_params(model: ModelSpec) -> float:
     return max(model.active_params - input_embedding, 1.0)
 
 
-def allreduce_time(message_bytes: float, n: int, link_gb_per_s: float) -> float:
-    """Ring all-reduce: 2 (n-1)/n of the message over each link, plus per-hop latency."""
-    if n <= 1:
-        return 0.0
-    bw = link_gb_per_s * c.GB * c.ALLREDUCE_BW_EFFICIENCY
-    return (
-        2.0 * (n - 1) / n * message_bytes / bw
-        + c.ALLREDUCE_BASE_LATENCY_S
-        + 2 * (n - 1) * c.ALLREDUCE_HOP_LATENCY_S
-    )
-
-
 def grouped_gemm_efficiency(rows: float, tile_m: float) -> float:
     """Fraction of the dense-GEMM rate an MoE grouped GEMM reaches with `rows` tokens per expert
     (GROUPED_GEMM_EFFICIENCY, log-linear between its points; under one `tile_m`-row block the
@@ -336,7 +324,3 @@ def training_flops_per_token(model: ModelSpec, seq: int, per_param: float) -> fl
     (PaLM appendix B counts 6N + 12 L H Q T for training)."""
     attn = 12.0 * model.layers * model.attention_heads * model.head_dim * seq
     return per_param * flop_params(model) + attn * per_param / c.TRAIN_FLOPS_PER_PARAM
-
-
-def safe_div(a: float, b: float) -> float:
-    return a / b if b > 0 and math.isfinite(b) else 0.0

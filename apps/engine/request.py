@@ -227,7 +227,7 @@ def _training(raw: Any, wt: WorkloadType) -> TrainingSpec:
 _SPECULATIVE_KEYS = frozenset({"method", "tokens", "acceptance_rate", "draft_params_billion"})
 
 
-def _speculative(raw: Any, wt: WorkloadType) -> SpeculativeSpec | None:
+def parse_speculative(raw: Any, wt: WorkloadType) -> SpeculativeSpec | None:
     """`speculative`: {"method": "MTP" | "EAGLE" | "DRAFT_MODEL", "tokens": k proposed per step,
     "acceptance_rate": per-token acceptance in [0, 1], "draft_params_billion": DRAFT_MODEL only}."""
     if raw is None:
@@ -365,6 +365,6 @@ def parse_estimate_request(data: Any, *, known_gpus: Collection[str]) -> Estimat
             media, "steps", "image.steps" if img else "video.steps", lo=1, hi=1000
         ),
         video_frames=frames,
-        speculative=_speculative(body.get("speculative"), wt),
+        speculative=parse_speculative(body.get("speculative"), wt),
         framework=get_enum(body, "framework", "framework", Framework),
     )

@@ -1,4 +1,4 @@
-"""Estimate -> the JSON object of DESIGN.md's POST /api/v1/estimate response."""
+"""Estimate -> the JSON object of docs/design.md's POST /api/v1/estimate response."""
 
 from __future__ import annotations
 

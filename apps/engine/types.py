@@ -145,6 +145,21 @@ class DutyCycle(StrEnum):
     NOTEBOOK = "NOTEBOOK"
 
 
+class Tooling(StrEnum):
+    """The serving, training and orchestration stacks a brief may name (docs/design.md, "The
+    workload brief"). Recorded with the brief; the engine sizes serving as vLLM does."""
+
+    VLLM = "VLLM"
+    SGLANG = "SGLANG"
+    TENSORRT_LLM = "TENSORRT_LLM"
+    TRITON = "TRITON"
+    RAY = "RAY"
+    SLURM = "SLURM"
+    KUBERNETES = "KUBERNETES"
+    COMFYUI = "COMFYUI"
+    PROVIDER_ENDPOINTS = "PROVIDER_ENDPOINTS"
+
+
 class ModelKind(StrEnum):
     DECODER = "DECODER"
     ENCODER = "ENCODER"
@@ -153,10 +168,10 @@ class ModelKind(StrEnum):
 
 class Architecture(StrEnum):
     AMPERE = "AMPERE"
+    ADA = "ADA"
     HOPPER = "HOPPER"
     BLACKWELL = "BLACKWELL"
     BLACKWELL_ULTRA = "BLACKWELL_ULTRA"
-    ADA = "ADA"
     CDNA3 = "CDNA3"
     CDNA4 = "CDNA4"
 
@@ -280,10 +295,6 @@ class ModelSpec:
     @property
     def is_moe(self) -> bool:
         return self.experts > 1
-
-    @property
-    def is_mla(self) -> bool:
-        return self.kv_lora_rank is not None
 
 
 @fast_init

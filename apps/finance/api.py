@@ -58,7 +58,7 @@ class RankingRowSerializer(serializers.Serializer):  # type: ignore[type-arg]
     )
     meets_constraints = serializers.BooleanField()
     why_not = serializers.ListField(child=serializers.CharField())
-    basis = serializers.ChoiceField(choices=["ESTIMATED", "CALIBRATED", "MEASURED"])
+    basis = serializers.ChoiceField(choices=CandidateRow.Basis.values)
     p95_latency_ms = serializers.CharField(allow_null=True)
     memory_headroom_gb = serializers.CharField(allow_null=True)
     paid_gpu_hours_per_month = serializers.CharField(
@@ -88,7 +88,7 @@ class SensitivityFindingSerializer(serializers.Serializer):  # type: ignore[type
     assumption = serializers.ChoiceField(
         choices=["UTILIZATION", "ACCEPTANCE_RATE", "RETRY_RATE", "LABOUR_HOURS", "PRICE", "FX_RATE"]
     )
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named label
     subject = serializers.CharField(
         allow_null=True, help_text="PRICE: the candidate's key; FX_RATE: the currency"
     )
@@ -112,7 +112,7 @@ class SensitivityLeadingSerializer(serializers.Serializer):  # type: ignore[type
     key = serializers.CharField(help_text='"quote:<id>" or "api_route:<id>"')
     quote_id = serializers.IntegerField(allow_null=True)
     api_route_id = serializers.IntegerField(allow_null=True)
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named label
     effective_unit_cost = serializers.CharField()
     monthly_cost = serializers.CharField()
     totals = SensitivityTotalSerializer(many=True)
@@ -120,7 +120,7 @@ class SensitivityLeadingSerializer(serializers.Serializer):  # type: ignore[type
 
 class SensitivityBarSerializer(serializers.Serializer):  # type: ignore[type-arg]
     assumption = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named label
     low_value = serializers.CharField()
     high_value = serializers.CharField()
     low_unit_cost = serializers.CharField(allow_null=True, help_text="null: fails the brief")
@@ -201,7 +201,9 @@ class BriefRankingsApi(APIView):
     )
     def get(self, request: Request, pk: int) -> Response | HttpResponse:
         brief = brief_get_for_user(request.user, pk)
-        filters = {p.name: value for p in FILTER_PARAMS if (value := p.parse(request)) is not None}
+        filters: dict[str, Any] = {
+            p.name: value for p in FILTER_PARAMS if (value := p.parse(request)) is not None
+        }
         limit = LIMIT.parse(request) or DEFAULT_LIMIT  # checked for both formats
         if FORMAT.parse(request) == "csv":
             ranking = ranking_for_brief(brief, **filters)
@@ -229,7 +231,9 @@ class FxRateInputSerializer(serializers.Serializer):  # type: ignore[type-arg]
         help_text=f"Units of {BASE_CURRENCY} per one unit of the currency, greater than 0",
     )
     as_of = serializers.DateField()
-    source = serializers.CharField(max_length=FX_SOURCE_MAX_LENGTH)
+    source = serializers.CharField(  # type: ignore[assignment]  # a field named like Field.source
+        max_length=FX_SOURCE_MAX_LENGTH
+    )
 
     def validate_rate(self, value: Any) -> Any:
         if value <= 0:

@@ -50,7 +50,10 @@ def resolved_assumptions(brief: WorkloadBrief) -> tuple[dict[str, Any], dict[str
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for name in FIELDS:
-        rows = (("brief", override), ("organisation", default))
+        rows: tuple[tuple[str, FinanceAssumptions | None], ...] = (
+            ("brief", override),
+            ("organisation", default),
+        )
         if name in ORGANISATION_ONLY:
             rows = (("organisation", default),)
         for source, row in rows:

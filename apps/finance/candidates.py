@@ -18,9 +18,9 @@ from decimal import Decimal
 from typing import Any
 
 from apps.benchmarks.selectors import calibration_for_brief, throughput_runs_for_brief
-from apps.briefs.contract import estimate_body_for_brief
+from apps.briefs.contract import demand_for_brief, request_for_brief
 from apps.briefs.models import WorkloadBrief
-from apps.catalog.selectors import estimates_for_body
+from apps.catalog.selectors import engine_estimates
 from apps.engine import ENGINE_VERSION, EngineInputError
 from apps.engine.costing import (
     ApiRouteTerms,
@@ -45,7 +45,7 @@ from .configuration import (
 )
 from .estimates import (
     capacity_from_estimate,
-    demand_for_brief,
+    e2e_latencies_s,
     estimates_key,
     with_measurements,
 )
@@ -280,11 +280,14 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
         return "still missing: " + ", ".join(missing)
     values, sources = resolved_assumptions(brief)
     versions = assumptions_version(brief)
-    body = estimate_body_for_brief(brief)
+    try:
+        request = request_for_brief(brief)
+    except EngineInputError as exc:
+        return f"{exc.field}: {exc.message}"
     calibration = calibration_for_brief(brief)  # its team's runs of its model only
     runs = throughput_runs_for_brief(brief)
     key = estimates_key(
-        body,
+        request,
         {
             "calibration": calibration,
             "runs": sorted(r.pk for r in runs.values()),
@@ -295,9 +298,9 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
         estimates = table.estimates  # only prices changed: the engine's answer still holds
     else:
         try:
-            estimates = estimates_for_body(body, calibration=calibration)
-            estimates = with_measurements(body, estimates, runs, brief, calibration)
-            estimates = with_ladders(body, estimates, calibration)
+            typed = engine_estimates(request, calibration=calibration)
+            estimates = with_measurements(request, typed, runs, brief, calibration)
+            estimates = with_ladders(request, estimates, calibration)
         except EngineInputError as exc:
             return f"{exc.field}: {exc.message}"
     fingerprint = hashlib.sha256(
@@ -312,7 +315,7 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
         values=values,
         sources=sources,
         finance=engine_finance(values),
-        demand=demand_for_brief(brief, estimates),
+        demand=demand_for_brief(brief, e2e_latencies_s(estimates)),
         estimates=estimates,
         by_gpu={e["gpu"]: e for e in estimates},
         estimates_key=key,
@@ -323,7 +326,7 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
 
 def _cost_all(
     ctx: TableContext, quotes: Iterable[dict[str, Any]], routes: Iterable[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], list[str]]:
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The costed rows, and the quotes and routes that could not be costed, each with why
     (``{"quote_id": 7, "reason": "no FX rate for JPY ..."}``; shown as ``not_costed``)."""
     rows: list[dict[str, Any]] = []

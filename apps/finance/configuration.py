@@ -11,10 +11,16 @@ The brief page's fit table shows each GPU at the configuration chosen within the
 limit, the same one a quote offering a full node is costed at.
 """
 
+from dataclasses import replace
 from typing import Any
 
-from apps.catalog.selectors import estimates_for_body, gpu_specs
+from apps.benchmarks.selectors import calibration_for_brief, throughput_runs_for_brief
+from apps.briefs.contract import request_for_brief
+from apps.catalog.selectors import engine_estimates, estimates_for_request, gpu_specs
+from apps.engine import EstimateRequest
 from apps.engine.constants import AUTO_GPU_COUNTS, AUTO_GPU_COUNTS_LARGE_DOMAIN
+
+from .estimates import with_measurements
 
 # Every size the engine tries for one replica (apps.engine.estimator.candidate_counts).
 LADDER_COUNTS = (*AUTO_GPU_COUNTS, *AUTO_GPU_COUNTS_LARGE_DOMAIN)
@@ -32,7 +38,7 @@ def _compact(estimate: dict[str, Any]) -> dict[str, Any]:
 
 
 def with_ladders(
-    body: dict[str, Any],
+    request: EstimateRequest,
     estimates: list[dict[str, Any]],
     calibration: dict[str, Any] | None,
 ) -> list[dict[str, Any]]:
@@ -58,8 +64,8 @@ def with_ladders(
         slugs = [slug for slug in picks if needs(slug, count)]
         if not slugs:
             continue
-        forced = {**body, "gpus": slugs, "gpu_count": count}
-        for rung in estimates_for_body(forced, calibration=calibration):
+        forced = replace(request, gpus=tuple(slugs), gpu_count=count)
+        for rung in estimates_for_request(forced, calibration=calibration):
             ladders[rung["gpu"]][count] = rung
     out: list[dict[str, Any]] = []
     for estimate in estimates:
@@ -161,15 +167,10 @@ def quote_limit(facts: dict[str, Any]) -> int:
 def fit_table_estimates(brief: Any) -> list[dict[str, Any]]:
     """The brief page's fit table: each GPU at the configuration and on the basis (measured,
     calibrated, estimated) its candidate rows are costed at (raises EngineInputError)."""
-    from apps.benchmarks.selectors import calibration_for_brief, throughput_runs_for_brief
-    from apps.briefs.contract import estimate_body_for_brief
-
-    from .estimates import with_measurements
-
-    body = estimate_body_for_brief(brief)
+    request = request_for_brief(brief)
     calibration = calibration_for_brief(brief)  # its team's runs of its model only
-    estimates = estimates_for_body(body, calibration=calibration)
+    typed = engine_estimates(request, calibration=calibration)
     estimates = with_measurements(
-        body, estimates, throughput_runs_for_brief(brief), brief, calibration
+        request, typed, throughput_runs_for_brief(brief), brief, calibration
     )
-    return with_ladders(body, estimates, calibration)
+    return with_ladders(request, estimates, calibration)

@@ -1,37 +1,36 @@
 """The engine's answer for a brief as the finance code uses it: estimates (calibrated by
-benchmark runs, measured where a run exists), the brief's monthly demand, and the capacity
-figures the costing takes."""
+benchmark runs, measured where a run exists) and the capacity figures the costing takes. The
+engine's request and the brief's monthly demand are built in apps.briefs.contract."""
 
 import hashlib
 import json
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
 from apps.benchmarks.models import BenchmarkRun
 from apps.briefs.models import WorkloadBrief
-from apps.catalog.selectors import estimates_for_body, gpu_specs
-from apps.engine import ENGINE_VERSION
+from apps.catalog.selectors import engine_estimates, estimate_json, gpu_specs
+from apps.engine import ENGINE_VERSION, Estimate, EstimateRequest
 from apps.engine.costing import (
     Basis,
     CapacityFigures,
-    Demand,
-    OperatingBoundary,
-    SuccessUnit,
 )
-from apps.engine.types import DutyCycle, WorkloadType
-
-SECONDS_PER_HOUR = Decimal(3600)
+from apps.engine.measured import LatencyTargets, Measurement, apply_measurement
 
 
 def _d(value: Any) -> Decimal | None:
     return None if value is None else Decimal(str(value))
 
 
-def estimates_key(body: dict[str, Any], calibration: dict[str, Any]) -> str:
-    """What the engine's answer depends on: the brief's shape, the catalog, the calibration
-    learnt from benchmark runs and the engine version. Prices are not in it."""
+def estimates_key(request: EstimateRequest, calibration: dict[str, Any]) -> str:
+    """What the engine's answer depends on: the brief's engine request (its repr: every field
+    of the frozen dataclasses, in order), the catalog, the calibration learnt from benchmark
+    runs and the engine version. Prices are not in it."""
     catalog = [(s.slug, s.memory_gb, s.bf16_tflops, s.memory_bandwidth_tbps) for s in gpu_specs()]
-    blob = json.dumps([body, catalog, calibration, ENGINE_VERSION], sort_keys=True, default=str)
+    blob = json.dumps(
+        [repr(request), catalog, calibration, ENGINE_VERSION], sort_keys=True, default=str
+    )
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -45,107 +44,77 @@ def _percentile(figure: Any, *names: str) -> float | None:
     return None
 
 
-def measured_estimate(
-    estimate: dict[str, Any], run: BenchmarkRun, brief: WorkloadBrief
-) -> dict[str, Any]:
-    """The engine's answer for a candidate with a THROUGHPUT_LATENCY run's figures in place
-    of the estimated ones (memory fit and replicas stay the engine's)."""
+# A run's tail figure: its p95, else the nearest tail it reported, else its typical figure.
+TAIL = ("p95", "p99", "p90", "mean", "p50")
+
+
+def measurement_of(run: BenchmarkRun) -> Measurement:
+    """A THROUGHPUT_LATENCY run's canonical results (apps.benchmarks.importers) as the engine
+    takes them."""
     results = run.results
-    measured = {**estimate, "performance": {**estimate["performance"]}, "basis": "MEASURED"}
-    perf = measured["performance"]
     throughput = results.get("output_tokens_per_s")
-    if isinstance(throughput, int | float) and throughput > 0:
-        perf["output_tokens_per_s"] = float(throughput)
-    ttft = _percentile(results.get("ttft_ms"), "p95", "p99", "p90", "mean", "p50")
-    tpot = _percentile(results.get("tpot_ms"), "p95", "p99", "p90", "mean", "p50")
-    e2e = _percentile(results.get("e2e_latency_ms"), "p95", "p99", "p90", "mean", "p50")
-    if ttft is not None:
-        perf["ttft_ms"] = ttft
-    if tpot is not None:
-        perf["itl_ms"] = tpot
-    if e2e is not None:
-        perf["e2e_latency_s"] = e2e / 1000
-    checks = []
-    if brief.ttft_target_ms and ttft is not None:
-        checks.append(ttft <= brief.ttft_target_ms)
-    if brief.itl_target_ms and tpot is not None:
-        checks.append(tpot <= brief.itl_target_ms)
-    if brief.e2e_target_ms and e2e is not None:
-        checks.append(e2e <= brief.e2e_target_ms)
-    if checks:
-        measured["meets_latency_target"] = all(checks)
     completed, failed = results.get("completed") or 0, results.get("failed") or 0
-    if completed + failed > 0:
-        measured["measured_failed_share"] = failed / (completed + failed)
-    measured["notes"] = [
-        *estimate["notes"],
-        f"MEASURED: benchmark run #{run.pk} ({run.get_tool_display()}"
-        f"{' ' + run.tool_version if run.tool_version else ''}) replaces the estimate",
-    ]
-    measured["benchmark_run_id"] = run.pk
-    return measured
+    version = f" {run.tool_version}" if run.tool_version else ""
+    return Measurement(
+        run_id=run.pk,
+        source=f"{run.get_tool_display()}{version}",
+        output_tokens_per_s=(
+            float(throughput) if isinstance(throughput, int | float) and throughput > 0 else None
+        ),
+        ttft_ms=_percentile(results.get("ttft_ms"), *TAIL),
+        itl_ms=_percentile(results.get("tpot_ms"), *TAIL),
+        e2e_latency_ms=_percentile(results.get("e2e_latency_ms"), *TAIL),
+        failed_share=failed / (completed + failed) if completed + failed > 0 else None,
+    )
 
 
-def _requests_per_month(brief: WorkloadBrief, estimates: list[dict[str, Any]]) -> Decimal | None:
-    """The same monthly demand for every candidate: the brief's request rate, or its
-    concurrency over the typical end-to-end latency (Little's law)."""
-    hours = Decimal(brief.hours_per_month or 0)
-    if brief.requests_per_second:
-        return brief.requests_per_second * SECONDS_PER_HOUR * hours
-    if brief.workload_type != WorkloadType.REALTIME_INFERENCE or not brief.concurrency:
-        return None
-    latencies = sorted(
+def latency_targets(brief: WorkloadBrief) -> LatencyTargets:
+    return LatencyTargets(
+        ttft_ms=brief.ttft_target_ms, itl_ms=brief.itl_target_ms, e2e_ms=brief.e2e_target_ms
+    )
+
+
+def e2e_latencies_s(estimates: list[dict[str, Any]]) -> list[float]:
+    """The end-to-end latency of each GPU that fits (the demand of a brief given as
+    concurrency is its concurrency over their median: apps.briefs.contract.demand_for_brief)."""
+    return [
         e["performance"]["e2e_latency_s"]
         for e in estimates
         if e["fits"] and e["performance"].get("e2e_latency_s")
-    )
-    if not latencies:
-        return None
-    median = Decimal(str(latencies[len(latencies) // 2]))
-    return Decimal(brief.concurrency) / median * SECONDS_PER_HOUR * hours
-
-
-def demand_for_brief(brief: WorkloadBrief, estimates: list[dict[str, Any]]) -> Demand:
-    def mean(p50: int | None, p95: int | None) -> Decimal:
-        return Decimal(p50 or p95 or 0)
-
-    training = brief.is_training
-    return Demand(
-        workload_type=WorkloadType(brief.workload_type),
-        success_unit=SuccessUnit(brief.success_unit),
-        hours_per_month=Decimal(brief.hours_per_month or 0),
-        duty_cycle=DutyCycle(brief.duty_cycle),
-        input_tokens_mean=mean(brief.input_tokens_p50, brief.input_tokens_p95),
-        output_tokens_mean=mean(brief.output_tokens_p50, brief.output_tokens_p95),
-        requests_per_month=_requests_per_month(brief, estimates),
-        records_per_job=_d(brief.records_per_job),
-        training_tokens=_d(brief.training_tokens) if training else None,
-        checkpoint_interval_minutes=_d(brief.checkpoint_interval_minutes),
-        acceptance_rate=brief.acceptance_rate,
-        operating_boundary=OperatingBoundary(brief.operating_boundary),
-        clip_seconds=brief.clip_seconds,
-    )
+    ]
 
 
 def with_measurements(
-    body: dict[str, Any],
-    estimates: list[dict[str, Any]],
+    request: EstimateRequest,
+    estimates: list[Estimate],
     runs: dict[tuple[str, int], BenchmarkRun],
     brief: WorkloadBrief,
     calibration: dict[str, Any],
 ) -> list[dict[str, Any]]:
     """Replace the estimate of every GPU that has a current THROUGHPUT_LATENCY run (at the
-    run's GPU count, which may differ from the engine's pick)."""
-    by_gpu = {e["gpu"]: e for e in estimates}
+    run's GPU count, which may differ from the engine's pick) by the engine's measured overlay
+    (apps.engine.measured); typed until here, then JSON, as the table stores it."""
+    by_gpu: dict[str, tuple[Estimate, Measurement | None]] = {e.gpu: (e, None) for e in estimates}
+    targets = latency_targets(brief)
     for (slug, count), run in sorted(runs.items(), key=lambda item: item[1].pk):
-        base = by_gpu.get(slug)
-        if base is None:
+        if slug not in by_gpu:
             continue
-        if base["gpu_count"] != count:
-            forced = {**body, "gpus": [slug], "gpu_count": count}
-            base = estimates_for_body(forced, calibration=calibration)[0]
-        by_gpu[slug] = measured_estimate(base, run, brief)
-    return [by_gpu[e["gpu"]] for e in estimates]
+        base = by_gpu[slug][0]
+        if base.gpu_count != count:
+            forced = replace(request, gpus=(slug,), gpu_count=count)
+            base = engine_estimates(forced, calibration=calibration)[0]
+        measurement = measurement_of(run)
+        by_gpu[slug] = (apply_measurement(base, measurement, targets), measurement)
+    out: list[dict[str, Any]] = []
+    for e in estimates:
+        found, measured = by_gpu[e.gpu]
+        answer = estimate_json(found, calibration)
+        if measured is not None:
+            answer["benchmark_run_id"] = measured.run_id
+            if measured.failed_share is not None:
+                answer["measured_failed_share"] = measured.failed_share
+        out.append(answer)
+    return out
 
 
 def capacity_from_estimate(estimate: dict[str, Any]) -> CapacityFigures:

@@ -148,7 +148,7 @@ def candidate_table_display(
 
 def assumption_label(name: str) -> str:
     """An assumption's name in words (its model field's verbose name)."""
-    label = str(FinanceAssumptions._meta.get_field(name).verbose_name)
+    label = str(getattr(FinanceAssumptions._meta.get_field(name), "verbose_name", name))
     return label[:1].upper() + label[1:]
 
 

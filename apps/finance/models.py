@@ -8,9 +8,10 @@ from django.db.models import Q
 
 from apps.briefs.models import WorkloadBrief
 from apps.catalog.models import Gpu
+from apps.core.choices import text_choices
 from apps.core.currency import Currency
 from apps.core.models import BaseModel
-from apps.engine.costing import LabourAllocation as EngineLabourAllocation
+from apps.engine import costing
 from apps.quotes.models import ApiRoute, Quote
 
 NOT_NEGATIVE = MinValueValidator(Decimal(0))
@@ -18,14 +19,14 @@ NOT_NEGATIVE = MinValueValidator(Decimal(0))
 SHARE = [NOT_NEGATIVE, MaxValueValidator(Decimal("0.9999"))]
 
 
-class LabourAllocation(models.TextChoices):
-    """The engine's `LabourAllocation` as Django choices (apps.engine.costing_labour)."""
-
-    PER_DEPLOYMENT = EngineLabourAllocation.PER_DEPLOYMENT.value, "Per self-managed deployment"
-    SHARED_BY_GPU_HOURS = (
-        EngineLabourAllocation.SHARED_BY_GPU_HOURS.value,
-        "Shared by GPU-hours across self-managed deployments",
-    )
+# The engine's `LabourAllocation` as Django choices (apps.engine.costing_labour).
+LabourAllocation = text_choices(
+    costing.LabourAllocation,
+    {
+        "PER_DEPLOYMENT": "Per self-managed deployment",
+        "SHARED_BY_GPU_HOURS": "Shared by GPU-hours across self-managed deployments",
+    },
+)
 
 
 # Set on the organisation defaults only: how the platform team is allocated is one decision for
@@ -167,7 +168,7 @@ class FinanceAssumptions(BaseModel):
             for name in ORGANISATION_ONLY:
                 if getattr(self, name) not in (None, ""):
                     errors[name] = "Set on the organisation assumptions only, for every brief."
-        elif self.labour_allocation == LabourAllocation.SHARED_BY_GPU_HOURS:
+        elif self.labour_allocation == costing.LabourAllocation.SHARED_BY_GPU_HOURS:
             if self.platform_labour_pool_hours is None:
                 errors["platform_labour_pool_hours"] = (
                     "Sharing labour by GPU-hours needs the platform team's hours a month."
@@ -267,10 +268,8 @@ class CandidateRow(BaseModel):
         GPU = "GPU", "GPU capacity"
         API_ROUTE = "API_ROUTE", "Model / API route"
 
-    class Basis(models.TextChoices):
-        ESTIMATED = "ESTIMATED"
-        CALIBRATED = "CALIBRATED"  # estimated, factors learnt from runs of the same model
-        MEASURED = "MEASURED"
+    # ESTIMATED, CALIBRATED (estimated, factors learnt from runs of the same model), MEASURED.
+    Basis = text_choices(costing.Basis, name="CandidateRow.Basis")
 
     table = models.ForeignKey(CandidateTable, on_delete=models.CASCADE, related_name="rows")
     candidate_kind = models.CharField(max_length=10, choices=Kind.choices)
@@ -286,7 +285,7 @@ class CandidateRow(BaseModel):
     effective_unit_cost = models.DecimalField(max_digits=32, decimal_places=18, null=True)
     meets_constraints = models.BooleanField()
     why_not = models.JSONField(default=list, blank=True)
-    basis = models.CharField(max_length=10, choices=Basis.choices, default=Basis.ESTIMATED)
+    basis = models.CharField(max_length=10, choices=Basis.choices, default=costing.Basis.ESTIMATED)
     p95_latency_ms = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
     memory_headroom_gb = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
     # GPU-hours a month the candidate pays for (busy and idle); null for an API route. What a

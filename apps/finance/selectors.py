@@ -257,9 +257,7 @@ def _ranking(
         # Left out while rows are hidden: it may quote a hidden row's price.
         "capacity_model": table.capacity_model if table and not hidden else {},
         # What would change the winner (apps.finance.sensitivity), without its bookkeeping.
-        "sensitivity": in_table_unit(table.sensitivity)
-        if table and not hidden
-        else {},
+        "sensitivity": in_table_unit(table.sensitivity) if table and not hidden else {},
         "total_rows": total,
         "rows": rows,
         "not_costed": not_costed_for(table, team_id),

@@ -136,7 +136,7 @@ def _leading_rows(table: CandidateTable, team_id: int) -> list[dict[str, Any]]:
         .exclude(Q(confidential_to__isnull=True) | Q(confidential_to_id=team_id))
         .values_list("pk", flat=True)
     )
-    return [r for r in rows if r["quote_id"] not in hidden][:LEADING_ROWS]
+    return [dict(r) for r in rows if r["quote_id"] not in hidden][:LEADING_ROWS]
 
 
 def _key(row: dict[str, Any]) -> str:

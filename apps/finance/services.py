@@ -16,6 +16,7 @@ from decimal import Decimal
 from functools import partial
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import InterfaceError, OperationalError, connection, transaction
@@ -26,7 +27,11 @@ from kombu.exceptions import OperationalError as KombuOperationalError
 from apps.briefs.models import WorkloadBrief
 from apps.core.currency import BASE_CURRENCY, Currency
 
+from .candidates import candidate_table_build
+from .capacity import capacity_model_for
 from .models import CandidateRow, CandidateTable, FinanceAssumptions, FxRate
+from .rows import rows_insert
+from .sensitivity import sensitivity_update
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +57,9 @@ IN_PROCESS_BACKOFF_S = 0.25
 # A recompute's write step replaces these and does not read them (the build read them once).
 WRITE_ONLY_JSON = ("inputs", "estimates", "capacity_model")
 
+# The recompute task's registered name (apps.finance.tasks), enqueued by name.
+RECOMPUTE_TASK = "finance.candidate_tables_recompute"
+
 
 def _send_all(brief_ids: list[int]) -> None:
     """After commit, hand the recomputes to the broker, RECOMPUTE_BATCH briefs a task (a task's
@@ -59,16 +67,15 @@ def _send_all(brief_ids: list[int]) -> None:
     turn a committed change into an error nor make it wait once per batch: the first failure
     stops, and the unsent tables are taken off the queue so the next sweep sends them.
     Without a broker (``make run``, the tests) the recomputes run here and now instead."""
-    from .tasks import candidate_tables_recompute_task
-
     # The Celery app's own setting (what apply_async would obey), which tests may switch.
-    if candidate_tables_recompute_task.app.conf.task_always_eager:
+    if current_app.conf.task_always_eager:
         _recompute_in_process(brief_ids)
         return
     for start in range(0, len(brief_ids), RECOMPUTE_BATCH):
         batch = brief_ids[start : start + RECOMPUTE_BATCH]
         try:
-            candidate_tables_recompute_task.apply_async(kwargs={"brief_ids": batch}, retry=False)
+            # By name (apps.finance.tasks imports this module): RECOMPUTE_TASK.
+            current_app.send_task(RECOMPUTE_TASK, kwargs={"brief_ids": batch}, retry=False)
         except KombuOperationalError:
             unsent = brief_ids[start:]
             CandidateTable.objects.filter(brief_id__in=unsent).update(queued_at=None)
@@ -195,8 +202,6 @@ def candidate_table_recompute(*, brief_id: int) -> CandidateTable | None:
     Step 1 takes the table off the queue and notes the version asked for; step 2 computes
     outside any lock; step 3 writes only if no newer result was written meanwhile.
     """
-    from .candidates import candidate_table_build
-
     with transaction.atomic():
         table = (
             CandidateTable.objects.select_for_update(no_key=True).filter(brief_id=brief_id).first()
@@ -230,10 +235,6 @@ def candidate_table_recompute(*, brief_id: int) -> CandidateTable | None:
 
 
 def _write(table: CandidateTable, built: Any, version: int) -> None:
-    from .capacity import capacity_model_for
-    from .rows import rows_insert
-    from .sensitivity import sensitivity_update
-
     rows = CandidateRow.objects.filter(table=table)
     if not built.replace_all:
         rows = rows.filter(

@@ -5,10 +5,12 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from apps.catalog.models import Gpu, GpuSystem
 from apps.core.currency import Currency
+from apps.engine.costing import PricingTerm
 
 from .models import OWNED_FIELDS, Provider, Quote
 
@@ -20,7 +22,7 @@ CSV_COLUMNS = (
 )  # fmt: skip
 # Owned-hardware columns: optional, empty on other terms (Quote.clean says which apply).
 OWNED_DECIMALS = tuple(name for name in OWNED_FIELDS if name != "depreciation_months")
-MAX_CSV_BYTES = 2 * 1024 * 1024
+MAX_CSV_BYTES = settings.QUOTE_CSV_MAX_BYTES
 MONEY = (
     "hourly_price_per_gpu", "storage_price_per_tb_month", "egress_price_per_gb",
     "network_monthly", "monthly_extras",
@@ -71,7 +73,7 @@ class QuoteRowParser:
             errors.setdefault("gpu", "give a catalog GPU or a system, not both")
         fields["gpu"] = self.gpus.get(gpu_slug)
         fields["system"] = self.systems.get(system_slug)
-        owned = row.get("pricing_term", "") == Quote.PricingTerm.OWNED
+        owned = row.get("pricing_term", "") == PricingTerm.OWNED
         for name in MONEY:
             # An owned quote is costed from its capex: its hourly price may be left empty (0).
             text = row.get(name, "") or (

@@ -3,6 +3,8 @@ from typing import Any
 
 from django import forms
 
+from apps.engine.costing import PricingTerm
+
 from .models import OWNED_FIELDS, ApiRoute, Quote
 
 
@@ -27,8 +29,9 @@ class QuoteForm(forms.ModelForm):  # type: ignore[type-arg]
 
     def __init__(self, *args: Any, teams: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["confidential_to"].queryset = teams
-        self.fields["gpu"].queryset = self.fields["gpu"].queryset.order_by("slug")
+        self.fields["confidential_to"].queryset = teams  # type: ignore[attr-defined]
+        gpu = self.fields["gpu"]
+        gpu.queryset = gpu.queryset.order_by("slug")  # type: ignore[attr-defined]
         # An owned quote is costed from its capex: its hourly price may be left empty (0).
         price = self.fields["hourly_price_per_gpu"]
         price.required = False
@@ -37,7 +40,7 @@ class QuoteForm(forms.ModelForm):  # type: ignore[type-arg]
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         if data.get("hourly_price_per_gpu") is None and "hourly_price_per_gpu" not in self.errors:
-            if data.get("pricing_term") == Quote.PricingTerm.OWNED:
+            if data.get("pricing_term") == PricingTerm.OWNED:
                 data["hourly_price_per_gpu"] = Decimal(0)
             else:
                 self.add_error("hourly_price_per_gpu", "This field is required.")

@@ -1,4 +1,5 @@
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -8,8 +9,10 @@ from django.db.models import F, Q
 from django.db.models.functions import Lower
 
 from apps.catalog.models import Gpu, GpuSystem
+from apps.core.choices import text_choices
 from apps.core.currency import Currency
 from apps.core.models import BaseModel, Team
+from apps.engine import PRESETS, costing
 
 ZERO = 0
 # Explicit bounds, so that validation and the API schema are the same on SQLite (64-bit
@@ -33,13 +36,11 @@ OWNED_FIELDS = (*OWNED_REQUIRED, *OWNED_OPTIONAL)
 
 
 def validate_preset(value: str) -> None:
-    from apps.engine import PRESETS
-
     if value and value not in PRESETS:
         raise ValidationError(f"unknown model preset {value!r}")
 
 
-def _money(**kwargs: object) -> models.DecimalField:  # type: ignore[type-arg]
+def _money(**kwargs: Any) -> models.DecimalField:  # type: ignore[type-arg]
     return models.DecimalField(
         max_digits=14, decimal_places=4, validators=[MinValueValidator(ZERO)], **kwargs
     )
@@ -67,14 +68,19 @@ class Provider(BaseModel):
 class Quote(BaseModel):
     """A provider's price for GPU capacity. Never deleted: retired, so records can cite it."""
 
-    class PricingTerm(models.TextChoices):
-        ON_DEMAND = "ON_DEMAND", "On demand"
-        SPOT = "SPOT", "Spot / preemptible"
-        RESERVED_1Y = "RESERVED_1Y", "Reserved 1 year"
-        RESERVED_3Y = "RESERVED_3Y", "Reserved 3 years"
-        DEDICATED_CLUSTER = "DEDICATED_CLUSTER", "Dedicated cluster"
-        MARKETPLACE = "MARKETPLACE", "Marketplace"
-        OWNED = "OWNED", "Owned (bought)"
+    PricingTerm = text_choices(
+        costing.PricingTerm,
+        {
+            "ON_DEMAND": "On demand",
+            "SPOT": "Spot / preemptible",
+            "RESERVED_1Y": "Reserved 1 year",
+            "RESERVED_3Y": "Reserved 3 years",
+            "DEDICATED_CLUSTER": "Dedicated cluster",
+            "MARKETPLACE": "Marketplace",
+            "OWNED": "Owned (bought)",
+        },
+        name="Quote.PricingTerm",
+    )
 
     provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="quotes")
     gpu = models.ForeignKey(
@@ -196,7 +202,7 @@ class Quote(BaseModel):
         """An owned quote is bought hardware: it needs its capex and depreciation months, and
         is costed from them (its hourly price stays 0); no other term takes them."""
         errors: dict[str, str] = {}
-        if self.pricing_term == self.PricingTerm.OWNED:
+        if self.pricing_term == costing.PricingTerm.OWNED:
             for name in OWNED_REQUIRED:
                 if getattr(self, name) is None:
                     errors[name] = "Required for an owned (bought) quote."

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -46,11 +46,11 @@ def provider_update(*, provider: Provider, **fields: Any) -> Provider:
     return provider
 
 
-def _is_member(user: AbstractBaseUser, team: Team) -> bool:
+def _is_member(user: User, team: Team) -> bool:
     return team.members.filter(pk=user.pk).exists()
 
 
-def _check_confidential_to_own_team(user: AbstractBaseUser | None, team: Team | None) -> None:
+def _check_confidential_to_own_team(user: User | None, team: Team | None) -> None:
     if team is None or user is None or getattr(user, "is_superuser", False):
         return
     if not _is_member(user, team):
@@ -61,7 +61,7 @@ def _check_confidential_to_own_team(user: AbstractBaseUser | None, team: Team | 
 
 
 def _check_may_change_confidentiality(
-    quote: Quote, new_team: Team | None, user: AbstractBaseUser | None
+    quote: Quote, new_team: Team | None, user: User | None
 ) -> None:
     """Only a quote's owners change who may see it: for a confidential quote, the members of
     its team (or its creator); for a public one, its creator and the members of the
@@ -99,7 +99,7 @@ def _check_may_change_confidentiality(
 
 
 @transaction.atomic
-def quote_create(*, created_by: AbstractBaseUser | None = None, **fields: Any) -> Quote:
+def quote_create(*, created_by: User | None = None, **fields: Any) -> Quote:
     """A new quote, owned by ``created_by`` (and their teams); confidential only to a team
     its creator belongs to."""
     _check_confidential_to_own_team(created_by, fields.get("confidential_to"))
@@ -119,7 +119,7 @@ def _priced_update[Priced: (Quote, ApiRoute)](
     if obj.retired:
         noun = type(obj)._meta.verbose_name
         raise ValidationError({"retired": f"A retired {noun} cannot change; enter a new {noun}."})
-    changed = [name for name, value in fields.items() if getattr(obj, name) != value]
+    changed: list[str] = [name for name, value in fields.items() if getattr(obj, name) != value]
     if not changed:
         return obj
     for name in changed:
@@ -146,7 +146,7 @@ def _priced_retire[Priced: (Quote, ApiRoute)](obj: Priced) -> Priced:
 
 
 @transaction.atomic
-def quote_update(*, quote: Quote, user: AbstractBaseUser | None = None, **fields: Any) -> Quote:
+def quote_update(*, quote: Quote, user: User | None = None, **fields: Any) -> Quote:
     """Change a live quote. Changing ``confidential_to`` needs ``user``, one of the quote's
     owners (see ``_check_may_change_confidentiality``); the candidate rows of teams that may
     no longer see it go in this transaction, not at the next recompute."""
@@ -230,9 +230,7 @@ def _import_row_clean(quote: Quote) -> None:
 
 
 @transaction.atomic
-def quotes_import_csv(
-    *, text: str, parse_row: Any, created_by: AbstractBaseUser | None = None
-) -> list[Quote]:
+def quotes_import_csv(*, text: str, parse_row: Any, created_by: User | None = None) -> list[Quote]:
     """Import a CSV of quotes as a whole: any bad row rejects the file and nothing is saved.
 
     ``parse_row(dict) -> dict`` turns one CSV row into Quote field values or raises

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.briefs.selectors import teams_for_user
 from apps.core.roles import QUOTE_EDITORS, has_role
+from apps.core.users import signed_in
 
 from . import services
 from .csv_rows import CSV_COLUMNS, MAX_CSV_BYTES, QuoteRowParser
@@ -59,9 +60,9 @@ def quote_edit_page(request: HttpRequest, pk: int | None = None) -> HttpResponse
         fields = dict(form.cleaned_data)
         try:
             if quote is None:
-                services.quote_create(created_by=request.user, **fields)
+                services.quote_create(created_by=signed_in(request.user), **fields)
             else:
-                services.quote_update(quote=quote, user=request.user, **fields)
+                services.quote_update(quote=quote, user=signed_in(request.user), **fields)
         except ValidationError as exc:
             _form_errors(form, exc)
         else:
@@ -98,7 +99,7 @@ def quote_import_page(request: HttpRequest) -> HttpResponse:
         else:
             try:
                 imported = services.quotes_import_csv(
-                    text=text, parse_row=QuoteRowParser(), created_by=request.user
+                    text=text, parse_row=QuoteRowParser(), created_by=signed_in(request.user)
                 )
             except services.QuoteImportError as exc:
                 row_errors = exc.errors

@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "apps.benchmarks",
     "apps.finance",
     "apps.decisions",
+    "apps.demo",
 ]
 
 MIDDLEWARE = [
@@ -252,6 +253,8 @@ CELERY_TASK_DEFAULT_QUEUE = env("CELERY_QUEUE", default="gpuselect")
 # A quote older than this is flagged stale even before its valid_until (procurement habit:
 # cloud GPU list prices moved monthly through 2024-2025, so 90 days is the usual re-quote cycle).
 QUOTE_MAX_AGE_DAYS = env.int("QUOTE_MAX_AGE_DAYS", default=90)
+# The quote CSV import (page and API): the largest file it takes.
+QUOTE_CSV_MAX_BYTES = 2 * 1024 * 1024
 # Largest benchmark result file accepted for import.
 BENCHMARK_MAX_UPLOAD_BYTES = env.int("BENCHMARK_MAX_UPLOAD_BYTES", default=20 * 1024 * 1024)
 # Largest request body an endpoint without an upload takes (form fields, JSON): 5 MiB, over

@@ -8,7 +8,7 @@ from .core import TeamFactory, UserFactory
 
 
 class BriefFactory(factory.django.DjangoModelFactory):
-    """A complete real-time inference brief (the DESIGN.md contract example)."""
+    """A complete real-time inference brief (the docs/design.md contract example)."""
 
     class Meta:
         model = WorkloadBrief

@@ -44,7 +44,7 @@ class TestFitTable:
     def test_a_tight_row_is_marked_and_says_what_to_change(self, catalog, page, team, monkeypatch):
         tight, fits = estimates_for_body(TIGHT_BODY)
         assert (tight["fit"], fits["fit"]) == ("TIGHT", "FITS")
-        monkeypatch.setattr(views, "brief_fit_estimates", lambda brief: [tight, fits])
+        monkeypatch.setattr(views, "fit_table_estimates", lambda brief: [tight, fits])
         brief = BriefFactory(team=team)
         html = page.get(f"/briefs/{brief.pk}/").content.decode()
         h100 = _row(html, "h100-sxm5-80gb")

@@ -1,4 +1,5 @@
-"""POST /api/v1/estimate: DESIGN.md's contract, exactly; bad input is a 400 naming the field."""
+"""POST /api/v1/estimate: docs/design.md's contract, exactly; bad input is a 400 naming the
+field."""
 
 import json
 from pathlib import Path

@@ -13,7 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from apps.benchmarks import services
 from apps.benchmarks.model_identity import brief_model_identity, model_key
 from apps.benchmarks.models import BenchmarkRun
-from apps.briefs.selectors import brief_estimates
+from apps.benchmarks.selectors import brief_estimates
 from apps.catalog.models import Gpu
 from apps.core.roles import Role
 from apps.finance.models import CandidateRow

@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 
 from apps.benchmarks.models import BenchmarkRun
-from apps.briefs.selectors import brief_estimates
+from apps.benchmarks.selectors import brief_estimates
 from apps.catalog.models import Gpu
 from apps.finance.models import CandidateRow
 from apps.finance.services import candidate_table_recompute, candidate_tables_request_recompute

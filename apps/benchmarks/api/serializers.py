@@ -11,9 +11,10 @@ from apps.engine.constants import MAX_GPU_COUNT
 from apps.quotes.models import Quote
 from apps.quotes.selectors import quote_list_for_user
 
-_GPU_ERRORS = {"does_not_exist": "no GPU '{value}' in the catalog"}
-_SYSTEM_ERRORS = {"does_not_exist": "no system '{value}' in the catalog"}
-_QUOTE_ERRORS = {"does_not_exist": "no quote #{pk_value}"}
+# error_messages as the stubs type them (str or lazy str values).
+_GPU_ERRORS: dict[str, Any] = {"does_not_exist": "no GPU '{value}' in the catalog"}
+_SYSTEM_ERRORS: dict[str, Any] = {"does_not_exist": "no system '{value}' in the catalog"}
+_QUOTE_ERRORS: dict[str, Any] = {"does_not_exist": "no quote #{pk_value}"}
 MANUAL_PHASES = (BenchmarkRun.Phase.MEMORY_FIT, BenchmarkRun.Phase.FAILURE_OPS)
 
 
@@ -95,14 +96,16 @@ class ManualRunInputSerializer(_CandidateFields):
     """JSON: a Phase 1 or Phase 3 run entered by hand (results checked per phase)."""
 
     phase = serializers.ChoiceField(choices=[(p.value, p.label) for p in MANUAL_PHASES])
-    label = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    label = serializers.CharField(  # type: ignore[assignment]  # a field named like Field.label
+        required=False, allow_blank=True, max_length=200
+    )
     conditions = serializers.JSONField(required=False, validators=[FreeFormJson()])
     results = serializers.JSONField(validators=[FreeFormJson()])
 
 
 class BenchmarkRunOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
-    gpu = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    system = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    gpu = serializers.SlugRelatedField(slug_field="slug", read_only=True)  # type: ignore[var-annotated]
+    system = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)  # type: ignore[var-annotated]
     raw_file_url = serializers.SerializerMethodField(
         help_text="Where to download the results file as imported (token or session); null if "
         "the run was entered by hand"

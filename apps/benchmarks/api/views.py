@@ -23,6 +23,7 @@ from apps.core.parsers import JSONParser
 from apps.core.permissions import role_permission
 from apps.core.query import MAX_ID, ChoiceParam, IntParam, TextParam
 from apps.core.roles import BENCHMARK_EDITORS
+from apps.core.users import signed_in
 
 from .serializers import (
     BenchmarkRunOutputSerializer,
@@ -100,7 +101,7 @@ class BenchmarkRunImportApi(APIView):
             proxy=data.get("proxy", False),
             raw=upload.read(limit + 1),
             filename=upload.name or "result.json",
-            created_by=request.user,
+            created_by=signed_in(request.user),
         )
         return Response(
             import_output(outcome.runs, duplicate=outcome.duplicate),
@@ -156,7 +157,7 @@ class BenchmarkRunListCreateApi(APIView):
             label=data.get("label", ""),
             conditions=data.get("conditions"),
             results=data["results"],
-            created_by=request.user,
+            created_by=signed_in(request.user),
         )
         return Response(BenchmarkRunOutputSerializer(run).data, status=status.HTTP_201_CREATED)
 

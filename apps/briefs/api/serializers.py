@@ -7,6 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.briefs.choices import (
+    TRAINING_TYPES,
     DutyCycle,
     OperatingBoundary,
     Optimizer,
@@ -22,6 +23,7 @@ from apps.briefs.models import HOURS_PER_MONTH_MAX
 from apps.core.api import FreeFormJson, StrictJsonTypes
 from apps.engine import PRESETS, EngineInputError, model_from_hf_config
 from apps.engine.speculative import SPECULATIVE_MAX_TOKENS
+from apps.engine.types import LLM_SERVING_TYPES, Framework
 
 MAX_TOKENS = 10_000_000
 
@@ -220,7 +222,7 @@ class BriefInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: ig
     gpus = serializers.ListField(child=serializers.CharField(), required=False, write_only=True)
     gpu_count = serializers.IntegerField(required=False, write_only=True)
     framework = serializers.ChoiceField(
-        choices=[(t.value, t.label) for t in (Tooling.VLLM, Tooling.SGLANG, Tooling.TENSORRT_LLM)],
+        choices=[(f.value, dict(Tooling.choices)[f.value]) for f in Framework],
         required=False,
         write_only=True,
         help_text="The serving framework whose scheduler limits apply; stored as the first "
@@ -228,23 +230,14 @@ class BriefInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: ig
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        training_types = {
-            WorkloadType.TRAINING,
-            WorkloadType.FULL_FINETUNE,
-            WorkloadType.LORA_FINETUNE,
-            WorkloadType.QLORA_FINETUNE,
-        }
+        training_types = TRAINING_TYPES
         # A PATCH may leave the workload type out: the view passes the stored one in context.
         workload_type = attrs.get("workload_type", self.context.get("workload_type"))
         if attrs.get("training") and workload_type not in training_types:
             raise serializers.ValidationError({"training": f"not allowed for {workload_type}"})
         if attrs.get("image") and attrs.get("video"):
             raise serializers.ValidationError({"video": "give image or video, not both"})
-        serving_types = {
-            WorkloadType.BATCH_INFERENCE,
-            WorkloadType.REALTIME_INFERENCE,
-            WorkloadType.EVALUATION,
-        }
+        serving_types = LLM_SERVING_TYPES
         if attrs.get("speculative") and workload_type not in serving_types:
             raise serializers.ValidationError(
                 {"speculative": f"not allowed for {workload_type}: LLM serving only"}

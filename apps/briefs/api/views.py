@@ -8,9 +8,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.benchmarks.selectors import brief_estimates
 from apps.briefs.contract import body_to_fields
 from apps.briefs.selectors import (
-    brief_estimates,
     brief_get_for_user,
     brief_list_for_user,
     teams_for_user,
@@ -21,6 +21,7 @@ from apps.core.pagination import StandardPagination, paginated
 from apps.core.parsers import JSONParser
 from apps.core.permissions import role_permission
 from apps.core.roles import BRIEF_EDITORS
+from apps.core.users import signed_in
 from apps.engine import EngineInputError
 
 from .estimate import EngineErrorSerializer, EstimateOutputSerializer, engine_error_response
@@ -60,7 +61,7 @@ class BriefListCreateApi(APIView):
         payload.is_valid(raise_exception=True)
         data: dict[str, Any] = dict(payload.validated_data)
         team = _team_for(request, data.pop("team", None))
-        brief = brief_create(team=team, created_by=request.user, **body_to_fields(data))
+        brief = brief_create(team=team, created_by=signed_in(request.user), **body_to_fields(data))
         return Response(BriefOutputSerializer(brief).data, status=status.HTTP_201_CREATED)
 
 

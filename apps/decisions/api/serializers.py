@@ -3,7 +3,7 @@ from typing import Any
 from rest_framework import serializers
 
 from apps.core.api import FreeFormJson, StrictJsonTypes
-from apps.core.roles import DECISION_AUTHORS
+from apps.core.roles import DECISION_AUTHORS, Role
 from apps.decisions.checklist import QUESTION_KEYS
 from apps.decisions.models import ChecklistAnswer, DecisionRecord
 from apps.decisions.selectors import (
@@ -77,7 +77,7 @@ class DecisionRecordOutputSerializer(serializers.ModelSerializer):  # type: igno
     submitted_by = serializers.SerializerMethodField()
     chosen = serializers.SerializerMethodField()
     submitted_as = serializers.ChoiceField(
-        choices=DecisionRecord._meta.get_field("submitted_as").choices,
+        choices=Role.choices,  # DecisionRecord.submitted_as
         allow_blank=True,
         read_only=True,
         help_text="The role it was submitted in; blank until submitted.",

@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from apps.catalog.models import Gpu, GpuSystem
 from apps.core.api import StrictJsonTypes
+from apps.engine.costing import PricingTerm
 from apps.quotes.models import OWNED_FIELDS, ApiRoute, Provider, Quote
 from apps.quotes.selectors import quote_age_days, quote_is_stale
 
@@ -43,7 +44,7 @@ class QuoteInputSerializer(StrictJsonTypes, serializers.ModelSerializer):  # typ
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         instance = self.instance
         if instance is None and "hourly_price_per_gpu" not in attrs:
-            if attrs.get("pricing_term") != Quote.PricingTerm.OWNED:
+            if attrs.get("pricing_term") != PricingTerm.OWNED:
                 raise serializers.ValidationError(
                     {"hourly_price_per_gpu": "required unless the quote is owned (bought)"}
                 )
@@ -60,10 +61,10 @@ class QuoteInputSerializer(StrictJsonTypes, serializers.ModelSerializer):  # typ
 
 
 class QuoteOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
-    provider = serializers.PrimaryKeyRelatedField(read_only=True)
+    provider = serializers.PrimaryKeyRelatedField(read_only=True)  # type: ignore[var-annotated]
     provider_name = serializers.CharField(source="provider.name", read_only=True)
-    gpu = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
-    system = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    gpu = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)  # type: ignore[var-annotated]
+    system = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)  # type: ignore[var-annotated]
     stale = serializers.SerializerMethodField()
     age_days = serializers.SerializerMethodField()
 

@@ -13,6 +13,7 @@ from apps.core.parsers import JSONParser
 from apps.core.permissions import role_permission
 from apps.core.query import ChoiceParam
 from apps.core.roles import QUOTE_EDITORS
+from apps.core.users import signed_in
 from apps.quotes import services
 from apps.quotes.csv_rows import MAX_CSV_BYTES, QuoteRowParser
 from apps.quotes.models import ApiRoute, Provider
@@ -91,7 +92,7 @@ class QuoteListCreateApi(APIView):
     def post(self, request: Request) -> Response:
         payload = QuoteInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        quote = services.quote_create(created_by=request.user, **payload.validated_data)
+        quote = services.quote_create(created_by=signed_in(request.user), **payload.validated_data)
         return Response(QuoteOutputSerializer(quote).data, status=status.HTTP_201_CREATED)
 
 
@@ -108,7 +109,9 @@ class QuoteDetailApi(APIView):
         quote = quote_get_for_user(request.user, pk)
         payload = QuoteInputSerializer(quote, data=request.data, partial=True)
         payload.is_valid(raise_exception=True)
-        quote = services.quote_update(quote=quote, user=request.user, **payload.validated_data)
+        quote = services.quote_update(
+            quote=quote, user=signed_in(request.user), **payload.validated_data
+        )
         return Response(QuoteOutputSerializer(quote).data)
 
 
@@ -151,7 +154,7 @@ class QuoteImportApi(APIView):
             raise serializers.ValidationError({"file": "not UTF-8 text"}) from exc
         try:
             quotes = services.quotes_import_csv(
-                text=text, parse_row=QuoteRowParser(), created_by=request.user
+                text=text, parse_row=QuoteRowParser(), created_by=signed_in(request.user)
             )
         except services.QuoteImportError as exc:
             first = exc.errors[0]

@@ -16,7 +16,6 @@ from apps.engine.costing import (
     cost_api_candidate,
     cost_gpu_candidate,
     owned_gpu_month,
-    rank_candidates,
 )
 from apps.engine.types import EngineInputError, WorkloadType
 from tests.unit.costing.builders import finance, quote, realtime_capacity, realtime_demand
@@ -214,20 +213,3 @@ class TestValidation:
             finance(**{field: value})
 
         assert error.value.field == field
-
-
-class TestRankCandidates:
-    def test_ranks_by_unit_cost_among_rows_meeting_constraints(self):
-        cheap = gpu_row(quote=quote(price="1.00"))
-        dear = gpu_row(quote=quote(price="3.00"))
-        same = gpu_row(quote=quote(price="1.00"))
-        unfit = gpu_row(quote=quote(price="0.10"), capacity=realtime_capacity(fits=False))
-
-        ranking = rank_candidates([dear, unfit, cheap, same])
-
-        assert [(rank, row) for rank, row in ranking] == [
-            (1, cheap),
-            (1, same),
-            (3, dear),
-            (None, unfit),
-        ]

@@ -5,7 +5,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from apps.core.demo import demo_load
+from apps.demo.data import demo_load
 
 # The demo accounts exist only on a developer's embedded database (DEBUG on); production
 # refuses to load them. Override with DEMO_PASSWORD if you share a demo server.

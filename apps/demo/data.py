@@ -12,11 +12,10 @@ from django.db import transaction
 from apps.briefs.models import WorkloadBrief
 from apps.briefs.services import brief_create
 from apps.catalog.models import Gpu
+from apps.core.models import Team
+from apps.core.roles import Role
 from apps.finance.models import FinanceAssumptions
 from apps.quotes.models import ApiRoute, Provider, Quote
-
-from .models import Team
-from .roles import Role
 
 DEMO_USERS = (
     ("platform", Role.PLATFORM),
