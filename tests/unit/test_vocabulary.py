@@ -31,6 +31,8 @@ ENGINE_VOCABULARIES = {
     (WorkloadBrief, "operating_boundary"): costing.OperatingBoundary,
     (WorkloadBrief, "optimizer"): engine.Optimizer,
     (WorkloadBrief, "sharding"): engine.Sharding,
+    (WorkloadBrief, "speculative_method"): engine.SpeculativeMethod,
+    (FinanceAssumptions, "labour_allocation"): costing.LabourAllocation,
     (Quote, "pricing_term"): costing.PricingTerm,
     (DecisionRecord, "capacity_model"): CapacityOption,
     (CandidateRow, "basis"): costing.Basis,
@@ -65,6 +67,7 @@ BRIEF_CHOICES = {
     choices.Tooling: engine.Tooling,
     choices.Optimizer: engine.Optimizer,
     choices.Sharding: engine.Sharding,
+    choices.SpeculativeMethod: engine.SpeculativeMethod,
 }
 
 
