@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from apps.engine import constants as c
@@ -18,7 +18,7 @@ from apps.engine.memory import (
     utilization_advice,
     utilization_needed,
 )
-from apps.engine.performance import ServingModel, bound_of, serving_model
+from apps.engine.performance import ServingModel, bound_of, is_pcie_only, serving_model
 from apps.engine.precision import compute_path
 from apps.engine.types import (
     BASIS_ESTIMATED,
@@ -27,6 +27,7 @@ from apps.engine.types import (
     EstimateRequest,
     Fit,
     GpuSpec,
+    Layout,
     ModelSpec,
     Precision,
     WorkloadType,
@@ -54,6 +55,10 @@ class ServingSetup:
     kv_per_token_per_gpu: float
     kv: KvCost  # per-GPU KV bytes of one sequence by context (windowed / linear layers)
     sm: ServingModel
+    # GPUs a replica's sequences are spread over, each holding its own (DEP: dep; else 1: every
+    # GPU holds its share of every sequence).
+    seq_ranks: int = 1
+    logits_share: float = 1.0  # share of a sequence's logits each GPU holding it materialises
 
 
 @lru_cache(maxsize=1024)
@@ -65,26 +70,31 @@ def serving_setup(
     kv_precision: Precision,
     bw_scale: float,
     mfu_scale: float,
+    layout: Layout | None = None,
 ) -> ServingSetup:
+    """`layout` None: tensor parallel over `tp` GPUs."""
+    lay = layout if layout is not None else Layout(tp=tp)
     path = compute_path(gpu, weight_precision)
     sm = serving_model(
         model,
         gpu,
-        tp,
+        lay.tp,
         weight_precision=weight_precision,
         kv_precision=kv_precision,
         path=path,
         bw_scale=bw_scale,
         mfu_scale=mfu_scale,
+        layout=lay,
     )
     # The same per-GPU figures `serving_memory` gives, without the chunk-dependent activations.
     mem = serving_memory(
         model,
         gpu,
-        tp,
+        lay.tp,
         weight_precision=weight_precision,
         kv_precision=kv_precision,
         chunk_tokens=1,
+        layout=lay,
     )
     return ServingSetup(
         note=path.note,
@@ -95,12 +105,15 @@ def serving_setup(
         overhead_per_gpu=mem.overhead_per_gpu,
         activation_per_token=mem.activations_per_gpu,
         kv_per_token_per_gpu=mem.kv_per_token_per_gpu,
-        kv=kv_cost(model, kv_precision, tp),
+        kv=kv_cost(model, kv_precision, lay.tp, lay),
         sm=sm,
+        seq_ranks=lay.dep,
+        # TP ranks gather the full vocabulary; a pipeline's last stage alone samples.
+        logits_share=1.0,
     )
 
 
-_SetupKey = tuple[int, int, int, Precision, Precision, float, float]
+_SetupKey = tuple[int, int, Layout, Precision, Precision, float, float]
 _SETUPS: dict[_SetupKey, tuple[ModelSpec, GpuSpec, ServingSetup]] = {}
 _SETUPS_MAX = 4096
 
@@ -108,7 +121,7 @@ _SETUPS_MAX = 4096
 def _setup_for(
     model: ModelSpec,
     gpu: GpuSpec,
-    tp: int,
+    layout: Layout,
     weight_precision: Precision,
     kv_precision: Precision,
     bw_scale: float,
@@ -117,11 +130,13 @@ def _setup_for(
     """`serving_setup`, memoised by the identity of the (usually long-lived) model and GPU
     objects: hashing two 15-19-field dataclasses per evaluation costs more than the lookup. The
     entry keeps both objects alive, so their ids cannot be reused while it exists."""
-    key = (id(model), id(gpu), tp, weight_precision, kv_precision, bw_scale, mfu_scale)
+    key = (id(model), id(gpu), layout, weight_precision, kv_precision, bw_scale, mfu_scale)
     hit = _SETUPS.get(key)
     if hit is not None and hit[0] is model and hit[1] is gpu:
         return hit[2]
-    setup = serving_setup(model, gpu, tp, weight_precision, kv_precision, bw_scale, mfu_scale)
+    setup = serving_setup(
+        model, gpu, layout.tp, weight_precision, kv_precision, bw_scale, mfu_scale, layout
+    )
     if len(_SETUPS) >= _SETUPS_MAX:
         _SETUPS.clear()
     _SETUPS[key] = (model, gpu, setup)
@@ -131,6 +146,7 @@ def _setup_for(
 def clear_serving_caches() -> None:
     _SETUPS.clear()
     serving_setup.cache_clear()
+    _candidate_layouts.cache_clear()
 
 
 def _latency(
@@ -364,17 +380,21 @@ _TIGHT_NOTE = (
 )
 
 
-def estimate_serving(
+def _estimate_layout(
     req: EstimateRequest,
     gpu: GpuSpec,
     gpu_count: int,
     calibration: Mapping[str, float],
-) -> Estimate:
+    layout: Layout,
+) -> tuple[Estimate, float]:
+    """The estimate under one layout, and its score for the layout search: output tokens/s of
+    the replica at the estimate's batch, or with a latency target at the largest concurrency
+    that meets it (0 when none does)."""
     model = req.model
     setup = _setup_for(
         model,
         gpu,
-        gpu_count,
+        layout,
         req.weight_precision,
         req.kv_cache_precision,
         calibration.get("decode_bw_efficiency", 1.0) if calibration else 1.0,
@@ -400,7 +420,9 @@ def estimate_serving(
     fixed = setup.weights_per_gpu + activations + setup.overhead_per_gpu
     logits_per_seq = model.vocab_size * c.LOGITS_BYTES
     free = max(setup.usable_per_gpu - fixed, 0.0)
-    mem_max = int(min(free / (kv_per_seq + logits_per_seq), c.MAX_REPORTED_CONCURRENCY))
+    # DEP: each GPU holds its own sequences whole, so a replica holds ranks x what one GPU does.
+    ranks = setup.seq_ranks
+    mem_max = _sequences_fitting(free, kv_per_seq + logits_per_seq, ranks)
     if explicit_conc is not None:
         conc = explicit_conc
     elif req.workload_type is WorkloadType.REALTIME_INFERENCE:
@@ -412,7 +434,7 @@ def estimate_serving(
             # Not one sequence fits the default share: size the batch at the largest share a
             # TIGHT verdict may advise, so the batch and the advice describe one deployment.
             tight_free = max(setup.capacity_per_gpu * c.TIGHT_MEMORY_FRACTION - fixed, 0.0)
-            room = int(min(tight_free / (kv_per_seq + logits_per_seq), c.MAX_REPORTED_CONCURRENCY))
+            room = _sequences_fitting(tight_free, kv_per_seq + logits_per_seq, ranks)
             share = f" with {c.TIGHT_MEMORY_FRACTION:.0%} of GPU memory"
         limit = max(1, min(room, max_seqs))
         conc = best_batch(sm, req, limit)
@@ -425,10 +447,11 @@ def estimate_serving(
             f"batch chosen: {conc} sequence{'s' if conc != 1 else ''} in flight, the best "
             f"throughput of the batches up to {limit} ({bound})"
         )
-    kv_used = conc * kv_per_seq
-    logits = conc * logits_per_seq
+    local = -(-conc // ranks)  # sequences on the busiest GPU: ceil(conc / ranks)
+    kv_used = local * kv_per_seq
+    logits = local * logits_per_seq
     required = fixed + kv_used + logits
-    kv_room = max(free - logits, 0.0) / max(conc, 1)
+    kv_room = max(free - logits, 0.0) / max(local, 1)
     max_ctx = int(min(kv.max_context(kv_room), model.max_context_tokens))
     # FITS is exactly "within the usable share of the GPU"; TIGHT first tries a larger share,
     # then a smaller batch or shorter context at the default share.
@@ -442,8 +465,8 @@ def estimate_serving(
         if smaller is not None:
             fit_advice += f"; or, at the default, {smaller}"
         free = max(capacity * utilization_needed(required, capacity) - fixed, 0.0)
-        mem_max = int(min(free / (kv_per_seq + logits_per_seq), c.MAX_REPORTED_CONCURRENCY))
-        kv_room = max(free - logits, 0.0) / max(conc, 1)
+        mem_max = _sequences_fitting(free, kv_per_seq + logits_per_seq, ranks)
+        kv_room = max(free - logits, 0.0) / max(local, 1)
         max_ctx = int(min(kv.max_context(kv_room), model.max_context_tokens))
     elif fit is Fit.NO:
         fit_advice = _smaller_workload(conc, mem_max, ctx_p95, max_ctx)
@@ -465,6 +488,8 @@ def estimate_serving(
     elif fit is Fit.TIGHT:
         notes.append(_TIGHT_NOTE)
     notes.append(_PERFORMANCE_NOTE)
+    label = layout.label(gpu.max_gpus_per_node)
+    notes.append(_layout_note(layout, label, model, gpu))
     memory = breakdown_of(
         gpu_count,
         setup.capacity_per_gpu,
@@ -476,7 +501,15 @@ def estimate_serving(
         0.0,
         setup.overhead_per_gpu,
     )
-    return new_estimate(
+    capacity_plan = _capacity(
+        sm, req, gpu_count, mem_max, conc, prefill_s, has_target, at_conc, max_seqs
+    )
+    if has_target:
+        at_target = capacity_plan.max_concurrency_at_target or 0
+        score = at_target / _throughput_step(sm, req, at_target)[0] if at_target > 0 else 0.0
+    else:
+        score = tok_s
+    estimate = new_estimate(
         gpu.slug,
         gpu_count,
         fits,
@@ -500,8 +533,120 @@ def estimate_serving(
             None,
         ),
         meets,
-        _capacity(sm, req, gpu_count, mem_max, conc, prefill_s, has_target, at_conc, max_seqs),
+        capacity_plan,
         None,
         BASIS_ESTIMATED,
         tuple(notes),
+        label,
     )
+    return estimate, score
+
+
+def _sequences_fitting(free: float, per_sequence: float, ranks: int) -> int:
+    """Sequences a replica holds when each of `ranks` GPUs has `free` bytes and a sequence on
+    a GPU takes `per_sequence` of them (ranks 1: every GPU holds its share of every sequence)."""
+    per_gpu = free / per_sequence if per_sequence > 0 else float(c.MAX_REPORTED_CONCURRENCY)
+    if ranks > 1:
+        per_gpu = math.floor(per_gpu) * ranks
+    return int(min(per_gpu, c.MAX_REPORTED_CONCURRENCY))
+
+
+def _layout_note(layout: Layout, label: str, model: ModelSpec, gpu: GpuSpec) -> str:
+    """What the layout means, in words."""
+    n = layout.gpus
+    nodes = -(-n // max(gpu.max_gpus_per_node, 1))
+    over = f"over {nodes} nodes' network" if nodes > 1 else "within the node"
+    if layout.dep > 1:
+        kv = "its MLA latent KV cache" if model.is_mla else "its KV cache"
+        return (
+            f"layout {label}: attention data-parallel on {n} GPUs (each serves its own sequences "
+            f"and holds {kv}), {model.experts // n} routed experts per GPU, attention and dense "
+            f"weights on every GPU; one all-to-all dispatch and combine per MoE layer {over}"
+        )
+    if layout.pp > 1:
+        return (
+            f"layout {label}: {layout.pp} pipeline stages of ~{-(-model.layers // layout.pp)} "
+            f"layers, each tensor-parallel over {layout.tp} GPU{'s' if layout.tp != 1 else ''}; "
+            f"activations passed stage to stage {over}, and fewer sequences in flight than "
+            "stages leave stages idle (the pipeline bubble)"
+        )
+    if n == 1:
+        return f"layout {label}: the whole model on one GPU"
+    return f"layout {label}: tensor parallel over {n} GPUs, two all-reduces per layer {over}"
+
+
+def _tp_ok(model: ModelSpec, tp: int) -> bool:
+    """vLLM's rule: tensor parallelism must divide the attention heads; KV heads split evenly
+    or are replicated (tp a multiple of them)."""
+    if tp <= 1:
+        return True
+    heads, kv = model.attention_heads, model.kv_heads
+    if heads % tp:
+        return False
+    return model.is_mla or kv <= 0 or (kv % tp == 0 if kv >= tp else tp % kv == 0)
+
+
+@lru_cache(maxsize=4096)
+def _candidate_layouts(
+    model: ModelSpec, per_node: int, pcie: bool, n: int
+) -> tuple[Layout, ...]:
+    """The handful of layouts the engine tries for `n` GPUs: TP n first (the reference, and
+    the answer when nothing else applies); on PCIe-only GPUs, or beyond one node, TP within the
+    node (or within a power-of-two group) x pipeline stages; for an MoE model, DEP n when its
+    routed experts split evenly over n GPUs (constants, parallel-layouts block)."""
+    out: list[Layout] = []
+    if _tp_ok(model, n):
+        out.append(Layout(tp=n))
+    if n > 1 and (pcie or n > per_node):
+        for pp in range(2, min(n, model.layers) + 1):
+            if n % pp:
+                continue
+            tp = n // pp
+            if tp > per_node or not _tp_ok(model, tp):
+                continue
+            # Beyond one node only TP-within-node x PP-across-nodes; PCIe boxes try every split.
+            if not pcie and tp != min(per_node, n):
+                continue
+            out.append(Layout(tp=tp, pp=pp))
+    if n > 1 and model.experts > 1 and model.experts % n == 0 and n <= model.experts:
+        out.append(Layout(dep=n))
+    return tuple(out) or (Layout(tp=n),)
+
+
+def candidate_layouts(model: ModelSpec, gpu: GpuSpec, n: int) -> tuple[Layout, ...]:
+    return _candidate_layouts(model, max(gpu.max_gpus_per_node, 1), is_pcie_only(gpu), n)
+
+
+_FIT_RANK = {Fit.FITS: 2, Fit.TIGHT: 1, Fit.NO: 0}
+
+
+def estimate_serving(
+    req: EstimateRequest,
+    gpu: GpuSpec,
+    gpu_count: int,
+    calibration: Mapping[str, float],
+    layout: Layout | None = None,
+) -> Estimate:
+    """The estimate on `gpu_count` x `gpu` under the best of the candidate layouts (or under
+    `layout` when given): the best fit verdict first, then meeting the latency target, then the
+    most output tokens/s (with a target: at the largest concurrency that meets it; offline
+    batch: at the batch it chooses). The same GPU count, so per replica = per GPU. Ties keep
+    the earlier candidate (TP first)."""
+    if layout is not None:
+        return _estimate_layout(req, gpu, gpu_count, calibration, layout)[0]
+    layouts = candidate_layouts(req.model, gpu, gpu_count)
+    best, best_score = _estimate_layout(req, gpu, gpu_count, calibration, layouts[0])
+    if len(layouts) == 1:
+        return best
+    tried = [(best.layout, best_score)]
+    best_key = (_FIT_RANK[best.fit], best.meets_latency_target is not False)
+    for lay in layouts[1:]:
+        e, score = _estimate_layout(req, gpu, gpu_count, calibration, lay)
+        tried.append((e.layout, score))
+        key = (_FIT_RANK[e.fit], e.meets_latency_target is not False)
+        if key > best_key or (key == best_key and score > best_score * (1.0 + 1e-9)):
+            best, best_score, best_key = e, score, key
+    others = ", ".join(f"{name} {score:,.0f}" for name, score in tried if name != best.layout)
+    what = "output tokens/s at the latency target" if req.has_latency_target else "output tokens/s"
+    note = f"layout chosen: {best.layout} ({best_score:,.0f} {what}; also tried {others})"
+    return replace(best, notes=(*best.notes, note))
