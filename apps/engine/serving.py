@@ -591,21 +591,23 @@ def _candidate_layouts(
     model: ModelSpec, per_node: int, pcie: bool, n: int
 ) -> tuple[Layout, ...]:
     """The handful of layouts the engine tries for `n` GPUs: TP n first (the reference, and
-    the answer when nothing else applies); on PCIe-only GPUs, or beyond one node, TP within the
-    node (or within a power-of-two group) x pipeline stages; for an MoE model, DEP n when its
-    routed experts split evenly over n GPUs (constants, parallel-layouts block)."""
+    the answer when nothing else applies); on PCIe-only GPUs, beyond one node, or for a count
+    TP cannot split (6 GPUs for 64 heads), TP x pipeline stages; for an MoE model, DEP n when
+    its routed experts split evenly over n GPUs (constants, parallel-layouts block)."""
     out: list[Layout] = []
-    if _tp_ok(model, n):
+    tp_n = _tp_ok(model, n)
+    if tp_n:
         out.append(Layout(tp=n))
-    if n > 1 and (pcie or n > per_node):
+    if n > 1 and (pcie or n > per_node or not tp_n):
         for pp in range(2, min(n, model.layers) + 1):
             if n % pp:
                 continue
             tp = n // pp
             if tp > per_node or not _tp_ok(model, tp):
                 continue
-            # Beyond one node only TP-within-node x PP-across-nodes; PCIe boxes try every split.
-            if not pcie and tp != min(per_node, n):
+            # NVLink nodes: TP within the node x PP across nodes (or, for a count TP cannot
+            # split, the widest TP that divides it); PCIe boxes try every split.
+            if not pcie and tp_n and tp != min(per_node, n):
                 continue
             out.append(Layout(tp=tp, pp=pp))
     if n > 1 and model.experts > 1 and model.experts % n == 0 and n <= model.experts:
@@ -633,6 +635,8 @@ def estimate_serving(
     batch: at the batch it chooses). The same GPU count, so per replica = per GPU. Ties keep
     the earlier candidate (TP first)."""
     if layout is not None:
+        if layout.gpus != gpu_count:
+            raise ValueError(f"layout {layout} uses {layout.gpus} GPUs, not {gpu_count}")
         return _estimate_layout(req, gpu, gpu_count, calibration, layout)[0]
     layouts = candidate_layouts(req.model, gpu, gpu_count)
     best, best_score = _estimate_layout(req, gpu, gpu_count, calibration, layouts[0])
