@@ -125,9 +125,11 @@ def main() -> None:
         "value cites the same paper; they check the FLOPs-per-token accounting only.",
         "- Blackwell throughput is covered only by the RTX PRO 6000 rows (gpt-oss-20b); B200, "
         "GB200 NVL72 and LoRA/QLoRA throughput have no published point here yet.",
-        "- MoE / MLA throughput of the large models is known to be off (the two DeepSeek-R1 rows "
-        "give ~0.5-0.6x): the engine models tensor parallelism only, while the measured stacks "
-        "run attention data-parallel with expert parallelism (issue 13's layouts).",
+        "- Each row is one serving engine over its GPUs: the engine's best single-engine layout "
+        "(TP, TP x PP or, for MoE, DEP = attention data-parallel + expert parallel) is compared, "
+        "not several data-parallel engines side by side. The two DeepSeek-R1 throughput rows "
+        "(DEP8 chosen) still read 0.65-0.76x: the all-to-all / compute overlap and MTP of the "
+        "measured stacks are not modelled.",
         "",
     ]
     text = "\n".join(lines)

@@ -37,17 +37,19 @@ def estimate_at(
     calibration: Mapping[str, float] | None = None,
     *,
     layout: Layout | None = None,
+    data_parallel: bool = True,
 ) -> Estimate:
     """Evaluate `request` on `gpu_count` x `gpu`.
 
     `calibration` multiplies efficiency factors by name: decode_bw_efficiency, prefill_mfu,
     training_mfu (1.0 = the documented constants). Serving picks the best parallel layout for
-    the count (serving.estimate_serving) unless `layout` forces one (its GPUs = gpu_count).
+    the count (serving.estimate_serving) unless `layout` forces one (its GPUs = gpu_count);
+    `data_parallel` False keeps to one engine over all `gpu_count` GPUs (no DPn x ... layouts).
     """
     cal = calibration or _NO_CALIBRATION
     wt = request.workload_type
     if wt in LLM_SERVING_TYPES:
-        return estimate_serving(request, gpu, gpu_count, cal, layout)
+        return estimate_serving(request, gpu, gpu_count, cal, layout, data_parallel=data_parallel)
     if wt in TRAINING_TYPES:
         return estimate_training(request, gpu, gpu_count, cal)
     if wt in MEDIA_TYPES:

@@ -154,6 +154,7 @@ class ServingModel:
     a2a_fixed_s: float = 0.0  # DEP: fixed dispatch + combine latency, all MoE layers
     p2p_s_per_token: float = 0.0  # PP: seconds per token to hand activations to the next stage
     p2p_fixed_s: float = 0.0  # PP: fixed latency of one stage-to-stage send
+    replicas: int = 1  # independent engines (plain data parallel) sharing the replica's work
 
     def times(
         self, decode_seqs: float, context: float, prefill_tokens: float, prefill_context: float
@@ -164,7 +165,17 @@ class ServingModel:
         every sequence advances one token takes p stage times of one micro-batch (its share of
         the sequences), plus p stage-to-stage sends. A lone batch or prompt (fewer sequences than
         stages) runs the stages in turn, idle otherwise: the pipeline bubble.
+
+        Plain data parallel (`replicas` engines): each engine runs its own share of the
+        sequences, the busiest ceil(seqs / replicas); a lone prompt runs on one engine.
         """
+        r = self.replicas
+        if r > 1 and decode_seqs > 0:
+            # The prompts carried in a step belong to the sequences replacing finished ones, so
+            # an engine carries them in proportion to the sequences it holds.
+            busiest = float(math.ceil(decode_seqs / r - 1e-9))
+            prefill_tokens *= busiest / decode_seqs
+            decode_seqs = busiest
         pp = self.pp
         if pp <= 1:
             return self._pass(decode_seqs, context, prefill_tokens, prefill_context)
@@ -182,10 +193,12 @@ class ServingModel:
         tokens = decode_seqs + prefill_tokens  # routed through the MoE layers, replica-wide
         if self.dp > 1:
             # DEP: a GPU attends only to its own sequences; the busiest holds ceil(seqs / dp).
-            # The prompts mixed into a decode step spread over the ranks; a prompt on its own
-            # (decode_seqs 0) runs on one.
+            # The prompts mixed into a decode step go with the sequences they replace; a prompt
+            # on its own (decode_seqs 0) runs on one GPU.
             local_decode = float(math.ceil(decode_seqs / self.dp - 1e-9))
-            local_prefill = prefill_tokens / self.dp if decode_seqs > 0 else prefill_tokens
+            local_prefill = (
+                prefill_tokens * local_decode / decode_seqs if decode_seqs > 0 else prefill_tokens
+            )
         else:
             local_decode, local_prefill = decode_seqs, prefill_tokens
         decode_expert_s = prefill_expert_s = 0.0
@@ -393,7 +406,7 @@ def serving_model(
     mc = model_coefficients(model, weight_precision, kv_precision)
     eff = c.DECODE_BW_EFFICIENCY.get(gpu.architecture, 0.7) * bw_scale
     rate = path.tflops * 1e12 * path.mfu * mfu_scale
-    link = link_gb_per_s(gpu, lay.gpus if dp > 1 else tp)
+    link = link_gb_per_s(gpu, dp if dp > 1 else tp)
     kv = kv_cost(model, kv_precision, tp, lay)
     stage = stage_fraction(model, lay.pp)
     stage_layers = math.ceil(model.layers / lay.pp) if lay.pp > 1 else model.layers
@@ -431,7 +444,7 @@ def serving_model(
         expert_flops = mc.expert_flops_per_token / split
         a2a_per_token = a2a_fixed = 0.0
         allreduces = c.ALLREDUCES_PER_LAYER * stage_layers
-    p2p_link = link_gb_per_s(gpu, lay.gpus)
+    p2p_link = link_gb_per_s(gpu, lay.engine_gpus)
     return ServingModel(
         tp=tp,
         layers=model.layers,
@@ -472,6 +485,7 @@ def serving_model(
         a2a_fixed_s=a2a_fixed,
         p2p_s_per_token=model.hidden_size * c.BYTES_16BIT / (p2p_link * c.GB),
         p2p_fixed_s=c.PP_P2P_LATENCY_S,
+        replicas=lay.replicas,
     )
 
 

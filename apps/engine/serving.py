@@ -107,7 +107,7 @@ def serving_setup(
         kv_per_token_per_gpu=mem.kv_per_token_per_gpu,
         kv=kv_cost(model, kv_precision, lay.tp, lay),
         sm=sm,
-        seq_ranks=lay.dep,
+        seq_ranks=lay.dep * lay.replicas,
         # TP ranks gather the full vocabulary; a pipeline's last stage alone samples.
         logits_share=1.0,
     )
@@ -412,7 +412,9 @@ def _estimate_layout(
             f"{model.max_context_tokens}-token window"
         )
     explicit_conc = req.concurrency
-    max_seqs = scheduler_max_seqs(gpu)
+    # Each data-parallel engine / attention-DP rank runs its own scheduler (vLLM "Data Parallel
+    # Deployment": one engine core per DP rank; SGLang DP attention: one scheduler per DP worker).
+    max_seqs = scheduler_max_seqs(gpu) * setup.seq_ranks
     chunk = min(c.SERVING_PREFILL_CHUNK_TOKENS, max(in95, 1) * (explicit_conc or 1))
     activations = max(chunk, 1) * setup.activation_per_token
     kv = setup.kv
@@ -553,6 +555,12 @@ def _sequences_fitting(free: float, per_sequence: float, ranks: int) -> int:
 
 def _layout_note(layout: Layout, label: str, model: ModelSpec, gpu: GpuSpec) -> str:
     """What the layout means, in words."""
+    if layout.replicas > 1:
+        inner = Layout(tp=layout.tp, pp=layout.pp, dep=layout.dep)
+        return (
+            f"{_layout_note(inner, label, model, gpu)}; {layout.replicas} such engines side by "
+            "side (data parallel), each serving its own share of the sequences"
+        )
     n = layout.gpus
     nodes = -(-n // max(gpu.max_gpus_per_node, 1))
     over = f"over {nodes} nodes' network" if nodes > 1 else "within the node"
@@ -612,7 +620,16 @@ def _candidate_layouts(
             out.append(Layout(tp=tp, pp=pp))
     if n > 1 and model.experts > 1 and model.experts % n == 0 and n <= model.experts:
         out.append(Layout(dep=n))
-    return tuple(out) or (Layout(tp=n),)
+    if not out:
+        out.append(Layout(tp=n))
+    if n % 2 == 0:
+        # Two engines of every layout for n / 2 (recursively: DP4 x TP2, DP8 x TP1, ...), so a
+        # larger count can always do what the smaller one did, twice.
+        for inner in _candidate_layouts(model, per_node, pcie, n // 2):
+            dp = Layout(tp=inner.tp, pp=inner.pp, dep=inner.dep, replicas=inner.replicas * 2)
+            if dp not in out:
+                out.append(dp)
+    return tuple(out)
 
 
 def candidate_layouts(model: ModelSpec, gpu: GpuSpec, n: int) -> tuple[Layout, ...]:
@@ -628,29 +645,46 @@ def estimate_serving(
     gpu_count: int,
     calibration: Mapping[str, float],
     layout: Layout | None = None,
+    *,
+    data_parallel: bool = True,
 ) -> Estimate:
     """The estimate on `gpu_count` x `gpu` under the best of the candidate layouts (or under
     `layout` when given): the best fit verdict first, then meeting the latency target, then the
     most output tokens/s (with a target: at the largest concurrency that meets it; offline
     batch: at the batch it chooses). The same GPU count, so per replica = per GPU. Ties keep
-    the earlier candidate (TP first)."""
+    the earlier candidate (TP first). `data_parallel` False leaves out the layouts of several
+    independent engines (one engine over all the GPUs, as a published benchmark runs)."""
     if layout is not None:
         if layout.gpus != gpu_count:
             raise ValueError(f"layout {layout} uses {layout.gpus} GPUs, not {gpu_count}")
         return _estimate_layout(req, gpu, gpu_count, calibration, layout)[0]
     layouts = candidate_layouts(req.model, gpu, gpu_count)
+    if not data_parallel:
+        layouts = tuple(lay for lay in layouts if lay.replicas == 1) or layouts
     best, best_score = _estimate_layout(req, gpu, gpu_count, calibration, layouts[0])
     if len(layouts) == 1:
         return best
     tried = [(best.layout, best_score)]
     best_key = (_FIT_RANK[best.fit], best.meets_latency_target is not False)
+    cal = calibration
+    bw = cal.get("decode_bw_efficiency", 1.0) if cal else 1.0
+    mfu = cal.get("prefill_mfu", 1.0) if cal else 1.0
     for lay in layouts[1:]:
+        setup = _setup_for(
+            req.model, gpu, lay, req.weight_precision, req.kv_cache_precision, bw, mfu
+        )
+        if setup.weights_per_gpu + setup.overhead_per_gpu > (
+            setup.capacity_per_gpu * c.TIGHT_MEMORY_FRACTION
+        ):
+            continue  # the weights alone do not fit: no batch or context can make it fit
         e, score = _estimate_layout(req, gpu, gpu_count, calibration, lay)
         tried.append((e.layout, score))
         key = (_FIT_RANK[e.fit], e.meets_latency_target is not False)
         if key > best_key or (key == best_key and score > best_score * (1.0 + 1e-9)):
             best, best_score, best_key = e, score, key
     others = ", ".join(f"{name} {score:,.0f}" for name, score in tried if name != best.layout)
+    if not others:
+        return best
     what = "output tokens/s at the latency target" if req.has_latency_target else "output tokens/s"
     note = f"layout chosen: {best.layout} ({best_score:,.0f} {what}; also tried {others})"
     return replace(best, notes=(*best.notes, note))

@@ -316,24 +316,34 @@ class Layout:
     consecutive groups). `dep` > 1: DEP, attention data-parallel over `dep` GPUs (each holds its
     own sequences and their KV cache) with the routed experts split across the same GPUs (expert
     parallel) and attention, dense and shared-expert weights replicated on each; then tp = pp = 1.
+    `replicas` > 1: plain data parallelism inside the replica, that many independent engines of
+    the layout above, each with its own share of the sequences (vLLM --data-parallel-size).
     """
 
     tp: int = 1
     pp: int = 1
     dep: int = 1
+    replicas: int = 1
+
+    @property
+    def engine_gpus(self) -> int:
+        """GPUs of one engine (one tp x pp group, or one DEP group)."""
+        return self.tp * self.pp * self.dep
 
     @property
     def gpus(self) -> int:
-        return self.tp * self.pp * self.dep
+        return self.replicas * self.tp * self.pp * self.dep
 
     def label(self, gpus_per_node: int) -> str:
-        """e.g. "TP8", "DEP8", "TP2xPP2", "PP4", "DEP16 (2 nodes)"."""
+        """e.g. "TP8", "DEP8", "TP2xPP2", "PP4", "DP2xTP4", "DEP16 (2 nodes)"."""
         if self.dep > 1:
             name = f"DEP{self.dep}"
         elif self.pp > 1:
             name = f"TP{self.tp}xPP{self.pp}" if self.tp > 1 else f"PP{self.pp}"
         else:
             name = f"TP{self.tp}"
+        if self.replicas > 1:
+            name = f"DP{self.replicas}x{name}"
         per_node = max(gpus_per_node, 1)
         nodes = -(-self.gpus // per_node)
         return f"{name} ({nodes} nodes)" if nodes > 1 else name

@@ -61,7 +61,9 @@ def _request(row: dict[str, str]) -> EstimateRequest:
 
 
 def _value(row: dict[str, str]) -> float:
-    e = estimate_at(_request(row), gpu(row["gpu"]), int(row["gpu_count"]))
+    # A published figure on N GPUs is one serving engine over them (TP, TP x PP or DEP, the
+    # engine's best such layout), not several data-parallel engines side by side.
+    e = estimate_at(_request(row), gpu(row["gpu"]), int(row["gpu_count"]), data_parallel=False)
     metric = row["metric"]
     p = e.performance
     values: dict[str, float | None] = {

@@ -72,6 +72,7 @@ def _req(
         (Layout(dep=16), 8, "DEP16 (2 nodes)"),
         (Layout(tp=8, pp=4), 8, "TP8xPP4 (4 nodes)"),
         (Layout(tp=16), 72, "TP16"),
+        (Layout(tp=4, replicas=2), 8, "DP2xTP4"),
     ],
 )
 def test_layout_labels(layout: Layout, per_node: int, label: str) -> None:
@@ -134,11 +135,28 @@ def test_deepseek_r1_fp8_on_h100_needs_two_nodes() -> None:
     assert one_node.gpu_count <= 8
 
 
-def test_dense_models_on_nvlink_stay_tensor_parallel() -> None:
-    for n in (1, 2, 4, 8):
-        assert candidate_layouts(PRESETS["llama-3.1-70b"], H100, n) == (Layout(tp=n),)
+def test_dense_models_on_nvlink_try_tensor_and_data_parallel_only() -> None:
+    """No pipeline or expert layouts for a dense model within an NVLink node: TP n, and data
+    parallel engines of the smaller TP groups (DP2 x TP4, DP4 x TP2, DP8 x TP1)."""
+    model = PRESETS["llama-3.1-70b"]
+    assert candidate_layouts(model, H100, 1) == (Layout(tp=1),)
+    assert candidate_layouts(model, H100, 8) == (
+        Layout(tp=8),
+        Layout(tp=4, replicas=2),
+        Layout(tp=2, replicas=4),
+        Layout(tp=1, replicas=8),
+    )
     e = estimate_at(_req("llama-3.1-70b", Precision.FP8), H100, 4)
     assert e.layout == "TP4"
+
+
+def test_a_small_model_on_many_gpus_runs_data_parallel_engines() -> None:
+    """8B on 8 x H100 offline: eight-way TP pays 64 all-reduces a step for a model that fits one
+    GPU; engines side by side (vLLM --data-parallel-size) do more."""
+    e = estimate_at(_req("llama-3.1-8b", Precision.FP8), H100, 8)
+    tp8 = estimate_at(_req("llama-3.1-8b", Precision.FP8), H100, 8, layout=Layout(tp=8))
+    assert e.layout is not None and e.layout.startswith("DP")
+    assert e.performance.output_tokens_per_s > tp8.performance.output_tokens_per_s
 
 
 def test_a_pcie_box_considers_pipeline_layouts_and_may_pick_one() -> None:
