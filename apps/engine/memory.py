@@ -79,9 +79,7 @@ def routed_expert_bytes(model: ModelSpec, weight_precision: Precision) -> float:
     if ck is not None and weight_precision is ck.precision:
         return ck.routed_expert_bytes
     per_param = weight_bytes(model, weight_precision) / model.total_params
-    per_expert = (model.total_params - model.active_params) / (
-        model.experts - model.active_experts
-    )
+    per_expert = (model.total_params - model.active_params) / (model.experts - model.active_experts)
     return per_expert * model.experts * per_param
 
 

@@ -150,7 +150,7 @@ class ServingModel:
     pp: int = 1  # pipeline stages
     dp: int = 1  # DEP: attention data-parallel ranks = expert-parallel ranks (1: none)
     local_experts: float = 0.0  # routed experts per GPU (TP: all of them; DEP: experts / dp)
-    a2a_s_per_token: float = 0.0  # DEP: dispatch + combine seconds per token a GPU sends, all layers
+    a2a_s_per_token: float = 0.0  # DEP: dispatch + combine s per token a GPU sends, all layers
     a2a_fixed_s: float = 0.0  # DEP: fixed dispatch + combine latency, all MoE layers
     p2p_s_per_token: float = 0.0  # PP: seconds per token to hand activations to the next stage
     p2p_fixed_s: float = 0.0  # PP: fixed latency of one stage-to-stage send

@@ -595,9 +595,7 @@ def _tp_ok(model: ModelSpec, tp: int) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _candidate_layouts(
-    model: ModelSpec, per_node: int, pcie: bool, n: int
-) -> tuple[Layout, ...]:
+def _candidate_layouts(model: ModelSpec, per_node: int, pcie: bool, n: int) -> tuple[Layout, ...]:
     """The handful of layouts the engine tries for `n` GPUs: TP n first (the reference, and
     the answer when nothing else applies); on PCIe-only GPUs, beyond one node, or for a count
     TP cannot split (6 GPUs for 64 heads), TP x pipeline stages; for an MoE model, DEP n when

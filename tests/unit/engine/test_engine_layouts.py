@@ -3,8 +3,6 @@ counts beyond one node; the layout the engine picks per count; MLA prefill and K
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from engine_catalog import gpu, load_gpus
 from hypothesis import given, settings
