@@ -146,6 +146,7 @@ def _setup_for(
 def clear_serving_caches() -> None:
     _SETUPS.clear()
     serving_setup.cache_clear()
+    _LAYOUTS.clear()
     _candidate_layouts.cache_clear()
 
 
@@ -630,8 +631,20 @@ def _candidate_layouts(model: ModelSpec, per_node: int, pcie: bool, n: int) -> t
     return tuple(out)
 
 
+_LAYOUTS: dict[tuple[int, int, int], tuple[ModelSpec, GpuSpec, tuple[Layout, ...]]] = {}
+
+
 def candidate_layouts(model: ModelSpec, gpu: GpuSpec, n: int) -> tuple[Layout, ...]:
-    return _candidate_layouts(model, max(gpu.max_gpus_per_node, 1), is_pcie_only(gpu), n)
+    """`_candidate_layouts` for `n` x `gpu`, memoised by object identity as `_setup_for` is."""
+    key = (id(model), id(gpu), n)
+    hit = _LAYOUTS.get(key)
+    if hit is not None and hit[0] is model and hit[1] is gpu:
+        return hit[2]
+    out = _candidate_layouts(model, max(gpu.max_gpus_per_node, 1), is_pcie_only(gpu), n)
+    if len(_LAYOUTS) >= _SETUPS_MAX:
+        _LAYOUTS.clear()
+    _LAYOUTS[key] = (model, gpu, out)
+    return out
 
 
 _FIT_RANK = {Fit.FITS: 2, Fit.TIGHT: 1, Fit.NO: 0}
