@@ -454,3 +454,9 @@ PCIE_INTERCONNECT_MARKERS: Final = ("pcie", "bridge")
 # count that fits wins, DESIGN.md): DeepSeek-R1 FP8 on H100 needs two 8-GPU nodes, BF16 four
 # (SGLang docs "DeepSeek V3/V3.1/R1 Usage", recommended settings).
 AUTO_NODE_COUNTS: Final = (2, 4)
+# NVLink bridges join 2 (or 4) GPUs (A100 / H100 PCIe, H100 NVL, H200 NVL: "NVLink bridge (2
+# GPUs)" in the catalog's interconnect); a tensor-parallel or all-to-all group larger than the
+# bridged group crosses PCIe, per direction: Gen4 x16 32 GB/s (A100 PCIe), Gen5 x16 64 GB/s
+# (H100 / H200 PCIe cards) (PCI-SIG: 16 / 32 GT/s x 16 lanes; NVIDIA A100 and H100 PCIe product
+# briefs list "PCIe Gen4 64 GB/s" and "PCIe Gen5 128 GB/s" bidirectional).
+PCIE_GB_PER_S_BY_ARCHITECTURE: Final = {"AMPERE": 32.0, "HOPPER": 64.0, "BLACKWELL": 64.0}

@@ -308,10 +308,24 @@ def scale_out_gb_per_s(gpu: GpuSpec) -> float:
     return c.SCALE_OUT_GB_PER_S_NVLINK_NODE
 
 
+def bridge_group(gpu: GpuSpec) -> int:
+    """GPUs an NVLink bridge joins ("NVLink bridge (2 or 4 GPUs)" -> 4); 0 when not bridged."""
+    text = gpu.interconnect.lower()
+    if "bridge" not in text:
+        return 0
+    numbers = [int(w) for w in text.replace("(", " ").replace(")", " ").split() if w.isdigit()]
+    return max(numbers, default=2)
+
+
 def link_gb_per_s(gpu: GpuSpec, count: int) -> float:
-    """Per-direction bandwidth of the slowest link a group of `count` GPUs crosses."""
+    """Per-direction bandwidth of the slowest link a group of `count` GPUs crosses: the
+    scale-out network beyond a node, PCIe beyond an NVLink-bridged group, else the catalog's
+    interconnect."""
     if count > gpu.max_gpus_per_node:
         return scale_out_gb_per_s(gpu)
+    group = bridge_group(gpu)
+    if group and count > group:
+        return c.PCIE_GB_PER_S_BY_ARCHITECTURE.get(gpu.architecture, c.DEFAULT_LINK_GB_PER_S)
     return gpu.interconnect_gbps / 2.0
 
 
@@ -323,7 +337,7 @@ def a2a_seconds_per_byte(gpu: GpuSpec, ranks: int) -> float:
         return 0.0
     per_node = max(gpu.max_gpus_per_node, 1)
     local = min(ranks, per_node)
-    up = (local - 1) / ranks / (gpu.interconnect_gbps / 2.0 * c.GB * c.A2A_BW_EFFICIENCY_SCALE_UP)
+    up = (local - 1) / ranks / (link_gb_per_s(gpu, local) * c.GB * c.A2A_BW_EFFICIENCY_SCALE_UP)
     if ranks <= per_node:
         return up
     out = (ranks - local) / ranks / (scale_out_gb_per_s(gpu) * c.GB * c.A2A_BW_EFFICIENCY_SCALE_OUT)

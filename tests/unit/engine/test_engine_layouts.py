@@ -274,3 +274,15 @@ def test_a_longer_output_never_raises_throughput_per_gpu_at_the_same_batch(
     t_short = sm.seconds(conc, tin + short / 2, prompt, tin / 2)
     t_long = sm.seconds(conc, tin + long_ / 2, prompt, tin / 2)
     assert conc / t_long / n <= conc / t_short / n * (1.0 + 1e-12)
+
+
+def test_a_bridged_pair_is_nvlink_and_a_larger_group_crosses_pcie() -> None:
+    from apps.engine.performance import bridge_group, link_gb_per_s
+
+    pcie = gpu("h100-pcie-80gb")
+    assert bridge_group(pcie) == 2 and bridge_group(gpu("h200-nvl-141gb")) == 4
+    assert bridge_group(H100) == 0
+    assert link_gb_per_s(pcie, 2) == pcie.interconnect_gbps / 2
+    assert link_gb_per_s(pcie, 4) == c.PCIE_GB_PER_S_BY_ARCHITECTURE["HOPPER"]
+    assert link_gb_per_s(H100, 8) == H100.interconnect_gbps / 2
+    assert link_gb_per_s(H100, 16) == c.SCALE_OUT_GB_PER_S_NVLINK_NODE
