@@ -58,7 +58,6 @@ class ServingSetup:
     # GPUs a replica's sequences are spread over, each holding its own (DEP: dep; else 1: every
     # GPU holds its share of every sequence).
     seq_ranks: int = 1
-    logits_share: float = 1.0  # share of a sequence's logits each GPU holding it materialises
 
 
 @lru_cache(maxsize=1024)
@@ -108,8 +107,6 @@ def serving_setup(
         kv=kv_cost(model, kv_precision, lay.tp, lay),
         sm=sm,
         seq_ranks=lay.dep * lay.replicas,
-        # TP ranks gather the full vocabulary; a pipeline's last stage alone samples.
-        logits_share=1.0,
     )
 
 
@@ -573,11 +570,12 @@ def _layout_note(layout: Layout, label: str, model: ModelSpec, gpu: GpuSpec) -> 
             f"weights on every GPU; one all-to-all dispatch and combine per MoE layer {over}"
         )
     if layout.pp > 1:
+        each = f"tensor-parallel over {layout.tp} GPUs" if layout.tp > 1 else "on one GPU"
         return (
-            f"layout {label}: {layout.pp} pipeline stages of ~{-(-model.layers // layout.pp)} "
-            f"layers, each tensor-parallel over {layout.tp} GPU{'s' if layout.tp != 1 else ''}; "
-            f"activations passed stage to stage {over}, and fewer sequences in flight than "
-            "stages leave stages idle (the pipeline bubble)"
+            f"layout {label}: {layout.pp} pipeline stages of up to "
+            f"{-(-model.layers // layout.pp)} layers, each {each}; activations passed stage to "
+            f"stage {over}, and fewer sequences in flight than stages leave stages idle (the "
+            "pipeline bubble)"
         )
     if n == 1:
         return f"layout {label}: the whole model on one GPU"

@@ -220,20 +220,18 @@ def test_dep_ttft_runs_a_lone_prompt_on_one_gpu() -> None:
     st.sampled_from(DECODERS),
     st.sampled_from(GPUS),
     st.sampled_from([Precision.BF16, Precision.FP8, Precision.FP4]),
-    st.sampled_from([1, 2, 4]),
+    st.sampled_from([1, 2, 4, 8]),
     st.integers(16, 8_000),
     st.integers(16, 4_000),
 )
 def test_more_gpus_never_lower_the_best_offline_throughput_per_replica(
     preset: str, g: object, wp: Precision, n: int, tin: int, tout: int
 ) -> None:
-    """Offline batch ("as many as fit") at n and 2n GPUs of one node: the replica's best layout
-    and batch at 2n produce at least what n does, whenever n fits."""
+    """Offline batch ("as many as fit") at n and 2n GPUs, within a node or across two: the
+    replica's best layout and batch at 2n produce at least what n does, whenever n fits."""
     from apps.engine.types import GpuSpec
 
     assert isinstance(g, GpuSpec)
-    if 2 * n > g.max_gpus_per_node:
-        return
     req = _req(preset, wp, tin=tin, tout=tout)
     small = estimate_at(req, g, n)
     if small.fit.value != "FITS":
@@ -286,3 +284,15 @@ def test_a_bridged_pair_is_nvlink_and_a_larger_group_crosses_pcie() -> None:
     assert link_gb_per_s(pcie, 4) == c.PCIE_GB_PER_S_BY_ARCHITECTURE["HOPPER"]
     assert link_gb_per_s(H100, 8) == H100.interconnect_gbps / 2
     assert link_gb_per_s(H100, 16) == c.SCALE_OUT_GB_PER_S_NVLINK_NODE
+
+
+def test_non_serving_estimates_carry_no_layout() -> None:
+    from apps.engine import TrainingSpec
+
+    req = EstimateRequest(
+        workload_type=WorkloadType.TRAINING,
+        model=PRESETS["llama-3.1-8b"],
+        training=TrainingSpec(sequence_length=2048, tokens=1e9),
+    )
+    e = estimate_at(req, H100, 8)
+    assert e.layout is None and estimate_to_dict(e)["layout"] is None
