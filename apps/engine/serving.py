@@ -648,6 +648,15 @@ def candidate_layouts(model: ModelSpec, gpu: GpuSpec, n: int) -> tuple[Layout, .
 _FIT_RANK = {Fit.FITS: 2, Fit.TIGHT: 1, Fit.NO: 0}
 
 
+def _tried(e: Estimate, score: float) -> str:
+    """How a layout the search passed over did, in words."""
+    if e.fit is Fit.NO:
+        return "(does not fit)"
+    if e.meets_latency_target is False or score <= 0:
+        return "(misses the latency target)"
+    return f"{score:,.0f}" + (" (tight fit)" if e.fit is Fit.TIGHT else "")
+
+
 def estimate_serving(
     req: EstimateRequest,
     gpu: GpuSpec,
@@ -673,7 +682,7 @@ def estimate_serving(
     best, best_score = _estimate_layout(req, gpu, gpu_count, calibration, layouts[0])
     if len(layouts) == 1:
         return best
-    tried = [(best.layout, best_score)]
+    tried = [(best.layout, _tried(best, best_score))]
     best_key = (_FIT_RANK[best.fit], best.meets_latency_target is not False)
     cal = calibration
     bw = cal.get("decode_bw_efficiency", 1.0) if cal else 1.0
@@ -687,11 +696,11 @@ def estimate_serving(
         ):
             continue  # the weights alone do not fit: no batch or context can make it fit
         e, score = _estimate_layout(req, gpu, gpu_count, calibration, lay)
-        tried.append((e.layout, score))
+        tried.append((e.layout, _tried(e, score)))
         key = (_FIT_RANK[e.fit], e.meets_latency_target is not False)
         if key > best_key or (key == best_key and score > best_score * (1.0 + 1e-9)):
             best, best_score, best_key = e, score, key
-    others = ", ".join(f"{name} {score:,.0f}" for name, score in tried if name != best.layout)
+    others = ", ".join(f"{name} {what}" for name, what in tried if name != best.layout)
     if not others:
         return best
     what = "output tokens/s at the latency target" if req.has_latency_target else "output tokens/s"
