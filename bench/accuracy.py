@@ -125,11 +125,12 @@ def main() -> None:
         "value cites the same paper; they check the FLOPs-per-token accounting only.",
         "- Blackwell throughput is covered only by the RTX PRO 6000 rows (gpt-oss-20b); B200, "
         "GB200 NVL72 and LoRA/QLoRA throughput have no published point here yet.",
-        "- Each row is one serving engine over its GPUs: the engine's best single-engine layout "
-        "(TP, TP x PP or, for MoE, DEP = attention data-parallel + expert parallel) is compared, "
-        "not several data-parallel engines side by side. The two DeepSeek-R1 throughput rows "
-        "(DEP8 chosen) still read 0.65-0.76x: the all-to-all / compute overlap and MTP of the "
-        "measured stacks are not modelled.",
+        "- Each row is evaluated at the parallel layout its source states (the framework "
+        "column, e.g. 'SGLang (TP8)'), else tensor-parallel over its GPUs, which is what vLLM, "
+        "SGLang and TensorRT-LLM run unless told otherwise; the layouts the engine would choose "
+        "itself (DEP, pipeline, data-parallel engines) are not what these rows measured "
+        "(bench/layouts.py prints them). The two DeepSeek-R1 throughput rows read ~0.5-0.6x at "
+        "TP8.",
         "",
     ]
     text = "\n".join(lines)

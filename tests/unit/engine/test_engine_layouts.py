@@ -296,3 +296,23 @@ def test_non_serving_estimates_carry_no_layout() -> None:
     )
     e = estimate_at(req, H100, 8)
     assert e.layout is None and estimate_to_dict(e)["layout"] is None
+
+
+@pytest.mark.parametrize(
+    ("framework", "count", "layout"),
+    [
+        ("SGLang 0.5.6.post1 (TP8)", 8, Layout(tp=8)),
+        ("SGLang (TP16 over two nodes)", 16, Layout(tp=16)),
+        ("vLLM (ROCm, TP8)", 8, Layout(tp=8)),
+        ("custom TP2 x PP2", 4, Layout(tp=2, pp=2)),
+        ("SGLang DEP8", 8, Layout(dep=8)),
+        ("SGLang (TP8)", 16, None),  # a layout for another count is not this row's
+        ("TensorRT-LLM (deepseek branch)", 8, None),
+    ],
+)
+def test_the_accuracy_harness_reads_a_stated_layout(
+    framework: str, count: int, layout: Layout | None
+) -> None:
+    from engine_accuracy_data import stated_layout
+
+    assert stated_layout(framework, count) == layout
