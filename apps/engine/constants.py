@@ -460,3 +460,11 @@ AUTO_NODE_COUNTS: Final = (2, 4)
 # (H100 / H200 PCIe cards) (PCI-SIG: 16 / 32 GT/s x 16 lanes; NVIDIA A100 and H100 PCIe product
 # briefs list "PCIe Gen4 64 GB/s" and "PCIe Gen5 128 GB/s" bidirectional).
 PCIE_GB_PER_S_BY_ARCHITECTURE: Final = {"AMPERE": 32.0, "HOPPER": 64.0, "BLACKWELL": 64.0}
+# Attention (QK^T and PV) runs in 16-bit even when the weights are FP8 / FP4: serving stacks
+# dequantize an FP8 KV cache to BF16/FP16 for the attention kernel "in most cases" (SGLang issue
+# #10083, "Support multiple KVCache optimizations"); only with an FP8 KV cache does attention run
+# in FP8 ("When using the Flash Attention 3 backend with FP8 KV cache, attention operations are
+# also performed in the quantized (FP8) domain", vLLM docs "Quantized KV Cache"; TensorRT-LLM's
+# FP8 context FMHA likewise). The engine charges attention FLOPs at the BF16 path's rate, or the
+# FP8 path's with an FP8 KV cache (performance.serving_model). Weight-path GEMMs are unchanged.
+ATTENTION_16BIT_NOTE: Final = "attention at the 16-bit tensor rate unless the KV cache is FP8"

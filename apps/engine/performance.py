@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from apps.engine import constants as c
 from apps.engine.memory import kv_bytes_per_token, kv_cost, stage_fraction
-from apps.engine.precision import ComputePath, embedding_params, weight_bytes
+from apps.engine.precision import ComputePath, compute_path, embedding_params, weight_bytes
 from apps.engine.types import Bound, GpuSpec, Layout, ModelSpec, Precision, fast_init
 
 
@@ -125,6 +125,7 @@ class ServingModel:
     flops_per_token: float  # per GPU, all but the routed experts (attention, dense and shared MLPs)
     expert_flops_per_token: float  # per GPU: the top-k routed experts of one token / (tp or dp)
     tile_m: float  # rows an expert's tokens are padded to (GROUPED_GEMM_TILE_M)
+    # Attention FLOPs are FLOP-equivalents at `rate` (scaled by rate / the attention path's rate).
     attn_flops_per_position: float  # per GPU, full-attention layers (decode: MLA absorbed)
     # Windowed layers read and attend to min(context, kv_window) tokens; linear layers read a
     # constant state (kv_state). All 0 for a model whose layers all attend fully.
@@ -426,8 +427,17 @@ def serving_model(
     stage_layers = math.ceil(model.layers / lay.pp) if lay.pp > 1 else model.layers
     split = tp / stage  # TP x PP: each GPU holds 1 / (tp / stage) of every per-layer figure
     attn = model.attention
-    per_layer_attn = attention_flops_per_layer_position(model) / split
-    per_layer_prefill = attention_flops_per_layer_position(model, absorbed=False) / split
+    # Attention runs in the KV cache's precision class, not the weights': FP8 only with an FP8
+    # KV cache on a part with FP8 tensor cores, else 16-bit (constants.ATTENTION_16BIT_NOTE).
+    # Its FLOPs are kept as FLOP-equivalents at the weight path's rate (x rate / attention
+    # rate), so a step still divides every FLOP by one rate.
+    attn_path = compute_path(
+        gpu, Precision.FP8 if kv_precision is Precision.FP8 else Precision.BF16
+    )
+    attn_rate = attn_path.tflops * 1e12 * attn_path.mfu * mfu_scale
+    to_path = rate / attn_rate if attn_rate > 0 else 1.0
+    per_layer_attn = attention_flops_per_layer_position(model) / split * to_path
+    per_layer_prefill = attention_flops_per_layer_position(model, absorbed=False) / split * to_path
     n_full = attn.full_layers if attn is not None else model.layers
     n_window = attn.window_layers if attn is not None else 0
     moe = model.experts > 1
