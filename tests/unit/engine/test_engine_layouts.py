@@ -316,3 +316,37 @@ def test_the_accuracy_harness_reads_a_stated_layout(
     from engine_accuracy_data import stated_layout
 
     assert stated_layout(framework, count) == layout
+
+
+def test_attention_runs_at_the_16bit_rate_unless_the_kv_cache_is_fp8() -> None:
+    """FP8 weights with a BF16 KV cache: attention FLOPs cost what they cost in BF16 (twice the
+    FP8-path time per FLOP at equal MFU); an FP8 cache lets attention run at the FP8 rate."""
+    model = PRESETS["llama-3.1-70b"]
+    bf16_kv = serving_setup(model, H100, 4, Precision.FP8, Precision.BF16, 1.0, 1.0).sm
+    fp8_kv = serving_setup(model, H100, 4, Precision.FP8, Precision.FP8, 1.0, 1.0).sm
+    bf16_all = serving_setup(model, H100, 4, Precision.BF16, Precision.BF16, 1.0, 1.0).sm
+    assert bf16_kv.attn_flops_per_position > fp8_kv.attn_flops_per_position
+    # BF16 weights: attention is already on the weight path's (BF16) rate: plain FLOPs.
+    per_layer = attention_flops_per_layer_position(model) / 4
+    assert bf16_all.attn_flops_per_position == pytest.approx(per_layer * model.layers)
+    long_prompt = 32_000
+    assert bf16_kv.prefill_seconds(long_prompt) > fp8_kv.prefill_seconds(long_prompt)
+
+
+@pytest.mark.parametrize("layout", [Layout(tp=8), Layout(dep=8), Layout(tp=4, pp=2)])
+def test_the_memory_breakdown_adds_up_under_every_layout(layout: Layout) -> None:
+    req = _req("deepseek-r1", Precision.FP8, conc=64)
+    e = estimate_at(req, H200, 8, layout=layout)
+    m = e.memory
+    parts = (
+        m.weights_gb
+        + m.kv_cache_gb
+        + m.activations_gb
+        + m.gradients_gb
+        + m.optimizer_gb
+        + m.adapters_gb
+        + m.overhead_gb
+    )
+    assert m.total_gb == pytest.approx(parts, rel=1e-9)
+    assert m.headroom_gb == pytest.approx(m.capacity_gb - m.total_gb, rel=1e-9)
+    assert e.layout == layout.label(8)
