@@ -1,7 +1,8 @@
-"""Roofline performance: prefill (compute-bound), decode (bandwidth-bound), TP all-reduce.
+"""Roofline performance: prefill (compute-bound), decode (bandwidth-bound), and the parallel
+layout's communication (TP all-reduce, DEP all-to-all, PP stage-to-stage sends).
 
-All closed forms; `ServingModel` precomputes the per-(model, GPU, count) coefficients once so that
-a step time is a handful of multiplications (the capacity search calls it ~20 times).
+All closed forms; `ServingModel` precomputes the per-(model, GPU, layout) coefficients once so
+that a step time is a handful of multiplications (the capacity search calls it ~20 times).
 """
 
 from __future__ import annotations

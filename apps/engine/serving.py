@@ -41,7 +41,7 @@ from apps.engine.types import (
 @fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ServingSetup:
-    """Everything about (model, GPU, tensor-parallel size, precisions, calibration) that does not
+    """Everything about (model, GPU, parallel layout, precisions, calibration) that does not
     depend on the request's shapes or concurrency; cached, since a catalog estimate revisits the
     same presets and GPUs on every request."""
 
@@ -339,8 +339,9 @@ def _capacity(
 
 
 _PERFORMANCE_NOTE = (
-    "performance: roofline estimate (prefill compute-bound, decode bandwidth-bound, "
-    "tensor-parallel all-reduce); latencies at p95 shapes, throughput at p50 shapes"
+    "performance: roofline estimate (prefill compute-bound, decode bandwidth-bound, plus the "
+    "layout's communication: tensor-parallel all-reduces, expert all-to-all, pipeline sends); "
+    "latencies at p95 shapes, throughput at p50 shapes"
 )
 # The serving framework's memory knob, as TIGHT advice quotes it (vLLM engine arguments).
 _UTILIZATION_SETTING = (
