@@ -444,6 +444,11 @@ def _estimate_layout(
             if room < max_seqs
             else f"vLLM's default --max-num-seqs on this GPU is {max_seqs}"
         )
+        if ranks > 1 and room >= max_seqs:  # one scheduler per engine / attention-DP rank
+            bound = (
+                f"vLLM's default --max-num-seqs on this GPU, {max_seqs // ranks}, for each of "
+                f"the {ranks} schedulers"
+            )
         notes.append(
             f"batch chosen: {conc} sequence{'s' if conc != 1 else ''} in flight, the best "
             f"throughput of the batches up to {limit} ({bound})"
