@@ -158,6 +158,11 @@ def main() -> None:
         "MI300X, the `speculative` column as METHOD:tokens:acceptance); it misses on the "
         "stack's per-step cost at concurrency 1, so the speculation arithmetic itself "
         "(apps/engine/speculative.py) is checked by unit tests only.",
+        "- Each row is evaluated at the parallel layout its source states (the framework "
+        "column, e.g. 'SGLang (TP8)'), else tensor-parallel over its GPUs, which is what vLLM, "
+        "SGLang and TensorRT-LLM run unless told otherwise; the layouts the engine would choose "
+        "itself (DEP, pipeline, data-parallel engines) are not what these rows measured "
+        "(bench/layouts.py prints them).",
         "",
     ]
     text = "\n".join(lines)

@@ -45,6 +45,7 @@ from apps.engine import (  # noqa: E402
     parse_estimate_request,
 )
 from apps.engine.estimator import clear_caches  # noqa: E402
+from apps.engine.types import Layout  # noqa: E402
 
 GPUS = load_gpus()
 GPU_SLUGS = frozenset(g.slug for g in GPUS)
@@ -217,7 +218,9 @@ def llm_analysis_figures(seconds: float) -> None:
         cases.append(
             (
                 label,
-                lambda: estimate_at(req, g, tp),
+                # One configuration against one: llm-analysis evaluates the given TP size, so
+                # the engine is held to TP too (estimate_at alone also searches the layouts).
+                lambda: estimate_at(req, g, tp, layout=Layout(tp=tp)),
                 lambda: analysis.infer(
                     model_name=model,
                     gpu_name=gpu_name,

@@ -383,7 +383,88 @@ MAX_GPU_COUNT: Final = 72 * 8
 AUTO_GPU_COUNTS: Final = (1, 2, 4, 8)
 AUTO_GPU_COUNTS_LARGE_DOMAIN: Final = (16, 32, 72)
 
-# Tensor parallelism beyond one NVLink domain crosses the scale-out network: one 400 Gb/s
-# ConnectX-7 port per GPU = 50 GB/s per direction (NVIDIA DGX H100 datasheet).
-INTER_NODE_GB_PER_S_PER_GPU: Final = 50.0
+# Tensor parallelism beyond one NVLink domain crosses the scale-out network: see
+# SCALE_OUT_GB_PER_S_* in the parallel-layouts block below (one 400 Gb/s ConnectX-7 port per GPU
+# = 50 GB/s per direction on DGX H100, NVIDIA DGX H100 datasheet).
 DEFAULT_LINK_GB_PER_S: Final = 32.0  # PCIe Gen4 x16 per direction, when a catalog row has none.
+
+# --- Parallel layouts: attention data parallel + expert parallel (DEP), pipeline (PP), nodes ---
+# Besides tensor parallelism (TP) the engine evaluates, per GPU count, the layouts serving stacks
+# run and keeps the best for the brief's objective (serving.estimate_serving):
+#  DEP: attention data-parallel over the replica's GPUs, each holding its own sequences' KV cache
+#   (for MLA the compressed latent, which TP replicates on every rank because it has one KV head),
+#   with the routed experts split across the same GPUs and the attention / dense / shared-expert
+#   weights replicated on each; one all-to-all dispatch + combine per MoE layer. SGLang docs
+#   "DP, DPA and SGLang DP Router" (https://docs.sglang.io/docs/advanced_features/
+#   dp_dpa_smg_guide.md: "DeepSeek models use MLA and only have one KV head ... KV cache
+#   duplicated across all GPUs" under TP); --enable-dp-attention with DeepEP all-to-all; vLLM
+#   "Data Parallel Deployment" with --enable-expert-parallel; TensorRT-LLM attention DP.
+#  PP: the layers split into consecutive stages (vLLM "Parallelism and Scaling": pipeline
+#   parallelism across nodes, or on GPUs without NVLink where TP's all-reduces are slow).
+# DeepEP needs the expert count to divide evenly over the ranks ("assert num_experts %
+# group.size() == 0", deepseek-ai/DeepEP docs/legacy.md low-latency buffer example); the engine
+# applies the same rule to DEP, and vLLM's rule that TP must divide the attention heads.
+#
+# All-to-all bytes per (token, routed expert) pair and hidden value: DeepEP dispatches in FP8 (1
+# byte + one FP32 scale per 128 values) and combines in BF16 (2 bytes), "following the
+# DeepSeek-V3/R1 ... setting: FP8 dispatching and BF16 combining" (DeepEP docs/legacy.md,
+# "Performance"; DeepSeek-V3 technical report, arXiv:2412.19437, section 3.3.2 / 3.5.1).
+A2A_DISPATCH_BYTES: Final = 1.0 + 4.0 / 128.0
+A2A_COMBINE_BYTES: Final = BYTES_16BIT
+# Share of the link the all-to-all sustains. DeepEP normal kernels on H800: 153 (dispatch) and 158
+# (combine) of ~160 GB/s NVLink intranode, 0.96-0.99; 43 of ~50 GB/s RDMA at EP16 (0.86), 58 and
+# 51 at EP32 / EP64 (DeepEP docs/legacy.md, "Normal kernels with NVLink and RDMA forwarding").
+# Engine: 0.9 within the NVLink / Infinity Fabric domain (decode batches are small and the
+# experts' loads uneven, so a little under DeepEP's large-batch figure), 0.86 over the fabric.
+A2A_BW_EFFICIENCY_SCALE_UP: Final = 0.9
+A2A_BW_EFFICIENCY_SCALE_OUT: Final = 0.86
+# Fixed cost of one dispatch or one combine (signalling, the layout / count exchange, kernel
+# launch): engine choice 10 us within a node (twice ALLREDUCE_BASE_LATENCY_S: an all-to-all
+# synchronises every pair of ranks), 20 us when it crosses the fabric (an RDMA round trip on top).
+# DeepEP's low-latency kernels at 128 tokens per rank take 77 us (dispatch) and 114 us (combine)
+# at EP8 over RDMA, which the byte terms above reproduce within ~5% (7.5 MB at 98 GB/s; 14.7 MB
+# at 127 GB/s), so the fixed part is small next to them.
+A2A_LATENCY_S: Final = 10e-6
+A2A_LATENCY_SCALE_OUT_S: Final = 20e-6
+# Pipeline stages hand the activations (tokens x hidden, 16-bit) to the next stage: one
+# point-to-point send per stage boundary per micro-batch, over the slowest link between stages,
+# plus a fixed latency (engine choice 10 us: a NCCL send/recv pair with its launch).
+PP_P2P_LATENCY_S: Final = 10e-6
+# Micro-batches in flight: vLLM's pipeline-parallel scheduler keeps one batch per stage ("virtual
+# engines" = pipeline_parallel_size, vllm/v1/engine/core.py batch queue of size pp), so with p
+# stages at most p batches are in flight and a step for every sequence takes p stage times.
+#
+# Scale-out (node-to-node) bandwidth per GPU, GB/s per direction, when neither the GPU system nor
+# the quote gives one, by interconnect family (substring of the catalog's `interconnect`):
+#  NVLink SXM / NVL nodes and MI300-class platforms: one 400 Gb/s port per GPU = 50 GB/s (NVIDIA
+#   DGX H100 / H200 / B200 reference architectures: 8x 400 Gb/s ConnectX-7 InfiniBand NDR compute
+#   fabric per 8-GPU node; AMD Instinct MI300X platform: 8x 400 Gb/s RoCE). The catalog's systems
+#   file lists the same networks (apps/catalog/data/systems.csv `scale_out_network`).
+#  NVLink 5 rack-scale domains (GB300 NVL72: ConnectX-8 800 Gb/s per GPU) = 100 GB/s; GB200 NVL72
+#   trays carry ConnectX-7 400 Gb/s per GPU = 50 GB/s (NVIDIA GB200 / GB300 NVL72 datasheets).
+#  PCIe servers (L40S, L4, RTX PRO 6000, RTX 4090/5090): Ethernet / RoCE shared by the node,
+#   2x 200 Gb/s per 8 GPUs (NVIDIA OVX L40S server reference, systems.csv) = 50 Gb/s = 6.25 GB/s.
+SCALE_OUT_GB_PER_S_NVLINK_NODE: Final = 50.0
+SCALE_OUT_GB_PER_S_CX8: Final = 100.0
+SCALE_OUT_GB_PER_S_PCIE_SERVER: Final = 6.25
+# Interconnect strings that mean "no switched GPU-to-GPU fabric across the node": TP traffic then
+# crosses PCIe (bridges join pairs only), which is where pipeline layouts are worth evaluating.
+PCIE_INTERCONNECT_MARKERS: Final = ("pcie", "bridge")
+# Node counts the engine tries, beyond one node, when a model does not fit one (the smallest
+# count that fits wins, DESIGN.md): DeepSeek-R1 FP8 on H100 needs two 8-GPU nodes, BF16 four
+# (SGLang docs "DeepSeek V3/V3.1/R1 Usage", recommended settings).
+AUTO_NODE_COUNTS: Final = (2, 4)
+# NVLink bridges join 2 (or 4) GPUs (A100 / H100 PCIe, H100 NVL, H200 NVL: "NVLink bridge (2
+# GPUs)" in the catalog's interconnect); a tensor-parallel or all-to-all group larger than the
+# bridged group crosses PCIe, per direction: Gen4 x16 32 GB/s (A100 PCIe), Gen5 x16 64 GB/s
+# (H100 / H200 PCIe cards) (PCI-SIG: 16 / 32 GT/s x 16 lanes; NVIDIA A100 and H100 PCIe product
+# briefs list "PCIe Gen4 64 GB/s" and "PCIe Gen5 128 GB/s" bidirectional).
+PCIE_GB_PER_S_BY_ARCHITECTURE: Final = {"AMPERE": 32.0, "HOPPER": 64.0, "BLACKWELL": 64.0}
+# Attention (QK^T and PV) runs in 16-bit even when the weights are FP8 / FP4: serving stacks
+# dequantize an FP8 KV cache to BF16/FP16 for the attention kernel "in most cases" (SGLang issue
+# #10083, "Support multiple KVCache optimizations"); only with an FP8 KV cache does attention run
+# in FP8 ("When using the Flash Attention 3 backend with FP8 KV cache, attention operations are
+# also performed in the quantized (FP8) domain", vLLM docs "Quantized KV Cache"; TensorRT-LLM's
+# FP8 context FMHA likewise). The engine charges attention FLOPs at the BF16 path's rate, or the
+# FP8 path's with an FP8 KV cache (performance.serving_model). Weight-path GEMMs are unchanged.
+ATTENTION_16BIT_NOTE: Final = "attention at the 16-bit tensor rate unless the KV cache is FP8"

@@ -17,6 +17,7 @@ from apps.engine.types import (
     EstimateRequest,
     Fit,
     GpuSpec,
+    Layout,
     WorkloadType,
 )
 from apps.engine.workloads import (
@@ -34,16 +35,21 @@ def estimate_at(
     gpu: GpuSpec,
     gpu_count: int,
     calibration: Mapping[str, float] | None = None,
+    *,
+    layout: Layout | None = None,
+    data_parallel: bool = True,
 ) -> Estimate:
     """Evaluate `request` on `gpu_count` x `gpu`.
 
     `calibration` multiplies efficiency factors by name: decode_bw_efficiency, prefill_mfu,
-    training_mfu (1.0 = the documented constants).
+    training_mfu (1.0 = the documented constants). Serving picks the best parallel layout for
+    the count (serving.estimate_serving) unless `layout` forces one (its GPUs = gpu_count);
+    `data_parallel` False keeps to one engine over all `gpu_count` GPUs (no DPn x ... layouts).
     """
     cal = calibration or _NO_CALIBRATION
     wt = request.workload_type
     if wt in LLM_SERVING_TYPES:
-        return estimate_serving(request, gpu, gpu_count, cal)
+        return estimate_serving(request, gpu, gpu_count, cal, layout, data_parallel=data_parallel)
     if wt in TRAINING_TYPES:
         return estimate_training(request, gpu, gpu_count, cal)
     if wt in MEDIA_TYPES:
@@ -55,6 +61,16 @@ def estimate_at(
 def candidate_counts(gpu: GpuSpec) -> tuple[int, ...]:
     """1, 2, 4, 8 within a node; 16, 32, 72 too for rack-scale NVLink domains (GB200 NVL72)."""
     return _counts_up_to(gpu.max_gpus_per_node)
+
+
+def multi_node_counts(gpu: GpuSpec) -> tuple[int, ...]:
+    """Whole nodes beyond one (AUTO_NODE_COUNTS x GPUs per node: 16 and 32 for 8-GPU nodes),
+    tried only when the model fits no count within a node; none for rack-scale domains, whose
+    candidate counts already reach 72."""
+    per_node = gpu.max_gpus_per_node
+    if per_node > max(c.AUTO_GPU_COUNTS):
+        return ()
+    return tuple(per_node * k for k in c.AUTO_NODE_COUNTS if per_node * k <= c.MAX_GPU_COUNT)
 
 
 @lru_cache(maxsize=64)
@@ -81,7 +97,8 @@ def estimate(
     """Per GPU: at `request.gpu_count` if forced, else the smallest candidate count that FITS
     (and, when a latency target is set, meets it); if none FITS, the smallest count that is
     TIGHT (fits only with more of the GPU, a smaller batch or a shorter context); if none fits at
-    all, the largest count (fit NO, fits=False)."""
+    all, the largest count (fit NO, fits=False). Serving tries whole nodes beyond one
+    (`multi_node_counts`) only when nothing within a node fits, FITS or TIGHT."""
     wanted = set(request.gpus) if request.gpus is not None else None
     out: list[Estimate] = []
     for gpu in gpus:
@@ -94,7 +111,11 @@ def estimate(
         first_fit: Estimate | None = None
         first_tight: Estimate | None = None
         last: Estimate | None = None
-        for n in candidate_counts(gpu):
+        counts = candidate_counts(gpu)
+        beyond = multi_node_counts(gpu) if request.workload_type in LLM_SERVING_TYPES else ()
+        for n in (*counts, *beyond):
+            if n not in counts and (first_fit is not None or first_tight is not None):
+                break  # more nodes only for a model that fits no count within one node
             e = estimate_at(request, gpu, n, calibration)
             last = e
             if e.fit is not Fit.FITS:

@@ -16,6 +16,7 @@ from apps.engine.types import (
     AttentionLayout,
     Fit,
     GpuSpec,
+    Layout,
     MemoryBreakdown,
     ModelSpec,
     Optimizer,
@@ -58,6 +59,38 @@ def kv_bytes_per_token(model: ModelSpec, kv_precision: Precision) -> float:
     if layout is None:
         return model.layers * kv_elements_per_layer(model) * raw_bytes(kv_precision)
     return layout.full_kv_elements * raw_bytes(kv_precision)
+
+
+def stage_fraction(model: ModelSpec, pp: int) -> float:
+    """Share of the layers (and of their weights, KV cache and work) the largest of `pp`
+    pipeline stages holds: ceil(layers / pp) / layers (vLLM splits the layers as evenly as they
+    go; the largest stage sets the memory and the pace)."""
+    if pp <= 1 or model.layers <= 0:
+        return 1.0
+    return math.ceil(model.layers / pp) / model.layers
+
+
+def routed_expert_bytes(model: ModelSpec, weight_precision: Precision) -> float:
+    """Bytes of all routed experts together (0 for a dense model): the checkpoint's own figure
+    when served as published, else the routed parameters at the average bytes per parameter."""
+    if not model.is_moe or model.experts <= model.active_experts:
+        return 0.0
+    ck = model.checkpoint
+    if ck is not None and weight_precision is ck.precision:
+        return ck.routed_expert_bytes
+    per_param = weight_bytes(model, weight_precision) / model.total_params
+    per_expert = (model.total_params - model.active_params) / (model.experts - model.active_experts)
+    return per_expert * model.experts * per_param
+
+
+def weights_per_gpu(model: ModelSpec, weight_precision: Precision, layout: Layout) -> float:
+    """Weight bytes on each GPU of a replica: TP x PP splits every weight over tp ranks within
+    the largest stage; DEP replicates all but the routed experts and splits those evenly."""
+    total = weight_bytes(model, weight_precision)
+    if layout.dep > 1:
+        routed = routed_expert_bytes(model, weight_precision)
+        return total - routed + routed / layout.dep
+    return total / layout.tp * stage_fraction(model, layout.pp)
 
 
 def kv_shard_fraction(model: ModelSpec, tp: int) -> float:
@@ -148,15 +181,24 @@ class KvCost:
         return room / self.per_token if self.per_token > 0 else math.inf
 
 
-def kv_cost(model: ModelSpec, kv_precision: Precision, tp: int) -> KvCost:
-    layout = attention_layout(model)
+def kv_cost(
+    model: ModelSpec, kv_precision: Precision, tp: int, layout: Layout | None = None
+) -> KvCost:
+    """Per-GPU KV bytes of one sequence on a GPU that holds it. TP splits KV heads (not the MLA
+    latent) over `tp` ranks; PP keeps one stage's layers; DEP keeps a sequence's whole cache on
+    the one GPU that serves it (tp = 1, see serving for the sequences per GPU)."""
+    if layout is not None:
+        tp = layout.tp
     b = raw_bytes(kv_precision)
     shard = kv_shard_fraction(model, tp)
+    if layout is not None and layout.pp > 1:
+        shard *= stage_fraction(model, layout.pp)
+    layout_ = attention_layout(model)
     return KvCost(
-        per_token=layout.full_kv_elements * b * shard,
-        window=float(layout.window),
-        window_per_token=layout.window_kv_elements * b * shard if layout.window else 0.0,
-        per_sequence=layout.state_bytes * shard,
+        per_token=layout_.full_kv_elements * b * shard,
+        window=float(layout_.window),
+        window_per_token=layout_.window_kv_elements * b * shard if layout_.window else 0.0,
+        per_sequence=layout_.state_bytes * shard,
     )
 
 
@@ -190,21 +232,24 @@ def serving_memory(
     weight_precision: Precision,
     kv_precision: Precision,
     chunk_tokens: int,
+    layout: Layout | None = None,
 ) -> ServingMemory:
+    """Per-GPU serving memory under `layout` (None: tensor parallel over `tp`)."""
+    lay = layout if layout is not None else Layout(tp=tp)
     capacity = gpu_capacity_bytes(gpu)
     act_bytes = c.BYTES_16BIT
     per_token_act = (
         c.SERVING_ACTIVATION_HIDDEN_FACTOR * model.hidden_size
-        + c.SERVING_ACTIVATION_INTERMEDIATE_FACTOR * model.intermediate_size / tp
+        + c.SERVING_ACTIVATION_INTERMEDIATE_FACTOR * model.intermediate_size / lay.tp
     ) * act_bytes
     return ServingMemory(
-        tp=tp,
+        tp=lay.tp,
         capacity_per_gpu=capacity,
         usable_per_gpu=capacity * c.USABLE_MEMORY_FRACTION,
-        weights_per_gpu=weight_bytes(model, weight_precision) / tp,
+        weights_per_gpu=weights_per_gpu(model, weight_precision, lay),
         activations_per_gpu=chunk_tokens * per_token_act,
         overhead_per_gpu=c.INFERENCE_RUNTIME_OVERHEAD_GB_PER_GPU * c.GB,
-        kv_per_token_per_gpu=kv_bytes_per_token(model, kv_precision) * kv_shard_fraction(model, tp),
+        kv_per_token_per_gpu=kv_cost(model, kv_precision, lay.tp, lay).per_token,
     )
 
 

@@ -1,7 +1,8 @@
-"""Roofline performance: prefill (compute-bound), decode (bandwidth-bound), TP all-reduce.
+"""Roofline performance: prefill (compute-bound), decode (bandwidth-bound), and the parallel
+layout's communication (TP all-reduce, DEP all-to-all, PP stage-to-stage sends).
 
-All closed forms; `ServingModel` precomputes the per-(model, GPU, count) coefficients once so that
-a step time is a handful of multiplications (the capacity search calls it ~20 times).
+All closed forms; `ServingModel` precomputes the per-(model, GPU, layout) coefficients once so
+that a step time is a handful of multiplications (the capacity search calls it ~20 times).
 """
 
 from __future__ import annotations
@@ -11,27 +12,37 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from apps.engine import constants as c
-from apps.engine.memory import kv_bytes_per_token, kv_cost
-from apps.engine.precision import ComputePath, embedding_params, weight_bytes
-from apps.engine.types import Bound, GpuSpec, ModelSpec, Precision, fast_init
+from apps.engine.memory import kv_bytes_per_token, kv_cost, stage_fraction
+from apps.engine.precision import ComputePath, compute_path, embedding_params, weight_bytes
+from apps.engine.types import Bound, GpuSpec, Layout, ModelSpec, Precision, fast_init
 
 
-def attention_flops_per_layer_position(model: ModelSpec) -> float:
-    """FLOPs per token per attended context position in one softmax-attention layer."""
+def attention_flops_per_layer_position(model: ModelSpec, *, absorbed: bool = True) -> float:
+    """FLOPs per token per attended context position in one softmax-attention layer.
+
+    MLA (DeepSeek-V2/V3) runs attention in one of two forms (DeepSeek-V2 paper, arXiv:2405.04434,
+    section 2.1.2; FlashMLA / SGLang / vLLM MLA backends): decode ABSORBS the key and value
+    up-projections into the query and output, so QK^T spans the latent plus the RoPE key
+    (kv_lora_rank + qk_rope_head_dim) and AV the latent (kv_lora_rank) per head; prefill
+    up-projects the latent to per-head keys and values once per token and runs ordinary attention
+    over qk_nope + qk_rope (ModelSpec.head_dim) and v_head_dim per head, about 3x fewer FLOPs per
+    position for DeepSeek-V3 (2 x 128 x (192 + 128) against 2 x 128 x (2 x 512 + 64)).
+    """
     if model.kv_lora_rank is not None:
-        # MLA, absorbed projections: QK over (rank + rope), AV over rank.
-        return (
-            2.0 * (2 * model.kv_lora_rank + (model.qk_rope_head_dim or 0)) * model.attention_heads
-        )
+        rope = model.qk_rope_head_dim or 0
+        if absorbed:
+            return 2.0 * (2 * model.kv_lora_rank + rope) * model.attention_heads
+        v_dim = model.v_head_dim if model.v_head_dim is not None else model.head_dim - rope
+        return 2.0 * (model.head_dim + max(v_dim, 0)) * model.attention_heads
     return 4.0 * model.attention_heads * model.head_dim
 
 
-def attention_flops_per_position(model: ModelSpec) -> float:
+def attention_flops_per_position(model: ModelSpec, *, absorbed: bool = True) -> float:
     """FLOPs per generated/prefilled token per attended context position (QK^T and AV), over
     the softmax-attention layers (full and windowed; linear-attention layers have none)."""
     layout = model.attention
     n = model.layers if layout is None else layout.full_layers + layout.window_layers
-    return attention_flops_per_layer_position(model) * n
+    return attention_flops_per_layer_position(model, absorbed=absorbed) * n
 
 
 def flop_params(model: ModelSpec) -> float:
@@ -81,20 +92,30 @@ class StepTime:
 @fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ServingModel:
+    """Per-GPU coefficients of one replica under one layout (`tp` x `pp`, or DEP over `dp`).
+
+    TP (dp = 1): every per-token figure is one GPU's share (weights, FLOPs and KV split over tp
+    ranks) and every GPU sees every token. DEP (dp > 1): attention, dense and shared-expert
+    figures are whole (replicated) and a GPU sees only its own sequences, ceil(seqs / dp) of them
+    (a lone prompt runs on one GPU); the routed experts are split `local_experts` per GPU. PP
+    (pp > 1): the figures are the largest stage's, and `times` runs the stages in turn.
+    """
+
     tp: int
     layers: int
     hidden: int
     bandwidth: float  # bytes/s sustained per GPU
     rate: float  # FLOP/s sustained per GPU on the compute path
     dense_weight_bytes: float  # per GPU, read every step
-    expert_bytes: float  # per GPU, per routed expert (all layers)
+    expert_bytes: float  # per GPU, per routed expert it holds (all of the stage's layers)
     experts: int
     active_experts: int
-    kv_per_token: float  # per GPU, full-attention layers
+    kv_per_token: float  # per GPU, full-attention layers, per sequence it holds
     flops_per_token: float  # per GPU, all but the routed experts (attention, dense and shared MLPs)
-    expert_flops_per_token: float  # per GPU, the top-k routed experts of one token
+    expert_flops_per_token: float  # per GPU: the top-k routed experts of one token / (tp or dp)
     tile_m: float  # rows an expert's tokens are padded to (GROUPED_GEMM_TILE_M)
-    attn_flops_per_position: float  # per GPU, full-attention layers
+    # Attention FLOPs are FLOP-equivalents at `rate` (scaled by rate / the attention path's rate).
+    attn_flops_per_position: float  # per GPU, full-attention layers (decode: MLA absorbed)
     # Windowed layers read and attend to min(context, kv_window) tokens; linear layers read a
     # constant state (kv_state). All 0 for a model whose layers all attend fully.
     kv_window: float
@@ -108,26 +129,80 @@ class ServingModel:
     step_overhead_s: (
         float  # layers x (DECODE_OVERHEAD_S_PER_LAYER [+ MOE_ROUTING_OVERHEAD_S_PER_LAYER])
     )
-    allreduces: int  # ALLREDUCES_PER_LAYER x layers
+    allreduces: int  # ALLREDUCES_PER_LAYER x layers (0 under DEP: no tensor parallelism)
     ar_fraction: float  # 2 (tp-1)/tp of the ring all-reduce message crosses each link
     ar_bandwidth: float  # bytes/s of one link at the all-reduce efficiency
     ar_hop_s: float  # 2 (tp-1) x per-hop latency
+    # Prefill attention per attended position (MLA: the non-absorbed form; else as decode).
+    prefill_attn_flops_per_position: float = 0.0
+    prefill_attn_window_flops: float = 0.0
+    # Layouts beyond plain TP.
+    pp: int = 1  # pipeline stages
+    dp: int = 1  # DEP: attention data-parallel ranks = expert-parallel ranks (1: none)
+    local_experts: float = 0.0  # routed experts per GPU (TP: all of them; DEP: experts / dp)
+    a2a_s_per_token: float = 0.0  # DEP: dispatch + combine s per token a GPU sends, all layers
+    a2a_fixed_s: float = 0.0  # DEP: fixed dispatch + combine latency, all MoE layers
+    p2p_s_per_token: float = 0.0  # PP: seconds per token to hand activations to the next stage
+    p2p_fixed_s: float = 0.0  # PP: fixed latency of one stage-to-stage send
+    replicas: int = 1  # independent engines (plain data parallel) sharing the replica's work
 
     def times(
         self, decode_seqs: float, context: float, prefill_tokens: float, prefill_context: float
     ) -> tuple[float, float, float, float]:
-        """(seconds, memory_s, compute_s, comm_s) of one forward pass; see `step`."""
-        tokens = decode_seqs + prefill_tokens
+        """(seconds, memory_s, compute_s, comm_s) of one forward pass; see `step`.
+
+        Pipeline: with p stages, vLLM keeps up to p micro-batches in flight; a step in which
+        every sequence advances one token takes p stage times of one micro-batch (its share of
+        the sequences), plus p stage-to-stage sends. A lone batch or prompt (fewer sequences than
+        stages) runs the stages in turn, idle otherwise: the pipeline bubble.
+
+        Plain data parallel (`replicas` engines): each engine runs its own share of the
+        sequences, the busiest ceil(seqs / replicas); a lone prompt runs on one engine.
+        """
+        r = self.replicas
+        if r > 1 and decode_seqs > 0:
+            # The prompts carried in a step belong to the sequences replacing finished ones, so
+            # an engine carries them in proportion to the sequences it holds.
+            busiest = float(math.ceil(decode_seqs / r - 1e-9))
+            prefill_tokens *= busiest / decode_seqs
+            decode_seqs = busiest
+        pp = self.pp
+        if pp <= 1:
+            return self._pass(decode_seqs, context, prefill_tokens, prefill_context)
+        m = float(pp) if decode_seqs >= pp else (decode_seqs if decode_seqs > 1.0 else 1.0)
+        dm = decode_seqs / m
+        pm = prefill_tokens / m
+        seconds, memory_s, compute_s, comm_s = self._pass(dm, context, pm, prefill_context)
+        p2p = self.p2p_fixed_s + (dm + pm) * self.p2p_s_per_token
+        return pp * (seconds + p2p), pp * memory_s, pp * compute_s, pp * (comm_s + p2p)
+
+    def _pass(
+        self, decode_seqs: float, context: float, prefill_tokens: float, prefill_context: float
+    ) -> tuple[float, float, float, float]:
+        """One pass through one stage (all layers without PP) on its busiest GPU."""
+        tokens = decode_seqs + prefill_tokens  # routed through the MoE layers, replica-wide
+        if self.dp > 1:
+            # DEP: a GPU attends only to its own sequences; the busiest holds ceil(seqs / dp).
+            # The prompts mixed into a decode step go with the sequences they replace; a prompt
+            # on its own (decode_seqs 0) runs on one GPU.
+            local_decode = float(math.ceil(decode_seqs / self.dp - 1e-9))
+            local_prefill = (
+                prefill_tokens * local_decode / decode_seqs if decode_seqs > 0 else prefill_tokens
+            )
+        else:
+            local_decode, local_prefill = decode_seqs, prefill_tokens
         decode_expert_s = prefill_expert_s = 0.0
         if self.experts <= 1:
             touched = 0.0
         else:
             # The step reads each expert at least one token routes to: E (1 - (1 - k/E)^tokens)
-            # distinct experts in expectation, and runs them as one grouped GEMM whose rows per
-            # expert (tokens x k / experts touched) set its efficiency.
+            # distinct experts in expectation (of them, the share this GPU holds), and runs them
+            # as one grouped GEMM whose rows per expert (tokens x k / experts touched) set its
+            # efficiency.
             t = 0.0 if tokens < 0.0 else tokens  # max(tokens, 0.0)
-            n_touched = self.experts * (1.0 - math.pow(self.expert_miss, t))
-            touched = self.expert_bytes * n_touched
+            hit = 1.0 - math.pow(self.expert_miss, t)
+            n_touched = self.experts * hit
+            touched = self.expert_bytes * self.local_experts * hit
             if n_touched > 0.0 and self.expert_flops_per_token:
                 rows = t * self.active_experts / n_touched
                 per_token_s = self.expert_flops_per_token / (
@@ -139,22 +214,25 @@ class ServingModel:
         apf = self.attn_flops_per_position
         kv_read = context * self.kv_per_token + self.kv_state
         decode_flops = fpt + apf * context
-        prefill_flops = fpt + apf * prefill_context
+        prefill_flops = fpt + self.prefill_attn_flops_per_position * prefill_context
         if self.kv_window_per_token:
             w = self.kv_window
             seen = context if context < w else w
             kv_read += seen * self.kv_window_per_token
             decode_flops += seen * self.attn_window_flops
             prefill_flops += (prefill_context if prefill_context < w else w) * (
-                self.attn_window_flops
+                self.prefill_attn_window_flops
             )
-        bytes_read = self.dense_weight_bytes + touched + decode_seqs * kv_read
+        bytes_read = self.dense_weight_bytes + touched + local_decode * kv_read
         # Decode is a roofline of bytes vs skinny-GEMM FLOPs; prompt tokens carried in the same
         # step add their (compute-bound) time on top rather than hiding under the weight read.
         memory_s = bytes_read / self.bandwidth
-        decode_compute_s = decode_seqs * decode_flops / self.decode_rate + decode_expert_s
-        prefill_s = prefill_tokens * prefill_flops / self.rate + prefill_expert_s
-        if self.tp <= 1:
+        decode_compute_s = local_decode * decode_flops / self.decode_rate + decode_expert_s
+        prefill_s = local_prefill * prefill_flops / self.rate + prefill_expert_s
+        if self.dp > 1:
+            # One dispatch and one combine per MoE layer for the tokens this GPU holds.
+            comm_s = self.a2a_fixed_s + (local_decode + local_prefill) * self.a2a_s_per_token
+        elif self.tp <= 1:
             comm_s = self.allreduces * 0.0
         else:
             message = tokens * self.hidden * c.BYTES_16BIT
@@ -202,11 +280,58 @@ class ServingModel:
         )
 
 
+def is_pcie_only(gpu: GpuSpec) -> bool:
+    """No switched GPU-to-GPU fabric across the node (PCIe cards, NVLink bridges joining pairs)."""
+    text = gpu.interconnect.lower()
+    return any(marker in text for marker in c.PCIE_INTERCONNECT_MARKERS)
+
+
+def scale_out_gb_per_s(gpu: GpuSpec) -> float:
+    """Node-to-node bandwidth per GPU, GB/s per direction: the system's or quote's figure when
+    the GPU spec carries one, else the default for its interconnect (constants)."""
+    if gpu.scale_out_gb_per_s is not None and gpu.scale_out_gb_per_s > 0:
+        return gpu.scale_out_gb_per_s
+    if is_pcie_only(gpu):
+        return c.SCALE_OUT_GB_PER_S_PCIE_SERVER
+    if gpu.architecture == "BLACKWELL_ULTRA" and gpu.max_gpus_per_node > 8:  # GB300 NVL72: CX8
+        return c.SCALE_OUT_GB_PER_S_CX8
+    return c.SCALE_OUT_GB_PER_S_NVLINK_NODE
+
+
+def bridge_group(gpu: GpuSpec) -> int:
+    """GPUs an NVLink bridge joins ("NVLink bridge (2 or 4 GPUs)" -> 4); 0 when not bridged."""
+    text = gpu.interconnect.lower()
+    if "bridge" not in text:
+        return 0
+    numbers = [int(w) for w in text.replace("(", " ").replace(")", " ").split() if w.isdigit()]
+    return max(numbers, default=2)
+
+
 def link_gb_per_s(gpu: GpuSpec, count: int) -> float:
-    """Per-direction bandwidth of the slowest link a tensor-parallel group of `count` crosses."""
+    """Per-direction bandwidth of the slowest link a group of `count` GPUs crosses: the
+    scale-out network beyond a node, PCIe beyond an NVLink-bridged group, else the catalog's
+    interconnect."""
     if count > gpu.max_gpus_per_node:
-        return c.INTER_NODE_GB_PER_S_PER_GPU
+        return scale_out_gb_per_s(gpu)
+    group = bridge_group(gpu)
+    if group and count > group:
+        return c.PCIE_GB_PER_S_BY_ARCHITECTURE.get(gpu.architecture, c.DEFAULT_LINK_GB_PER_S)
     return gpu.interconnect_gbps / 2.0
+
+
+def a2a_seconds_per_byte(gpu: GpuSpec, ranks: int) -> float:
+    """Seconds per byte a GPU sends in an all-to-all over `ranks` GPUs with uniform routing:
+    (ranks within its node - 1) / ranks of its bytes go over NVLink, (ranks beyond it) / ranks
+    over the fabric, both at once; the slower part sets the time."""
+    if ranks <= 1:
+        return 0.0
+    per_node = max(gpu.max_gpus_per_node, 1)
+    local = min(ranks, per_node)
+    up = (local - 1) / ranks / (link_gb_per_s(gpu, local) * c.GB * c.A2A_BW_EFFICIENCY_SCALE_UP)
+    if ranks <= per_node:
+        return up
+    out = (ranks - local) / ranks / (scale_out_gb_per_s(gpu) * c.GB * c.A2A_BW_EFFICIENCY_SCALE_OUT)
+    return out if out > up else up
 
 
 @fast_init
@@ -276,46 +401,104 @@ def serving_model(
     path: ComputePath,
     bw_scale: float = 1.0,
     mfu_scale: float = 1.0,
+    layout: Layout | None = None,
 ) -> ServingModel:
+    """The per-GPU coefficients under `layout` (None: tensor parallel over `tp` GPUs)."""
+    lay = layout if layout is not None else Layout(tp=tp)
+    tp = lay.tp
+    dp = lay.dep
     mc = model_coefficients(model, weight_precision, kv_precision)
     eff = c.DECODE_BW_EFFICIENCY.get(gpu.architecture, 0.7) * bw_scale
     rate = path.tflops * 1e12 * path.mfu * mfu_scale
-    link = link_gb_per_s(gpu, tp)
-    kv = kv_cost(model, kv_precision, tp)
-    layout = model.attention
-    per_layer_attn = attention_flops_per_layer_position(model) / tp
-    full_attn = per_layer_attn * (layout.full_layers if layout is not None else model.layers)
+    link = link_gb_per_s(gpu, dp if dp > 1 else tp)
+    kv = kv_cost(model, kv_precision, tp, lay)
+    stage = stage_fraction(model, lay.pp)
+    stage_layers = math.ceil(model.layers / lay.pp) if lay.pp > 1 else model.layers
+    split = tp / stage  # TP x PP: each GPU holds 1 / (tp / stage) of every per-layer figure
+    attn = model.attention
+    # Attention runs in the KV cache's precision class, not the weights': FP8 only with an FP8
+    # KV cache on a part with FP8 tensor cores, else 16-bit (constants.ATTENTION_16BIT_NOTE).
+    # Its FLOPs are kept as FLOP-equivalents at the weight path's rate (x rate / attention
+    # rate), so a step still divides every FLOP by one rate.
+    attn_path = compute_path(
+        gpu, Precision.FP8 if kv_precision is Precision.FP8 else Precision.BF16
+    )
+    attn_rate = attn_path.tflops * 1e12 * attn_path.mfu * mfu_scale
+    to_path = rate / attn_rate if attn_rate > 0 else 1.0
+    per_layer_attn = attention_flops_per_layer_position(model) / split * to_path
+    per_layer_prefill = attention_flops_per_layer_position(model, absorbed=False) / split * to_path
+    n_full = attn.full_layers if attn is not None else model.layers
+    n_window = attn.window_layers if attn is not None else 0
+    moe = model.experts > 1
+    if dp > 1:
+        # DEP: attention / dense / shared weights and FLOPs whole on every GPU; routed experts
+        # split dp ways; one dispatch (FP8) and combine (BF16) per MoE layer per (token, expert).
+        dense_bytes = mc.dense_bytes
+        expert_bytes = mc.expert_bytes
+        local_experts = model.experts / dp
+        flops = mc.flops_per_token
+        expert_flops = mc.expert_flops_per_token / dp
+        per_byte = a2a_seconds_per_byte(gpu, dp)
+        a2a_per_token = (
+            model.layers
+            * model.active_experts
+            * model.hidden_size
+            * (c.A2A_DISPATCH_BYTES + c.A2A_COMBINE_BYTES)
+            * per_byte
+        )
+        latency = c.A2A_LATENCY_SCALE_OUT_S if dp > gpu.max_gpus_per_node else c.A2A_LATENCY_S
+        a2a_fixed = model.layers * 2 * latency if moe else 0.0
+        allreduces = 0
+    else:
+        dense_bytes = mc.dense_bytes / split
+        expert_bytes = mc.expert_bytes / split
+        local_experts = float(model.experts)
+        flops = mc.flops_per_token / split
+        expert_flops = mc.expert_flops_per_token / split
+        a2a_per_token = a2a_fixed = 0.0
+        allreduces = c.ALLREDUCES_PER_LAYER * stage_layers
+    p2p_link = link_gb_per_s(gpu, lay.engine_gpus)
     return ServingModel(
         tp=tp,
         layers=model.layers,
         hidden=model.hidden_size,
         bandwidth=gpu.memory_bandwidth_tbps * 1e12 * eff,
         rate=rate,
-        dense_weight_bytes=mc.dense_bytes / tp,
-        expert_bytes=mc.expert_bytes / tp,
+        dense_weight_bytes=dense_bytes,
+        expert_bytes=expert_bytes,
         experts=model.experts,
         active_experts=model.active_experts,
         kv_per_token=kv.per_token,
-        flops_per_token=mc.flops_per_token / tp,
-        expert_flops_per_token=mc.expert_flops_per_token / tp,
+        flops_per_token=flops,
+        expert_flops_per_token=expert_flops,
         tile_m=float(c.GROUPED_GEMM_TILE_M),
-        attn_flops_per_position=full_attn,
+        attn_flops_per_position=per_layer_attn * n_full,
         kv_window=kv.window,
         kv_window_per_token=kv.window_per_token,
-        attn_window_flops=per_layer_attn * layout.window_layers if layout is not None else 0.0,
+        attn_window_flops=per_layer_attn * n_window,
         kv_state=kv.per_sequence,
         link_gb_per_s=link,
         decode_rate=rate * c.DECODE_MFU_FACTOR,
         expert_miss=1.0 - model.active_experts / model.experts if model.experts > 1 else 0.0,
-        step_overhead_s=model.layers
+        step_overhead_s=stage_layers
         * (
             c.DECODE_OVERHEAD_S_PER_LAYER
             + (c.MOE_ROUTING_OVERHEAD_S_PER_LAYER if model.is_moe else 0.0)
         ),
-        allreduces=c.ALLREDUCES_PER_LAYER * model.layers,
+        allreduces=allreduces,
         ar_fraction=2.0 * (tp - 1) / tp,
         ar_bandwidth=link * c.GB * c.ALLREDUCE_BW_EFFICIENCY,
         ar_hop_s=2 * (tp - 1) * c.ALLREDUCE_HOP_LATENCY_S,
+        prefill_attn_flops_per_position=per_layer_prefill * n_full,
+        prefill_attn_window_flops=per_layer_prefill * n_window,
+        pp=lay.pp,
+        dp=dp,
+        local_experts=local_experts,
+        a2a_s_per_token=a2a_per_token,
+        a2a_fixed_s=a2a_fixed,
+        p2p_s_per_token=model.hidden_size * c.BYTES_16BIT / (p2p_link * c.GB),
+        p2p_fixed_s=c.PP_P2P_LATENCY_S,
+        replicas=lay.replicas,
     )
 
 

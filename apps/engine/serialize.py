@@ -24,6 +24,7 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
     out: dict[str, Any] = {
         "gpu": e.gpu,
         "gpu_count": e.gpu_count,
+        "layout": e.layout,  # serving: e.g. "TP8", "DEP8", "TP2xPP2"; None for other workloads
         "fits": e.fits,
         "fit": e.fit.value,
         "fit_advice": e.fit_advice,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from apps.engine import constants as c
@@ -19,7 +19,7 @@ from apps.engine.memory import (
     utilization_advice,
     utilization_needed,
 )
-from apps.engine.performance import ServingModel, bound_of, serving_model
+from apps.engine.performance import ServingModel, bound_of, is_pcie_only, serving_model
 from apps.engine.precision import compute_path
 from apps.engine.speculative import per_token_times, speculative_note
 from apps.engine.types import (
@@ -30,6 +30,7 @@ from apps.engine.types import (
     Fit,
     Framework,
     GpuSpec,
+    Layout,
     ModelSpec,
     Precision,
     WorkloadType,
@@ -43,7 +44,7 @@ from apps.engine.types import (
 @fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ServingSetup:
-    """Everything about (model, GPU, tensor-parallel size, precisions, calibration) that does not
+    """Everything about (model, GPU, parallel layout, precisions, calibration) that does not
     depend on the request's shapes or concurrency; cached, since a catalog estimate revisits the
     same presets and GPUs on every request."""
 
@@ -57,6 +58,9 @@ class ServingSetup:
     kv_per_token_per_gpu: float
     kv: KvCost  # per-GPU KV bytes of one sequence by context (windowed / linear layers)
     sm: ServingModel
+    # GPUs a replica's sequences are spread over, each holding its own (DEP: dep; else 1: every
+    # GPU holds its share of every sequence).
+    seq_ranks: int = 1
 
 
 @lru_cache(maxsize=1024)
@@ -68,26 +72,31 @@ def serving_setup(
     kv_precision: Precision,
     bw_scale: float,
     mfu_scale: float,
+    layout: Layout | None = None,
 ) -> ServingSetup:
+    """`layout` None: tensor parallel over `tp` GPUs."""
+    lay = layout if layout is not None else Layout(tp=tp)
     path = compute_path(gpu, weight_precision)
     sm = serving_model(
         model,
         gpu,
-        tp,
+        lay.tp,
         weight_precision=weight_precision,
         kv_precision=kv_precision,
         path=path,
         bw_scale=bw_scale,
         mfu_scale=mfu_scale,
+        layout=lay,
     )
     # The same per-GPU figures `serving_memory` gives, without the chunk-dependent activations.
     mem = serving_memory(
         model,
         gpu,
-        tp,
+        lay.tp,
         weight_precision=weight_precision,
         kv_precision=kv_precision,
         chunk_tokens=1,
+        layout=lay,
     )
     return ServingSetup(
         note=path.note,
@@ -98,12 +107,13 @@ def serving_setup(
         overhead_per_gpu=mem.overhead_per_gpu,
         activation_per_token=mem.activations_per_gpu,
         kv_per_token_per_gpu=mem.kv_per_token_per_gpu,
-        kv=kv_cost(model, kv_precision, tp),
+        kv=kv_cost(model, kv_precision, lay.tp, lay),
         sm=sm,
+        seq_ranks=lay.dep * lay.replicas,
     )
 
 
-_SetupKey = tuple[int, int, int, Precision, Precision, float, float]
+_SetupKey = tuple[int, int, Layout, Precision, Precision, float, float]
 _SETUPS: dict[_SetupKey, tuple[ModelSpec, GpuSpec, ServingSetup]] = {}
 _SETUPS_MAX = 4096
 
@@ -111,7 +121,7 @@ _SETUPS_MAX = 4096
 def _setup_for(
     model: ModelSpec,
     gpu: GpuSpec,
-    tp: int,
+    layout: Layout,
     weight_precision: Precision,
     kv_precision: Precision,
     bw_scale: float,
@@ -120,11 +130,13 @@ def _setup_for(
     """`serving_setup`, memoised by the identity of the (usually long-lived) model and GPU
     objects: hashing two 15-19-field dataclasses per evaluation costs more than the lookup. The
     entry keeps both objects alive, so their ids cannot be reused while it exists."""
-    key = (id(model), id(gpu), tp, weight_precision, kv_precision, bw_scale, mfu_scale)
+    key = (id(model), id(gpu), layout, weight_precision, kv_precision, bw_scale, mfu_scale)
     hit = _SETUPS.get(key)
     if hit is not None and hit[0] is model and hit[1] is gpu:
         return hit[2]
-    setup = serving_setup(model, gpu, tp, weight_precision, kv_precision, bw_scale, mfu_scale)
+    setup = serving_setup(
+        model, gpu, layout.tp, weight_precision, kv_precision, bw_scale, mfu_scale, layout
+    )
     if len(_SETUPS) >= _SETUPS_MAX:
         _SETUPS.clear()
     _SETUPS[key] = (model, gpu, setup)
@@ -134,6 +146,8 @@ def _setup_for(
 def clear_serving_caches() -> None:
     _SETUPS.clear()
     serving_setup.cache_clear()
+    _LAYOUTS.clear()
+    _candidate_layouts.cache_clear()
 
 
 def _latency(
@@ -334,8 +348,9 @@ def _capacity(
 
 
 _PERFORMANCE_NOTE = (
-    "performance: roofline estimate (prefill compute-bound, decode bandwidth-bound, "
-    "tensor-parallel all-reduce); latencies at p95 shapes, throughput at p50 shapes"
+    "performance: roofline estimate (prefill compute-bound, decode bandwidth-bound, plus the "
+    "layout's communication: tensor-parallel all-reduces, expert all-to-all, pipeline sends); "
+    "latencies at p95 shapes, throughput at p50 shapes"
 )
 # The serving framework's memory knob, as TIGHT advice quotes it (vLLM engine arguments).
 _UTILIZATION_SETTING = (
@@ -373,17 +388,21 @@ _TIGHT_NOTE = (
 )
 
 
-def estimate_serving(
+def _estimate_layout(
     req: EstimateRequest,
     gpu: GpuSpec,
     gpu_count: int,
     calibration: Mapping[str, float],
-) -> Estimate:
+    layout: Layout,
+) -> tuple[Estimate, float]:
+    """The estimate under one layout, and its score for the layout search: output tokens/s of
+    the replica at the estimate's batch, or with a latency target at the largest concurrency
+    that meets it (0 when none does)."""
     model = req.model
     setup = _setup_for(
         model,
         gpu,
-        gpu_count,
+        layout,
         req.weight_precision,
         req.kv_cache_precision,
         calibration.get("decode_bw_efficiency", 1.0) if calibration else 1.0,
@@ -402,7 +421,9 @@ def estimate_serving(
         )
     explicit_conc = req.concurrency
     limits = scheduler_limits(gpu, req.framework, speculative=req.speculative is not None)
-    max_seqs = limits.max_seqs
+    # Each data-parallel engine / attention-DP rank runs its own scheduler (vLLM "Data Parallel
+    # Deployment": one engine core per DP rank; SGLang DP attention: one scheduler per DP worker).
+    max_seqs = limits.max_seqs * setup.seq_ranks
     chunk = min(limits.max_batched_tokens, max(in95, 1) * (explicit_conc or 1))
     activations = max(chunk, 1) * setup.activation_per_token
     kv = setup.kv
@@ -410,7 +431,9 @@ def estimate_serving(
     fixed = setup.weights_per_gpu + activations + setup.overhead_per_gpu
     logits_per_seq = model.vocab_size * c.LOGITS_BYTES
     free = max(setup.usable_per_gpu - fixed, 0.0)
-    mem_max = int(min(free / (kv_per_seq + logits_per_seq), c.MAX_REPORTED_CONCURRENCY))
+    # DEP: each GPU holds its own sequences whole, so a replica holds ranks x what one GPU does.
+    ranks = setup.seq_ranks
+    mem_max = _sequences_fitting(free, kv_per_seq + logits_per_seq, ranks)
     if explicit_conc is not None:
         conc = explicit_conc
     elif req.workload_type is WorkloadType.REALTIME_INFERENCE:
@@ -422,19 +445,22 @@ def estimate_serving(
             # Not one sequence fits the default share: size the batch at the largest share a
             # TIGHT verdict may advise, so the batch and the advice describe one deployment.
             tight_free = max(setup.capacity_per_gpu * c.TIGHT_MEMORY_FRACTION - fixed, 0.0)
-            room = int(min(tight_free / (kv_per_seq + logits_per_seq), c.MAX_REPORTED_CONCURRENCY))
+            room = _sequences_fitting(tight_free, kv_per_seq + logits_per_seq, ranks)
             share = f" with {c.TIGHT_MEMORY_FRACTION:.0%} of GPU memory"
         limit = max(1, min(room, max_seqs))
         conc = best_batch(sm, req, limit)
         bound = f"the KV cache holds {max(room, 0)}{share}" if room < max_seqs else limits.note
+        if ranks > 1 and room >= max_seqs:  # one scheduler per engine / attention-DP rank
+            bound = f"{limits.note}, for each of the {ranks} schedulers"
         notes.append(
             f"batch chosen: {conc} sequence{'s' if conc != 1 else ''} in flight, the best "
             f"throughput of the batches up to {limit} ({bound})"
         )
-    kv_used = conc * kv_per_seq
-    logits = conc * logits_per_seq
+    local = -(-conc // ranks)  # sequences on the busiest GPU: ceil(conc / ranks)
+    kv_used = local * kv_per_seq
+    logits = local * logits_per_seq
     required = fixed + kv_used + logits
-    kv_room = max(free - logits, 0.0) / max(conc, 1)
+    kv_room = max(free - logits, 0.0) / max(local, 1)
     max_ctx = int(min(kv.max_context(kv_room), model.max_context_tokens))
     # FITS is exactly "within the usable share of the GPU"; TIGHT first tries a larger share,
     # then a smaller batch or shorter context at the default share.
@@ -448,8 +474,8 @@ def estimate_serving(
         if smaller is not None:
             fit_advice += f"; or, at the default, {smaller}"
         free = max(capacity * utilization_needed(required, capacity) - fixed, 0.0)
-        mem_max = int(min(free / (kv_per_seq + logits_per_seq), c.MAX_REPORTED_CONCURRENCY))
-        kv_room = max(free - logits, 0.0) / max(conc, 1)
+        mem_max = _sequences_fitting(free, kv_per_seq + logits_per_seq, ranks)
+        kv_room = max(free - logits, 0.0) / max(local, 1)
         max_ctx = int(min(kv.max_context(kv_room), model.max_context_tokens))
     elif fit is Fit.NO:
         fit_advice = _smaller_workload(conc, mem_max, ctx_p95, max_ctx)
@@ -473,6 +499,8 @@ def estimate_serving(
     notes.append(_PERFORMANCE_NOTE)
     if req.speculative is not None:
         notes.append(speculative_note(model, req.speculative))
+    label = layout.label(gpu.max_gpus_per_node)
+    notes.append(_layout_note(layout, label, model, gpu))
     memory = breakdown_of(
         gpu_count,
         setup.capacity_per_gpu,
@@ -484,7 +512,15 @@ def estimate_serving(
         0.0,
         setup.overhead_per_gpu,
     )
-    return new_estimate(
+    capacity_plan = _capacity(
+        sm, req, gpu_count, mem_max, conc, prefill_s, has_target, at_conc, max_seqs
+    )
+    if has_target:
+        at_target = capacity_plan.max_concurrency_at_target or 0
+        score = at_target / _throughput_step(sm, req, at_target)[0] if at_target > 0 else 0.0
+    else:
+        score = tok_s
+    estimate = new_estimate(
         gpu.slug,
         gpu_count,
         fits,
@@ -508,8 +544,176 @@ def estimate_serving(
             None,
         ),
         meets,
-        _capacity(sm, req, gpu_count, mem_max, conc, prefill_s, has_target, at_conc, max_seqs),
+        capacity_plan,
         None,
         BASIS_ESTIMATED,
         tuple(notes),
+        label,
     )
+    return estimate, score
+
+
+def _sequences_fitting(free: float, per_sequence: float, ranks: int) -> int:
+    """Sequences a replica holds when each of `ranks` GPUs has `free` bytes and a sequence on
+    a GPU takes `per_sequence` of them (ranks 1: every GPU holds its share of every sequence)."""
+    per_gpu = free / per_sequence if per_sequence > 0 else float(c.MAX_REPORTED_CONCURRENCY)
+    if ranks > 1:
+        per_gpu = math.floor(per_gpu) * ranks
+    return int(min(per_gpu, c.MAX_REPORTED_CONCURRENCY))
+
+
+def _layout_note(layout: Layout, label: str, model: ModelSpec, gpu: GpuSpec) -> str:
+    """What the layout means, in words."""
+    if layout.replicas > 1:
+        inner = Layout(tp=layout.tp, pp=layout.pp, dep=layout.dep)
+        return (
+            f"{_layout_note(inner, label, model, gpu)}; {layout.replicas} such engines side by "
+            "side (data parallel), each serving its own share of the sequences"
+        )
+    n = layout.gpus
+    nodes = -(-n // max(gpu.max_gpus_per_node, 1))
+    over = f"over {nodes} nodes' network" if nodes > 1 else "within the node"
+    if layout.dep > 1:
+        kv = "its MLA latent KV cache" if model.is_mla else "its KV cache"
+        return (
+            f"layout {label}: attention data-parallel on {n} GPUs (each serves its own sequences "
+            f"and holds {kv}), {model.experts // n} routed experts per GPU, attention and dense "
+            f"weights on every GPU; one all-to-all dispatch and combine per MoE layer {over}"
+        )
+    if layout.pp > 1:
+        each = f"tensor-parallel over {layout.tp} GPUs" if layout.tp > 1 else "on one GPU"
+        return (
+            f"layout {label}: {layout.pp} pipeline stages of up to "
+            f"{-(-model.layers // layout.pp)} layers, each {each}; activations passed stage to "
+            f"stage {over}, and fewer sequences in flight than stages leave stages idle (the "
+            "pipeline bubble)"
+        )
+    if n == 1:
+        return f"layout {label}: the whole model on one GPU"
+    return f"layout {label}: tensor parallel over {n} GPUs, two all-reduces per layer {over}"
+
+
+def _tp_ok(model: ModelSpec, tp: int) -> bool:
+    """vLLM's rule: tensor parallelism must divide the attention heads; KV heads split evenly
+    or are replicated (tp a multiple of them)."""
+    if tp <= 1:
+        return True
+    heads, kv = model.attention_heads, model.kv_heads
+    if heads % tp:
+        return False
+    return model.is_mla or kv <= 0 or (kv % tp == 0 if kv >= tp else tp % kv == 0)
+
+
+@lru_cache(maxsize=4096)
+def _candidate_layouts(model: ModelSpec, per_node: int, pcie: bool, n: int) -> tuple[Layout, ...]:
+    """The handful of layouts the engine tries for `n` GPUs: TP n first (the reference, and
+    the answer when nothing else applies); on PCIe-only GPUs, beyond one node, or for a count
+    TP cannot split (6 GPUs for 64 heads), TP x pipeline stages; for an MoE model, DEP n when
+    its routed experts split evenly over n GPUs (constants, parallel-layouts block)."""
+    out: list[Layout] = []
+    tp_n = _tp_ok(model, n)
+    if tp_n:
+        out.append(Layout(tp=n))
+    if n > 1 and (pcie or n > per_node or not tp_n):
+        for pp in range(2, min(n, model.layers) + 1):
+            if n % pp:
+                continue
+            tp = n // pp
+            if tp > per_node or not _tp_ok(model, tp):
+                continue
+            # NVLink nodes: TP within the node x PP across nodes (or, for a count TP cannot
+            # split, the widest TP that divides it); PCIe boxes try every split.
+            if not pcie and tp_n and tp != min(per_node, n):
+                continue
+            out.append(Layout(tp=tp, pp=pp))
+    if n > 1 and model.experts > 1 and model.experts % n == 0 and n <= model.experts:
+        out.append(Layout(dep=n))
+    if not out:
+        out.append(Layout(tp=n))
+    if n % 2 == 0:
+        # Two engines of every layout for n / 2 (recursively: DP4 x TP2, DP8 x TP1, ...), so a
+        # larger count can always do what the smaller one did, twice.
+        for inner in _candidate_layouts(model, per_node, pcie, n // 2):
+            dp = Layout(tp=inner.tp, pp=inner.pp, dep=inner.dep, replicas=inner.replicas * 2)
+            if dp not in out:
+                out.append(dp)
+    return tuple(out)
+
+
+_LAYOUTS: dict[tuple[int, int, int], tuple[ModelSpec, GpuSpec, tuple[Layout, ...]]] = {}
+
+
+def candidate_layouts(model: ModelSpec, gpu: GpuSpec, n: int) -> tuple[Layout, ...]:
+    """`_candidate_layouts` for `n` x `gpu`, memoised by object identity as `_setup_for` is."""
+    key = (id(model), id(gpu), n)
+    hit = _LAYOUTS.get(key)
+    if hit is not None and hit[0] is model and hit[1] is gpu:
+        return hit[2]
+    out = _candidate_layouts(model, max(gpu.max_gpus_per_node, 1), is_pcie_only(gpu), n)
+    if len(_LAYOUTS) >= _SETUPS_MAX:
+        _LAYOUTS.clear()
+    _LAYOUTS[key] = (model, gpu, out)
+    return out
+
+
+_FIT_RANK = {Fit.FITS: 2, Fit.TIGHT: 1, Fit.NO: 0}
+
+
+def _tried(e: Estimate, score: float) -> str:
+    """How a layout the search passed over did, in words."""
+    if e.fit is Fit.NO:
+        return "(does not fit)"
+    if e.meets_latency_target is False or score <= 0:
+        return "(misses the latency target)"
+    return f"{score:,.0f}" + (" (tight fit)" if e.fit is Fit.TIGHT else "")
+
+
+def estimate_serving(
+    req: EstimateRequest,
+    gpu: GpuSpec,
+    gpu_count: int,
+    calibration: Mapping[str, float],
+    layout: Layout | None = None,
+    *,
+    data_parallel: bool = True,
+) -> Estimate:
+    """The estimate on `gpu_count` x `gpu` under the best of the candidate layouts (or under
+    `layout` when given): the best fit verdict first, then meeting the latency target, then the
+    most output tokens/s (with a target: at the largest concurrency that meets it; offline
+    batch: at the batch it chooses). The same GPU count, so per replica = per GPU. Ties keep
+    the earlier candidate (TP first). `data_parallel` False leaves out the layouts of several
+    independent engines (one engine over all the GPUs, as a published benchmark runs)."""
+    if layout is not None:
+        if layout.gpus != gpu_count:
+            raise ValueError(f"layout {layout} uses {layout.gpus} GPUs, not {gpu_count}")
+        return _estimate_layout(req, gpu, gpu_count, calibration, layout)[0]
+    layouts = candidate_layouts(req.model, gpu, gpu_count)
+    if not data_parallel:
+        layouts = tuple(lay for lay in layouts if lay.replicas == 1) or layouts
+    best, best_score = _estimate_layout(req, gpu, gpu_count, calibration, layouts[0])
+    if len(layouts) == 1:
+        return best
+    tried = [(best.layout, _tried(best, best_score))]
+    best_key = (_FIT_RANK[best.fit], best.meets_latency_target is not False)
+    cal = calibration
+    bw = cal.get("decode_bw_efficiency", 1.0) if cal else 1.0
+    mfu = cal.get("prefill_mfu", 1.0) if cal else 1.0
+    for lay in layouts[1:]:
+        setup = _setup_for(
+            req.model, gpu, lay, req.weight_precision, req.kv_cache_precision, bw, mfu
+        )
+        if setup.weights_per_gpu + setup.overhead_per_gpu > (
+            setup.capacity_per_gpu * c.TIGHT_MEMORY_FRACTION
+        ):
+            continue  # the weights alone do not fit: no batch or context can make it fit
+        e, score = _estimate_layout(req, gpu, gpu_count, calibration, lay)
+        tried.append((e.layout, _tried(e, score)))
+        key = (_FIT_RANK[e.fit], e.meets_latency_target is not False)
+        if key > best_key or (key == best_key and score > best_score * (1.0 + 1e-9)):
+            best, best_score, best_key = e, score, key
+    others = ", ".join(f"{name} {what}" for name, what in tried if name != best.layout)
+    if not others:
+        return best
+    what = "output tokens/s at the latency target" if req.has_latency_target else "output tokens/s"
+    note = f"layout chosen: {best.layout} ({best_score:,.0f} {what}; also tried {others})"
+    return replace(best, notes=(*best.notes, note))

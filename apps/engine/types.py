@@ -217,6 +217,10 @@ class GpuSpec:
     # Total memory the driver reports (nvidia-smi / amd-smi, MiB = 2**20 bytes), when on file;
     # the engine sizes against it in preference to the datasheet's `memory_gb` (10**9 bytes).
     device_memory_mib: int | None = None
+    # Scale-out (node-to-node) bandwidth per GPU, GB/s per direction, from the GPU system or the
+    # quote when known; None: the documented default for the interconnect
+    # (constants.SCALE_OUT_GB_PER_S_DEFAULTS).
+    scale_out_gb_per_s: float | None = None
 
 
 @fast_init
@@ -271,6 +275,9 @@ class ModelSpec:
     tied_embeddings: bool = False
     kv_lora_rank: int | None = None  # MLA (DeepSeek-V2/V3): compressed KV latent
     qk_rope_head_dim: int | None = None
+    # MLA value head size (v_head_dim); None: head_dim - qk_rope_head_dim (the no-RoPE query/key
+    # size, equal to v_head_dim in DeepSeek-V2/V3 and Kimi K2 configs).
+    v_head_dim: int | None = None
     max_context_tokens: int = 131072
     diffusion_flops_per_step_1mp: float | None = None
     diffusion_steps: int = 0
@@ -291,6 +298,10 @@ class ModelSpec:
     @property
     def total_params(self) -> float:
         return self.params_billion * 1e9
+
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank is not None
 
     @property
     def is_moe(self) -> bool:
@@ -338,6 +349,48 @@ class SpeculativeSpec:
     tokens: int
     acceptance_rate: float
     draft_params_billion: float | None = None  # DRAFT_MODEL only; None: a default share
+
+
+@fast_init
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Layout:
+    """How one serving replica's GPUs split the model.
+
+    `tp` x `pp`: tensor parallel within each of `pp` pipeline stages (the layers split into `pp`
+    consecutive groups). `dep` > 1: DEP, attention data-parallel over `dep` GPUs (each holds its
+    own sequences and their KV cache) with the routed experts split across the same GPUs (expert
+    parallel) and attention, dense and shared-expert weights replicated on each; then tp = pp = 1.
+    `replicas` > 1: plain data parallelism inside the replica, that many independent engines of
+    the layout above, each with its own share of the sequences (vLLM --data-parallel-size).
+    """
+
+    tp: int = 1
+    pp: int = 1
+    dep: int = 1
+    replicas: int = 1
+
+    @property
+    def engine_gpus(self) -> int:
+        """GPUs of one engine (one tp x pp group, or one DEP group)."""
+        return self.tp * self.pp * self.dep
+
+    @property
+    def gpus(self) -> int:
+        return self.replicas * self.tp * self.pp * self.dep
+
+    def label(self, gpus_per_node: int) -> str:
+        """e.g. "TP8", "DEP8", "TP2xPP2", "PP4", "DP2xTP4", "DEP16 (2 nodes)"."""
+        if self.dep > 1:
+            name = f"DEP{self.dep}"
+        elif self.pp > 1:
+            name = f"TP{self.tp}xPP{self.pp}" if self.tp > 1 else f"PP{self.pp}"
+        else:
+            name = f"TP{self.tp}"
+        if self.replicas > 1:
+            name = f"DP{self.replicas}x{name}"
+        per_node = max(gpus_per_node, 1)
+        nodes = -(-self.gpus // per_node)
+        return f"{name} ({nodes} nodes)" if nodes > 1 else name
 
 
 @fast_init
@@ -449,6 +502,7 @@ class Estimate:
     training: TrainingResult | None
     basis: str = BASIS_ESTIMATED
     notes: tuple[str, ...] = ()
+    layout: str | None = None  # serving: the parallel layout assumed, e.g. "TP8", "DEP8"
 
 
 # Positional constructors for the per-evaluation hot paths (every field, in declaration order).
@@ -494,6 +548,7 @@ new_estimate: Callable[
         TrainingResult | None,
         str,
         tuple[str, ...],
+        str | None,
     ],
     Estimate,
 ] = positional_constructor(Estimate)

@@ -250,6 +250,7 @@ def estimate_training(
         new_training_result(tok_s_total, hours, ckpt / c.GB, ckpt_s, mfu),
         BASIS_ESTIMATED,
         tuple(notes),
+        None,
     )
 
 

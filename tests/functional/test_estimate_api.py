@@ -33,7 +33,7 @@ PERFORMANCE_KEYS = {
 TOP_KEYS = {
     "gpu", "gpu_count", "fits", "fit", "fit_advice", "memory_capacity_gb",
     "memory_capacity_source", "memory", "max_concurrency", "performance",
-    "meets_latency_target", "basis", "notes",
+    "meets_latency_target", "basis", "notes", "layout",
 }  # fmt: skip
 H100_CAPACITY_GB = 81_559 * 2**20 / 1e9  # nvidia-smi's 81,559 MiB = 85.52 GB
 
@@ -70,7 +70,10 @@ class TestEstimateContract:
         expected_headroom = memory["capacity_gb"] - memory["total_gb"]
         assert memory["headroom_gb"] == pytest.approx(expected_headroom, abs=0.2)
         assert h100["fits"] is True
-        assert 7.5 < memory["weights_gb"] < 10  # 8B parameters at one byte each, plus scales
+        # 8B parameters at one byte each, plus scales: once across TP2, on each GPU under DP2.
+        copies = 2 if h100["layout"].startswith("DP2") else 1
+        assert h100["layout"] in {"TP2", "DP2xTP1"}
+        assert 7.5 < memory["weights_gb"] / copies < 10
         perf = h100["performance"]
         assert perf["output_tokens_per_s"] == pytest.approx(
             2 * perf["output_tokens_per_s_per_gpu"], rel=0.01
@@ -206,8 +209,15 @@ class TestEstimatePublishedConfigs:
         response = post(api, self._body(_published("deepseek-r1")))
         assert response.status_code == 200
         (answer,) = response.json()["estimates"]
-        # 673 GB of FP8 weights, not 1,342 GB of BF16 (8 x 80 GB is still too small)
-        assert answer["memory"]["weights_gb"] == pytest.approx(673, rel=0.01)
+        # 673 GB of FP8 weights, not 1,342 GB of BF16: 8 x 80 GB is too small, so two nodes.
+        # Split every way under TP; PP counts its largest stage (31 of 61 layers) on every GPU,
+        # DEP a copy of the ~2% non-expert weights per GPU.
+        assert answer["gpu_count"] == 16
+        weights = answer["memory"]["weights_gb"]
+        if answer["layout"].startswith("TP16"):
+            assert weights == pytest.approx(673, rel=0.01)
+        else:
+            assert 673 * 0.99 < weights < 673 * 1.1
         assert any("FP8 128x128 blocks" in n for n in answer["notes"])
 
     def test_gemma_3_27b_nested_config_is_answered(self, api):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from apps.engine import (
     WorkloadType,
     estimate_at,
 )
-from apps.engine.types import Framework, SpeculativeMethod, SpeculativeSpec
+from apps.engine.serving import candidate_layouts
+from apps.engine.types import Framework, GpuSpec, Layout, SpeculativeMethod, SpeculativeSpec
 
 MEASUREMENTS_CSV = Path(__file__).resolve().parents[2] / "data" / "published_measurements.csv"
 
@@ -88,8 +90,45 @@ def _request(row: dict[str, str]) -> EstimateRequest:
     )
 
 
+_STATED_LAYOUT = re.compile(r"\b(?:(DEP)(\d+)|TP(\d+)(?:\s*x\s*PP(\d+))?|PP(\d+))\b")
+
+
+def stated_layout(framework: str, gpu_count: int) -> Layout | None:
+    """The parallel layout a row's `framework` column states ("SGLang (TP8)", "TP16 over two
+    nodes", "TP2 x PP2", "DEP8"), when it uses the row's GPU count; else None."""
+    m = _STATED_LAYOUT.search(framework)
+    if m is None:
+        return None
+    dep, dep_n, tp, tp_pp, pp = m.groups()
+    if dep:
+        layout = Layout(dep=int(dep_n))
+    elif tp:
+        layout = Layout(tp=int(tp), pp=int(tp_pp or 1))
+    else:
+        layout = Layout(pp=int(pp))
+    return layout if layout.gpus == gpu_count else None
+
+
+def _layout(row: dict[str, str], req: EstimateRequest, g: GpuSpec) -> Layout | None:
+    """The layout a published figure was measured at: the one the source states (the
+    `framework` column, e.g. "SGLang (TP8)"), else TP over the row's GPUs, which is what vLLM,
+    SGLang and TensorRT-LLM run unless told otherwise (attention data parallel, expert parallel
+    and pipeline stages are opt-in flags); None (the engine's own choice of one engine over the
+    GPUs) when TP cannot split the model that many ways."""
+    count = int(row["gpu_count"])
+    stated = stated_layout(row["framework"], count)
+    if stated is not None:
+        return stated
+    tp = Layout(tp=count)
+    return tp if tp in candidate_layouts(req.model, g, count) else None
+
+
 def _value(row: dict[str, str]) -> float:
-    e = estimate_at(_request(row), gpu(row["gpu"]), int(row["gpu_count"]))
+    # A published figure on N GPUs is one serving engine over them, never several data-parallel
+    # engines side by side.
+    req = _request(row)
+    g = gpu(row["gpu"])
+    e = estimate_at(req, g, int(row["gpu_count"]), layout=_layout(row, req, g), data_parallel=False)
     metric = row["metric"]
     p = e.performance
     values: dict[str, float | None] = {

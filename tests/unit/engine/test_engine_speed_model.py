@@ -22,7 +22,8 @@ from apps.engine import (
 )
 from apps.engine import constants as c
 from apps.engine.performance import flop_params, grouped_gemm_efficiency
-from apps.engine.serving import scheduler_max_seqs, serving_setup
+from apps.engine.serving import candidate_layouts, scheduler_max_seqs, serving_setup
+from apps.engine.types import Layout
 
 DECODERS = sorted(k for k, v in PRESETS.items() if v.kind is ModelKind.DECODER)
 # Models whose every layer attends fully: their decode step reads context x kv_per_token bytes.
@@ -49,8 +50,14 @@ def _realtime(preset: str, in50: int, in95: int, out: int) -> EstimateRequest:
     )
 
 
-def _itl_ms(req: EstimateRequest, gpu_index: int, count: int) -> float:
-    itl = estimate_at(req, GPUS[gpu_index], count).performance.itl_ms
+def _layout(preset: str, gpu_index: int, count: int, pick: int) -> Layout:
+    """One of the layouts the engine tries for `count` GPUs (TP, TP x PP, DEP), held fixed."""
+    layouts = candidate_layouts(PRESETS[preset], GPUS[gpu_index], count)
+    return layouts[pick % len(layouts)]
+
+
+def _itl_ms(req: EstimateRequest, gpu_index: int, count: int, layout: Layout) -> float:
+    itl = estimate_at(req, GPUS[gpu_index], count, layout=layout).performance.itl_ms
     assert itl is not None
     return itl
 
@@ -63,15 +70,18 @@ def _itl_ms(req: EstimateRequest, gpu_index: int, count: int) -> float:
     st.integers(1, 16_000),
     st.integers(1, 16_000),
     st.integers(1, 2_000),
+    st.integers(0, 7),
 )
 def test_itl_at_concurrency_1_ignores_the_median_prompt(
-    preset: str, gpu: int, count: int, a: int, b: int, out: int
+    preset: str, gpu: int, count: int, a: int, b: int, out: int, pick: int
 ) -> None:
     """A lone request's decode steps carry no prompt tokens: no other request exists whose
-    prompt chunked prefill could mix in, so the median prompt length cannot change its ITL."""
+    prompt chunked prefill could mix in, so the median prompt length cannot change its ITL
+    (under any of the layouts the engine tries)."""
     in95 = max(a, b)
-    itl_a = _itl_ms(_realtime(preset, a, in95, out), gpu, count)
-    itl_b = _itl_ms(_realtime(preset, b, in95, out), gpu, count)
+    layout = _layout(preset, gpu, count, pick)
+    itl_a = _itl_ms(_realtime(preset, a, in95, out), gpu, count, layout)
+    itl_b = _itl_ms(_realtime(preset, b, in95, out), gpu, count, layout)
     assert itl_a == itl_b
 
 
@@ -83,17 +93,20 @@ def test_itl_at_concurrency_1_ignores_the_median_prompt(
     st.integers(1, 16_000),
     st.integers(1, 16_000),
     st.integers(1, 2_000),
+    st.integers(0, 7),
 )
 def test_itl_at_concurrency_1_grows_only_by_the_kv_read(
-    preset: str, gpu: int, count: int, a: int, b: int, out: int
+    preset: str, gpu: int, count: int, a: int, b: int, out: int, pick: int
 ) -> None:
-    """ITL(in=a) - ITL(in=b) is the time to read (a - b) more tokens of KV cache, nothing else."""
-    itl_a = _itl_ms(_realtime(preset, a, a, out), gpu, count)
-    itl_b = _itl_ms(_realtime(preset, b, b, out), gpu, count)
+    """ITL(in=a) - ITL(in=b) is the time to read (a - b) more tokens of KV cache, nothing else
+    (a pipeline reads each stage's share in turn, so its stages together read it all)."""
+    layout = _layout(preset, gpu, count, pick)
+    itl_a = _itl_ms(_realtime(preset, a, a, out), gpu, count, layout)
+    itl_b = _itl_ms(_realtime(preset, b, b, out), gpu, count, layout)
     sm = serving_setup(
-        PRESETS[preset], GPUS[gpu], count, Precision.BF16, Precision.BF16, 1.0, 1.0
+        PRESETS[preset], GPUS[gpu], layout.tp, Precision.BF16, Precision.BF16, 1.0, 1.0, layout
     ).sm
-    kv_read_ms = (a - b) * sm.kv_per_token / sm.bandwidth * 1e3
+    kv_read_ms = (a - b) * sm.kv_per_token * sm.pp / sm.bandwidth * 1e3
     assert math.isclose(itl_a - itl_b, kv_read_ms, rel_tol=1e-6, abs_tol=1e-9)
 
 

@@ -131,9 +131,10 @@ class TestEstimateDriver:
         assert e.gpu_count == 1 and not e.fits
 
     def test_none_fit_returns_largest_count(self) -> None:
+        """Serving tries whole nodes beyond one (2 and 4 x 8 L4) when nothing in a node fits."""
         req = self._req(model=PRESETS["llama-3.1-405b"], gpus=("l4-24gb",))
         (e,) = estimate(req, load_gpus())
-        assert not e.fits and e.gpu_count == 8
+        assert not e.fits and e.gpu_count == 32
 
     def test_nvl72_tries_rack_scale_counts(self) -> None:
         req = self._req(
