@@ -54,7 +54,10 @@ def quote_evidence(quote: Quote) -> dict[str, Any]:
         "version": quote.version,
         "provider": quote.provider.name,
         "gpu": quote.gpu.slug if quote.gpu else None,
+        # The names a buyer reads on the decision PDF (records frozen before: the slugs).
+        "gpu_name": quote.gpu.name if quote.gpu else None,
         "system": quote.system.slug if quote.system else None,
+        "system_name": quote.system.name if quote.system else None,
         "gpus_per_node": quote.gpus_per_node,
         "region": quote.region,
         "pricing_term": quote.pricing_term,
@@ -84,6 +87,7 @@ def route_evidence(route: ApiRoute) -> dict[str, Any]:
         "currency": route.currency,
         "batch_discount": route.batch_discount,
         "rate_limit_rpm": route.rate_limit_rpm,
+        "quote_date": route.quote_date,  # the PDF's quote date (older records: "not recorded")
         "source": route.source,
     }
 
