@@ -121,6 +121,8 @@ def _when(value: Any) -> str:
 def _num(value: Any) -> str:
     if value is None:
         return "-"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
     try:
         d = Decimal(str(value))
     except InvalidOperation:
@@ -257,17 +259,30 @@ def _para(pdf: FPDF, text: str, *, size: int = 9, style: str = "") -> None:
     pdf.set_font("Helvetica", size=9)
 
 
+# The label column of a list of facts: room for "Accepted outputs a month" in 9 pt bold.
+FACT_LABEL_MM = 50
+
+
 def _facts(pdf: FPDF, facts: list[tuple[str, str]]) -> None:
     for label, value in facts:
         pdf.set_font("Helvetica", "B", 9)
-        pdf.cell(42, 4.8, fit_width(pdf, latin1(label), 42))
+        pdf.cell(FACT_LABEL_MM, 4.8, fit_width(pdf, latin1(label), FACT_LABEL_MM))
         pdf.set_font("Helvetica", size=9)
-        pdf.multi_cell(0, 4.8, latin1(clip(value)) or "-", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+        pdf.multi_cell(
+            0, 4.8, latin1(clip(value)) or "-", align="L", new_x=XPos.LMARGIN, new_y=YPos.NEXT
+        )
 
 
 def _table(
-    pdf: FPDF, header: list[str], rows: list[list[str]], widths: tuple[int, ...], *, size: int = 8
+    pdf: FPDF,
+    header: list[str],
+    rows: list[list[str] | str],
+    widths: tuple[int, ...],
+    *,
+    size: int = 8,
 ) -> None:
+    """A table across the printable width; a row given as one string is a group title that
+    spans every column."""
     pdf.set_font("Helvetica", size=size)
     line_height = size * 0.5
     # Column widths in mm: the table spans the printable width, shared in these proportions.
@@ -289,6 +304,13 @@ def _table(
             head.cell(latin1(cell))
         for values in rows:
             row = table.row()
+            if isinstance(values, str):
+                row.cell(
+                    fit_width(pdf, latin1(values), pdf.epw),
+                    colspan=len(header),
+                    style=FontFace(emphasis="BOLD", fill_color=(248, 249, 251)),
+                )
+                continue
             for column, value in enumerate(values):
                 row.cell(text(value, column))
     pdf.set_font("Helvetica", size=9)
@@ -305,7 +327,7 @@ def _bar_chart(
         return
     values = [float(r["effective_unit_cost"]) for r in costed]
     top = max(values) or 1.0
-    label_w, value_w, bar_h, gap = 70.0, 22.0, 4.2, 1.6
+    label_w, value_w, bar_h, gap = 70.0, 22.0, 3.6, 1.2
     left = pdf.l_margin
     bar_x = left + label_w
     bar_w = pdf.w - pdf.r_margin - bar_x - value_w
@@ -416,7 +438,7 @@ SHARES = frozenset({"observability_share", "retry_rate", "failure_rate", "accept
 SOURCE_WORDS = {
     "brief": "this brief's finance override",
     "organisation": "the organisation's finance assumptions",
-    "built-in": "built-in default (apps/engine/costing_constants.py, each cited there)",
+    "built-in": "built-in default (cited in apps/engine/costing_constants.py)",
 }
 ALLOCATION_WORDS = {
     "PER_DEPLOYMENT": "per self-managed deployment",
@@ -434,10 +456,23 @@ def words(code: Any, vocabulary: dict[str, str]) -> str:
 
 
 def _pct(share: Any) -> str:
+    """0.0300 -> "3 %", 0.975 -> "97.5 %"."""
     try:
-        return f"{Decimal(str(share)) * 100:.4g} %"
+        return f"{_figure(Decimal(str(share)) * 100)} %"
     except InvalidOperation:
         return str(share)
+
+
+def _figure(value: Any) -> str:
+    """A figure someone typed (an assumption, a target) as they would write it: no trailing
+    zeros, separators, at most 4 significant figures after the point (40.00 -> "40")."""
+    try:
+        d = Decimal(str(value))
+    except InvalidOperation:
+        return str(value)
+    if d == d.to_integral_value():
+        return f"{d:,.0f}"
+    return format(Decimal(f"{float(d):.4g}").normalize(), ",f")
 
 
 def _money(value: Any, currency: str) -> str:
@@ -476,7 +511,7 @@ def _criterion(key: str, value: Any) -> tuple[str, str]:
         return label, _pct(value)
     if key == "latency_percentile":
         return label, str(value).lower() if str(value).startswith("P") else words(value, {})
-    return label, f"{_num(value) if isinstance(value, int | float | Decimal) else value}{suffix}"
+    return label, f"{_figure(value)}{suffix}"
 
 
 # --- The report's rows, labelled as a buyer reads them --------------------------------------
@@ -505,6 +540,17 @@ def _gpus(row: dict[str, Any]) -> str:
     if replicas and int(replicas) > 1:
         text += f" ({replicas} replicas of {count} GPU{'s' if int(count) != 1 else ''})"
     return text
+
+
+def _gpus_short(row: dict[str, Any]) -> str:
+    """ "6 (3 replicas x 2)" or "1": the candidate table's GPUs column."""
+    count, replicas = row.get("gpu_count"), row.get("replicas")
+    if not count:
+        return "-"
+    total = int(count) * int(replicas or 1)
+    if replicas and int(replicas) > 1:
+        return f"{total} ({replicas} replicas x {count})"
+    return str(total)
 
 
 def row_label(row: dict[str, Any], report: dict[str, Any]) -> str:
@@ -568,8 +614,8 @@ def why_it_lost(
     if change >= Decimal("0.5"):
         return f"costs {change:.0f} % more {unit}"
     if change <= Decimal("-0.5"):
-        return f"costs {-change:.0f} % less {unit}, chosen against on other grounds (rationale)"
-    return f"costs the same {unit}; chosen against on other grounds (rationale)"
+        return f"costs {-change:.0f} % less {unit}; passed over for the reasons in the rationale"
+    return f"costs the same {unit}; passed over for the reasons in the rationale"
 
 
 def alternatives_lost(report: dict[str, Any], unit: str) -> list[dict[str, str]]:
@@ -606,10 +652,11 @@ def alternatives_lost(report: dict[str, Any], unit: str) -> list[dict[str, str]]
             qid = int(fallback.split("#")[1]) if fallback.startswith("quote #") else None
             entry = not_costed.get(qid)
             seen_quotes.add(qid)
+            quote = _quotes_by_id(report).get(qid) or {}
             out.append(
                 {
-                    "label": fallback,
-                    "term": "-",
+                    "label": _quote_label(quote, qid) if quote else fallback,
+                    "term": words(quote.get("pricing_term"), TERM_WORDS) if quote else "-",
                     "unit_cost": "-",
                     "monthly": "-",
                     "reason": _not_costed_words(entry.get("reason"))
@@ -633,14 +680,9 @@ def alternatives_lost(report: dict[str, Any], unit: str) -> list[dict[str, str]]
         if qid in seen_quotes:
             continue
         quote = quotes.get(qid) or {}
-        label = (
-            f"{quote.get('provider')} - {quote.get('gpu_name') or quote.get('gpu')}"
-            if quote
-            else ""
-        )
         out.append(
             {
-                "label": f"{label} (quote #{qid})".strip(),
+                "label": _quote_label(quote, qid),
                 "term": words(quote.get("pricing_term"), TERM_WORDS) if quote else "-",
                 "unit_cost": "-",
                 "monthly": "-",
@@ -648,6 +690,15 @@ def alternatives_lost(report: dict[str, Any], unit: str) -> list[dict[str, str]]
             }
         )
     return out
+
+
+def _quote_label(quote: dict[str, Any], qid: Any) -> str:
+    """A frozen quote without a candidate row: provider - GPU, region (quote #n)."""
+    if not quote:
+        return f"quote #{qid}"
+    gpu = quote.get("gpu_name") or quote.get("gpu") or quote.get("system_name") or "-"
+    region = f", {quote['region']}" if quote.get("region") else ""
+    return f"{quote.get('provider')} - {gpu}{region} (quote #{qid})"
 
 
 # The alternatives shown when the record names none: the table's next rows (the rest are in
@@ -781,6 +832,8 @@ def commercial_summary(report: dict[str, Any]) -> list[tuple[str, str]]:
                 )
             )
         valid = _when(evidence.get("valid_until"))
+        if valid:
+            valid += _days_left(evidence.get("valid_until"), report.get("frozen_at"))
         facts += [
             ("Quote date", _when(evidence.get("quote_date")) or NOT_RECORDED),
             (
@@ -814,6 +867,17 @@ def commercial_summary(report: dict[str, Any]) -> list[tuple[str, str]]:
         )
     facts.append(("Total contract value", _contract_value(report, row, evidence, commitment)))
     return facts
+
+
+def _days_left(valid_until: Any, frozen_at: Any) -> str:
+    """ " (25 days left when frozen)" or " (expired when frozen)"; "" when either is unknown."""
+    try:
+        end = date.fromisoformat(str(valid_until)[:10])
+        frozen = date.fromisoformat(_when(frozen_at)[:10])
+    except ValueError:
+        return ""
+    left = (end - frozen).days
+    return " (expired when frozen)" if left < 0 else f" ({left} days left when frozen)"
 
 
 def _contract_value(
@@ -875,6 +939,17 @@ def decision_record_pdf(report: dict[str, Any]) -> bytes:
         new_y=YPos.NEXT,
     )
 
+    pdf.set_font("Helvetica", size=8)
+    pdf.set_text_color(*MUTED)
+    pdf.multi_cell(
+        0,
+        4.5,
+        latin1(f"Content hash (SHA-256 of the frozen evidence): {report['content_hash']}"),
+        new_x=XPos.LMARGIN,
+        new_y=YPos.NEXT,
+    )
+    pdf.set_text_color(*INK)
+
     chosen = report["chosen"]
     row = chosen.get("row") or {}
     label = row_label(row, report) if row else chosen["label"]
@@ -901,17 +976,12 @@ def decision_record_pdf(report: dict[str, Any]) -> bytes:
     lost = alternatives_lost(report, unit)
     _heading(pdf, "Alternatives and why they lost")
     if lost:
+        _para(pdf, f"Unit costs in {currency} {unit}; monthly costs in {currency}.", size=8)
         _table(
             pdf,
-            [
-                "Alternative",
-                "Term",
-                f"Unit cost ({currency} {unit})",
-                "Monthly cost",
-                "Why it lost",
-            ],
+            ["Alternative", "Term", "Unit cost", "Monthly cost", "Why it lost"],
             [[a["label"], a["term"], a["unit_cost"], a["monthly"], a["reason"]] for a in lost],
-            (56, 22, 24, 24, 64),
+            (54, 24, 18, 22, 72),
         )
     else:
         _para(pdf, "No alternatives were recorded and the table holds no other candidate.")
@@ -960,7 +1030,7 @@ def decision_record_pdf(report: dict[str, Any]) -> bytes:
                     str(r.get("rank") if r.get("rank") is not None else "-"),
                     ("> " if r.get("chosen") else "") + row_label(r, report),
                     _term(r),
-                    _gpus(r) if r.get("gpu_count") else "-",
+                    _gpus_short(r),
                     _num(r.get("effective_unit_cost")),
                     _num(r.get("monthly_cost")),
                     _num((r.get("cost_lines") or {}).get("platform_labour")),
@@ -968,9 +1038,13 @@ def decision_record_pdf(report: dict[str, Any]) -> bytes:
                 ]
                 for r in rows
             ],
-            (10, 58, 22, 22, 22, 20, 20, 16),
+            (10, 60, 22, 22, 20, 20, 20, 16),
         )  # fmt: skip
         _para(pdf, "> marks the chosen candidate.", size=7)
+        for r in rows:
+            if not r.get("meets_constraints"):
+                reason = _why_not_words(r.get("why_not") or [], report, r) or "no reason recorded"
+                _para(pdf, f"{row_label(r, report)} does not meet the brief: {reason}.", size=7)
         pdf.ln(2)
         _bar_chart(pdf, rows, currency=currency, unit=unit, report=report)
     else:
@@ -991,18 +1065,9 @@ def decision_record_pdf(report: dict[str, Any]) -> bytes:
     if checklist["answers"]:
         _table(
             pdf,
-            ["Section", "Question", "Answer", "Evidence", "By"],
-            [
-                [
-                    words(a.get("section"), SECTION_WORDS),
-                    a.get("text", ""),
-                    words(a.get("answer"), ANSWER_WORDS) if a.get("answer") else "unanswered",
-                    a.get("evidence") or "",
-                    a.get("answered_by") or "",
-                ]
-                for a in checklist["answers"]
-            ],
-            (24, 76, 22, 44, 24),
+            ["Question", "Answer", "Evidence", "By"],
+            _checklist_rows(checklist["answers"]),
+            (100, 18, 50, 22),
             size=7,
         )
     else:
@@ -1069,6 +1134,25 @@ def decision_record_pdf(report: dict[str, Any]) -> bytes:
     return bytes(pdf.output())
 
 
+def _checklist_rows(answers: list[dict[str, Any]]) -> list[list[str] | str]:
+    """The answers under a title row per section, in the order frozen."""
+    out: list[list[str] | str] = []
+    section = None
+    for a in answers:
+        if a.get("section") != section:
+            section = a.get("section")
+            out.append(words(section, SECTION_WORDS))
+        out.append(
+            [
+                a.get("text", ""),
+                words(a.get("answer"), ANSWER_WORDS) if a.get("answer") else "unanswered",
+                a.get("evidence") or "",
+                a.get("answered_by") or "",
+            ]
+        )
+    return out
+
+
 def _assumptions(pdf: FPDF, assumptions: dict[str, Any]) -> None:
     values = assumptions.get("values") or {}
     sources = assumptions.get("sources") or {}
@@ -1086,9 +1170,9 @@ def _assumptions(pdf: FPDF, assumptions: dict[str, Any]) -> None:
         elif name == "labour_allocation":
             shown = words(value, ALLOCATION_WORDS)
         else:
-            shown = _num(value) if name != "reporting_currency" else str(value)
+            shown = _figure(value) if name != "reporting_currency" else str(value)
         rows.append([words(name, ASSUMPTION_WORDS), shown, words(sources.get(name), SOURCE_WORDS)])
-    _table(pdf, ["Assumption", "Value", "Source"], rows, (80, 30, 80))
+    _table(pdf, ["Assumption", "Value", "Source"], rows, (78, 26, 86))
 
 
 def _fx_rates(pdf: FPDF, report: dict[str, Any]) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
+from PIL import Image, ImageOps
 from pypdf import PdfReader
 
 from apps.briefs.models import WorkloadBrief
@@ -138,6 +139,22 @@ def record(scenario):
     return decision_record_approve(record=made, user=approver, role=Role.FINANCE)
 
 
+# A page is used when its body reaches at least this far down the printable height: a page
+# holding a heading and three lines (the old report's page 3) reaches about a tenth.
+MIN_PAGE_FILL = 0.3
+# The body ends 16 mm above the foot of an A4 page (297 mm); the footer sits below.
+BODY_BOTTOM_MM = 297 - 16
+
+
+def _filled(png: Path) -> float:
+    """How far down the printable height the page's ink reaches (0 to 1), footer excluded."""
+    with Image.open(png) as image:
+        grey = image.convert("L")
+        body = grey.crop((0, 0, grey.width, round(grey.height * BODY_BOTTOM_MM / 297)))
+        box = ImageOps.invert(body).point(lambda v: 255 if v > 24 else 0).getbbox()
+        return 0.0 if box is None else box[3] / body.height
+
+
 def _pages(pdf: bytes) -> list[str]:
     return [page.extract_text() for page in PdfReader(io.BytesIO(pdf)).pages]
 
@@ -206,5 +223,8 @@ class TestTheDecisionPdf:
             check=True,
             timeout=60,
         )
-        assert len(sorted(PNG_DIR.glob("page-*.png"))) == len(pages)
+        images = sorted(PNG_DIR.glob("page-*.png"))
+        assert len(images) == len(pages)
+        filled = [_filled(image) for image in images]
+        assert min(filled) >= MIN_PAGE_FILL, filled
         print(f"decision PDF pages as PNG: {PNG_DIR}")
