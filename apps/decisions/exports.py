@@ -1023,7 +1023,7 @@ def decision_record_pdf(report: dict[str, Any]) -> bytes:
     if rows:
         _table(
             pdf,
-            ["Rank", "Candidate", "Term", "GPUs", f"Unit cost ({unit})", "Monthly cost",
+            ["Rank", "Candidate", "Term", "GPUs", "Unit cost", "Monthly cost",
              "Platform labour", "Meets the brief"],
             [
                 [
@@ -1056,7 +1056,11 @@ def decision_record_pdf(report: dict[str, Any]) -> bytes:
         for line in summary:
             _para(pdf, f"- {line}")
 
-    _owned_hardware(pdf, report.get("owned_hardware") or [])
+    _owned_hardware(
+        pdf,
+        report.get("owned_hardware") or [],
+        {q.get("id"): str(q.get("provider")) for q in report.get("quotes") or []},
+    )
     _assumptions(pdf, report.get("assumptions") or {})
     _fx_rates(pdf, report)
 
@@ -1092,6 +1096,10 @@ def decision_record_pdf(report: dict[str, Any]) -> bytes:
         )
     else:
         _para(pdf, "No approvals yet.")
+    decided = {a["role"] for a in report["approvals"]}
+    pending = [words(r, ROLE_WORDS) for r in report["required_roles"] if r not in decided]
+    if pending:
+        _para(pdf, f"Still to give a verdict: {', '.join(pending)}.", size=8)
 
     _heading(pdf, "Audit trail")
     _table(
@@ -1172,7 +1180,7 @@ def _assumptions(pdf: FPDF, assumptions: dict[str, Any]) -> None:
         else:
             shown = _figure(value) if name != "reporting_currency" else str(value)
         rows.append([words(name, ASSUMPTION_WORDS), shown, words(sources.get(name), SOURCE_WORDS)])
-    _table(pdf, ["Assumption", "Value", "Source"], rows, (78, 26, 86))
+    _table(pdf, ["Assumption", "Value", "Source"], rows, (72, 34, 84))
 
 
 def _fx_rates(pdf: FPDF, report: dict[str, Any]) -> None:
@@ -1197,10 +1205,13 @@ def _fx_rates(pdf: FPDF, report: dict[str, Any]) -> None:
     )
 
 
-def _owned_hardware(pdf: FPDF, owned: list[dict[str, Any]]) -> None:
+def _owned_hardware(
+    pdf: FPDF, owned: list[dict[str, Any]], providers: dict[Any, str] | None = None
+) -> None:
     """The capex inputs of every owned row: what the quote gave, and the defaults it took."""
     if not owned:
         return
+    providers = providers or {}
     _heading(pdf, "Owned hardware (capex inputs)")
     _para(
         pdf,
@@ -1215,11 +1226,13 @@ def _owned_hardware(pdf: FPDF, owned: list[dict[str, Any]]) -> None:
 
     _table(
         pdf,
-        ["Quote", "Capex / GPU", "Months", "kW / GPU", "PUE", "Power / kWh", "Host / kW-mo",
-         "Ops h", "Per GPU-month"],
+        ["Quote", "Capex per GPU", "Depreciation months", "kW per GPU", "PUE",
+         "Electricity per kWh", "Hosting per kW-month", "Ops hours a month", "Per GPU-month"],
         [
             [
-                f"#{e['quote_id']}",
+                f"{providers[e['quote_id']]} (#{e['quote_id']})"
+                if e.get("quote_id") in providers
+                else f"#{e['quote_id']}",
                 f"{_num(e.get('capex_per_gpu'))} {e.get('currency') or e.get('quote_currency')}",
                 str(e.get("depreciation_months") or "-"),
                 cell(e, "power_kw_per_gpu"),
@@ -1232,7 +1245,7 @@ def _owned_hardware(pdf: FPDF, owned: list[dict[str, Any]]) -> None:
             ]
             for e in owned
         ],
-        (14, 28, 14, 18, 14, 22, 24, 16, 40),
+        (30, 24, 22, 16, 12, 20, 22, 18, 26),
         size=7,
     )  # fmt: skip
 

@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -96,7 +97,10 @@ CODE_NAMES = re.compile(
 # characters) to count as used: about three lines of body text.
 MIN_BODY_CHARS = 250
 # Where the pages are written as PNG for a person to look at (make test prints the folder).
-PNG_DIR = Path(os.environ.get("GPUSELECT_PDF_PNG_DIR", "/tmp/gpuselect-decision-pdf"))
+PNG_DIR = Path(
+    os.environ.get("GPUSELECT_PDF_PNG_DIR")
+    or Path(tempfile.gettempdir()) / "gpuselect-decision-pdf"
+)
 
 
 def _quote(**filters):
@@ -213,13 +217,17 @@ class TestTheDecisionPdf:
         for number, text in enumerate(pages, start=1):
             body = _flat(text).replace(_flat(footer), "")
             assert len(body) >= MIN_BODY_CHARS, (number, body)
-        if shutil.which("pdftoppm") is None:
-            pytest.fail("pdftoppm (poppler-utils) is not installed: apt-get install poppler-utils")
+        pdftoppm = shutil.which("pdftoppm")
+        if pdftoppm is None:
+            # CI installs poppler-utils (.ci/run); a developer's machine may lack it.
+            if os.environ.get("CI") == "true" or os.environ.get("GPUSELECT_REQUIRE_BROWSER") == "1":
+                pytest.fail("no pdftoppm on the PATH (apt-get install -y poppler-utils)")
+            pytest.skip("no pdftoppm (apt-get install -y poppler-utils); page images not checked")
         shutil.rmtree(PNG_DIR, ignore_errors=True)
         PNG_DIR.mkdir(parents=True)
         (PNG_DIR / "decision.pdf").write_bytes(pdf)
-        subprocess.run(
-            ["pdftoppm", "-r", "80", "-png", str(PNG_DIR / "decision.pdf"), str(PNG_DIR / "page")],
+        subprocess.run(  # noqa: S603 - poppler's pdftoppm on a PDF this test wrote
+            [pdftoppm, "-r", "80", "-png", str(PNG_DIR / "decision.pdf"), str(PNG_DIR / "page")],
             check=True,
             timeout=60,
         )
