@@ -441,7 +441,7 @@ SOURCE_WORDS = {
     "built-in": "built-in default (cited in apps/engine/costing_constants.py)",
 }
 ALLOCATION_WORDS = {
-    "PER_DEPLOYMENT": "per self-managed deployment",
+    "PER_DEPLOYMENT": "per deployment",
     "SHARED_BY_GPU_HOURS": "shared by GPU-hours",
 }
 NOT_RECORDED = "not recorded"
@@ -865,7 +865,15 @@ def commercial_summary(report: dict[str, Any]) -> list[tuple[str, str]]:
                 _money(totals[months], currency) if months in totals else NOT_RECORDED,
             )
         )
-    facts.append(("Total contract value", _contract_value(report, row, evidence, commitment)))
+    known = chosen.get("kind") == "api_route" or "minimum_commitment_months" in evidence
+    facts.append(
+        (
+            "Total contract value",
+            _contract_value(report, row, evidence, commitment)
+            if known or (row.get("pricing_term") == "OWNED")
+            else f"{NOT_RECORDED} (the quote's commitment was not frozen)",
+        )
+    )
     return facts
 
 

@@ -412,6 +412,7 @@ class TestCommercialSummary:
         for label in ("Region", "Price per GPU-hour", "Quote date", "Valid until"):
             assert facts[label] == NOT_RECORDED, label
         assert facts["Minimum commitment"] == NOT_RECORDED
+        assert facts["Total contract value"].startswith(NOT_RECORDED)
         text = pdf_text(decision_record_pdf(report())).replace("\n", " ")
         assert "Region not recorded" in text
 
