@@ -9,7 +9,9 @@ Nor can its length: a paragraph is cut at ``MAX_PARAGRAPH_CHARS`` and a table ce
 the full text is (the record's page and its JSON in the API), so that any record the app
 accepted always has a PDF. Long unbroken words (URLs, hashes) wrap by character."""
 
+import re
 import unicodedata
+from collections.abc import Sequence
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any, cast
@@ -276,7 +278,7 @@ def _facts(pdf: FPDF, facts: list[tuple[str, str]]) -> None:
 def _table(
     pdf: FPDF,
     header: list[str],
-    rows: list[list[str] | str],
+    rows: Sequence[list[str] | str],
     widths: tuple[int, ...],
     *,
     size: int = 8,
@@ -542,6 +544,32 @@ def _gpus(row: dict[str, Any]) -> str:
     return text
 
 
+LAYOUT_TERMS = (
+    ("DEP", "attention data-parallel with the experts split across the GPUs"),
+    ("TP", "tensor parallel"),
+    ("PP", "pipeline parallel"),
+    ("DP", "independent engines"),
+)
+
+
+def layout_words(layout: Any) -> str:
+    """A row's parallel layout: its label ("TP2xPP2", or the engine's layout as a dict of tp,
+    pp, dep and replicas) followed by what its parts mean."""
+    if isinstance(layout, dict):
+        tp, pp, dep, dp = (int(layout.get(k) or 1) for k in ("tp", "pp", "dep", "replicas"))
+        parts = [f"DP{dp}"] if dp > 1 else []
+        if dep > 1:
+            parts.append(f"DEP{dep}")
+        else:
+            parts += [f"TP{tp}"] if tp > 1 or pp == 1 else []
+            parts += [f"PP{pp}"] if pp > 1 else []
+        label = "x".join(parts)
+    else:
+        label = str(layout)
+    meaning = [text for term, text in LAYOUT_TERMS if re.search(rf"\b{term}\d|x{term}\d", label)]
+    return f"{label} ({'; '.join(meaning)})" if meaning else label
+
+
 def _gpus_short(row: dict[str, Any]) -> str:
     """ "6 (3 replicas x 2)" or "1": the candidate table's GPUs column."""
     count, replicas = row.get("gpu_count"), row.get("replicas")
@@ -801,13 +829,13 @@ def commercial_summary(report: dict[str, Any]) -> list[tuple[str, str]]:
         if system:
             facts.append(("System", str(system)))
         if row.get("layout"):
-            facts.append(("Layout", str(row["layout"])))
+            facts.append(("Layout", layout_words(row["layout"])))
         facts += [
             ("Pricing term", words(term, TERM_WORDS)),
             ("Region", str(evidence.get("region") or NOT_RECORDED)),
         ]
         if term == "OWNED":
-            owned = next(
+            owned: dict[str, Any] = next(
                 (o for o in report.get("owned_hardware") or []
                  if o.get("quote_id") == chosen.get("quote_id")),
                 {},

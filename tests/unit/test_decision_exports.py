@@ -434,6 +434,21 @@ class TestCommercialSummary:
         assert facts["36-month cost"] == "36,000 USD"
         assert facts["Total contract value"] == ("12,000 USD (monthly cost x 12-month commitment)")
 
+    @pytest.mark.parametrize(
+        ("layout", "expected"),
+        [
+            ("TP2xPP2", "TP2xPP2 (tensor parallel; pipeline parallel)"),
+            ({"tp": 8, "pp": 1, "dep": 1, "replicas": 1}, "TP8 (tensor parallel)"),
+        ],
+    )
+    def test_a_row_with_a_layout_states_it_in_words(self, layout, expected):
+        chosen = row(layout=layout)
+        facts = dict(commercial_summary(report(chosen={**report()["chosen"], "row": chosen})))
+        assert facts["Layout"] == expected
+
+    def test_a_row_without_a_layout_shows_none(self):
+        assert "Layout" not in dict(commercial_summary(report()))
+
     def test_the_sensitivity_totals_are_used_when_they_hold_the_row(self):
         chosen = row(monthly_cost="1000.00")
         sensitivity = {
