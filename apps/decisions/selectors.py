@@ -380,6 +380,19 @@ def decision_record_report(record: DecisionRecord) -> dict[str, Any]:
         "content_hash": record.content_hash,
         "engine_version": record.engine_version,
         "frozen_at": record.frozen_at,
+        # What the PDF's commercial summary and "why it lost" read (apps.decisions.exports);
+        # a record frozen before a field existed lacks it, and the PDF says "not recorded".
+        "capacity_model_code": record.capacity_model,
+        "alternative_refs": [
+            {"quote_id": a.get("quote_id"), "api_route_id": a.get("api_route_id")}
+            for a in record.alternatives or []
+        ],
+        "quotes": snap.get("quotes", []),
+        "api_routes": snap.get("api_routes", []),
+        "fx_rates": snap.get("fx_rates", []),
+        "assumptions": snap.get("assumptions", {}),
+        "sensitivity": table.get("sensitivity") or {},
+        "not_costed": table.get("not_costed", []),
     }
 
 

@@ -54,7 +54,10 @@ def quote_evidence(quote: Quote) -> dict[str, Any]:
         "version": quote.version,
         "provider": quote.provider.name,
         "gpu": quote.gpu.slug if quote.gpu else None,
+        # The names a buyer reads on the decision PDF (records frozen before: the slugs).
+        "gpu_name": quote.gpu.name if quote.gpu else None,
         "system": quote.system.slug if quote.system else None,
+        "system_name": quote.system.name if quote.system else None,
         "gpus_per_node": quote.gpus_per_node,
         "region": quote.region,
         "pricing_term": quote.pricing_term,
@@ -84,6 +87,7 @@ def route_evidence(route: ApiRoute) -> dict[str, Any]:
         "currency": route.currency,
         "batch_discount": route.batch_discount,
         "rate_limit_rpm": route.rate_limit_rpm,
+        "quote_date": route.quote_date,  # the PDF's quote date (older records: "not recorded")
         "source": route.source,
     }
 
@@ -161,6 +165,11 @@ def build_snapshot(
     route_ids = sorted({r["api_route_id"] for r in ranking["rows"] if r["api_route_id"]})
     if chosen_quote is not None and chosen_quote.pk not in quote_ids:
         quote_ids.append(chosen_quote.pk)
+    # The quotes the table could not cost (a missing FX rate) are frozen too, so that the
+    # record can say whose quote was left out and on what terms.
+    for entry in ranking["not_costed"]:
+        if entry.get("quote_id") and entry["quote_id"] not in quote_ids:
+            quote_ids.append(entry["quote_id"])
     if chosen_api_route is not None and chosen_api_route.pk not in route_ids:
         route_ids.append(chosen_api_route.pk)
     quotes = Quote.objects.filter(pk__in=quote_ids).select_related("provider", "gpu", "system")

@@ -13,11 +13,15 @@ from pypdf import PdfReader
 from apps.decisions.exports import (
     MAX_PARAGRAPH_CHARS,
     MAX_PARAGRAPH_LINES,
+    NOT_RECORDED,
+    alternatives_lost,
     clip,
+    commercial_summary,
     decision_record_csv,
     decision_record_pdf,
     latin1,
     truncation_mark,
+    why_it_lost,
 )
 
 HASH = "ab" * 32
@@ -155,7 +159,8 @@ class TestDecisionRecordPdf:
         assert HASH in text
         assert "Acme Cloud" in text
         assert "1.4.0" in text
-        assert "IN_REVIEW" in text
+        assert "In review" in text  # the status in words, never its code
+        assert "IN_REVIEW" not in text
 
     def test_symbols_outside_latin_1_are_spelled_out_not_fatal(self):
         text = pdf_text(decision_record_pdf(report()))
@@ -378,3 +383,162 @@ class TestTheRecordsUnit:
         }
         parsed = list(csv.DictReader(io.StringIO(decision_record_csv(snapshot))))
         assert {(r["currency"], r["unit"]) for r in parsed} == {("EUR", "per 1k accepted images")}
+
+
+CODE_NAMES = ("REALTIME_INFERENCE", "ttft_p95_ms", "ON_DEMAND", "ttft_target_ms", "APPROVE")
+
+
+def quote(**overrides):
+    base = {
+        "id": 3,
+        "provider": "Acme Cloud",
+        "gpu": "h100-sxm5-80gb",
+        "gpu_name": "NVIDIA H100 SXM5",
+        "region": "eu-west",
+        "pricing_term": "RESERVED_1Y",
+        "hourly_price_per_gpu": "2.1000",
+        "currency": "USD",
+        "minimum_commitment_months": 12,
+        "capex_per_gpu": None,
+        "quote_date": "2026-10-20",
+        "valid_until": "2026-12-31",
+    }
+    return {**base, **overrides}
+
+
+class TestCommercialSummary:
+    def test_a_record_frozen_before_the_quote_facts_says_not_recorded(self):
+        facts = dict(commercial_summary(report()))  # no "quotes" in the report
+        for label in ("Region", "Price per GPU-hour", "Quote date", "Valid until"):
+            assert facts[label] == NOT_RECORDED, label
+        assert facts["Minimum commitment"] == NOT_RECORDED
+        assert facts["Total contract value"].startswith(NOT_RECORDED)
+        text = pdf_text(decision_record_pdf(report())).replace("\n", " ")
+        assert "Region not recorded" in text
+
+    def test_a_reserved_quote_states_price_dates_commitment_and_contract_value(self):
+        chosen = row(pricing_term="RESERVED_1Y", monthly_cost="1000.00", replicas=2)
+        data = report(
+            rows=[chosen],
+            chosen={**report()["chosen"], "row": chosen},
+            quotes=[quote()],
+        )
+        facts = dict(commercial_summary(data))
+        assert facts["GPU"] == "NVIDIA H100 SXM5, 2 GPUs (2 replicas of 1 GPU)"
+        assert facts["Pricing term"] == "Reserved 1 year"
+        assert facts["Region"] == "eu-west"
+        assert facts["Price per GPU-hour"] == "2.10 USD"
+        assert facts["Valid until"] == "2026-12-31 (59 days left when frozen)"
+        assert facts["Minimum commitment"] == "12 months"
+        assert facts["12-month cost"] == "12,000 USD"
+        assert facts["36-month cost"] == "36,000 USD"
+        assert facts["Total contract value"] == ("12,000 USD (monthly cost x 12-month commitment)")
+
+    @pytest.mark.parametrize(
+        ("layout", "expected"),
+        [
+            ("TP2xPP2", "TP2xPP2 (tensor parallel; pipeline parallel)"),
+            ({"tp": 8, "pp": 1, "dep": 1, "replicas": 1}, "TP8 (tensor parallel)"),
+        ],
+    )
+    def test_a_row_with_a_layout_states_it_in_words(self, layout, expected):
+        chosen = row(layout=layout)
+        facts = dict(commercial_summary(report(chosen={**report()["chosen"], "row": chosen})))
+        assert facts["Layout"] == expected
+
+    def test_a_row_without_a_layout_shows_none(self):
+        assert "Layout" not in dict(commercial_summary(report()))
+
+    def test_the_sensitivity_totals_are_used_when_they_hold_the_row(self):
+        chosen = row(monthly_cost="1000.00")
+        sensitivity = {
+            "leading": [
+                {
+                    "key": "quote:3",
+                    "totals": [
+                        {"months": 12, "total": "12500.00"},
+                        {"months": 36, "total": "36500.00"},
+                    ],
+                }
+            ]
+        }
+        data = report(
+            rows=[chosen], chosen={**report()["chosen"], "row": chosen}, sensitivity=sensitivity
+        )
+        facts = dict(commercial_summary(data))
+        assert (facts["12-month cost"], facts["36-month cost"]) == ("12,500 USD", "36,500 USD")
+
+    def test_owned_hardware_is_valued_at_its_capex_in_the_quotes_currency_and_converted(self):
+        chosen = row(pricing_term="OWNED", gpu_count=8, replicas=1, monthly_cost="9000")
+        owned = quote(pricing_term="OWNED", currency="EUR", capex_per_gpu="30000.00")
+        data = report(
+            rows=[chosen],
+            chosen={**report()["chosen"], "row": chosen},
+            quotes=[owned],
+            fx_rates=[{"currency": "EUR", "rate": "1.1", "as_of": "2026-11-01", "source": "ECB"}],
+        )
+        facts = dict(commercial_summary(data))
+        assert facts["Capex per GPU"] == "30,000 EUR (= 33,000 USD at the frozen FX rate)"
+        assert facts["Total contract value"].startswith(
+            "240,000 EUR (= 264,000 USD at the frozen FX rate) capex (8 GPUs x 30,000 EUR)"
+        )
+
+    def test_an_api_route_is_priced_per_token_with_no_commitment(self):
+        api = row(
+            candidate_kind="API_ROUTE",
+            quote_id=None,
+            api_route_id=5,
+            gpu=None,
+            gpu_count=None,
+            replicas=None,
+            pricing_term=None,
+            api_model="model-1",
+        )
+        data = report(
+            rows=[api],
+            chosen={"kind": "api_route", "quote_id": None, "api_route_id": 5,
+                    "label": "Acme - model-1", "provider": "Acme", "row": api, "evidence": None},
+            api_routes=[{"id": 5, "provider": "Acme", "model": "model-1", "currency": "USD",
+                         "input_price_per_mtok": "0.10", "output_price_per_mtok": "0.30"}],
+        )  # fmt: skip
+        facts = dict(commercial_summary(data))
+        assert facts["Price per 1M tokens"] == "input 0.10 USD, output 0.30 USD"
+        assert facts["Quote date"] == NOT_RECORDED  # frozen before routes kept their date
+        assert facts["Total contract value"].startswith("no commitment")
+
+
+class TestWhyItLost:
+    UNIT = "per 1M accepted tokens"
+
+    def test_a_dearer_row_costs_a_share_more(self):
+        chosen = row(effective_unit_cost="2.00")
+        assert why_it_lost(row(effective_unit_cost="2.24"), chosen, self.UNIT, report()) == (
+            "costs 12 % more per 1M accepted tokens"
+        )
+
+    def test_a_row_that_misses_the_latency_target_says_which_target(self):
+        failing = row(
+            meets_constraints=False,
+            why_not=["misses the p95 TTFT/ITL target"],
+            p95_latency_ms="900",
+        )
+        text = why_it_lost(failing, row(), self.UNIT, report())
+        assert text == (
+            "misses the latency target: time to first token 500 ms (estimated p95 900 ms)"
+        )
+
+    def test_a_quote_without_an_fx_rate_is_not_costed(self):
+        data = report(
+            alternative_refs=[{"quote_id": 9, "api_route_id": None}],
+            not_costed=[{"quote_id": 9, "reason": "no FX rate for JPY (to convert JPY into USD)"}],
+            quotes=[quote(id=9, provider="Tokyo GPU KK", currency="JPY", region="ap-northeast-1")],
+        )
+        lost = alternatives_lost(data, self.UNIT)
+        assert lost[0]["label"] == "Tokyo GPU KK - NVIDIA H100 SXM5, ap-northeast-1 (quote #9)"
+        assert lost[0]["reason"] == "not costed: no FX rate for JPY"
+
+    def test_the_pdf_shows_no_code_names(self):
+        text = pdf_text(decision_record_pdf(report()))
+        assert [c for c in CODE_NAMES if c in text] == []
+        assert "Real-time inference" in text
+        assert "Time to first token target" in text
