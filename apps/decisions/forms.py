@@ -155,7 +155,9 @@ class ChecklistQuestionForm(ChecklistAnswerForm):
         data = super().clean() or {}
         if not data.get("answer") and "answer" not in self.errors:
             if self.answered:
-                self.add_error("answer", "Choose an answer: a given answer can be changed, not removed.")
+                self.add_error(
+                    "answer", "Choose an answer: a given answer can be changed, not removed."
+                )
             elif any(data.get(n) for n in ("evidence_text", "evidence_link", "evidence_file")):
                 self.add_error("answer", "Choose an answer for the evidence you gave.")
         return data

@@ -439,9 +439,7 @@ def approval_progress(record: DecisionRecord, *, viewer: User | None = None) -> 
     ``roles``: [{"role", "label", "verdict", "by", "eligible"}] in the record's order;
     ``pending``: the roles without a verdict; ``no_approver``: pending roles nobody may decide.
     """
-    verdicts = {
-        a.role: a for a in Approval.objects.filter(record=record).select_related("user")
-    }
+    verdicts = {a.role: a for a in Approval.objects.filter(record=record).select_related("user")}
     exclude = {a.user_id for a in verdicts.values()}
     if record.status == DecisionRecord.Status.DRAFT:
         if viewer is not None:
@@ -469,9 +467,11 @@ def approval_progress(record: DecisionRecord, *, viewer: User | None = None) -> 
             }
         )
     open_statuses = (DecisionRecord.Status.DRAFT, DecisionRecord.Status.IN_REVIEW)
-    no_approver = [
-        r["role"] for r in rows if r["verdict"] is None and not r["eligible"]
-    ] if record.status in open_statuses else []
+    no_approver = (
+        [r["role"] for r in rows if r["verdict"] is None and not r["eligible"]]
+        if record.status in open_statuses
+        else []
+    )
     return {
         "roles": rows,
         "pending": pending,

@@ -457,23 +457,24 @@ def quote_checklist_page(request: HttpRequest, quote_id: int) -> HttpResponse:
     checklist = checklist_for_quote(quote, evidence_url_name=EVIDENCE_PAGE_URL)
     items = [item for section in checklist["sections"] for item in section["questions"]]
     form = ChecklistForm(request.POST or None, request.FILES or None, items=items)
-    if request.method == "POST":
-        if form.is_valid():
-            answers = form.answers()
-            try:
-                services.checklist_answers_set(
-                    quote=quote, user=signed_in(request.user), answers=answers
-                )
-            except services.ChecklistRefused as exc:
-                for key, error in exc.errors.items():
-                    _add_errors(form.forms[key], error)
-            else:
-                saved = len(answers)
-                messages.success(
-                    request,
-                    f"{saved} answer{'s' if saved != 1 else ''} saved." if saved else "No answer changed.",
-                )
-                return redirect("decisions:checklist", quote_id=quote.pk)
+    if request.method == "POST" and form.is_valid():
+        answers = form.answers()
+        try:
+            services.checklist_answers_set(
+                quote=quote, user=signed_in(request.user), answers=answers
+            )
+        except services.ChecklistRefused as exc:
+            for key, error in exc.errors.items():
+                _add_errors(form.forms[key], error)
+        else:
+            saved = len(answers)
+            messages.success(
+                request,
+                f"{saved} answer{'s' if saved != 1 else ''} saved."
+                if saved
+                else "No answer changed.",
+            )
+            return redirect("decisions:checklist", quote_id=quote.pk)
     for item in items:
         item["form"] = form.forms[item["question"]]
     return render(
@@ -484,7 +485,9 @@ def quote_checklist_page(request: HttpRequest, quote_id: int) -> HttpResponse:
             "checklist": checklist,
             "can_edit": can_edit,
             "question_count": len(QUESTIONS),
-            "questions_with_errors": form.questions_with_errors() if request.method == "POST" else [],
+            "questions_with_errors": form.questions_with_errors()
+            if request.method == "POST"
+            else [],
             "texts": {q.key: q.text for q in QUESTIONS},
         },
     )

@@ -33,7 +33,9 @@ def price_comparison(
     cost is capex and running costs rather than an hourly price (amortised capex shown)."""
     rates = fx_rates_applied()
     quotes = quote_list_for_user(user).filter(Q(gpu=gpu) | Q(system__gpu=gpu))
-    priced, unconverted, owned = [], [], []
+    priced: list[dict[str, Any]] = []
+    unconverted: list[dict[str, Any]] = []
+    owned: list[dict[str, Any]] = []
     for quote in quotes:
         row: dict[str, Any] = {
             "quote": quote,
@@ -74,10 +76,11 @@ def price_comparison(
     priced.sort(key=lambda r: (r["normalised"], r["quote"].pk))
     unconverted.sort(key=lambda r: (r["currency"], r["price"], r["quote"].pk))
     owned.sort(key=lambda r: (r["normalised"] is None, r["normalised"] or 0, r["quote"].pk))
+    rows = [*priced, *unconverted, *owned]
     return {
         "gpu": gpu,
         "base_currency": BASE_CURRENCY,
-        "rows": [*priced, *unconverted, *owned],
+        "rows": rows,
         "rates": rates,
-        "stale_count": sum(1 for r in [*priced, *unconverted, *owned] if r["stale"]),
+        "stale_count": len([r for r in rows if r["stale"]]),
     }

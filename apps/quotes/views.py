@@ -210,6 +210,8 @@ def price_comparison_page(request: HttpRequest, gpu_slug: str) -> HttpResponse:
 def quote_import_template(request: HttpRequest) -> HttpResponse:
     """The import's columns as a CSV file: the header row and one example row."""
     first_gpu = Gpu.objects.order_by("slug").values_list("slug", flat=True).first()
-    response = HttpResponse(template_csv(gpu_slug=first_gpu), content_type="text/csv; charset=utf-8")
+    response = HttpResponse(
+        template_csv(gpu_slug=first_gpu), content_type="text/csv; charset=utf-8"
+    )
     response["Content-Disposition"] = 'attachment; filename="quote-import-template.csv"'
     return response

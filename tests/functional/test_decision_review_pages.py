@@ -41,9 +41,10 @@ class TestChecklistAsOneForm:
         assert response.status_code == 302
         assert ChecklistAnswer.objects.filter(quote=quote).count() == len(QUESTIONS)
         assert ChecklistAnswer.objects.get(question="co_sla").evidence_text == "99.9% with credits"
-        assert f"{len(QUESTIONS)}/{len(QUESTIONS)} answered" in client.get(
-            checklist_url(quote)
-        ).content.decode()
+        assert (
+            f"{len(QUESTIONS)}/{len(QUESTIONS)} answered"
+            in client.get(checklist_url(quote)).content.decode()
+        )
 
     def test_one_bad_field_saves_nothing_and_keeps_every_typed_value(
         self, client, make_user, quote
@@ -87,9 +88,13 @@ class TestChecklistAsOneForm:
 
     def test_an_answer_cannot_be_blanked(self, client, make_user, quote):
         user = make_user(Role.PROCUREMENT)
-        ChecklistAnswer.objects.create(quote=quote, question="co_sla", answer="YES", answered_by=user)
+        ChecklistAnswer.objects.create(
+            quote=quote, question="co_sla", answer="YES", answered_by=user
+        )
         client.force_login(user)
-        response = client.post(checklist_url(quote), {"co_sla-answer": "", "hw_network-answer": "NO"})
+        response = client.post(
+            checklist_url(quote), {"co_sla-answer": "", "hw_network-answer": "NO"}
+        )
         assert response.status_code == 200
         assert ChecklistAnswer.objects.get(question="co_sla").answer == "YES"
         assert not ChecklistAnswer.objects.filter(question="hw_network").exists()
@@ -187,9 +192,7 @@ class TestPendingRoles:
         assert "Submitted for review." in said
         assert any("Nobody but you can approve for Procurement" in m for m in said)
 
-    def test_no_warning_when_every_role_has_another_approver(
-        self, client, make_user, brief, quote
-    ):
+    def test_no_warning_when_every_role_has_another_approver(self, client, make_user, brief, quote):
         author = make_user(Role.PROCUREMENT, username="author")
         make_user(Role.PROCUREMENT, username="colleague")
         make_user(Role.FINANCE, username="fiona")

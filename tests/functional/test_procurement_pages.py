@@ -238,7 +238,10 @@ class TestCsvTemplate:
         response = client.post("/quotes/import/", {"file": upload})
         assert response.status_code == 302, response.content.decode()[:2000]
         quote = Quote.objects.get()
-        assert (quote.hourly_price_per_gpu, quote.quote_date) == (Decimal("2.49"), date(2026, 1, 15))
+        assert (quote.hourly_price_per_gpu, quote.quote_date) == (
+            Decimal("2.49"),
+            date(2026, 1, 15),
+        )
 
     def test_the_import_page_lists_the_columns_and_the_catalog_slugs(self, client_as):
         html = client_as(Role.PROCUREMENT).get("/quotes/import/").content.decode()

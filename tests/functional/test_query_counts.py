@@ -180,7 +180,9 @@ class TestConstantQueriesProcurementPages:
         url = f"/decisions/checklist/quotes/{quote.pk}/"
         none = queries(lambda: page.get(url))
         for q in QUESTIONS:
-            ChecklistAnswer.objects.create(quote=quote, question=q.key, answer="YES", answered_by=user)
+            ChecklistAnswer.objects.create(
+                quote=quote, question=q.key, answer="YES", answered_by=user
+            )
         assert queries(lambda: page.get(url)) == none
 
     def test_decision_detail_page_with_more_approvers(self, catalog, page, team, make_user):
