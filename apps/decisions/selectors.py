@@ -480,7 +480,9 @@ def approval_progress(record: DecisionRecord, *, viewer: User | None = None) -> 
     }
 
 
-def unapprovable_warning(record: DecisionRecord, *, submitter: User) -> str:
+def unapprovable_warning(
+    record: DecisionRecord, *, submitter: User, submitted: bool = False
+) -> str:
     """What to tell the person about to submit (or who has just submitted) when a required role
     would have nobody to approve for it; empty when every role has someone."""
     labels = approval_progress(record, viewer=submitter)["no_approver_labels"]
@@ -488,8 +490,12 @@ def unapprovable_warning(record: DecisionRecord, *, submitter: User) -> str:
         return ""
     names = " and ".join(labels) if len(labels) < 3 else ", ".join(labels)
     return (
-        f"Nobody but you can approve for {names} on team {record.team.name}: the person who "
-        "submits a record approves for no role, so once submitted it cannot be approved. Ask an "
-        f"administrator to add a {names} member to the team, or take the role off the record "
-        "before submitting."
+        f"{'Nobody' if submitted else 'Once you submit, nobody'} can approve for {names}: team "
+        f"{record.team.name} has no other active member with that role (the person who submits "
+        "a record approves for no role). Ask an administrator to add one"
+        + (
+            ", who can then approve here."
+            if submitted
+            else ", or take the role off the record before submitting."
+        )
     )

@@ -354,7 +354,7 @@ def decision_submit_action(request: HttpRequest, pk: int) -> HttpResponse:
     )
     record = decision_record_get_for_user(request.user, pk)
     if record.status == Status.IN_REVIEW and record.submitted_by_id == request.user.pk:
-        warning = unapprovable_warning(record, submitter=signed_in(request.user))
+        warning = unapprovable_warning(record, submitter=signed_in(request.user), submitted=True)
         if warning:
             messages.warning(request, warning)
     return response

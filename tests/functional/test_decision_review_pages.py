@@ -185,12 +185,12 @@ class TestPendingRoles:
         client.force_login(author)
         html = client.get(f"/decisions/{record.pk}/").content.decode()
         assert 'id="submit-warning"' in html
-        assert "Nobody but you can approve for Procurement" in html
+        assert "Once you submit, nobody can approve for Procurement" in html
         response = client.post(f"/decisions/{record.pk}/submit/", {"role": "procurement"})
         assert response.status_code == 302
         said = [str(m) for m in get_messages(response.wsgi_request)]
         assert "Submitted for review." in said
-        assert any("Nobody but you can approve for Procurement" in m for m in said)
+        assert any(m.startswith("Nobody can approve for Procurement: team") for m in said)
 
     def test_no_warning_when_every_role_has_another_approver(self, client, make_user, brief, quote):
         author = make_user(Role.PROCUREMENT, username="author")
