@@ -137,3 +137,70 @@ class ChecklistAnswerForm(forms.Form):
         if upload and upload.size > MAX_EVIDENCE_BYTES:
             raise forms.ValidationError("larger than 10 MB")
         return upload
+
+
+ANSWER_OR_BLANK = [("", "Not answered yet"), *ChecklistAnswer.Answer.choices]
+
+
+class ChecklistQuestionForm(ChecklistAnswerForm):
+    """One question inside the whole-checklist form: an unanswered question may stay blank."""
+
+    answer = forms.ChoiceField(choices=ANSWER_OR_BLANK, required=False)
+
+    def __init__(self, *args: Any, answered: bool, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.answered = answered
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if not data.get("answer") and "answer" not in self.errors:
+            if self.answered:
+                self.add_error(
+                    "answer", "Choose an answer: a given answer can be changed, not removed."
+                )
+            elif any(data.get(n) for n in ("evidence_text", "evidence_link", "evidence_file")):
+                self.add_error("answer", "Choose an answer for the evidence you gave.")
+        return data
+
+    def to_save(self) -> dict[str, Any] | None:
+        """The answer's fields when this question was answered or changed, else None."""
+        if not self.has_changed() or not self.cleaned_data.get("answer"):
+            return None
+        return {
+            name: self.cleaned_data.get(name)
+            for name in ("answer", "evidence_text", "evidence_link", "evidence_file")
+        }
+
+
+class ChecklistForm:
+    """Every checklist question of one quote in one form (one POST saves all answers at once);
+    each question's fields are prefixed with its key (``co_sla-answer``)."""
+
+    def __init__(
+        self,
+        data: Any = None,
+        files: Any = None,
+        *,
+        items: list[dict[str, Any]],
+    ) -> None:
+        self.forms: dict[str, ChecklistQuestionForm] = {}
+        for item in items:
+            initial = {
+                "answer": item["answer"] or "",
+                "evidence_text": item["evidence_text"],
+                "evidence_link": item["evidence_link"],
+            }
+            self.forms[item["question"]] = ChecklistQuestionForm(
+                data, files, prefix=item["question"], initial=initial, answered=bool(item["answer"])
+            )
+
+    def is_valid(self) -> bool:
+        return all([form.is_valid() for form in self.forms.values()])  # every form checked
+
+    def answers(self) -> dict[str, dict[str, Any]]:
+        """The answers to save: the questions answered or changed in this POST."""
+        changed = {key: form.to_save() for key, form in self.forms.items()}
+        return {key: fields for key, fields in changed.items() if fields is not None}
+
+    def questions_with_errors(self) -> list[str]:
+        return [key for key, form in self.forms.items() if form.errors]

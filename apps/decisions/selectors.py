@@ -5,11 +5,11 @@ from collections import Counter
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.urls import reverse
 
-from apps.core.roles import roles_of
+from apps.core.roles import Role, roles_of
 from apps.quotes.models import Quote
 
 from .checklist import QUESTION_KEYS, QUESTIONS, SECTIONS
@@ -421,3 +421,94 @@ def roles_user_may_decide(record: DecisionRecord, user: User) -> list[str]:
     held = roles_of(user)
     decided = set(Approval.objects.filter(record=record).values_list("role", flat=True))
     return [role for role in record.required_roles if role in held and role not in decided]
+
+
+def _approvers_by_role(
+    record: DecisionRecord, roles: list[str], exclude_ids: set[int]
+) -> dict[str, list[str]]:
+    """Per role, the usernames who could give its verdict: active members of the role's group
+    who see the record (its team's members, or a superuser), less ``exclude_ids``."""
+    found: dict[str, list[str]] = {role: [] for role in roles}
+    rows = (
+        User.objects.filter(is_active=True, groups__name__in=roles)
+        .filter(Q(teams=record.team_id) | Q(is_superuser=True))
+        .exclude(pk__in=[pk for pk in exclude_ids if pk is not None])
+        .values_list("groups__name", "username")
+        .distinct()
+        .order_by("username")
+    )
+    for role, username in rows:
+        if role in found and username not in found[role]:
+            found[role].append(username)
+    return found
+
+
+def approval_progress(record: DecisionRecord, *, viewer: User | None = None) -> dict[str, Any]:
+    """Which required roles have decided and which are pending, and who may still decide for
+    each: never the submitter, nor someone who has given a verdict on the record already (one
+    person is not a committee). For a DRAFT, ``viewer`` is taken as its submitter to be, so
+    that the page can warn before they submit.
+
+    ``roles``: [{"role", "label", "verdict", "by", "eligible"}] in the record's order;
+    ``pending``: the roles without a verdict; ``no_approver``: pending roles nobody may decide.
+    """
+    verdicts = {a.role: a for a in Approval.objects.filter(record=record).select_related("user")}
+    exclude = {a.user_id for a in verdicts.values()}
+    if record.status == DecisionRecord.Status.DRAFT:
+        if viewer is not None:
+            exclude.add(viewer.pk)
+    elif record.submitted_by_id is not None:
+        exclude.add(record.submitted_by_id)
+    pending = [r for r in record.required_roles if r not in verdicts]
+    eligible = _approvers_by_role(record, pending, exclude)
+    rows = []
+    for role in record.required_roles:
+        verdict = verdicts.get(role)
+        rows.append(
+            {
+                "role": role,
+                "label": Role(role).label if role in Role.values else role,
+                "verdict": (
+                    None
+                    if verdict is None
+                    else "approved"
+                    if verdict.verdict == Approval.Verdict.APPROVE
+                    else "rejected"
+                ),
+                "by": verdict.user.get_username() if verdict else "",
+                "eligible": eligible.get(role, []),
+            }
+        )
+    open_statuses = (DecisionRecord.Status.DRAFT, DecisionRecord.Status.IN_REVIEW)
+    no_approver = (
+        [r["role"] for r in rows if r["verdict"] is None and not r["eligible"]]
+        if record.status in open_statuses
+        else []
+    )
+    return {
+        "roles": rows,
+        "pending": pending,
+        "no_approver": no_approver,
+        "no_approver_labels": [r["label"] for r in rows if r["role"] in no_approver],
+    }
+
+
+def unapprovable_warning(
+    record: DecisionRecord, *, submitter: User, submitted: bool = False
+) -> str:
+    """What to tell the person about to submit (or who has just submitted) when a required role
+    would have nobody to approve for it; empty when every role has someone."""
+    labels = approval_progress(record, viewer=submitter)["no_approver_labels"]
+    if not labels:
+        return ""
+    names = " and ".join(labels) if len(labels) < 3 else ", ".join(labels)
+    return (
+        f"{'Nobody' if submitted else 'Once you submit, nobody'} can approve for {names}: team "
+        f"{record.team.name} has no other active member with that role (the person who submits "
+        "a record approves for no role). Ask an administrator to add one"
+        + (
+            ", who can then approve here."
+            if submitted
+            else ", or take the role off the record before submitting."
+        )
+    )

@@ -408,3 +408,35 @@ def checklist_answer_set(
     row.full_clean()
     row.save()
     return row
+
+
+class ChecklistRefused(Exception):
+    """Some answers of a whole-checklist save were refused: nothing was saved. ``errors``:
+    question key -> the ValidationError of that answer."""
+
+    def __init__(self, errors: dict[str, ValidationError]) -> None:
+        super().__init__(f"{len(errors)} answers refused")
+        self.errors = errors
+
+
+def checklist_answers_set(
+    *, quote: Quote, user: User, answers: dict[str, dict[str, Any]]
+) -> list[ChecklistAnswer]:
+    """Answer several checklist questions of a quote at once: all are saved, or none (every
+    refused answer is reported, by question, in ChecklistRefused)."""
+    if not has_role(user, QUOTE_EDITORS):
+        raise PermissionDenied("Only procurement answers the procurement checklist.")
+    saved: list[ChecklistAnswer] = []
+    errors: dict[str, ValidationError] = {}
+    with transaction.atomic():  # ChecklistRefused, raised inside, rolls every answer back
+        for question, fields in answers.items():
+            try:
+                with transaction.atomic():
+                    saved.append(
+                        checklist_answer_set(quote=quote, question=question, user=user, **fields)
+                    )
+            except ValidationError as exc:
+                errors[question] = exc
+        if errors:
+            raise ChecklistRefused(errors)
+    return saved

@@ -10,7 +10,6 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.briefs.models import WorkloadBrief
@@ -27,10 +26,10 @@ from apps.quotes.models import ApiRoute, Quote
 from apps.quotes.selectors import quote_get_for_user
 
 from . import services
-from .checklist import QUESTION_KEYS, QUESTIONS
+from .checklist import QUESTIONS
 from .exports import decision_record_csv, decision_record_pdf
 from .forms import (
-    ChecklistAnswerForm,
+    ChecklistForm,
     DecisionRecordForm,
     SubmitForm,
     VerdictForm,
@@ -41,6 +40,7 @@ from .models import DecisionRecord
 from .selectors import (
     EVIDENCE_PAGE_URL,
     alternatives_described,
+    approval_progress,
     approvals_for_record,
     audit_trail_for_record,
     candidate_label,
@@ -56,6 +56,7 @@ from .selectors import (
     inputs_changed,
     record_verify,
     roles_user_may_decide,
+    unapprovable_warning,
     why_user_may_not_decide,
 )
 
@@ -129,6 +130,8 @@ def decision_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
     held = [r for r in DECISION_AUTHORS if r in roles_of(user)]
     may_submit_as = services.submitting_roles(record, user) if is_author else []
     open_replacement = record.replacements.exclude(status=Status.REJECTED).first()
+    submit_roles = [(r.value, r.label) for r in held if r in may_submit_as]
+    can_edit = is_author and record.status == Status.DRAFT
     return render(
         request,
         "decisions/record_detail.html",
@@ -150,8 +153,12 @@ def decision_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
             "audit_trail": audit_trail_for_record(record),
             "inputs_changed": inputs_changed(record),
             "figures": figures,
-            "can_edit": is_author and record.status == Status.DRAFT,
-            "submit_roles": [(r.value, r.label) for r in held if r in may_submit_as],
+            "can_edit": can_edit,
+            "submit_roles": submit_roles,
+            "progress": approval_progress(record, viewer=user),
+            "submit_warning": unapprovable_warning(record, submitter=user)
+            if can_edit and submit_roles
+            else "",
             "decide_roles": roles_user_may_decide(record, signed_in(request.user))
             if is_author
             else [],
@@ -342,9 +349,15 @@ def _act(
 def decision_submit_action(request: HttpRequest, pk: int) -> HttpResponse:
     form = SubmitForm(request.POST)
     role = form.cleaned_data["role"] if form.is_valid() else None
-    return _act(
+    response = _act(
         request, pk, services.decision_record_submit, "Submitted for review.", role=role or None
     )
+    record = decision_record_get_for_user(request.user, pk)
+    if record.status == Status.IN_REVIEW and record.submitted_by_id == request.user.pk:
+        warning = unapprovable_warning(record, submitter=signed_in(request.user), submitted=True)
+        if warning:
+            messages.warning(request, warning)
+    return response
 
 
 @login_required
@@ -435,45 +448,35 @@ def decision_verify_page(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def quote_checklist_page(request: HttpRequest, quote_id: int) -> HttpResponse:
+    """Every question in one form: one POST saves all the answers given or changed, at once;
+    when any is refused nothing is saved and every typed value comes back with the errors."""
     quote = quote_get_for_user(request.user, quote_id)
     can_edit = has_role(request.user, QUOTE_EDITORS)
-    bound: tuple[str, ChecklistAnswerForm] | None = None
-    if request.method == "POST":
-        if not can_edit:
-            raise PermissionDenied("Only the procurement role answers the checklist.")
-        question = request.POST.get("question", "")
-        if question not in QUESTION_KEYS:
-            messages.error(request, "Unknown checklist question.")
-            return redirect("decisions:checklist", quote_id=quote.pk)
-        form = ChecklistAnswerForm(request.POST, request.FILES, prefix=question)
-        if form.is_valid():
-            try:
-                services.checklist_answer_set(
-                    quote=quote,
-                    question=question,
-                    user=signed_in(request.user),
-                    **form.cleaned_data,
-                )
-            except ValidationError as exc:
-                _add_errors(form, exc)
-            else:
-                messages.success(request, "Answer saved.")
-                url = reverse("decisions:checklist", kwargs={"quote_id": quote.pk})
-                return redirect(f"{url}#q-{question}")
-        bound = (question, form)
+    if request.method == "POST" and not can_edit:
+        raise PermissionDenied("Only the procurement role answers the checklist.")
     checklist = checklist_for_quote(quote, evidence_url_name=EVIDENCE_PAGE_URL)
-    for section in checklist["sections"]:
-        for item in section["questions"]:
-            key = item["question"]
-            if bound and bound[0] == key:
-                item["form"] = bound[1]
-            else:
-                initial = {
-                    "answer": item["answer"],
-                    "evidence_text": item["evidence_text"],
-                    "evidence_link": item["evidence_link"],
-                }
-                item["form"] = ChecklistAnswerForm(prefix=key, initial=initial)
+    items = [item for section in checklist["sections"] for item in section["questions"]]
+    form = ChecklistForm(request.POST or None, request.FILES or None, items=items)
+    if request.method == "POST" and form.is_valid():
+        answers = form.answers()
+        try:
+            services.checklist_answers_set(
+                quote=quote, user=signed_in(request.user), answers=answers
+            )
+        except services.ChecklistRefused as exc:
+            for key, error in exc.errors.items():
+                _add_errors(form.forms[key], error)
+        else:
+            saved = len(answers)
+            messages.success(
+                request,
+                f"{saved} answer{'s' if saved != 1 else ''} saved."
+                if saved
+                else "No answer changed.",
+            )
+            return redirect("decisions:checklist", quote_id=quote.pk)
+    for item in items:
+        item["form"] = form.forms[item["question"]]
     return render(
         request,
         "decisions/checklist.html",
@@ -482,6 +485,10 @@ def quote_checklist_page(request: HttpRequest, quote_id: int) -> HttpResponse:
             "checklist": checklist,
             "can_edit": can_edit,
             "question_count": len(QUESTIONS),
+            "questions_with_errors": form.questions_with_errors()
+            if request.method == "POST"
+            else [],
+            "texts": {q.key: q.text for q in QUESTIONS},
         },
     )
 

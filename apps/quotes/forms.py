@@ -5,7 +5,7 @@ from django import forms
 
 from apps.engine.costing import PricingTerm
 
-from .models import OWNED_FIELDS, ApiRoute, Quote
+from .models import OWNED_FIELDS, ApiRoute, Provider, Quote
 
 
 class DateInput(forms.DateInput):
@@ -65,3 +65,15 @@ class ApiRouteForm(forms.ModelForm):  # type: ignore[type-arg]
 
 class QuoteImportForm(forms.Form):
     file = forms.FileField(help_text="CSV, one quote per row, with a header row.")
+
+
+class ProviderForm(forms.ModelForm):  # type: ignore[type-arg]
+    """A provider's name (unique, ignoring case) and website; saved by the service."""
+
+    class Meta:
+        model = Provider
+        fields = ["name", "website"]
+        help_texts = {
+            "name": "As it should appear in tables and on decision records.",
+            "website": "The provider's price page or home page (optional).",
+        }

@@ -6,17 +6,26 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.briefs.selectors import teams_for_user
+from apps.catalog.models import Gpu, GpuSystem
 from apps.core.roles import QUOTE_EDITORS, has_role
 from apps.core.users import signed_in
 
 from . import services
-from .csv_rows import CSV_COLUMNS, MAX_CSV_BYTES, QuoteRowParser
-from .forms import ApiRouteForm, QuoteForm, QuoteImportForm
-from .models import ApiRoute
-from .selectors import api_route_list, quote_get_for_user, quote_is_stale, quote_list_for_user
+from .comparison import price_comparison
+from .csv_rows import MAX_CSV_BYTES, QuoteRowParser
+from .csv_template import column_help, template_csv
+from .forms import ApiRouteForm, ProviderForm, QuoteForm, QuoteImportForm
+from .models import ApiRoute, Provider
+from .selectors import (
+    api_route_list,
+    provider_list,
+    quote_get_for_user,
+    quote_is_stale,
+    quote_list_for_user,
+)
 
 
 def _require_procurement(request: HttpRequest) -> None:
@@ -109,7 +118,13 @@ def quote_import_page(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "quotes/quote_import.html",
-        {"form": form, "row_errors": row_errors, "columns": CSV_COLUMNS},
+        {
+            "form": form,
+            "row_errors": row_errors,
+            "columns": column_help(),
+            "gpus": list(Gpu.objects.order_by("slug").values_list("slug", "name")),
+            "systems": list(GpuSystem.objects.order_by("slug").values_list("slug", "name")),
+        },
     )
 
 
@@ -140,3 +155,63 @@ def api_route_retire_page(request: HttpRequest, pk: int) -> HttpResponse:
     services.api_route_retire(route=get_object_or_404(ApiRoute, pk=pk))
     messages.success(request, "API route retired.")
     return redirect("quotes:list")
+
+
+# --- Providers -------------------------------------------------------------------------------
+
+
+@login_required
+def provider_list_page(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "quotes/provider_list.html",
+        {"providers": list(provider_list()), "can_edit": has_role(request.user, QUOTE_EDITORS)},
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def provider_edit_page(request: HttpRequest, pk: int | None = None) -> HttpResponse:
+    if not has_role(request.user, QUOTE_EDITORS):
+        raise PermissionDenied("Only procurement adds and edits providers.")
+    provider = get_object_or_404(Provider, pk=pk) if pk else None
+    form = ProviderForm(request.POST or None, instance=provider)
+    if request.method == "POST" and form.is_valid():
+        fields = {name: form.cleaned_data[name] for name in ("name", "website")}
+        try:
+            if provider is None:
+                saved = services.provider_create(**fields)
+            else:
+                saved = services.provider_update(provider=provider, **fields)
+        except ValidationError as exc:
+            _form_errors(form, exc)
+        else:
+            messages.success(request, f"Provider {saved.name} saved.")
+            return redirect("quotes:providers")
+    return render(request, "quotes/provider_form.html", {"form": form, "provider": provider})
+
+
+# --- Price comparison ------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def price_comparison_page(request: HttpRequest, gpu_slug: str) -> HttpResponse:
+    gpu = get_object_or_404(Gpu, slug=gpu_slug)
+    context = price_comparison(request.user, gpu, today=timezone.localdate())
+    return render(request, "quotes/price_comparison.html", context)
+
+
+# --- The CSV template ------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def quote_import_template(request: HttpRequest) -> HttpResponse:
+    """The import's columns as a CSV file: the header row and one example row."""
+    first_gpu = Gpu.objects.order_by("slug").values_list("slug", flat=True).first()
+    response = HttpResponse(
+        template_csv(gpu_slug=first_gpu), content_type="text/csv; charset=utf-8"
+    )
+    response["Content-Disposition"] = 'attachment; filename="quote-import-template.csv"'
+    return response

@@ -37,7 +37,7 @@ class TestDecisionsInTheBrowser:
         page.goto(f"{live_server.url}/decisions/checklist/quotes/{quote.pk}/")
         page.select_option("#id_hw_exact_sku-answer", "YES")
         page.fill("#id_hw_exact_sku-evidence_text", "Order form, section 3")
-        page.click("#q-hw_exact_sku button:has-text('Save answer')")
+        page.click("button:has-text('Save all answers') >> nth=0")
         page.wait_for_selector("text=1/17 answered")
 
         page.goto(f"{live_server.url}/briefs/{brief.pk}/finance/")

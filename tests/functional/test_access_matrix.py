@@ -238,3 +238,60 @@ class TestNoMassAssignment:
         after = client.get(url).json()
         assert after["status"] == "DRAFT"
         assert after["content_hash"] == before["content_hash"]
+
+
+# The procurement pages, as a table: (method, url template, roles that may, scoped?). A role
+# without the right gets 403 (with the reason in words); another team's confidential quote or
+# record is 404 (as on the API). {quote} {record} {provider} are filled per team.
+PROCUREMENT_PAGES = [
+    ("get", "/quotes/providers/", EVERYONE, False),
+    ("get", "/quotes/providers/new/", {PROCUREMENT}, False),
+    ("post", "/quotes/providers/new/", {PROCUREMENT}, False),
+    ("get", "/quotes/providers/{provider}/edit/", {PROCUREMENT}, False),
+    ("post", "/quotes/providers/{provider}/edit/", {PROCUREMENT}, False),
+    ("get", "/quotes/compare/h100-sxm5-80gb/", EVERYONE, False),
+    ("get", "/quotes/import/template.csv", EVERYONE, False),
+    ("get", "/quotes/import/", {PROCUREMENT}, False),
+    ("get", "/decisions/checklist/quotes/{quote}/", EVERYONE, True),
+    ("post", "/decisions/checklist/quotes/{quote}/", {PROCUREMENT}, True),
+    ("get", "/decisions/{record}/", EVERYONE, True),
+]
+PAGE_CASES = [
+    (method, url, role, whose, allowed, scoped)
+    for method, url, allowed, scoped in PROCUREMENT_PAGES
+    for role in ROLES
+    for whose in (("own", "other") if scoped else ("own",))
+]
+
+
+@pytest.fixture
+def page_world(catalog):
+    own, other = TeamFactory(slug="own"), TeamFactory(slug="other")
+    users = {role: UserFactory(roles=[role], teams=[own]) for role in ROLES}
+    author = UserFactory(roles=[PROCUREMENT], teams=[own])
+    outsider = UserFactory(roles=[PLATFORM, PROCUREMENT], teams=[other])
+
+    def objects(team, user):
+        brief = BriefFactory(team=team, created_by=user)
+        quote = QuoteFactory(confidential_to=team, hourly_price_per_gpu=Decimal("2"))
+        record = make_record(brief=brief, user=user, quote=quote)
+        return {"quote": quote.pk, "record": record.pk, "provider": quote.provider_id}
+
+    return {"users": users, "own": objects(own, author), "other": objects(other, outsider)}
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "role", "whose", "allowed", "scoped"),
+    PAGE_CASES,
+    ids=[f"{m.upper()} {u} as {r} on {w}'s" for m, u, r, w, _, _ in PAGE_CASES],
+)
+def test_procurement_page_access(client, page_world, method, url, role, whose, allowed, scoped):
+    client.force_login(page_world["users"][role])
+    response = getattr(client, method)(url.format(**page_world[whose]), {})
+    if scoped and whose == "other":
+        assert response.status_code == 404, response.content[:200]
+    elif role not in allowed:
+        assert response.status_code == 403, response.content[:200]
+        assert "You may not do this" in response.content.decode()
+    else:
+        assert response.status_code in (200, 302), response.content[:300]

@@ -360,6 +360,6 @@ class TestChecklistPage:
     def test_only_procurement_answers(self, setup, client, people):
         client.force_login(people["finance"])
         url = f"/decisions/checklist/quotes/{setup['quote'].pk}/"
-        assert "Save answer" not in client.get(url).content.decode()
+        assert "Save all answers" not in client.get(url).content.decode()
         response = client.post(url, {"question": "co_sla", "co_sla-answer": "YES"})
         assert response.status_code == 403

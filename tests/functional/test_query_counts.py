@@ -150,3 +150,50 @@ class TestConstantQueriesBenchmarksAndDecisions:
         small_page = queries(lambda: page.get("/decisions/"))
         make_records(brief, user, 5)
         assert queries(lambda: page.get("/decisions/")) == small_page
+
+
+class TestConstantQueriesProcurementPages:
+    def test_price_comparison_page(self, catalog, page):
+        from apps.finance.models import FxRate
+
+        FxRate.objects.create(currency="EUR", rate=Decimal("1.1"), as_of="2026-11-01", source="t")
+
+        def rows(n):
+            for i in range(n):
+                QuoteFactory(provider=ProviderFactory(), currency="EUR" if i % 2 else "JPY")
+
+        small, large = grow(rows, lambda: page.get("/quotes/compare/h100-sxm5-80gb/"))
+        assert small == large
+
+    def test_provider_list_page(self, catalog, page):
+        small, large = grow(
+            lambda n: ProviderFactory.create_batch(n), lambda: page.get("/quotes/providers/")
+        )
+        assert small == large
+
+    def test_checklist_page_with_every_question_answered(self, catalog, page):
+        from apps.decisions.checklist import QUESTIONS
+        from apps.decisions.models import ChecklistAnswer
+
+        quote = QuoteFactory()
+        user = page.get("/quotes/").wsgi_request.user
+        url = f"/decisions/checklist/quotes/{quote.pk}/"
+        none = queries(lambda: page.get(url))
+        for q in QUESTIONS:
+            ChecklistAnswer.objects.create(
+                quote=quote, question=q.key, answer="YES", answered_by=user
+            )
+        assert queries(lambda: page.get(url)) == none
+
+    def test_decision_detail_page_with_more_approvers(self, catalog, page, team, make_user):
+        from tests.factories.decisions import make_record
+
+        brief = BriefFactory(team=team)
+        user = page.get("/quotes/").wsgi_request.user
+        record = make_record(brief=brief, user=user, quote=QuoteFactory())
+        url = f"/decisions/{record.pk}/"
+        make_user(Role.FINANCE)
+        small = queries(lambda: page.get(url))
+        for _ in range(10):
+            make_user(Role.FINANCE, Role.PLATFORM)
+        assert queries(lambda: page.get(url)) == small
