@@ -205,7 +205,7 @@ def _snake(match: re.Match[str]) -> str:
     if name in LINE_LABELS:
         return LINE_LABELS[name].lower()
     try:
-        return str(FinanceAssumptions._meta.get_field(name).verbose_name)
+        return str(getattr(FinanceAssumptions._meta.get_field(name), "verbose_name", name))
     except FieldDoesNotExist:
         return " ".join(UNIT_WORDS.get(w, w) for w in name.split("_"))
 
