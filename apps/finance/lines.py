@@ -161,7 +161,8 @@ def count_words(value: Decimal | str | float | None) -> str:
         return "—"
     for size, word in ((Decimal(10**9), "billion"), (Decimal(10**6), "million")):
         if abs(d) >= size:
-            return f"{figure_text(d / size)} {word}"
+            shown = figure_text(d / size)
+            return f"{shown.rstrip('0').rstrip('.') if '.' in shown else shown} {word}"
     return count_text(d)
 
 
@@ -203,7 +204,8 @@ def _code(match: re.Match[str]) -> str:
 def _snake(match: re.Match[str]) -> str:
     name = match.group(0)
     if name in LINE_LABELS:
-        return LINE_LABELS[name].lower()
+        label = LINE_LABELS[name]  # "GPU compute" keeps its capitals mid-sentence
+        return label if label[:2].isupper() else label[:1].lower() + label[1:]
     try:
         return str(getattr(FinanceAssumptions._meta.get_field(name), "verbose_name", name))
     except FieldDoesNotExist:

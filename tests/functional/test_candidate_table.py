@@ -143,7 +143,8 @@ class TestWhatTheTableShows:
         assert on_demand["display_candidate"].endswith(" · NVIDIA H100 SXM5")
         assert on_demand["display_term"] == "On demand"
         assert rows["RESERVED_3Y"]["display_term"] == "Reserved 3 years"
-        assert re.fullmatch(r"[\d,]+ GPUs? × [\d,]+ replicas?", on_demand["display_configuration"])
+        configuration = on_demand["display_configuration"]
+        assert re.fullmatch(r"[\d,]+ GPUs? \u00d7 [\d,]+ replicas?", configuration)
         assert on_demand["display_basis"] == "Estimated"
         monthly = Decimal(on_demand["monthly_cost"])
         assert on_demand["display_monthly_cost"] == f"USD\u00a0{monthly:,.0f}"
@@ -213,7 +214,7 @@ class TestTwelveAndThirtySixMonths:
         assert paid == HOURS_PER_MONTH * (paid // HOURS_PER_MONTH)  # whole GPUs a month
 
     def test_the_table_agrees_with_the_sensitivity_totals_of_the_leading_rows(self, page):
-        from apps.finance.lines import _d  # noqa: PLC0415 - the page's own parse
+        from apps.finance.lines import _d
 
         ranking = page.context["ranking"]
         leading = (ranking.get("sensitivity") or {}).get("leading") or []
