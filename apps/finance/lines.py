@@ -150,6 +150,8 @@ def figure_text(value: Decimal | str | float | int | None, digits: int = SHOWN_D
         return "0"
     exponent = d.adjusted() - digits + 1
     rounded = d.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_HALF_UP)
+    if rounded == rounded.to_integral_value():
+        return f"{rounded:,.0f}"  # 730 GPU-hours, not 730.0
     return f"{rounded:,f}"
 
 
@@ -310,9 +312,8 @@ def candidate_table_display(
         )
         row["display_labour"] = money_text(lines.get(OWN_LINE))
         row["line_values"] = [money_text(lines[n]) if n in lines else "" for n in names]
-        row["display_lines"] = [
-            (line_label(n), amount_text(lines[n], currency)) for n in names if n in lines
-        ]
+        # In the engine's order for the row's kind of work (apps.engine.costing_types).
+        row["display_lines"] = [(line_label(n), amount_text(v, currency)) for n, v in lines.items()]
         row_total = totals.get(i, {})
         row["display_total_12"], beyond_12 = _total_texts(row_total.get(12), currency)
         row["display_total_36"], beyond_36 = _total_texts(row_total.get(36), currency)
@@ -328,7 +329,9 @@ def _facts(row: dict[str, Any], outputs: str) -> list[tuple[str, str]]:
     """What else a row holds, in words: (label, value) pairs for its disclosure."""
     facts = [(f"{outputs.capitalize()} a month", count_words(row["accepted_outputs_per_month"]))]
     if row.get("p95_latency_ms") is not None:
-        facts.append(("p95 latency", f"{figure_text(row['p95_latency_ms'])} ms"))
+        ms = Decimal(row["p95_latency_ms"])
+        latency = f"{figure_text(ms / 1000)} s" if ms >= 1000 else f"{figure_text(ms)} ms"
+        facts.append(("p95 latency", latency))
     if row.get("memory_headroom_gb") is not None:
         facts.append(("Memory headroom", f"{figure_text(row['memory_headroom_gb'], 3)} GB"))
     if row.get("paid_gpu_hours_per_month") is not None:

@@ -78,3 +78,8 @@ class TestReadable:
     )  # fmt: skip
     def test_codes_in_words_and_long_figures_rounded(self, note, shown):
         assert readable(note) == shown
+
+
+def test_a_whole_figure_has_no_trailing_decimal():
+    assert figure_text("730.0000") == "730"
+    assert figure_text("27.10") == "27.10"
