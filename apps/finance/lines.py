@@ -279,8 +279,9 @@ def candidate_table_display(
     """Ready the shown rows for the page: each row gets its cells in words and formatted
     (``display_candidate``, ``display_term``, ``display_configuration``, ``display_layout``,
     ``display_unit_cost``, ``display_monthly_cost``, ``display_total_12`` / ``_36``,
-    ``display_basis``, ``display_reasons``) and what its disclosure holds (``display_lines``,
-    ``display_facts``, ``display_notes``, ``display_commitment``), and its ``warning``
+    ``display_basis``, ``display_reasons``, ``display_labour``) and what its disclosure
+    holds (``display_lines``, ``display_facts``, ``display_notes``, ``display_commitment``),
+    and its ``warning``
     (``dominant_assumption``, rows that meet the brief). Returns every cost line's key among
     the rows and its label. With ``values`` (the brief's resolved assumptions) the 12- and
     36-month totals are computed (apps.finance.totals); without, they read "—"."""
@@ -311,7 +312,6 @@ def candidate_table_display(
             [] if row["effective_unit_cost"] is not None else ["no accepted outputs a month"]
         )
         row["display_labour"] = money_text(lines.get(OWN_LINE))
-        row["line_values"] = [money_text(lines[n]) if n in lines else "" for n in names]
         # In the engine's order for the row's kind of work (apps.engine.costing_types).
         row["display_lines"] = [(line_label(n), amount_text(v, currency)) for n, v in lines.items()]
         row_total = totals.get(i, {})
