@@ -70,6 +70,7 @@ __all__ = [
     "SensitivityResult",
     "TornadoBar",
     "Total",
+    "horizon_totals",
     "sensitivity",
 ]
 
@@ -568,29 +569,55 @@ class _Analysis:
     def totals(self) -> list[Total]:
         out: list[Total] = []
         for c, cost in zip(self.candidates, self.costs, strict=True):
-            months, monthly_commitment, capex = 0, ZERO, ZERO
-            if c.quote is not None:
-                months = commitment_months(c.quote, self.finance)
-                if c.quote.pricing_term is PricingTerm.OWNED and c.quote.capex_per_gpu is not None:
-                    capex = c.quote.capex_per_gpu * cost.gpus_paid
-                elif c.quote.pricing_term in COMMITTED_TERMS or months:
-                    rate, _ = gpu_hourly_rate(c.quote, self.finance)
-                    monthly_commitment = rate * cost.paid_gpu_hours_per_month
-            for horizon in TOTAL_MONTHS:
-                left = max(months - horizon, 0)
-                beyond = monthly_commitment * left
-                if capex and months:
-                    beyond = capex * left / months  # capex not yet depreciated
-                out.append(
-                    Total(
-                        key=c.key,
-                        months=horizon,
-                        running=money(cost.monthly_cost * horizon),
-                        committed_beyond=money(beyond),
-                        commitment_months=months,
-                    )
-                )
+            out += horizon_totals(
+                key=c.key,
+                quote=c.quote,
+                finance=self.finance,
+                monthly_cost=cost.monthly_cost,
+                paid_gpu_hours_per_month=cost.paid_gpu_hours_per_month,
+                gpus_paid=cost.gpus_paid,
+            )
         return out
+
+
+def horizon_totals(
+    *,
+    key: str,
+    quote: QuoteTerms | None,
+    finance: FinanceAssumptions,
+    monthly_cost: Decimal,
+    paid_gpu_hours_per_month: Decimal,
+    gpus_paid: int,
+    horizons: tuple[int, ...] = TOTAL_MONTHS,
+) -> list[Total]:
+    """One candidate's cost over each horizon: its monthly all-in cost x months, plus what a
+    longer commitment still binds after it (committed GPU-hours at the quote's rate, or the
+    capex of bought GPUs not yet depreciated). ``quote`` None: an API route, no commitment.
+    The candidate table reads it for every row it shows; the sensitivity for its leaders."""
+    months, monthly_commitment, capex = 0, ZERO, ZERO
+    if quote is not None:
+        months = commitment_months(quote, finance)
+        if quote.pricing_term is PricingTerm.OWNED and quote.capex_per_gpu is not None:
+            capex = quote.capex_per_gpu * gpus_paid
+        elif quote.pricing_term in COMMITTED_TERMS or months:
+            rate, _ = gpu_hourly_rate(quote, finance)
+            monthly_commitment = rate * paid_gpu_hours_per_month
+    out: list[Total] = []
+    for horizon in horizons:
+        left = max(months - horizon, 0)
+        beyond = monthly_commitment * left
+        if capex and months:
+            beyond = capex * left / months  # capex not yet depreciated
+        out.append(
+            Total(
+                key=key,
+                months=horizon,
+                running=money(monthly_cost * horizon),
+                committed_beyond=money(beyond),
+                commitment_months=months,
+            )
+        )
+    return out
 
 
 def _round(x: Decimal) -> Decimal:

@@ -7,13 +7,19 @@ candidate's monthly cost, its unit cost says more about that assumption than abo
 and the finance page says so (``dominant_assumption``).
 """
 
-from decimal import Decimal, InvalidOperation
+import re
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
+from django.core.exceptions import FieldDoesNotExist
+
+from apps.briefs.choices import SuccessUnit, WorkloadType
+from apps.catalog.models import Gpu, GpuSystem
 from apps.quotes.models import Quote
 
-from .models import FinanceAssumptions, LabourAllocation
-from .units import count_text, money_text, unit_cost_text
+from .models import CandidateRow, FinanceAssumptions, LabourAllocation
+from .totals import row_totals
+from .units import count_text, money_text
 
 LINE_LABELS = {
     "gpu_compute": "GPU compute",
@@ -116,34 +122,231 @@ def labour_policy_text(values: dict[str, Any], sources: dict[str, str]) -> str:
     )
 
 
+BASIS_LABELS = dict(CandidateRow.Basis.choices)
+# Codes an engine note or reason may carry, in the words the pages use for them.
+CODE_WORDS = {
+    **TERM_LABELS,
+    **dict(WorkloadType.choices),
+    **{value: label.lower() for value, label in SuccessUnit.choices},
+    **BASIS_LABELS,
+}
+_CODE = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*\b")
+_SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+# A number standing on its own: not part of a name (h100, 80gb), a date or an id (#12).
+_NUMBER = re.compile(r"(?<![\w#.\-/])\d+(?:\.\d+)?(?![\w\-]|\.\d)")
+# Units inside a field name, as they are written ("power_kw_per_gpu": power kW per GPU).
+UNIT_WORDS = {"gpu": "GPU", "kw": "kW", "kwh": "kWh", "gb": "GB", "tb": "TB", "pue": "PUE"}
+# Shown figures keep this many significant digits (issue 15: "3-4 significant figures").
+SHOWN_DIGITS = 4
+
+
+def figure_text(value: Decimal | str | float | int | None, digits: int = SHOWN_DIGITS) -> str:
+    """A figure as people read it: ``digits`` significant digits, thousands separated
+    (0.9382, 27.19, 5,520, 1,883,000,000); "—" for none."""
+    d = _d(value)
+    if d is None:
+        return "—"
+    if d == 0:
+        return "0"
+    exponent = d.adjusted() - digits + 1
+    rounded = d.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_HALF_UP)
+    if rounded == rounded.to_integral_value():
+        return f"{rounded:,.0f}"  # 730 GPU-hours, not 730.0
+    return f"{rounded:,f}"
+
+
+def count_words(value: Decimal | str | float | None) -> str:
+    """A large count as people say it: 1.883 billion, 45.6 million; below a million thousands
+    separated (180,320); "—" for none."""
+    d = _d(value)
+    if d is None:
+        return "—"
+    for size, word in ((Decimal(10**9), "billion"), (Decimal(10**6), "million")):
+        if abs(d) >= size:
+            shown = figure_text(d / size)
+            return f"{shown.rstrip('0').rstrip('.') if '.' in shown else shown} {word}"
+    return count_text(d)
+
+
+def amount_text(value: Decimal | str | float | None, currency: str) -> str:
+    """Money with its currency: whole units from 100 up (USD 5,121), cents below (USD 48.66);
+    "—" for none."""
+    d = _d(value)
+    if d is None:
+        return "—"
+    text = f"{d:,.0f}" if abs(d) >= 100 else f"{d:,.2f}"
+    return f"{currency}\u00a0{text}"
+
+
+def unit_amount_text(value: Decimal | str | float | None, currency: str) -> str:
+    """A unit cost with its currency, to ``SHOWN_DIGITS`` significant digits; "—" for none."""
+    d = _d(value)
+    return "—" if d is None else f"{currency}\u00a0{figure_text(d)}"
+
+
+def _number(match: re.Match[str]) -> str:
+    text = match.group(0)
+    d = Decimal(text)
+    if "." not in text:
+        return f"{d:,f}" if d >= 10_000 else text
+    whole, fraction = text.split(".")
+    if abs(d) >= 1000:
+        return f"{d:,.0f}"
+    # Cents stay as written (120.00 USD/h); other figures keep SHOWN_DIGITS digits.
+    digits = len((whole + fraction).lstrip("0"))
+    if len(fraction) == 2 or digits <= SHOWN_DIGITS:
+        return text
+    return figure_text(d)
+
+
+def _code(match: re.Match[str]) -> str:
+    return CODE_WORDS.get(match.group(0), match.group(0))
+
+
+def _snake(match: re.Match[str]) -> str:
+    name = match.group(0)
+    if name in LINE_LABELS:
+        label = LINE_LABELS[name]  # "GPU compute" keeps its capitals mid-sentence
+        return label if label[:2].isupper() else label[:1].lower() + label[1:]
+    try:
+        return str(getattr(FinanceAssumptions._meta.get_field(name), "verbose_name", name))
+    except FieldDoesNotExist:
+        return " ".join(UNIT_WORDS.get(w, w) for w in name.split("_"))
+
+
+def readable(text: str) -> str:
+    """An engine note or reason in a page's words: codes by their labels (SPOT -> Spot /
+    preemptible), field names in words, long figures to ``SHOWN_DIGITS`` significant digits
+    and thousands separated, "<=" and " x " as signs."""
+    text = _CODE.sub(_code, str(text))
+    text = _SNAKE.sub(_snake, text)
+    text = _NUMBER.sub(_number, text)
+    return text.replace("<=", "\u2264").replace(" x ", " \u00d7 ")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def configuration_text(row: dict[str, Any]) -> str:
+    """GPUs x replicas in words ("2 GPUs x 3 replicas", with a times sign); "—" for an API
+    route."""
+    if not row.get("gpu_count"):
+        return "—"
+    return f"{_plural(row['gpu_count'], 'GPU')} \u00d7 {_plural(row['replicas'] or 1, 'replica')}"
+
+
+def layout_text(row: dict[str, Any]) -> str | None:
+    """The row's parallel layout (tensor / pipeline / expert), when the engine gave one: on the
+    row or in its configuration."""
+    layout = row.get("layout") or (row.get("configuration") or {}).get("layout")
+    return readable(str(layout)) if layout else None
+
+
+def _names(rows: list[dict[str, Any]]) -> tuple[dict[str, str], dict[str, str]]:
+    """(GPU names, system names) by slug, for the rows' candidates: two queries in all."""
+    gpus = {r["gpu"] for r in rows if r.get("gpu")}
+    systems = {r["system"] for r in rows if r.get("system")}
+    return (
+        dict(Gpu.objects.filter(slug__in=gpus).values_list("slug", "name")) if gpus else {},
+        dict(GpuSystem.objects.filter(slug__in=systems).values_list("slug", "name"))
+        if systems
+        else {},
+    )
+
+
+def _total_texts(total: Any, currency: str) -> tuple[str, str | None]:
+    """(a horizon's total, what its commitment adds, in words or None)."""
+    if total is None:
+        return "—", None
+    text = amount_text(total.total, currency)
+    if not total.committed_beyond:
+        return text, None
+    return text, (
+        f"{total.months} months: {amount_text(total.running, currency)} running + "
+        f"{amount_text(total.committed_beyond, currency)} still owed on the "
+        f"{total.commitment_months}-month commitment"
+    )
+
+
 def candidate_table_display(
-    rows: list[dict[str, Any]], *, currency: str
+    rows: list[dict[str, Any]],
+    *,
+    currency: str,
+    values: dict[str, Any] | None = None,
+    outputs: str = "accepted outputs",
 ) -> tuple[list[str], list[str]]:
-    """Ready the shown rows for the page: each row gets its figures as people read them
-    (``display_term``, ``display_unit_cost``, ``display_monthly_cost``, ``display_labour``,
-    ``display_accepted``,
-    ``line_values``) and
-    its ``warning`` (``dominant_assumption``, rows that meet the brief). Returns the other cost
-    lines' keys and their headers in words (platform labour has its own column)."""
+    """Ready the shown rows for the page: each row gets its cells in words and formatted
+    (``display_candidate``, ``display_term``, ``display_configuration``, ``display_layout``,
+    ``display_unit_cost``, ``display_monthly_cost``, ``display_total_12`` / ``_36``,
+    ``display_basis``, ``display_reasons``, ``display_labour``) and what its disclosure
+    holds (``display_lines``, ``display_facts``, ``display_notes``, ``display_commitment``),
+    and its ``warning``
+    (``dominant_assumption``, rows that meet the brief). Returns every cost line's key among
+    the rows and its label. With ``values`` (the brief's resolved assumptions) the 12- and
+    36-month totals are computed (apps.finance.totals); without, they read "—"."""
     names: list[str] = []
     for row in rows:
-        names += [n for n in row["cost_lines"] if n not in names and n != OWN_LINE]
-    for row in rows:
+        names += [n for n in row["cost_lines"] if n not in names]
+    gpu_names, system_names = _names(rows)
+    totals = row_totals(rows, values) if values is not None else {}
+    for i, row in enumerate(rows):
         lines = row["cost_lines"]
-        row["display_unit_cost"] = (
-            unit_cost_text(row["effective_unit_cost"])
-            if row["effective_unit_cost"] is not None
-            else None
-        )
         term = row.get("pricing_term")
-        row["display_term"] = TERM_LABELS.get(term, term) if term else "per token"
-        row["display_monthly_cost"] = money_text(row["monthly_cost"])
-        row["display_accepted"] = count_text(row["accepted_outputs_per_month"])
+        if row["candidate_kind"] == "API_ROUTE":
+            row["display_candidate"] = f"{row['provider']} \u00b7 {row['api_model']}"
+            row["display_term"] = "Model API, priced per token"
+        else:
+            gpu = gpu_names.get(row["gpu"], row["gpu"] or "GPU")
+            system = system_names.get(row["system"]) if row.get("system") else None
+            row["display_candidate"] = f"{row['provider']} \u00b7 {gpu}" + (
+                f" ({system})" if system else ""
+            )
+            row["display_term"] = TERM_LABELS.get(term, term) if term else "—"
+        row["display_configuration"] = configuration_text(row)
+        row["display_layout"] = layout_text(row)
+        row["display_unit_cost"] = unit_amount_text(row["effective_unit_cost"], currency)
+        row["display_monthly_cost"] = amount_text(row["monthly_cost"], currency)
+        row["display_basis"] = BASIS_LABELS.get(row["basis"], row["basis"])
+        row["display_reasons"] = [readable(w) for w in row["why_not"]] or (
+            [] if row["effective_unit_cost"] is not None else ["no accepted outputs a month"]
+        )
         row["display_labour"] = money_text(lines.get(OWN_LINE))
-        row["line_values"] = [money_text(lines[n]) if n in lines else "" for n in names]
+        # In the engine's order for the row's kind of work (apps.engine.costing_types).
+        row["display_lines"] = [(line_label(n), amount_text(v, currency)) for n, v in lines.items()]
+        row_total = totals.get(i, {})
+        row["display_total_12"], beyond_12 = _total_texts(row_total.get(12), currency)
+        row["display_total_36"], beyond_36 = _total_texts(row_total.get(36), currency)
+        row["display_commitment"] = [t for t in (beyond_12, beyond_36) if t]
+        row["display_facts"] = _facts(row, outputs)
+        row["display_notes"] = [readable(n) for n in row["notes"]]
         # Only for rows that meet the brief: the others have no unit cost to mislead.
         row["warning"] = dominant_assumption(row, currency) if row["meets_constraints"] else None
     return names, [line_label(n) for n in names]
+
+
+def _facts(row: dict[str, Any], outputs: str) -> list[tuple[str, str]]:
+    """What else a row holds, in words: (label, value) pairs for its disclosure."""
+    facts = [(f"{outputs.capitalize()} a month", count_words(row["accepted_outputs_per_month"]))]
+    if row.get("p95_latency_ms") is not None:
+        ms = Decimal(row["p95_latency_ms"])
+        latency = f"{figure_text(ms / 1000)} s" if ms >= 1000 else f"{figure_text(ms)} ms"
+        facts.append(("p95 latency", latency))
+    if row.get("memory_headroom_gb") is not None:
+        facts.append(("Memory headroom", f"{figure_text(row['memory_headroom_gb'], 3)} GB"))
+    if row.get("paid_gpu_hours_per_month") is not None:
+        facts.append(("GPU-hours paid a month", figure_text(row["paid_gpu_hours_per_month"])))
+    if row.get("quote_id"):
+        age = row.get("quote_age_days")
+        quoted = f"quote #{row['quote_id']}"
+        if age is not None:
+            quoted += f", {_plural(age, 'day')} old"
+        if row.get("quote_stale"):
+            quoted += " (stale: ask for a new quote)"
+        facts.append(("Price from", quoted))
+    elif row.get("api_route_id"):
+        facts.append(("Price from", f"API route #{row['api_route_id']}"))
+    return facts
 
 
 def assumption_label(name: str) -> str:

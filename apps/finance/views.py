@@ -116,12 +116,15 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             figures["utilization-chart"] = utilization
     # Each row carries its own figures (in words and formatted) so that the template only
     # loops over a row's cells (no lookups across rows); one query for every checklist.
-    line_names, line_headers = candidate_table_display(shown, currency=currency)
+    table_unit = unit_for(ranking["success_unit"])
+    outputs = table_unit.outputs if table_unit else "accepted outputs"
+    line_names, line_headers = candidate_table_display(
+        shown, currency=currency, values=values, outputs=outputs
+    )
     checklist = checklist_completeness_by_quote([r["quote_id"] for r in shown if r["quote_id"]])
     for row in shown:
         row["checklist"] = checklist.get(row["quote_id"]) if row["quote_id"] else None
     leader = next((r for r in ranked if r["rank"] is not None), None)
-    table_unit = unit_for(ranking["success_unit"])
     return render(
         request,
         "finance/brief_finance.html",
@@ -129,6 +132,9 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             "brief": brief,
             "ranking": ranking,
             "rows": shown,
+            # Rows that meet the brief (ranked) first, then those that cannot, with why.
+            "ranked_rows": [r for r in shown if r["rank"] is not None],
+            "unmet_rows": [r for r in shown if r["rank"] is None],
             "total_rows": ranking["total_rows"],
             "show_all": show_all,
             "rows_param": f"&rows={ALL_ROWS}" if show_all else "",
@@ -136,7 +142,7 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             "line_headers": line_headers,
             "sort": sort,
             "unit_cost_label": unit,
-            "outputs": table_unit.outputs if table_unit else "accepted outputs",
+            "outputs": outputs,
             "labour_policy": labour_policy_text(values, sources),
             "leader_warning": dominant_assumption(leader, currency) if leader else None,
             "warned_rows": sum(1 for r in shown if r["warning"]),

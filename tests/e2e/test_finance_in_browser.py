@@ -30,11 +30,16 @@ class TestFinanceInTheBrowser:
         page.goto(f"{live_server.url}/briefs/{brief.pk}/finance/")
         for chart in ("unit-cost-chart", "latency-chart", "breakdown-chart", "utilization-chart"):
             page.wait_for_selector(f"#{chart} .main-svg")
-        first_cost = page.inner_text("#candidate-table tbody tr:first-child td:nth-child(6)")
+        first_cost = page.inner_text("#candidate-table tr.candidate td.monthly")
         page.fill("#id_observability_share", "0.5")
         page.click("button:has-text('Save and recompute')")
         page.wait_for_selector("#candidate-table")
-        new_cost = page.inner_text("#candidate-table tbody tr:first-child td:nth-child(6)")
-        # money as people read it: thousands separated
-        assert Decimal(new_cost.replace(",", "")) > Decimal(first_cost.replace(",", ""))
+        new_cost = page.inner_text("#candidate-table tr.candidate td.monthly")
+        # money as people read it: its currency, thousands separated ("USD 5,121")
+        assert first_cost.startswith("USD")
+
+        def amount(text):
+            return Decimal(text.split()[-1].replace(",", ""))
+
+        assert amount(new_cost) > amount(first_cost)
         assert page.console_errors == []

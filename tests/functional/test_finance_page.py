@@ -37,7 +37,7 @@ class TestFinancePage:
         assert "gpu_compute" in response.context["line_names"]
         chart_ids = [chart_id for chart_id, _, _ in response.context["figures"]]
         assert chart_ids[:3] == ["unit-cost-chart", "latency-chart", "breakdown-chart"]
-        assert b"ESTIMATED" in response.content
+        assert b'<td class="basis">Estimated</td>' in response.content  # the basis in words
 
     def test_sorting_by_monthly_cost_orders_the_rows(self, brief, client, make_user):
         client.force_login(make_user(Role.FINANCE))

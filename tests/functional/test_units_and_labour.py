@@ -98,7 +98,7 @@ class TestOneUnitPerTable:
         assert Decimal(cells["effective_unit_cost"]) == stored * 1_000_000
 
         page = finance_page(client, make_user, chat)
-        assert b"Unit cost (USD per 1M accepted tokens)" in page.content
+        assert b'Unit cost</a><span class="sub">per 1M accepted tokens</span>' in page.content
         chart = page.context["figures"][0][2]
         assert chart["data"][0]["x"] == [float(stored * 1_000_000)]
         assert "per 1M accepted tokens" in chart["layout"]["title"]["text"]
@@ -135,15 +135,17 @@ class TestOneUnitPerTable:
 
 
 class TestLabourOnTheFinancePage:
-    def test_labour_has_its_own_column_and_the_page_says_how_it_is_allocated(
+    def test_labour_is_in_each_rows_cost_lines_and_the_page_says_how_it_is_allocated(
         self, chat, client, make_user
     ):
         page = finance_page(client, make_user, chat)
         row = page.context["rows"][0]
 
-        assert b'id="labour-column"' in page.content
+        assert b'<th scope="row">Platform labour</th><td class="num">USD\xc2\xa04,600</td>' in (
+            page.content
+        )  # in the row's cost lines, one click away
         assert row["display_labour"] == "4,600.00"  # 40 h x 115 USD, per deployment
-        assert "platform_labour" not in page.context["line_names"]
+        assert "platform_labour" in page.context["line_names"]
         assert (
             "Platform labour is charged per self-managed deployment (built-in)"
             in (page.context["labour_policy"])

@@ -1,0 +1,77 @@
+"""12- and 36-month cost of every row the candidate table shows.
+
+The sensitivity section totals only its leading candidates (it recosts them); the table needs
+a total for each row it shows, from what the row already holds. Each total is the engine's own
+(``apps.engine.sensitivity.horizon_totals``): the row's monthly all-in cost x months, plus what
+a longer commitment still binds after the horizon (committed GPU-hours at the quote's rate, or
+bought GPUs' capex not yet depreciated), with the commitment as ``commitment_months`` defines
+it. One query for the shown quotes' terms, whatever the number of rows.
+"""
+
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from apps.engine.costing import PricingTerm
+from apps.engine.costing_constants import HOURS_PER_MONTH
+from apps.engine.costing_types import COMMITTED_TERMS
+from apps.engine.sensitivity import TOTAL_MONTHS, Total, horizon_totals
+from apps.quotes.models import Quote
+
+from .assumptions import engine_finance
+from .candidates import QUOTE_FACTS, quote_terms
+from .fx import FxMissing
+
+__all__ = ["TOTAL_MONTHS", "row_totals"]
+
+
+def _gpus_paid(row: dict[str, Any]) -> int:
+    """GPUs a committed row pays for: its paid GPU-hours over a month's hours (a committed term
+    pays every hour of the month for each GPU it holds); the configured GPUs otherwise."""
+    paid = Decimal(row.get("paid_gpu_hours_per_month") or 0)
+    if row.get("pricing_term") in COMMITTED_TERMS and paid:
+        return int((paid / HOURS_PER_MONTH).to_integral_value())
+    return (row.get("gpu_count") or 0) * (row.get("replicas") or 0)
+
+
+def row_totals(
+    rows: list[dict[str, Any]], values: dict[str, Any]
+) -> dict[int, dict[int, Total | None]]:
+    """{index of the row in ``rows``: {months: its total, or None where it cannot be told}}.
+    A row's quote that can no longer be read in the reporting currency (its FX rate removed
+    since the compute) has no total rather than a wrong one."""
+    finance = engine_finance(values)
+    quote_ids = {r["quote_id"] for r in rows if r.get("quote_id")}
+    facts = (
+        {f["pk"]: f for f in Quote.objects.filter(pk__in=quote_ids).values(*QUOTE_FACTS)}
+        if quote_ids
+        else {}
+    )
+    out: dict[int, dict[int, Total | None]] = {}
+    for i, row in enumerate(rows):
+        none: dict[int, Total | None] = dict.fromkeys(TOTAL_MONTHS)
+        try:
+            monthly = Decimal(row["monthly_cost"])
+        except (InvalidOperation, TypeError):
+            out[i] = none
+            continue
+        quote = None
+        if row.get("quote_id"):
+            fact = facts.get(row["quote_id"])
+            if fact is None or fact["pricing_term"] not in PricingTerm.__members__:
+                out[i] = none
+                continue
+            try:
+                quote = quote_terms(fact, values)
+            except FxMissing:
+                out[i] = none
+                continue
+        totals = horizon_totals(
+            key=str(i),
+            quote=quote,
+            finance=finance,
+            monthly_cost=monthly,
+            paid_gpu_hours_per_month=Decimal(row.get("paid_gpu_hours_per_month") or 0),
+            gpus_paid=_gpus_paid(row),
+        )
+        out[i] = {t.months: t for t in totals}
+    return out
