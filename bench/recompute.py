@@ -301,13 +301,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", action="store_true", help="profile even if aims are met")
     parser.add_argument("--limit", type=int, default=900, help="hard time limit, seconds")
+    parser.add_argument("--redis-db", type=int, default=None, help="Redis db (default: an empty one)")
     args = parser.parse_args()
 
     pid = os.getpid()
     db_name = _seed.db_name_for("recompute")
     queue = f"bench-recompute-{pid}"
     hostname = f"{queue}@localhost"
-    redis_db = pick_redis_db()
+    redis_db = pick_redis_db() if args.redis_db is None else args.redis_db
     broker = f"redis://{_seed.REDIS_HOST}:{_seed.REDIS_PORT}/{redis_db}"
     workdir = Path(tempfile.mkdtemp(prefix="gpuselect-bench-"))
     log = workdir / "worker.log"

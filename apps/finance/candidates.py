@@ -34,7 +34,7 @@ from apps.engine.costing import (
 from apps.quotes.models import ApiRoute, Quote
 from apps.quotes.selectors import quotes_for_team
 
-from .assumptions import assumptions_version, engine_finance, resolved_assumptions
+from .assumptions import FIELDS, assumptions_version, engine_finance, resolved_assumptions
 from .configuration import (
     LADDER_KEY,
     LADDER_VERSION,
@@ -78,6 +78,9 @@ class TableContext:
     estimates_key: str
     fingerprint: str
     assumptions_version: list[int]
+    # gpu_row's choice per (GPU slug, GPUs per replica offered): the same for every quote of
+    # that GPU and size, so worked out once a table, not once a quote.
+    configured: dict[tuple[str, int], Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -134,7 +137,7 @@ def live_routes(brief: WorkloadBrief) -> Any:
     """API routes that serve the brief's model (by preset)."""
     if not brief.model_preset:
         return ApiRoute.objects.none()
-    return ApiRoute.objects.filter(retired=False, model_preset=brief.model_preset)
+    return ApiRoute.objects.filter(retired=False, model_preset=brief.model_preset).order_by("pk")
 
 
 def _basis_notes(estimate: dict[str, Any]) -> list[str]:
@@ -181,45 +184,64 @@ def _configured_capacity(ctx: TableContext, rung: dict[str, Any], meets: bool) -
     return replace(capacity, **changes) if changes else capacity
 
 
-def gpu_row(ctx: TableContext, facts: dict[str, Any]) -> dict[str, Any] | None:
-    gpu_id, slug, _ = quote_gpu(facts)
+def _configuration(ctx: TableContext, slug: str, limit: int) -> tuple[Any, ...] | None:
+    """The configuration a quote of ``slug`` offering ``limit`` GPUs per replica is costed at:
+    (capacity figures, notes, why not, the row's configuration columns); None without an
+    estimate for the GPU. Memoised on the context (the same for every such quote)."""
+    key = (slug, limit)
+    if key in ctx.configured:
+        return ctx.configured[key]
     estimate = ctx.by_gpu.get(slug)
     if estimate is None:
+        ctx.configured[key] = None
         return None
-    limit = quote_limit(facts)
     ladder = estimate.get(LADDER_KEY) or [estimate]
     rung, missed = choose_configuration(ladder, limit, latency_target_text(ctx.brief))
     if rung["gpu_count"] == estimate["gpu_count"]:
         rung = estimate  # the per-GPU answer, with its notes (the fit table's configuration)
+    capacity = _configured_capacity(ctx, rung, meets=missed is None)
+    notes = _basis_notes(rung)
+    replicas = (rung.get("capacity") or {}).get("replicas") or 1
+    notes.append(
+        f"configuration: {replicas} replica{'s' if replicas != 1 else ''} x "
+        f"{rung['gpu_count']} GPU{'s' if rung['gpu_count'] != 1 else ''} "
+        f"(the quote offers up to {limit} per replica)"
+    )
+    e2e = rung["performance"].get("e2e_latency_s")
+    columns = {
+        "gpu_count": rung["gpu_count"],
+        "replicas": replicas,
+        "basis": rung.get("basis", "ESTIMATED"),
+        "p95_latency_ms": None if e2e is None else Decimal(str(round(e2e * 1000, 2))),
+        "memory_headroom_gb": Decimal(str(rung["memory"]["headroom_gb"])),
+    }
+    found = (capacity, notes, [missed] if missed else [], columns)
+    ctx.configured[key] = found
+    return found
+
+
+def gpu_row(ctx: TableContext, facts: dict[str, Any]) -> dict[str, Any] | None:
+    gpu_id, slug, _ = quote_gpu(facts)
+    configured = _configuration(ctx, slug, quote_limit(facts))
+    if configured is None:
+        return None
+    capacity, notes, why_not, columns = configured
     cost = cost_gpu_candidate(
         demand=ctx.demand,
-        capacity=_configured_capacity(ctx, rung, meets=missed is None),
+        capacity=capacity,
         quote=quote_terms(facts, ctx.values),
         finance=ctx.finance,
     )
-    estimate = rung
-    notes = _basis_notes(estimate)
-    replicas = (estimate.get("capacity") or {}).get("replicas") or 1
-    notes.append(
-        f"configuration: {replicas} replica{'s' if replicas != 1 else ''} x "
-        f"{estimate['gpu_count']} GPU{'s' if estimate['gpu_count'] != 1 else ''} "
-        f"(the quote offers up to {limit} per replica)"
-    )
-    e2e = estimate["performance"].get("e2e_latency_s")
     return _row(
         cost,
         notes,
-        [missed] if missed else [],
+        why_not,
         candidate_kind="GPU",
         quote_id=facts["pk"],
         api_route_id=None,
         gpu_id=gpu_id,
-        gpu_count=estimate["gpu_count"],
-        replicas=replicas,
         pricing_term=facts["pricing_term"],
-        basis=estimate.get("basis", "ESTIMATED"),
-        p95_latency_ms=None if e2e is None else Decimal(str(round(e2e * 1000, 2))),
-        memory_headroom_gb=Decimal(str(estimate["memory"]["headroom_gb"])),
+        **columns,
     )
 
 
@@ -291,6 +313,76 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
     )
 
 
+def values_encode(values: dict[str, Any]) -> dict[str, Any] | None:
+    """The resolved assumption values as JSON (a Decimal as ``{"decimal": "0.05"}``), kept in
+    a table's inputs so that re-costing a changed quote needs no assumption queries; None if
+    a value is of a type this does not know (the table is then always recomputed in full)."""
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        if isinstance(value, Decimal):
+            out[name] = {"decimal": str(value)}
+        elif value is None or isinstance(value, str | int | float | bool):
+            out[name] = value
+        elif name == "fx_rates" and isinstance(value, dict):
+            out[name] = value  # already strings (apps.finance.fx.fx_rates_applied)
+        else:
+            return None
+    return out
+
+
+def values_decode(stored: Any) -> dict[str, Any] | None:
+    """``values_encode``'s inverse; None when nothing usable was stored (or an assumption
+    added since is missing): the caller recomputes in full."""
+    if not isinstance(stored, dict) or any(name not in stored for name in FIELDS):
+        return None
+    return {
+        name: Decimal(v["decimal"]) if isinstance(v, dict) and "decimal" in v else v
+        for name, v in stored.items()
+    }
+
+
+def stored_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext | None:
+    """The context of the table's last compute, from what it stored (engine answer, assumption
+    values, fingerprint), for re-costing changed quotes when nothing else changed since
+    (``CandidateTable.full_version``); None if it stored too little for that."""
+    inputs = table.inputs or {}
+    values = values_decode(inputs.get("values"))
+    estimates = table.estimates
+    if values is None or not estimates or "quotes" not in inputs or table.no_ranking_reason:
+        return None
+    return TableContext(
+        brief=brief,
+        values=values,
+        sources=inputs.get("assumption_sources") or {},
+        finance=engine_finance(values),
+        demand=demand_for_brief(brief, estimates),
+        estimates=estimates,
+        by_gpu={e["gpu"]: e for e in estimates},
+        estimates_key=table.estimates_key,
+        fingerprint=inputs.get("fingerprint") or "",
+        assumptions_version=inputs.get("assumptions") or [],
+    )
+
+
+def table_inputs(
+    ctx: TableContext,
+    quote_versions: dict[Any, int],
+    route_versions: dict[Any, int],
+    not_costed: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """What a table records of the inputs its rows were computed from."""
+    return {
+        "fingerprint": ctx.fingerprint,
+        "brief_version": ctx.brief.inputs_version,
+        "quotes": {str(pk): v for pk, v in quote_versions.items()},
+        "api_routes": {str(pk): v for pk, v in route_versions.items()},
+        "assumptions": ctx.assumptions_version,
+        "assumption_sources": ctx.sources,
+        "values": values_encode(ctx.values),
+        "not_costed": not_costed,
+    }
+
+
 def _cost_all(
     ctx: TableContext, quotes: Iterable[dict[str, Any]], routes: Iterable[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], list[str]]:
@@ -349,15 +441,7 @@ def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> Bui
         **base_fields,
         "currency": ctx.values["reporting_currency"],
         "no_ranking_reason": "",
-        "inputs": {
-            "fingerprint": ctx.fingerprint,
-            "brief_version": brief.inputs_version,
-            "quotes": {str(pk): v for pk, v in quote_versions.items()},
-            "api_routes": {str(pk): v for pk, v in route_versions.items()},
-            "assumptions": ctx.assumptions_version,
-            "assumption_sources": ctx.sources,
-            "not_costed": not_costed,
-        },
+        "inputs": table_inputs(ctx, quote_versions, route_versions, not_costed),
     }
     if not incremental:  # the engine's answer is unchanged on the incremental path
         fields.update(estimates_key=ctx.estimates_key, estimates=ctx.estimates)
@@ -396,6 +480,18 @@ def _touches_capacity_model(
         .values_list("effective_unit_cost", flat=True)
         .first()
     )
+    changed_gpus = Quote.objects.filter(pk__in=stale_quote_ids).values_list(
+        "gpu__slug", "system__gpu__slug"
+    )
+    return capacity_model_touched(best, best_cost, rows, list(changed_gpus))
+
+
+def capacity_model_touched(
+    best_gpu: str, best_cost: Decimal | None, rows: list[dict[str, Any]], changed_gpus: list[Any]
+) -> bool:
+    """``_touches_capacity_model`` once its two reads are done (for many tables at once):
+    ``best_cost`` the best GPU row's unit cost before the change, ``changed_gpus`` the (GPU
+    slug, system GPU slug) of every re-costed or removed quote."""
     if best_cost is None:
         return True
     undercut = any(
@@ -403,7 +499,4 @@ def _touches_capacity_model(
         and row["effective_unit_cost"] <= best_cost
         for row in rows
     )  # fmt: skip
-    changed_gpus = Quote.objects.filter(pk__in=stale_quote_ids).values_list(
-        "gpu__slug", "system__gpu__slug"
-    )
-    return undercut or any(best in pair for pair in changed_gpus)
+    return undercut or any(best_gpu in pair for pair in changed_gpus)
