@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Min
+from django.db.models import OuterRef, Subquery
 
 from apps.briefs.models import WorkloadBrief
 from apps.engine import ENGINE_VERSION
@@ -69,9 +69,35 @@ def _not_costed_merged(
 
 def _changed(seen: dict[str, Any], now: dict[str, int]) -> tuple[list[int], list[int]]:
     """(changed or new ids, ids gone) between the versions a table costed and those now."""
+    if seen == now:
+        return [], []
     changed = [int(k) for k, v in now.items() if seen.get(k) != v]
     gone = [int(k) for k in seen if k not in now]
     return changed, gone
+
+
+# Decoded engine answers by estimates key (a hash of everything an answer depends on: one key
+# always names the same answer), so that a worker re-costing price change after price change
+# decodes each table's large stored answer once, not at every change. Cleared when full.
+_ESTIMATES: dict[str, list[dict[str, Any]]] = {}
+ESTIMATES_CACHE_SIZE = 1024
+
+
+def _with_estimates(tables: dict[int, CandidateTable]) -> None:
+    """Set each table's stored engine answer, read (one query) only where not cached."""
+    need = [t.pk for t in tables.values() if t.estimates_key not in _ESTIMATES]
+    if need:
+        if len(_ESTIMATES) + len(need) > ESTIMATES_CACHE_SIZE:
+            _ESTIMATES.clear()
+        for pk, key, estimates in CandidateTable.objects.filter(pk__in=need).values_list(
+            "pk", "estimates_key", "estimates"
+        ):
+            if key and estimates:
+                _ESTIMATES[key] = estimates
+            tables[pk].estimates = estimates
+    for table in tables.values():
+        if table.pk not in need:
+            table.estimates = _ESTIMATES[table.estimates_key]
 
 
 def tables_reprice(states: list[dict[str, Any]]) -> tuple[list[Repriced], list[int]]:
@@ -82,10 +108,11 @@ def tables_reprice(states: list[dict[str, Any]]) -> tuple[list[Repriced], list[i
     tables = {
         t.pk: t
         for t in CandidateTable.objects.filter(pk__in=[s["pk"] for s in states]).only(
-            "pk", "brief_id", "inputs", "estimates", "estimates_key", "capacity_model",
-            "no_ranking_reason", "engine_version",
+            "pk", "brief_id", "inputs", "estimates_key", "capacity_model", "no_ranking_reason",
+            "engine_version",
         )
     }  # fmt: skip
+    _with_estimates(tables)
     briefs = WorkloadBrief.objects.in_bulk([s["brief_id"] for s in states])
     live_quotes = list(
         Quote.objects.filter(retired=False).values_list("pk", "version", "confidential_to_id")
@@ -201,21 +228,26 @@ def tables_reprice(states: list[dict[str, Any]]) -> tuple[list[Repriced], list[i
 
 
 def _best_gpu_costs(table_ids: list[int]) -> dict[int, Decimal]:
-    """Each table's lowest unit cost among its GPU rows that meet the brief (one query)."""
+    """Each table's lowest unit cost among its GPU rows that meet the brief: one query, a
+    subquery a table that reads the first entry of the ranking index (row_ranking_order)."""
     if not table_ids:
         return {}
-    found = (
+    best = (
         CandidateRow.objects.filter(
-            table_id__in=table_ids,
+            table_id=OuterRef("pk"),
             candidate_kind="GPU",
             meets_constraints=True,
             effective_unit_cost__isnull=False,
         )
-        .values("table_id")
-        .annotate(best=Min("effective_unit_cost"))
-        .values_list("table_id", "best")
+        .order_by("-meets_constraints", "effective_unit_cost")
+        .values("effective_unit_cost")[:1]
     )
-    return dict(found)
+    found = (
+        CandidateTable.objects.filter(pk__in=table_ids)
+        .annotate(best=Subquery(best))
+        .values_list("pk", "best")
+    )
+    return {pk: cost for pk, cost in found if cost is not None}
 
 
 def stale_groups(items: list[tuple[int, list[int]]]) -> dict[tuple[int, ...], list[int]]:

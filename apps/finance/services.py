@@ -10,6 +10,7 @@ the version it started from and writes only if nothing newer has been written si
 
 import logging
 import time
+from collections import defaultdict
 from collections.abc import Iterable
 from datetime import date, timedelta
 from decimal import Decimal
@@ -36,7 +37,7 @@ logger = logging.getLogger(__name__)
 # that changed takes a few ms a table when tables are done together (apps.finance.repricing),
 # so those go many to a task: a price change touching every brief is a few tasks.
 FULL_RECOMPUTE_BATCH = 1
-REPRICE_BATCH = 50
+REPRICE_BATCH = 100
 
 # A queued recompute not started after this long is assumed lost (worker killed, broker
 # restarted) and is enqueued again by the sweeper.
@@ -101,7 +102,16 @@ def _recompute_in_process(brief_ids: list[int]) -> None:
     is locked" while other requests write, a dropped connection) is retried with back-off, one
     table at a time; a table still failing is taken off the queue for the sweeper, which runs
     in-process too (apps.finance.tasks.in_process_sweeper_start)."""
-    left = [brief_id for brief_id in brief_ids if not _recompute_with_retry(brief_id)]
+    done: set[int] = set()
+    for start in range(0, len(brief_ids), REPRICE_BATCH):
+        batch = brief_ids[start : start + REPRICE_BATCH]
+        try:  # the tables where only quotes changed, together (else one by one below)
+            done |= candidate_tables_reprice(brief_ids=batch)
+        except TRANSIENT_DB_ERRORS:
+            _reset_if_broken()
+        except Exception:
+            _failed(batch)  # each table is tried again below, one at a time
+    left = [pk for pk in brief_ids if pk not in done and not _recompute_with_retry(pk)]
     if left:
         _leave_for_sweeper(left)
 
@@ -208,17 +218,19 @@ def candidate_tables_recompute(*, brief_ids: Iterable[int]) -> None:
     raised to retry."""
     ids = list(brief_ids)
     done: set[int] = set()
+    recompute = candidate_table_recompute
     try:
         done = candidate_tables_reprice(brief_ids=ids)
     except TRANSIENT_DB_ERRORS:
         raise
     except Exception:
-        _failed(ids)  # each table is tried again below, one at a time
+        _failed(ids)
+        recompute = _candidate_table_recompute_full  # each table in full, one at a time
     for brief_id in ids:
         if brief_id in done:
             continue
         try:
-            candidate_table_recompute(brief_id=brief_id)
+            recompute(brief_id=brief_id)
         except TRANSIENT_DB_ERRORS:
             raise
         except Exception:
@@ -372,6 +384,7 @@ def _write_many(items: list[tuple[CandidateTable, Any, int]], stale_groups: Any)
         CandidateRow.objects.filter(gone).delete()
     rows_insert_many([(table, built.rows) for table, built, _ in items])
     now = timezone.now()
+    by_fields: dict[tuple[str, ...], list[CandidateTable]] = defaultdict(list)
     for table, built, version in items:
         for name, value in built.table_fields.items():
             setattr(table, name, value)
@@ -380,8 +393,29 @@ def _write_many(items: list[tuple[CandidateTable, Any, int]], stale_groups: Any)
             table.capacity_model = capacity_model_for(built.context, table)
             fields.append("capacity_model")
         table.computed_version = version
-        table.computed_at = now
-        table.save(update_fields=fields)
+        table.computed_at = table.updated_at = now
+        by_fields[tuple(fields)].append(table)
+    for fields, tables in by_fields.items():
+        _tables_update(tables, fields)
+
+
+def _tables_update(tables: list[CandidateTable], names: tuple[str, ...]) -> None:
+    """``save(update_fields=names)`` for each table, as one executemany (a single round trip
+    in psycopg's pipeline mode) instead of a statement and a round trip each."""
+    if len(tables) == 1:
+        tables[0].save(update_fields=list(names))
+        return
+    meta = CandidateTable._meta
+    fields = [meta.get_field(name) for name in names]
+    quote = connection.ops.quote_name
+    sets = ", ".join(f"{quote(f.column)} = %s" for f in fields)
+    sql = f"UPDATE {quote(meta.db_table)} SET {sets} WHERE {quote(meta.pk.column)} = %s"  # noqa: S608 (names from the model)
+    params = [
+        [f.get_db_prep_save(getattr(t, f.attname), connection) for f in fields] + [t.pk]
+        for t in tables
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, params)
 
 
 def candidate_tables_sweep() -> list[int]:
