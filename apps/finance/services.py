@@ -32,11 +32,12 @@ from .models import CandidateRow, CandidateTable, FinanceAssumptions, FxRate
 logger = logging.getLogger(__name__)
 
 # Briefs recomputed by one task (measured with bench/recompute.py). A full recompute (the
-# engine's answer, ~2,000 rows costed and written) takes a few hundred ms, so each brief is a
-# task of its own and any number of workers share a burst evenly. Re-costing only the quotes
-# that changed takes a few ms a table when tables are done together (apps.finance.repricing),
-# so those go many to a task: a price change touching every brief is a few tasks.
-FULL_RECOMPUTE_BATCH = 1
+# engine's answer, ~2,000 rows costed and written) takes a few hundred ms, so a task holds
+# two and the workers share a burst evenly (with one a task, sending 200 tasks starts to
+# cost). Re-costing only the quotes that changed takes a few ms a table when tables are done
+# together (apps.finance.repricing), so those go many to a task: a price change touching
+# every brief is two tasks, which two workers share.
+FULL_RECOMPUTE_BATCH = 2
 REPRICE_BATCH = 100
 
 # A queued recompute not started after this long is assumed lost (worker killed, broker
@@ -86,14 +87,18 @@ def _send_all(brief_ids: list[int]) -> None:
         _recompute_in_process(brief_ids)
         return
     batches = _batches(brief_ids)
-    for n, batch in enumerate(batches):
-        try:
-            candidate_tables_recompute_task.apply_async(kwargs={"brief_ids": batch}, retry=False)
-        except KombuOperationalError:
-            unsent = [pk for left in batches[n:] for pk in left]
-            CandidateTable.objects.filter(brief_id__in=unsent).update(queued_at=None)
-            logger.warning("broker unavailable; %d recomputes left to the sweeper", len(unsent))
-            return
+    sent = 0
+    try:  # one producer (one broker connection) for every task of the request
+        with candidate_tables_recompute_task.app.producer_or_acquire() as producer:
+            for batch in batches:
+                candidate_tables_recompute_task.apply_async(
+                    kwargs={"brief_ids": batch}, retry=False, producer=producer
+                )
+                sent += 1
+    except KombuOperationalError:
+        unsent = [pk for left in batches[sent:] for pk in left]
+        CandidateTable.objects.filter(brief_id__in=unsent).update(queued_at=None)
+        logger.warning("broker unavailable; %d recomputes left to the sweeper", len(unsent))
 
 
 def _recompute_in_process(brief_ids: list[int]) -> None:
