@@ -81,6 +81,8 @@ class TableContext:
     # gpu_row's choice per (GPU slug, GPUs per replica offered): the same for every quote of
     # that GPU and size, so worked out once a table, not once a quote.
     configured: dict[tuple[str, int], Any] = field(default_factory=dict)
+    # engine_stamp() when the engine's answer was computed.
+    engine_stamp: str = ""
 
 
 @dataclass
@@ -310,7 +312,15 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
         estimates_key=key,
         fingerprint=fingerprint,
         assumptions_version=versions,
+        engine_stamp=engine_stamp(),
     )
+
+
+def engine_stamp() -> str:
+    """What an engine answer depends on besides the brief and its benchmark runs: the catalog
+    as the engine sees it, the engine's version, the configurations' format (the parts of
+    ``estimates_key`` that no recompute request announces)."""
+    return estimates_key({}, {"configurations": LADDER_VERSION})
 
 
 def values_encode(values: dict[str, Any]) -> dict[str, Any] | None:
@@ -350,6 +360,8 @@ def stored_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext 
     estimates = table.estimates
     if values is None or not estimates or "quotes" not in inputs or table.no_ranking_reason:
         return None
+    if not inputs.get("engine_stamp"):
+        return None
     return TableContext(
         brief=brief,
         values=values,
@@ -361,6 +373,7 @@ def stored_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext 
         estimates_key=table.estimates_key,
         fingerprint=inputs.get("fingerprint") or "",
         assumptions_version=inputs.get("assumptions") or [],
+        engine_stamp=inputs["engine_stamp"],
     )
 
 
@@ -379,6 +392,7 @@ def table_inputs(
         "assumptions": ctx.assumptions_version,
         "assumption_sources": ctx.sources,
         "values": values_encode(ctx.values),
+        "engine_stamp": ctx.engine_stamp,
         "not_costed": not_costed,
     }
 

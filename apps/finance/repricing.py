@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from django.db import connection
 from django.db.models import OuterRef, Subquery
 
 from apps.briefs.models import WorkloadBrief
@@ -28,6 +29,7 @@ from .candidates import (
     BuiltTable,
     _cost_all,
     capacity_model_touched,
+    engine_stamp,
     stored_context,
     table_inputs,
 )
@@ -77,14 +79,17 @@ def _changed(seen: dict[str, Any], now: dict[str, int]) -> tuple[list[int], list
 
 
 # Decoded engine answers by estimates key (a hash of everything an answer depends on: one key
-# always names the same answer), so that a worker re-costing price change after price change
-# decodes each table's large stored answer once, not at every change. Cleared when full.
+# always names the same answer, as the full recompute assumes when it reuses a stored one), so
+# that a worker re-costing price change after price change decodes each table's large stored
+# answer once, not at every change. Cleared when full; PostgreSQL only (ids never reused).
 _ESTIMATES: dict[str, list[dict[str, Any]]] = {}
 ESTIMATES_CACHE_SIZE = 1024
 
 
 def _with_estimates(tables: dict[int, CandidateTable]) -> None:
     """Set each table's stored engine answer, read (one query) only where not cached."""
+    if connection.vendor != "postgresql":  # SQLite reuses ids after a rollback (the tests)
+        _ESTIMATES.clear()
     need = [t.pk for t in tables.values() if t.estimates_key not in _ESTIMATES]
     if need:
         if len(_ESTIMATES) + len(need) > ESTIMATES_CACHE_SIZE:
@@ -138,6 +143,7 @@ def tables_reprice(states: list[dict[str, Any]]) -> tuple[list[Repriced], list[i
             by_preset[preset] = {str(pk): v for pk, v, p in live_routes if preset and p == preset}
         return by_preset[preset]
 
+    stamp = engine_stamp()  # the catalog or engine changed since: recompute in full
     plans = []
     fallback: list[int] = []
     for state in states:
@@ -146,7 +152,7 @@ def tables_reprice(states: list[dict[str, Any]]) -> tuple[list[Repriced], list[i
             fallback.append(state["brief_id"])
             continue
         ctx = stored_context(brief, table)
-        if ctx is None:
+        if ctx is None or ctx.engine_stamp != stamp:
             fallback.append(state["brief_id"])
             continue
         quote_versions = quotes_seen_by(brief.team_id)
