@@ -320,7 +320,8 @@ def quote_change_in_process() -> None:
     stale = CandidateTable.objects.filter(computed_version__lt=F("requested_version")).count()
     print(
         f"(b') quote #{quote.pk} -> {new_price} USD/GPU-h, recomputed in this process in "
-        f"{len(brief_ids) // REPRICE_BATCH + 1} batches of {REPRICE_BATCH} tables: {took:.2f} s, "
+        f"{-(-len(brief_ids) // REPRICE_BATCH)} batches of up to {REPRICE_BATCH} tables: "
+        f"{took:.2f} s, "
         f"{len(queries)} queries for {len(brief_ids)} tables ({len(queries) / len(brief_ids):.2f} "
         f"a table); {deleted} rows deleted, {inserted} inserted, {stale} tables left stale"
     )

@@ -34,7 +34,7 @@ from apps.engine.costing import (
 from apps.quotes.models import ApiRoute, Quote
 from apps.quotes.selectors import quotes_for_team
 
-from .assumptions import FIELDS, assumptions_version, engine_finance, resolved_assumptions
+from .assumptions import assumptions_version, engine_finance, resolved_assumptions
 from .configuration import (
     LADDER_KEY,
     LADDER_VERSION,
@@ -51,6 +51,7 @@ from .estimates import (
 )
 from .fx import FxMissing, fx_convert
 from .models import CandidateRow, CandidateTable
+from .stored import engine_stamp, values_encode
 
 QUOTE_FACTS = (
     "pk", "version", "pricing_term", "hourly_price_per_gpu", "currency",
@@ -313,67 +314,6 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
         fingerprint=fingerprint,
         assumptions_version=versions,
         engine_stamp=engine_stamp(),
-    )
-
-
-def engine_stamp() -> str:
-    """What an engine answer depends on besides the brief and its benchmark runs: the catalog
-    as the engine sees it, the engine's version, the configurations' format (the parts of
-    ``estimates_key`` that no recompute request announces)."""
-    return estimates_key({}, {"configurations": LADDER_VERSION})
-
-
-def values_encode(values: dict[str, Any]) -> dict[str, Any] | None:
-    """The resolved assumption values as JSON (a Decimal as ``{"decimal": "0.05"}``), kept in
-    a table's inputs so that re-costing a changed quote needs no assumption queries; None if
-    a value is of a type this does not know (the table is then always recomputed in full)."""
-    out: dict[str, Any] = {}
-    for name, value in values.items():
-        if isinstance(value, Decimal):
-            out[name] = {"decimal": str(value)}
-        elif value is None or isinstance(value, str | int | float | bool):
-            out[name] = value
-        elif name == "fx_rates" and isinstance(value, dict):
-            out[name] = value  # already strings (apps.finance.fx.fx_rates_applied)
-        else:
-            return None
-    return out
-
-
-def values_decode(stored: Any) -> dict[str, Any] | None:
-    """``values_encode``'s inverse; None when nothing usable was stored (or an assumption
-    added since is missing): the caller recomputes in full."""
-    if not isinstance(stored, dict) or any(name not in stored for name in FIELDS):
-        return None
-    return {
-        name: Decimal(v["decimal"]) if isinstance(v, dict) and "decimal" in v else v
-        for name, v in stored.items()
-    }
-
-
-def stored_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext | None:
-    """The context of the table's last compute, from what it stored (engine answer, assumption
-    values, fingerprint), for re-costing changed quotes when nothing else changed since
-    (``CandidateTable.full_version``); None if it stored too little for that."""
-    inputs = table.inputs or {}
-    values = values_decode(inputs.get("values"))
-    estimates = table.estimates
-    if values is None or not estimates or "quotes" not in inputs or table.no_ranking_reason:
-        return None
-    if not inputs.get("engine_stamp"):
-        return None
-    return TableContext(
-        brief=brief,
-        values=values,
-        sources=inputs.get("assumption_sources") or {},
-        finance=engine_finance(values),
-        demand=demand_for_brief(brief, estimates),
-        estimates=estimates,
-        by_gpu={e["gpu"]: e for e in estimates},
-        estimates_key=table.estimates_key,
-        fingerprint=inputs.get("fingerprint") or "",
-        assumptions_version=inputs.get("assumptions") or [],
-        engine_stamp=inputs["engine_stamp"],
     )
 
 

@@ -11,7 +11,6 @@ instead of about twenty queries and the assumptions, calibration and runs read p
 The rows are written by ``apps.finance.services`` (one delete, one COPY, one update a table).
 """
 
-from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -23,17 +22,19 @@ from apps.briefs.models import WorkloadBrief
 from apps.engine import ENGINE_VERSION
 from apps.quotes.models import ApiRoute, Quote
 
+from .assumptions import engine_finance
 from .candidates import (
     QUOTE_FACTS,
     ROUTE_FACTS,
     BuiltTable,
+    TableContext,
     _cost_all,
     capacity_model_touched,
-    engine_stamp,
-    stored_context,
     table_inputs,
 )
+from .estimates import demand_for_brief
 from .models import CandidateRow, CandidateTable
+from .stored import engine_stamp, values_decode
 
 
 @dataclass
@@ -45,6 +46,32 @@ class Repriced:
     version: int
     base: int
     built: BuiltTable
+
+
+def stored_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext | None:
+    """The context of the table's last compute, from what it stored (engine answer, assumption
+    values, fingerprint), for re-costing changed quotes when nothing else changed since
+    (``CandidateTable.full_version``); None if it stored too little for that."""
+    inputs = table.inputs or {}
+    values = values_decode(inputs.get("values"))
+    estimates = table.estimates
+    if values is None or not estimates or "quotes" not in inputs or table.no_ranking_reason:
+        return None
+    if not inputs.get("engine_stamp"):
+        return None
+    return TableContext(
+        brief=brief,
+        values=values,
+        sources=inputs.get("assumption_sources") or {},
+        finance=engine_finance(values),
+        demand=demand_for_brief(brief, estimates),
+        estimates=estimates,
+        by_gpu={e["gpu"]: e for e in estimates},
+        estimates_key=table.estimates_key,
+        fingerprint=inputs.get("fingerprint") or "",
+        assumptions_version=inputs.get("assumptions") or [],
+        engine_stamp=inputs["engine_stamp"],
+    )
 
 
 def _not_costed_merged(
@@ -254,12 +281,3 @@ def _best_gpu_costs(table_ids: list[int]) -> dict[int, Decimal]:
         .values_list("pk", "best")
     )
     return {pk: cost for pk, cost in found if cost is not None}
-
-
-def stale_groups(items: list[tuple[int, list[int]]]) -> dict[tuple[int, ...], list[int]]:
-    """Tables grouped by the same list of stale ids (one delete per group, usually one)."""
-    groups: dict[tuple[int, ...], list[int]] = defaultdict(list)
-    for table_id, ids in items:
-        if ids:
-            groups[tuple(sorted(ids))].append(table_id)
-    return groups

@@ -10,7 +10,6 @@ the version it started from and writes only if nothing newer has been written si
 
 import logging
 import time
-from collections import defaultdict
 from collections.abc import Iterable
 from datetime import date, timedelta
 from decimal import Decimal
@@ -264,7 +263,8 @@ def candidate_tables_reprice(*, brief_ids: Iterable[int]) -> set[int]:
     would: taken off the queue first, written only over the result it started from. Returns
     the brief ids that are now done (those already current included); the others need
     ``candidate_table_recompute``."""
-    from .repricing import stale_groups, tables_reprice
+    from .repricing import tables_reprice
+    from .writes import tables_write
 
     with transaction.atomic():
         states = list(
@@ -308,7 +308,7 @@ def candidate_tables_reprice(*, brief_ids: Iterable[int]) -> set[int]:
                 done.add(plan.brief_id)
             # else an older recompute wrote meanwhile: our change is relative to rows that
             # are gone; the caller starts that table again.
-        _write_many(writes, stale_groups)
+        tables_write(writes)
     return done
 
 
@@ -362,65 +362,9 @@ def _candidate_table_recompute_full(*, brief_id: int) -> CandidateTable | None:
 
 
 def _write(table: CandidateTable, built: Any, version: int) -> None:
-    from .repricing import stale_groups
+    from .writes import tables_write
 
-    _write_many([(table, built, version)], stale_groups)
-
-
-def _write_many(items: list[tuple[CandidateTable, Any, int]], stale_groups: Any) -> None:
-    """Write built tables (apps.finance.candidates.BuiltTable) at their versions, in the
-    caller's transaction, with their rows locked: the rows they replace go in a delete or two
-    for all of them, the new rows in one COPY, then each table's fields."""
-    from .capacity import capacity_model_for
-    from .rows import rows_insert_many
-
-    if not items:
-        return
-    replaced = [table.pk for table, built, _ in items if built.replace_all]
-    if replaced:
-        CandidateRow.objects.filter(table_id__in=replaced).delete()
-    partial = [(table, built) for table, built, _ in items if not built.replace_all]
-    gone = Q()
-    for ids, tables in stale_groups([(t.pk, b.stale_quote_ids) for t, b in partial]).items():
-        gone |= Q(table_id__in=tables, quote_id__in=ids)
-    for ids, tables in stale_groups([(t.pk, b.stale_route_ids) for t, b in partial]).items():
-        gone |= Q(table_id__in=tables, api_route_id__in=ids)
-    if gone:
-        CandidateRow.objects.filter(gone).delete()
-    rows_insert_many([(table, built.rows) for table, built, _ in items])
-    now = timezone.now()
-    by_fields: dict[tuple[str, ...], list[CandidateTable]] = defaultdict(list)
-    for table, built, version in items:
-        for name, value in built.table_fields.items():
-            setattr(table, name, value)
-        fields = [*built.table_fields, "computed_version", "computed_at", "updated_at"]
-        if built.context is not None and built.capacity_model_affected:
-            table.capacity_model = capacity_model_for(built.context, table)
-            fields.append("capacity_model")
-        table.computed_version = version
-        table.computed_at = table.updated_at = now
-        by_fields[tuple(fields)].append(table)
-    for fields, tables in by_fields.items():
-        _tables_update(tables, fields)
-
-
-def _tables_update(tables: list[CandidateTable], names: tuple[str, ...]) -> None:
-    """``save(update_fields=names)`` for each table, as one executemany (a single round trip
-    in psycopg's pipeline mode) instead of a statement and a round trip each."""
-    if len(tables) == 1:
-        tables[0].save(update_fields=list(names))
-        return
-    meta = CandidateTable._meta
-    fields = [meta.get_field(name) for name in names]
-    quote = connection.ops.quote_name
-    sets = ", ".join(f"{quote(f.column)} = %s" for f in fields)
-    sql = f"UPDATE {quote(meta.db_table)} SET {sets} WHERE {quote(meta.pk.column)} = %s"  # noqa: S608 (names from the model)
-    params = [
-        [f.get_db_prep_save(getattr(t, f.attname), connection) for f in fields] + [t.pk]
-        for t in tables
-    ]
-    with connection.cursor() as cursor:
-        cursor.executemany(sql, params)
+    tables_write([(table, built, version)])
 
 
 def candidate_tables_sweep() -> list[int]:
