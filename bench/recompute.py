@@ -364,10 +364,10 @@ def profile_one(brief_id: int) -> None:
     body = estimate_body_for_brief(brief)
     t_engine = _median_s(lambda: estimates_for_body(body))
     print(
-        f"phases (median of 3, no profiler): recompute {t_total * 1000:.0f} ms = build "
-        f"{t_build * 1000:.0f} ms (of which quotes_for_team fetch {t_quotes * 1000:.0f} ms) + "
-        f"write (delete + bulk_create rows) {(t_total - t_build) * 1000:.0f} ms; "
-        f"engine estimates_for_body when not cached {t_engine * 1000:.0f} ms"
+        f"phases (median of 3, no profiler): full recompute (engine answer reused) "
+        f"{t_total * 1000:.0f} ms; build when nothing changed {t_build * 1000:.0f} ms; "
+        f"quotes_for_team fetch {t_quotes * 1000:.0f} ms; engine estimates_for_body when not "
+        f"cached {t_engine * 1000:.0f} ms"
     )
     stale()
     with CaptureQueriesContext(connection) as queries:

@@ -84,6 +84,8 @@ class TableContext:
     configured: dict[tuple[str, int], Any] = field(default_factory=dict)
     # engine_stamp() when the engine's answer was computed.
     engine_stamp: str = ""
+    # The quote terms costed, by everything quote_terms reads (see _terms).
+    terms: dict[tuple[Any, ...], QuoteTerms] | None = None
 
 
 @dataclass
@@ -223,6 +225,27 @@ def _configuration(ctx: TableContext, slug: str, limit: int) -> tuple[Any, ...] 
     return found
 
 
+# Quote terms costed in this process, by the values they were costed with (a table's
+# assumptions and FX rates, as JSON) and the quote's facts: the same for every brief with the
+# same assumptions, so a worker converts each quote once, not once a table. Cleared when full.
+_TERMS: dict[str, dict[tuple[Any, ...], QuoteTerms]] = {}
+TERMS_CACHE_SIZE = 20_000
+
+
+def _terms(ctx: TableContext, facts: dict[str, Any]) -> QuoteTerms:
+    """``quote_terms(facts, ctx.values)``, worked out once per distinct facts and values."""
+    if ctx.terms is None:
+        values_key = json.dumps(ctx.values, sort_keys=True, default=str)
+        if sum(len(t) for t in _TERMS.values()) > TERMS_CACHE_SIZE:
+            _TERMS.clear()
+        ctx.terms = _TERMS.setdefault(values_key, {})
+    key = tuple(facts.values())
+    found = ctx.terms.get(key)
+    if found is None:
+        found = ctx.terms[key] = quote_terms(facts, ctx.values)
+    return found
+
+
 def gpu_row(ctx: TableContext, facts: dict[str, Any]) -> dict[str, Any] | None:
     gpu_id, slug, _ = quote_gpu(facts)
     configured = _configuration(ctx, slug, quote_limit(facts))
@@ -232,7 +255,7 @@ def gpu_row(ctx: TableContext, facts: dict[str, Any]) -> dict[str, Any] | None:
     cost = cost_gpu_candidate(
         demand=ctx.demand,
         capacity=capacity,
-        quote=quote_terms(facts, ctx.values),
+        quote=_terms(ctx, facts),
         finance=ctx.finance,
     )
     return _row(

@@ -38,6 +38,8 @@ logger = logging.getLogger(__name__)
 # every brief is two tasks, which two workers share.
 FULL_RECOMPUTE_BATCH = 2
 REPRICE_BATCH = 100
+# A request that needs more tasks than this sends one task that sends them (from a worker).
+FAN_OUT_AFTER = 8
 
 # A queued recompute not started after this long is assumed lost (worker killed, broker
 # restarted) and is enqueued again by the sweeper.
@@ -75,24 +77,40 @@ def _batches(brief_ids: list[int]) -> list[list[int]]:
 
 
 def _send_all(brief_ids: list[int]) -> None:
-    """After commit, hand the recomputes to the broker (``_batches``). A broker that is down
-    must neither turn a committed change into an error nor make it wait once per batch: the
-    first failure stops, and the unsent tables are taken off the queue so the next sweep
-    sends them. Without a broker (``make run``, the tests) the recomputes run here and now."""
-    from .tasks import candidate_tables_recompute_task
+    """After commit, hand the recomputes to the broker (``_batches``); more than FAN_OUT_AFTER
+    tasks go as one task that sends them from a worker (``candidate_tables_send``), so that
+    the request that asked does not wait for a hundred broker round trips. Without a broker
+    (``make run``, the tests) the recomputes run here and now instead."""
+    from .tasks import candidate_tables_recompute_task, candidate_tables_send_task
 
     # The Celery app's own setting (what apply_async would obey), which tests may switch.
     if candidate_tables_recompute_task.app.conf.task_always_eager:
         _recompute_in_process(brief_ids)
         return
     batches = _batches(brief_ids)
+    if len(batches) > FAN_OUT_AFTER:
+        _send(candidate_tables_send_task, [brief_ids])
+    else:
+        _send(candidate_tables_recompute_task, batches)
+
+
+def candidate_tables_send(*, brief_ids: list[int]) -> None:
+    """Send the recompute tasks of ``brief_ids`` (the fan-out task of a large request)."""
+    from .tasks import candidate_tables_recompute_task
+
+    _send(candidate_tables_recompute_task, _batches(brief_ids))
+
+
+def _send(task: Any, batches: list[list[int]]) -> None:
+    """One task of ``task`` per batch, over one producer (one broker connection). A broker
+    that is down must neither turn a committed change into an error nor make it wait once per
+    batch: the first failure stops, and the unsent tables are taken off the queue so that the
+    next sweep sends them."""
     sent = 0
-    try:  # one producer (one broker connection) for every task of the request
-        with candidate_tables_recompute_task.app.producer_or_acquire() as producer:
+    try:
+        with task.app.producer_or_acquire() as producer:
             for batch in batches:
-                candidate_tables_recompute_task.apply_async(
-                    kwargs={"brief_ids": batch}, retry=False, producer=producer
-                )
+                task.apply_async(kwargs={"brief_ids": batch}, retry=False, producer=producer)
                 sent += 1
     except KombuOperationalError:
         unsent = [pk for left in batches[sent:] for pk in left]
