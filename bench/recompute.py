@@ -116,6 +116,18 @@ class Workers:
             if proc.poll() is not None:
                 raise RuntimeError(f"worker exited ({proc.returncode}):\n{_seed.tail(log)}")
 
+    def cpu_seconds(self) -> list[float]:
+        """CPU time (user + system) each worker process has used so far (Linux /proc)."""
+        tick = os.sysconf("SC_CLK_TCK")
+        out = []
+        for proc, _, _ in self.procs:
+            try:
+                fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+                out.append((int(fields[11]) + int(fields[12])) / tick)
+            except (OSError, IndexError, ValueError):
+                out.append(float("nan"))
+        return out
+
     def stop(self) -> list[int | None]:
         for proc, _, _ in self.procs:
             _seed.stop_process(proc)
@@ -201,10 +213,16 @@ def full_recompute(label: str, workers: Workers) -> float | None:
     from apps.finance.services import candidate_tables_request_recompute
 
     print(f"    ({load()} before)")
+    cpu0 = workers.cpu_seconds()
     t0 = time.perf_counter()
     enqueued = candidate_tables_request_recompute()
     t_req = time.perf_counter() - t0
     took = wait_all_current(workers, t0, WAIT_FULL_S)
+    cpu = [b - a for a, b in zip(cpu0, workers.cpu_seconds(), strict=True)]
+    print(
+        f"    worker CPU during it: {', '.join(f'{c:.1f} s' for c in cpu)} (sum {sum(cpu):.1f} s"
+        f"{f', {sum(cpu) / took:.2f} cores on average' if took else ''}; {load()} after)"
+    )
     n = CandidateTable.objects.count()
     if took is None:
         print(f"(a) {label}: NOT DONE within {WAIT_FULL_S:.0f} s")
