@@ -17,9 +17,12 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
+from django.db.models import Count, Max
+
 from apps.benchmarks.selectors import calibration_for_brief, throughput_runs_for_brief
 from apps.briefs.contract import estimate_body_for_brief
 from apps.briefs.models import WorkloadBrief
+from apps.catalog.models import Gpu, GpuSystem
 from apps.catalog.selectors import estimates_for_body
 from apps.engine import ENGINE_VERSION, EngineInputError
 from apps.engine.costing import (
@@ -360,6 +363,43 @@ def table_inputs(
     }
 
 
+# Quote facts read in this process, by quote id: (version, updated_at, catalog stamp, facts).
+# A full recompute of every brief reads the same ~2,000 quotes for each; a worker reads each
+# once and then only those saved since (any save moves updated_at, a service's also the
+# version) or whose GPU or system rows changed (the catalog stamp). Cleared when full.
+_FACTS: dict[int, tuple[Any, Any, Any, dict[str, Any]]] = {}
+FACTS_CACHE_SIZE = 50_000
+
+
+def _catalog_stamp() -> Any:
+    """Count and last change of the GPU and system rows a quote's facts join."""
+    return (
+        Gpu.objects.aggregate(n=Count("id"), last=Max("updated_at")),
+        GpuSystem.objects.aggregate(n=Count("id"), last=Max("updated_at")),
+    )
+
+
+def _quote_facts(seen: list[tuple[int, int, Any]]) -> list[dict[str, Any]]:
+    """QUOTE_FACTS of the quotes ``seen`` ((id, version, updated_at), in order), read from the
+    database only where this process has not read that version of the quote yet."""
+    stamp = _catalog_stamp()
+    missing = [
+        pk
+        for pk, version, updated_at in seen
+        if _FACTS.get(pk, (None,) * 4)[:3] != (version, updated_at, stamp)
+    ]
+    if missing:
+        if len(_FACTS) + len(missing) > FACTS_CACHE_SIZE:
+            _FACTS.clear()
+        found = Quote.objects.filter(pk__in=missing).values(*QUOTE_FACTS, "updated_at")
+        for facts in found:
+            updated_at = facts.pop("updated_at")
+            _FACTS[facts["pk"]] = (facts["version"], updated_at, stamp, facts)
+    # A quote saved again between the two reads is costed as read (its new version's
+    # request recomputes the table again).
+    return [_FACTS[pk][3] for pk, _, _ in seen if pk in _FACTS]
+
+
 def _cost_all(
     ctx: TableContext, quotes: Iterable[dict[str, Any]], routes: Iterable[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], list[str]]:
@@ -392,7 +432,8 @@ def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> Bui
         return BuiltTable(
             table_fields={**base_fields, "no_ranking_reason": ctx, "capacity_model": {}}
         )
-    quote_versions = dict(quotes_for_team(brief.team_id).values_list("pk", "version"))
+    seen = list(quotes_for_team(brief.team_id).values_list("pk", "version", "updated_at"))
+    quote_versions = {pk: version for pk, version, _ in seen}
     route_versions = dict(live_routes(brief).values_list("pk", "version"))
     before = table.inputs or {}
     incremental = (
@@ -410,7 +451,7 @@ def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> Bui
         stale_quotes = changed_quotes + [pk for pk in old_quotes if pk not in quote_versions]
         stale_routes = changed_routes + [pk for pk in old_routes if pk not in route_versions]
     else:
-        quotes = quotes_for_team(brief.team_id).values(*QUOTE_FACTS)
+        quotes = _quote_facts(seen)
         routes = live_routes(brief).values(*ROUTE_FACTS)
         stale_quotes, stale_routes = [], []
     rows, not_costed = _cost_all(ctx, quotes, routes)
