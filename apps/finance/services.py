@@ -318,9 +318,9 @@ def candidate_tables_reprice(*, brief_ids: Iterable[int]) -> set[int]:
         }
         writes = []
         for plan in plans:
-            table = locked[plan.table_id]
-            if table.computed_version >= plan.version:
-                done.add(plan.brief_id)  # a newer result was written while we computed
+            table = locked.get(plan.table_id)
+            if table is None or table.computed_version >= plan.version:
+                done.add(plan.brief_id)  # gone, or a newer result was written meanwhile
             elif table.computed_version == plan.base:
                 writes.append((table, plan.built, plan.version))
                 done.add(plan.brief_id)
