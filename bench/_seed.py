@@ -26,7 +26,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+# The project's virtual environment: the checkout's own .venv, else the one running this script
+# (a git worktree shares the main checkout's).
 VENV_BIN = ROOT / ".venv" / "bin"
+if not (VENV_BIN / "celery").exists():
+    VENV_BIN = Path(sys.executable).parent
 PG_ADMIN_URL = os.environ.get("BENCH_PG_ADMIN_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 PG_BASE_URL = PG_ADMIN_URL.rsplit("/", 1)[0]
 REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379

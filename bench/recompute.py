@@ -1,19 +1,27 @@
-"""Candidate-table recompute throughput with ONE real Celery worker on PostgreSQL.
+"""Candidate-table recompute throughput with real Celery workers on PostgreSQL.
 
-Run: .venv/bin/python bench/recompute.py [--profile] [--limit 900]
+Run: python bench/recompute.py [--workers 1,2] [--profile] [--limit 1500] [--redis-db N]
 
 Creates a throwaway database (gpuselect_bench_recompute_<pid>), migrates it, loads the catalog
-(+13 synthetic ``bench-...`` GPUs: 30 in all), seeds 200 briefs / 2,000 quotes in bulk, starts
-one worker (``celery worker --pool=solo --concurrency=1`` on a queue of its own) and prints:
+(+13 synthetic ``bench-...`` GPUs: 30 in all), seeds 200 briefs / 2,000 quotes in bulk and, for
+each worker count in ``--workers``, starts that many worker processes (each ``celery worker
+--pool=solo --concurrency=1``, on a queue of their own) and prints:
 
-  (a) a full recompute of every table, from the request until every table is current
-      (cold: engine estimates computed; repeat: estimates reused, prices only), aim < 60 s;
+  (a) a full recompute of every table from empty tables (the engine's answer computed, every
+      row costed and written), from the request until every table is current, aim < 60 s
+      with one worker; with more workers, how much of the one-worker time they cut (aim: a
+      second worker cuts at least a third);
+  (a') with the first worker count, the same request again (nothing changed: estimates and
+      rows reused);
   (b) one quote price change through quote_update until every affected ranking is current
-      and the changed quote's rows show the new cost, aim < 5 s.
+      and the changed quote's rows show the new cost, aim < 2 s with one worker.
 
-When an aim is missed (or with --profile) one brief's recompute is profiled in-process
-(cProfile + the queries it makes). The worker is stopped and the database dropped at the end,
-also on error or on the hard time limit. Prints figures only; nothing here asserts a time.
+Then, with the workers stopped, the same kind of price change recomputed in this process:
+the queries it makes and the rows it touches. When an aim is missed (or with --profile) one
+brief's full recompute is profiled in-process (cProfile + its queries). The workers are
+stopped and the database dropped at the end, also on error or on the hard time limit. Prints
+figures only (with the load average before each figure: the machine may be shared); nothing
+here asserts a time.
 
 Settings: gpuselect.settings.local with DJANGO_DEBUG=false. settings.test forces
 CELERY_TASK_ALWAYS_EAGER (the recompute would run in this process, not in the worker); DEBUG
@@ -43,7 +51,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _seed
 
 AIM_FULL_S = 60.0
-AIM_QUOTE_S = 5.0
+AIM_QUOTE_S = 2.0
+AIM_SECOND_WORKER_CUT = 1 / 3  # a second worker cuts the full recompute by at least this share
 WAIT_FULL_S = 400.0  # give up waiting for a full recompute after this long
 WAIT_QUOTE_S = 400.0
 
@@ -85,6 +94,53 @@ def clean_redis(db: int, queue: str, hostname: str) -> int:
     return int(client.dbsize())
 
 
+def load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+class Workers:
+    """``n`` worker processes on one queue, each ``--pool=solo --concurrency=1``."""
+
+    def __init__(self, env: dict[str, str], queue: str, workdir: Path, n: int) -> None:
+        self.procs: list[tuple[subprocess.Popen, str, Path]] = []
+        for i in range(n):
+            hostname = f"{queue}-w{i}@localhost"
+            log = workdir / f"worker{i}.log"
+            self.procs.append((start_worker(env, queue, hostname, log), hostname, log))
+
+    def wait_ready(self, limit: float) -> float:
+        return max(wait_worker_ready(p, h, log, limit) for p, h, log in self.procs)
+
+    def check(self) -> None:
+        for proc, _, log in self.procs:
+            if proc.poll() is not None:
+                raise RuntimeError(f"worker exited ({proc.returncode}):\n{_seed.tail(log)}")
+
+    def cpu_seconds(self) -> list[float]:
+        """CPU time (user + system) each worker process has used so far (Linux /proc)."""
+        tick = os.sysconf("SC_CLK_TCK")
+        out = []
+        for proc, _, _ in self.procs:
+            try:
+                fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+                out.append((int(fields[11]) + int(fields[12])) / tick)
+            except (OSError, IndexError, ValueError):
+                out.append(float("nan"))
+        return out
+
+    def stop(self) -> list[int | None]:
+        for proc, _, _ in self.procs:
+            _seed.stop_process(proc)
+        return [proc.returncode for proc, _, _ in self.procs]
+
+    def log_tails(self) -> str:
+        return "\n".join(
+            f"worker {h} (exit {p.returncode}):\n{_seed.tail(log)}"
+            for p, h, log in self.procs
+            if p.returncode not in (0, None)
+        )
+
+
 def start_worker(env: dict[str, str], queue: str, hostname: str, log: Path) -> subprocess.Popen:
     cmd = [
         str(_seed.VENV_BIN / "celery"),
@@ -120,7 +176,7 @@ def wait_worker_ready(proc: subprocess.Popen, hostname: str, log: Path, limit: f
     raise RuntimeError(f"worker not ready after {limit} s:\n{_seed.tail(log)}")
 
 
-def wait_all_current(proc: subprocess.Popen, log: Path, t0: float, limit: float) -> float | None:
+def wait_all_current(workers: Workers, t0: float, limit: float) -> float | None:
     """Seconds from ``t0`` until no table is stale (None if ``limit`` passed first)."""
     from django.db.models import F
 
@@ -132,25 +188,41 @@ def wait_all_current(proc: subprocess.Popen, log: Path, t0: float, limit: float)
         now = time.perf_counter()
         if stale == 0:
             return now - t0
-        if proc.poll() is not None:
-            raise RuntimeError(f"worker exited ({proc.returncode}):\n{_seed.tail(log)}")
+        workers.check()
         if now - t0 > limit:
             print(f"    gave up after {limit:.0f} s with {stale} tables still stale")
             return None
         if now - last_report > 15:
-            print(f"    ... {now - t0:5.1f} s: {stale} tables still stale")
+            print(f"    ... {now - t0:5.1f} s: {stale} tables still stale ({load()})")
             last_report = now
         time.sleep(0.05)
 
 
-def full_recompute(label: str, proc: subprocess.Popen, log: Path) -> float | None:
+def empty_tables() -> None:
+    """Back to the state after seeding: no candidate table, no row (a cold full recompute)."""
+    from django.db import connection
+
+    from apps.finance.models import CandidateRow, CandidateTable
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"TRUNCATE {CandidateRow._meta.db_table}, {CandidateTable._meta.db_table}")
+
+
+def full_recompute(label: str, workers: Workers) -> float | None:
     from apps.finance.models import CandidateTable
     from apps.finance.services import candidate_tables_request_recompute
 
+    print(f"    ({load()} before)")
+    cpu0 = workers.cpu_seconds()
     t0 = time.perf_counter()
     enqueued = candidate_tables_request_recompute()
     t_req = time.perf_counter() - t0
-    took = wait_all_current(proc, log, t0, WAIT_FULL_S)
+    took = wait_all_current(workers, t0, WAIT_FULL_S)
+    cpu = [b - a for a, b in zip(cpu0, workers.cpu_seconds(), strict=True)]
+    print(
+        f"    worker CPU during it: {', '.join(f'{c:.1f} s' for c in cpu)} (sum {sum(cpu):.1f} s"
+        f"{f', {sum(cpu) / took:.2f} cores on average' if took else ''}; {load()} after)"
+    )
     n = CandidateTable.objects.count()
     if took is None:
         print(f"(a) {label}: NOT DONE within {WAIT_FULL_S:.0f} s")
@@ -164,35 +236,44 @@ def full_recompute(label: str, proc: subprocess.Popen, log: Path) -> float | Non
     return took
 
 
-def quote_change(proc: subprocess.Popen, log: Path) -> float | None:
-    from apps.finance.models import CandidateRow, CandidateTable
+def bench_quote(nth: int = 0) -> Any:
+    """The ``nth`` live, shared, USD on-demand H100 SXM5 quote (every brief may cost it)."""
     from apps.quotes.models import Quote
+
+    quotes = Quote.objects.filter(
+        gpu__slug="h100-sxm5-80gb",
+        pricing_term="ON_DEMAND",
+        currency="USD",
+        confidential_to__isnull=True,
+        retired=False,
+    ).order_by("id")
+    return quotes[nth]
+
+
+def quote_change(workers: Workers, nth: int = 0) -> float | None:
+    from django.db.models.fields.json import KeyTextTransform
+
+    from apps.finance.models import CandidateRow, CandidateTable
     from apps.quotes.services import quote_update
 
-    quote = (
-        Quote.objects.filter(
-            gpu__slug="h100-sxm5-80gb",
-            pricing_term="ON_DEMAND",
-            currency="USD",
-            confidential_to__isnull=True,
-            retired=False,
-        )
-        .order_by("id")
-        .first()
-    )
-    assert quote is not None
+    quote = bench_quote(nth)
     before = dict(CandidateRow.objects.filter(quote=quote).values_list("table_id", "monthly_cost"))
     old_price = quote.hourly_price_per_gpu
     new_price = (old_price * Decimal("1.5")).quantize(Decimal("0.0001"))
+    print(f"    ({load()} before)")
     t0 = time.perf_counter()
     quote = quote_update(quote=quote, hourly_price_per_gpu=new_price)
     t_call = time.perf_counter() - t0
-    took = wait_all_current(proc, log, t0, WAIT_QUOTE_S)
+    took = wait_all_current(workers, t0, WAIT_QUOTE_S)
     # Check that the rankings really moved: every table computed from the new quote version,
     # every row of the quote with a non-zero cost now costs more.
-    tables = list(CandidateTable.objects.only("inputs", "no_ranking_reason"))
-    with_quote = [t for t in tables if str(quote.pk) in (t.inputs.get("quotes") or {})]
-    on_new = sum(1 for t in with_quote if t.inputs["quotes"][str(quote.pk)] == quote.version)
+    tables = list(
+        CandidateTable.objects.annotate(
+            seen=KeyTextTransform(str(quote.pk), "inputs__quotes")
+        ).values_list("seen", flat=True)
+    )
+    with_quote = [seen for seen in tables if seen is not None]
+    on_new = sum(1 for seen in with_quote if int(seen) == quote.version)
     after = dict(CandidateRow.objects.filter(quote=quote).values_list("table_id", "monthly_cost"))
     raised = sum(1 for tid, cost in after.items() if before.get(tid) and cost > before[tid])
     nonzero = sum(1 for tid in after if before.get(tid))
@@ -230,6 +311,43 @@ def _median_s(fn: Any, n: int = 3) -> float:
     return statistics.median(times)
 
 
+def quote_change_in_process() -> None:
+    """A price change recomputed in this process (the workers stopped): what the task of
+    every table does, counted: queries by statement shape, rows deleted and inserted."""
+    from django.db import connection
+    from django.db.models import F, Max
+    from django.test.utils import CaptureQueriesContext
+
+    from apps.finance.models import CandidateRow, CandidateTable
+    from apps.finance.services import REPRICE_BATCH, candidate_tables_recompute
+    from apps.quotes.services import quote_update
+
+    quote = bench_quote(1)
+    new_price = (quote.hourly_price_per_gpu * Decimal("0.8")).quantize(Decimal("0.0001"))
+    quote_update(quote=quote, hourly_price_per_gpu=new_price)  # its tasks wait: no worker
+    brief_ids = list(CandidateTable.objects.order_by("brief_id").values_list("brief_id", flat=True))
+    rows_before = CandidateRow.objects.count()
+    last_id = CandidateRow.objects.aggregate(m=Max("id"))["m"] or 0
+    t0 = time.perf_counter()
+    with CaptureQueriesContext(connection) as queries:
+        for start in range(0, len(brief_ids), REPRICE_BATCH):
+            candidate_tables_recompute(brief_ids=brief_ids[start : start + REPRICE_BATCH])
+    took = time.perf_counter() - t0
+    inserted = CandidateRow.objects.filter(id__gt=last_id).count()
+    deleted = rows_before - (CandidateRow.objects.count() - inserted)
+    stale = CandidateTable.objects.filter(computed_version__lt=F("requested_version")).count()
+    print(
+        f"(b') quote #{quote.pk} -> {new_price} USD/GPU-h, recomputed in this process in "
+        f"{-(-len(brief_ids) // REPRICE_BATCH)} batches of up to {REPRICE_BATCH} tables: "
+        f"{took:.2f} s, "
+        f"{len(queries)} queries for {len(brief_ids)} tables ({len(queries) / len(brief_ids):.2f} "
+        f"a table); {deleted} rows deleted, {inserted} inserted, {stale} tables left stale"
+    )
+    shapes = Counter(_sql_shape(q["sql"]) for q in queries.captured_queries)
+    for shape, n in shapes.most_common(14):
+        print(f"  {n:4d} x  {shape}")
+
+
 def profile_one(brief_id: int) -> None:
     """One brief's recompute in-process: phase times (no profiler), queries, then cProfile."""
     from django.db import connection
@@ -244,9 +362,11 @@ def profile_one(brief_id: int) -> None:
     from apps.finance.services import candidate_table_recompute
     from apps.quotes.selectors import quotes_for_team
 
-    def stale() -> None:
+    def stale() -> None:  # a full recompute, the engine's answer reused
         CandidateTable.objects.filter(brief_id=brief_id).update(
-            requested_version=F("requested_version") + 1
+            requested_version=F("requested_version") + 1,
+            full_version=F("requested_version") + 1,
+            inputs={},
         )
 
     def recompute() -> None:
@@ -262,10 +382,10 @@ def profile_one(brief_id: int) -> None:
     body = estimate_body_for_brief(brief)
     t_engine = _median_s(lambda: estimates_for_body(body))
     print(
-        f"phases (median of 3, no profiler): recompute {t_total * 1000:.0f} ms = build "
-        f"{t_build * 1000:.0f} ms (of which quotes_for_team fetch {t_quotes * 1000:.0f} ms) + "
-        f"write (delete + bulk_create rows) {(t_total - t_build) * 1000:.0f} ms; "
-        f"engine estimates_for_body when not cached {t_engine * 1000:.0f} ms"
+        f"phases (median of 3, no profiler): full recompute (engine answer reused) "
+        f"{t_total * 1000:.0f} ms; build when nothing changed {t_build * 1000:.0f} ms; "
+        f"quotes_for_team fetch {t_quotes * 1000:.0f} ms; engine estimates_for_body when not "
+        f"cached {t_engine * 1000:.0f} ms"
     )
     stale()
     with CaptureQueriesContext(connection) as queries:
@@ -300,19 +420,26 @@ def profile_one(brief_id: int) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", action="store_true", help="profile even if aims are met")
-    parser.add_argument("--limit", type=int, default=900, help="hard time limit, seconds")
+    parser.add_argument("--limit", type=int, default=1500, help="hard time limit, seconds")
+    parser.add_argument(
+        "--redis-db", type=int, default=None, help="Redis db (default: an empty one)"
+    )
+    parser.add_argument(
+        "--workers", default="1,2", help="worker counts to run, in order (default 1,2)"
+    )
     args = parser.parse_args()
+    counts = [int(n) for n in args.workers.split(",") if n.strip()]
 
     pid = os.getpid()
     db_name = _seed.db_name_for("recompute")
     queue = f"bench-recompute-{pid}"
-    hostname = f"{queue}@localhost"
-    redis_db = pick_redis_db()
+    redis_db = pick_redis_db() if args.redis_db is None else args.redis_db
     broker = f"redis://{_seed.REDIS_HOST}:{_seed.REDIS_PORT}/{redis_db}"
     workdir = Path(tempfile.mkdtemp(prefix="gpuselect-bench-"))
-    log = workdir / "worker.log"
-    worker: subprocess.Popen | None = None
+    workers: Workers | None = None
     created = False
+    full: dict[int, float | None] = {}
+    price: dict[int, float | None] = {}
     try:
         with _seed.hard_limit(args.limit):
             url = _seed.create_database(db_name)
@@ -321,8 +448,8 @@ def main() -> int:
             _seed.django_setup(env)
             from django.conf import settings
 
-            assert not settings.CELERY_TASK_ALWAYS_EAGER, "tasks must go to the real worker"
-            print("== gpuselect recompute benchmark (one Celery worker, PostgreSQL) ==")
+            assert not settings.CELERY_TASK_ALWAYS_EAGER, "tasks must go to the real workers"
+            print("== gpuselect recompute benchmark (Celery workers, PostgreSQL) ==")
             for line in _seed.machine_lines():
                 print(line)
             print(f"database:    {db_name} (throwaway); broker {broker}, queue {queue}")
@@ -334,25 +461,55 @@ def main() -> int:
             print(f"setup:       migrate + load_catalog {t_mig:.1f} s; bulk seed {t_seed:.1f} s")
             print(f"brief mix:   {dict(sorted(kinds.items()))}")
 
-            worker = start_worker(env, queue, hostname, log)
-            ready = wait_worker_ready(worker, hostname, log, 60)
-            print(f"worker:      pid {worker.pid}, ready after {ready:.1f} s (solo pool)")
+            for i, n in enumerate(counts):
+                if i:
+                    empty_tables()
+                workers = Workers(env, queue, workdir, n)
+                ready = workers.wait_ready(60)
+                print()
+                print(f"-- {n} worker process{'es' if n != 1 else ''} (solo pool, concurrency 1 "
+                      f"each), ready after {ready:.1f} s --")  # fmt: skip
+                full[n] = full_recompute(f"full recompute, cold (first compute), {n}w", workers)
+                if i == 0:
+                    print(f"    rows:    {_seed.row_counts()}")
+                    print(f"    tables:  {_seed.ranking_summary()}")
+                    full_recompute(f"full recompute, repeat (nothing changed), {n}w", workers)
+                price[n] = quote_change(workers, nth=2 * i + 2)
+                print(f"workers:     stopped (exits {workers.stop()})")
+                workers = None
             print()
-            cold = full_recompute("full recompute, cold (first compute)", worker, log)
-            counts = _seed.row_counts()
-            print(f"    rows:    {counts}")
-            print(f"    tables:  {_seed.ranking_summary()}")
-            warm = full_recompute("full recompute, repeat (estimates reused)", worker, log)
-            quote_s = quote_change(worker, log)
-            _seed.stop_process(worker)
-            print(f"worker:      stopped (exit {worker.returncode})")
+            quote_change_in_process()
+
+            print()
+            print("== summary ==")
+            for n in counts:
+                aim = f"  [aim < {AIM_FULL_S:.0f} s: " + (
+                    "met]" if full[n] is not None and full[n] < AIM_FULL_S else "MISSED]"
+                )
+                print(f"full recompute, {n} worker(s): " + _fmt(full[n]) + (aim if n == 1 else ""))
+            if 1 in full and 2 in full and full[1] and full[2]:
+                cut = 1 - full[2] / full[1]
+                met = "met" if cut >= AIM_SECOND_WORKER_CUT else "MISSED"
+                print(
+                    f"second worker cuts the full recompute by {cut:.0%}  [aim >= "
+                    f"{AIM_SECOND_WORKER_CUT:.0%}: {met}]"
+                )
+            for n in counts:
+                aim = f"  [aim < {AIM_QUOTE_S:.0f} s: " + (
+                    "met]" if price[n] is not None and price[n] < AIM_QUOTE_S else "MISSED]"
+                )
+                print(
+                    f"price change to every affected ranking, {n} worker(s): "
+                    + _fmt(price[n])
+                    + (aim if n == 1 else "")
+                )
+            print(f"({load()} at the end)")
 
             missed = (
-                cold is None
-                or cold >= AIM_FULL_S
-                or warm is None
-                or quote_s is None
-                or quote_s >= AIM_QUOTE_S
+                full.get(1) is None
+                or (full.get(1) or 0) >= AIM_FULL_S
+                or price.get(1) is None
+                or (price.get(1) or 0) >= AIM_QUOTE_S
             )
             if missed or args.profile:
                 brief_id = next(
@@ -366,21 +523,26 @@ def main() -> int:
         print(f"ABORTED: {exc}")
         return 2
     finally:
-        if worker is not None:
-            _seed.stop_process(worker)
-            if worker.returncode not in (0, None):
-                print(f"worker log tail:\n{_seed.tail(log)}")
+        if workers is not None:
+            workers.stop()
+            tails = workers.log_tails()
+            if tails:
+                print(f"worker log tails:\n{tails}")
         if created:
             _seed.drop_database(db_name)
             print(f"cleanup:     dropped {db_name}")
         try:
-            left = clean_redis(redis_db, queue, hostname)
+            left = clean_redis(redis_db, queue, queue)
             print(f"cleanup:     redis db {redis_db}: removed this run's keys ({left} keys left)")
         except Exception as exc:
             print(f"cleanup:     redis cleanup failed: {exc!r}")
         for path in workdir.iterdir():
             path.unlink()
         workdir.rmdir()
+
+
+def _fmt(seconds: float | None) -> str:
+    return "not done" if seconds is None else f"{seconds:.2f} s"
 
 
 if __name__ == "__main__":

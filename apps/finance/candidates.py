@@ -17,9 +17,12 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
+from django.db.models import Count, Max
+
 from apps.benchmarks.selectors import calibration_for_brief, throughput_runs_for_brief
 from apps.briefs.contract import demand_for_brief, request_for_brief
 from apps.briefs.models import WorkloadBrief
+from apps.catalog.models import Gpu, GpuSystem
 from apps.catalog.selectors import engine_estimates
 from apps.engine import ENGINE_VERSION, EngineInputError
 from apps.engine.costing import (
@@ -51,6 +54,7 @@ from .estimates import (
 )
 from .fx import FxMissing, fx_convert
 from .models import CandidateRow, CandidateTable
+from .stored import engine_stamp, values_encode
 
 QUOTE_FACTS = (
     "pk", "version", "pricing_term", "hourly_price_per_gpu", "currency",
@@ -79,6 +83,13 @@ class TableContext:
     estimates_key: str
     fingerprint: str
     assumptions_version: list[int]
+    # gpu_row's choice per (GPU slug, GPUs per replica offered): the same for every quote of
+    # that GPU and size, so worked out once a table, not once a quote.
+    configured: dict[tuple[str, int], Any] = field(default_factory=dict)
+    # engine_stamp() when the engine's answer was computed.
+    engine_stamp: str = ""
+    # The quote terms costed, by everything quote_terms reads (see _terms).
+    terms: dict[tuple[Any, ...], QuoteTerms] | None = None
 
 
 @dataclass
@@ -150,7 +161,7 @@ def live_routes(brief: WorkloadBrief) -> Any:
     """API routes that serve the brief's model (by preset)."""
     if not brief.model_preset:
         return ApiRoute.objects.none()
-    return ApiRoute.objects.filter(retired=False, model_preset=brief.model_preset)
+    return ApiRoute.objects.filter(retired=False, model_preset=brief.model_preset).order_by("pk")
 
 
 def _basis_notes(estimate: dict[str, Any]) -> list[str]:
@@ -198,6 +209,19 @@ def _configured_capacity(ctx: TableContext, rung: dict[str, Any], meets: bool) -
     return replace(capacity, **changes) if changes else capacity
 
 
+def _rung(ctx: TableContext, slug: str, limit: int) -> tuple[dict[str, Any], str | None] | None:
+    """The rung of the GPU's ladder a quote offering ``limit`` GPUs per replica is costed at,
+    and why it misses the brief if it does; None without an estimate for the GPU."""
+    estimate = ctx.by_gpu.get(slug)
+    if estimate is None:
+        return None
+    ladder = estimate.get(LADDER_KEY) or [estimate]
+    rung, missed = choose_configuration(ladder, limit, latency_target_text(ctx.brief))
+    if rung["gpu_count"] == estimate["gpu_count"]:
+        rung = estimate  # the per-GPU answer, with its notes (the fit table's configuration)
+    return rung, missed
+
+
 def quote_configuration(
     ctx: TableContext, facts: dict[str, Any]
 ) -> tuple[dict[str, Any], str | None, int, Any] | None:
@@ -205,51 +229,90 @@ def quote_configuration(
     brief if it does, the most GPUs per replica the quote offers, and the costing's capacity
     figures at that rung; None when the engine did not answer the quote's GPU."""
     _, slug, _ = quote_gpu(facts)
-    estimate = ctx.by_gpu.get(slug)
-    if estimate is None:
-        return None
     limit = quote_limit(facts)
-    ladder = estimate.get(LADDER_KEY) or [estimate]
-    rung, missed = choose_configuration(ladder, limit, latency_target_text(ctx.brief))
-    if rung["gpu_count"] == estimate["gpu_count"]:
-        rung = estimate  # the per-GPU answer, with its notes (the fit table's configuration)
+    found = _rung(ctx, slug, limit)
+    if found is None:
+        return None
+    rung, missed = found
     return rung, missed, limit, _configured_capacity(ctx, rung, meets=missed is None)
 
 
+def _configuration(ctx: TableContext, slug: str, limit: int) -> tuple[Any, ...] | None:
+    """The configuration a quote of ``slug`` offering ``limit`` GPUs per replica is costed at:
+    (capacity figures, notes, why not, the row's configuration columns); None without an
+    estimate for the GPU. Memoised on the context (the same for every such quote)."""
+    key = (slug, limit)
+    if key in ctx.configured:
+        return ctx.configured[key]
+    found = _rung(ctx, slug, limit)
+    if found is None:
+        ctx.configured[key] = None
+        return None
+    rung, missed = found
+    capacity = _configured_capacity(ctx, rung, meets=missed is None)
+    notes = _basis_notes(rung)
+    replicas = (rung.get("capacity") or {}).get("replicas") or 1
+    notes.append(
+        f"configuration: {replicas} replica{'s' if replicas != 1 else ''} x "
+        f"{rung['gpu_count']} GPU{'s' if rung['gpu_count'] != 1 else ''} "
+        f"(the quote offers up to {limit} per replica)"
+    )
+    e2e = rung["performance"].get("e2e_latency_s")
+    columns = {
+        "gpu_count": rung["gpu_count"],
+        "replicas": replicas,
+        "basis": rung.get("basis", "ESTIMATED"),
+        "p95_latency_ms": None if e2e is None else Decimal(str(round(e2e * 1000, 2))),
+        "memory_headroom_gb": Decimal(str(rung["memory"]["headroom_gb"])),
+    }
+    configured = (capacity, notes, [missed] if missed else [], columns)
+    ctx.configured[key] = configured
+    return configured
+
+
+# Quote terms costed in this process, by the values they were costed with (a table's
+# assumptions and FX rates, as JSON) and the quote's facts: the same for every brief with the
+# same assumptions, so a worker converts each quote once, not once a table. Cleared when full.
+_TERMS: dict[str, dict[tuple[Any, ...], QuoteTerms]] = {}
+TERMS_CACHE_SIZE = 20_000
+
+
+def _terms(ctx: TableContext, facts: dict[str, Any]) -> QuoteTerms:
+    """``quote_terms(facts, ctx.values)``, worked out once per distinct facts and values."""
+    if ctx.terms is None:
+        values_key = json.dumps(ctx.values, sort_keys=True, default=str)
+        if sum(len(t) for t in _TERMS.values()) > TERMS_CACHE_SIZE:
+            _TERMS.clear()
+        ctx.terms = _TERMS.setdefault(values_key, {})
+    key = tuple(facts.values())
+    found = ctx.terms.get(key)
+    if found is None:
+        found = ctx.terms[key] = quote_terms(facts, ctx.values)
+    return found
+
+
 def gpu_row(ctx: TableContext, facts: dict[str, Any]) -> dict[str, Any] | None:
-    gpu_id = quote_gpu(facts)[0]
-    configured = quote_configuration(ctx, facts)
+    gpu_id, slug, _ = quote_gpu(facts)
+    configured = _configuration(ctx, slug, quote_limit(facts))
     if configured is None:
         return None
-    estimate, missed, limit, capacity = configured
+    capacity, notes, why_not, columns = configured
     cost = cost_gpu_candidate(
         demand=ctx.demand,
         capacity=capacity,
-        quote=quote_terms(facts, ctx.values),
+        quote=_terms(ctx, facts),
         finance=ctx.finance,
     )
-    notes = _basis_notes(estimate)
-    replicas = (estimate.get("capacity") or {}).get("replicas") or 1
-    notes.append(
-        f"configuration: {replicas} replica{'s' if replicas != 1 else ''} x "
-        f"{estimate['gpu_count']} GPU{'s' if estimate['gpu_count'] != 1 else ''} "
-        f"(the quote offers up to {limit} per replica)"
-    )
-    e2e = estimate["performance"].get("e2e_latency_s")
     return _row(
         cost,
         notes,
-        [missed] if missed else [],
+        why_not,
         candidate_kind="GPU",
         quote_id=facts["pk"],
         api_route_id=None,
         gpu_id=gpu_id,
-        gpu_count=estimate["gpu_count"],
-        replicas=replicas,
         pricing_term=facts["pricing_term"],
-        basis=estimate.get("basis", "ESTIMATED"),
-        p95_latency_ms=None if e2e is None else Decimal(str(round(e2e * 1000, 2))),
-        memory_headroom_gb=Decimal(str(estimate["memory"]["headroom_gb"])),
+        **columns,
     )
 
 
@@ -321,7 +384,65 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
         estimates_key=key,
         fingerprint=fingerprint,
         assumptions_version=versions,
+        engine_stamp=engine_stamp(),
     )
+
+
+def table_inputs(
+    ctx: TableContext,
+    quote_versions: dict[Any, int],
+    route_versions: dict[Any, int],
+    not_costed: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """What a table records of the inputs its rows were computed from."""
+    return {
+        "fingerprint": ctx.fingerprint,
+        "brief_version": ctx.brief.inputs_version,
+        "quotes": {str(pk): v for pk, v in quote_versions.items()},
+        "api_routes": {str(pk): v for pk, v in route_versions.items()},
+        "assumptions": ctx.assumptions_version,
+        "assumption_sources": ctx.sources,
+        "values": values_encode(ctx.values),
+        "engine_stamp": ctx.engine_stamp,
+        "not_costed": not_costed,
+    }
+
+
+# Quote facts read in this process, by quote id: (version, updated_at, catalog stamp, facts).
+# A full recompute of every brief reads the same ~2,000 quotes for each; a worker reads each
+# once and then only those saved since (any save moves updated_at, a service's also the
+# version) or whose GPU or system rows changed (the catalog stamp). Cleared when full.
+_FACTS: dict[int, tuple[Any, Any, Any, dict[str, Any]]] = {}
+FACTS_CACHE_SIZE = 50_000
+
+
+def _catalog_stamp() -> Any:
+    """Count and last change of the GPU and system rows a quote's facts join."""
+    return (
+        Gpu.objects.aggregate(n=Count("id"), last=Max("updated_at")),
+        GpuSystem.objects.aggregate(n=Count("id"), last=Max("updated_at")),
+    )
+
+
+def _quote_facts(seen: list[tuple[int, int, Any]]) -> list[dict[str, Any]]:
+    """QUOTE_FACTS of the quotes ``seen`` ((id, version, updated_at), in order), read from the
+    database only where this process has not read that version of the quote yet."""
+    stamp = _catalog_stamp()
+    missing = [
+        pk
+        for pk, version, updated_at in seen
+        if _FACTS.get(pk, (None,) * 4)[:3] != (version, updated_at, stamp)
+    ]
+    if missing:
+        if len(_FACTS) + len(missing) > FACTS_CACHE_SIZE:
+            _FACTS.clear()
+        found = Quote.objects.filter(pk__in=missing).values(*QUOTE_FACTS, "updated_at")
+        for facts in found:
+            updated_at = facts.pop("updated_at")
+            _FACTS[facts["pk"]] = (facts["version"], updated_at, stamp, facts)
+    # A quote saved again between the two reads is costed as read (its new version's
+    # request recomputes the table again).
+    return [_FACTS[pk][3] for pk, _, _ in seen if pk in _FACTS]
 
 
 def _cost_all(
@@ -356,7 +477,8 @@ def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> Bui
         return BuiltTable(
             table_fields={**base_fields, "no_ranking_reason": ctx, "capacity_model": {}}
         )
-    quote_versions = dict(quotes_for_team(brief.team_id).values_list("pk", "version"))
+    seen = list(quotes_for_team(brief.team_id).values_list("pk", "version", "updated_at"))
+    quote_versions = {pk: version for pk, version, _ in seen}
     route_versions = dict(live_routes(brief).values_list("pk", "version"))
     before = table.inputs or {}
     incremental = (
@@ -374,7 +496,7 @@ def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> Bui
         stale_quotes = changed_quotes + [pk for pk in old_quotes if pk not in quote_versions]
         stale_routes = changed_routes + [pk for pk in old_routes if pk not in route_versions]
     else:
-        quotes = quotes_for_team(brief.team_id).values(*QUOTE_FACTS)
+        quotes = _quote_facts(seen)
         routes = live_routes(brief).values(*ROUTE_FACTS)
         stale_quotes, stale_routes = [], []
     rows, not_costed = _cost_all(ctx, quotes, routes)
@@ -382,15 +504,7 @@ def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> Bui
         **base_fields,
         "currency": ctx.values["reporting_currency"],
         "no_ranking_reason": "",
-        "inputs": {
-            "fingerprint": ctx.fingerprint,
-            "brief_version": brief.inputs_version,
-            "quotes": {str(pk): v for pk, v in quote_versions.items()},
-            "api_routes": {str(pk): v for pk, v in route_versions.items()},
-            "assumptions": ctx.assumptions_version,
-            "assumption_sources": ctx.sources,
-            "not_costed": not_costed,
-        },
+        "inputs": table_inputs(ctx, quote_versions, route_versions, not_costed),
     }
     if not incremental:  # the engine's answer is unchanged on the incremental path
         fields.update(estimates_key=ctx.estimates_key, estimates=ctx.estimates)
@@ -429,6 +543,18 @@ def _touches_capacity_model(
         .values_list("effective_unit_cost", flat=True)
         .first()
     )
+    changed_gpus = Quote.objects.filter(pk__in=stale_quote_ids).values_list(
+        "gpu__slug", "system__gpu__slug"
+    )
+    return capacity_model_touched(best, best_cost, rows, list(changed_gpus))
+
+
+def capacity_model_touched(
+    best_gpu: str, best_cost: Decimal | None, rows: list[dict[str, Any]], changed_gpus: list[Any]
+) -> bool:
+    """``_touches_capacity_model`` once its two reads are done (for many tables at once):
+    ``best_cost`` the best GPU row's unit cost before the change, ``changed_gpus`` the (GPU
+    slug, system GPU slug) of every re-costed or removed quote."""
     if best_cost is None:
         return True
     undercut = any(
@@ -436,7 +562,4 @@ def _touches_capacity_model(
         and row["effective_unit_cost"] <= best_cost
         for row in rows
     )  # fmt: skip
-    changed_gpus = Quote.objects.filter(pk__in=stale_quote_ids).values_list(
-        "gpu__slug", "system__gpu__slug"
-    )
-    return undercut or any(best in pair for pair in changed_gpus)
+    return undercut or any(best_gpu in pair for pair in changed_gpus)

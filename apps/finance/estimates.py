@@ -23,7 +23,7 @@ def _d(value: Any) -> Decimal | None:
     return None if value is None else Decimal(str(value))
 
 
-def estimates_key(request: EstimateRequest, calibration: dict[str, Any]) -> str:
+def estimates_key(request: EstimateRequest | None, calibration: dict[str, Any]) -> str:
     """What the engine's answer depends on: the brief's engine request (its repr: every field
     of the frozen dataclasses, in order), the catalog, the calibration learnt from benchmark
     runs and the engine version. Prices are not in it."""

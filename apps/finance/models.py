@@ -232,6 +232,10 @@ class CandidateTable(BaseModel):
     success_unit = models.CharField(max_length=16, blank=True)
     requested_version = models.PositiveBigIntegerField(default=1)
     computed_version = models.PositiveBigIntegerField(default=0)
+    # The requested_version of the newest request that changed more than quotes or API routes
+    # (a brief, assumptions, FX rates, benchmark runs): while it is at most computed_version,
+    # a recompute re-costs only the quotes and routes that changed (apps.finance.repricing).
+    full_version = models.PositiveBigIntegerField(default=1)
     queued_at = models.DateTimeField(null=True, blank=True)
     computed_at = models.DateTimeField(null=True, blank=True)
     engine_version = models.CharField(max_length=20, blank=True)

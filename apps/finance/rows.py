@@ -21,20 +21,42 @@ JSON_COLUMNS = frozenset({"cost_lines", "why_not", "notes"})
 
 
 def rows_insert(table: CandidateTable, rows: list[dict[str, Any]]) -> None:
-    if not rows:
-        return
+    rows_insert_many([(table, rows)])
+
+
+def rows_insert_many(tables: list[tuple[CandidateTable, list[dict[str, Any]]]]) -> None:
+    """The rows of several tables in one statement (one COPY on PostgreSQL)."""
     now = timezone.now()
     records = [
         {"paid_gpu_hours_per_month": None, **row, "table_id": table.pk, "created_at": now,
          "updated_at": now}
+        for table, rows in tables
         for row in rows
     ]  # fmt: skip
+    if not records:
+        return
     if connection.vendor != "postgresql":
         CandidateRow.objects.bulk_create([CandidateRow(**r) for r in records], batch_size=500)
         return
+    # Rows of one configuration share their notes: each distinct list is encoded once.
+    encoded: dict[str, dict[tuple[str, ...], str]] = {c: {} for c in ("why_not", "notes")}
+
+    def as_json(column: str, value: Any) -> str:
+        seen = encoded.get(column)
+        if seen is None:
+            return json.dumps(value)
+        try:
+            key = tuple(value)
+            hash(key)
+        except TypeError:
+            return json.dumps(value)
+        if key not in seen:
+            seen[key] = json.dumps(value)
+        return seen[key]
+
     sql = f"COPY {CandidateRow._meta.db_table} ({', '.join(COLUMNS)}) FROM STDIN"
     with connection.cursor() as cursor, cursor.copy(sql) as copy:
         for record in records:
             copy.write_row(
-                [json.dumps(record[c]) if c in JSON_COLUMNS else record[c] for c in COLUMNS]
+                [as_json(c, record[c]) if c in JSON_COLUMNS else record[c] for c in COLUMNS]
             )

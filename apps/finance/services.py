@@ -28,16 +28,22 @@ from apps.briefs.models import WorkloadBrief
 from apps.core.currency import BASE_CURRENCY, Currency
 
 from .candidates import candidate_table_build
-from .capacity import capacity_model_for
 from .models import CandidateRow, CandidateTable, FinanceAssumptions, FxRate
-from .rows import rows_insert
-from .sensitivity import sensitivity_update
+from .repricing import tables_reprice
+from .writes import tables_write
 
 logger = logging.getLogger(__name__)
 
-# Briefs recomputed by one task: large enough that a quote edit touching every brief is a few
-# tasks, small enough that several workers share a burst (measured with bench/recompute.py).
-RECOMPUTE_BATCH = 25
+# Briefs recomputed by one task (measured with bench/recompute.py). A full recompute (the
+# engine's answer, ~2,000 rows costed and written) takes a few hundred ms, so a task holds
+# two and the workers share a burst evenly (with one a task, sending 200 tasks starts to
+# cost). Re-costing only the quotes that changed takes a few ms a table when tables are done
+# together (apps.finance.repricing), so those go many to a task: a price change touching
+# every brief is two tasks, which two workers share.
+FULL_RECOMPUTE_BATCH = 2
+REPRICE_BATCH = 100
+# A request that needs more tasks than this sends one task that sends them (from a worker).
+FAN_OUT_AFTER = 8
 
 # A queued recompute not started after this long is assumed lost (worker killed, broker
 # restarted) and is enqueued again by the sweeper.
@@ -59,28 +65,63 @@ WRITE_ONLY_JSON = ("inputs", "estimates", "capacity_model")
 
 # The recompute task's registered name (apps.finance.tasks), enqueued by name.
 RECOMPUTE_TASK = "finance.candidate_tables_recompute"
+SEND_TASK = "finance.candidate_tables_send"  # the fan-out task (apps.finance.tasks)
+
+
+def _batches(brief_ids: list[int]) -> list[list[int]]:
+    """The tasks to send: tables that only need changed quotes re-costed, REPRICE_BATCH to a
+    task, the others FULL_RECOMPUTE_BATCH to a task (the task looks again when it runs)."""
+    full_ids = set(
+        CandidateTable.objects.filter(brief_id__in=brief_ids)
+        .filter(Q(full_version__gt=F("computed_version")) | Q(computed_version=0))
+        .values_list("brief_id", flat=True)
+    )
+    full = [pk for pk in brief_ids if pk in full_ids]
+    reprice = [pk for pk in brief_ids if pk not in full_ids]
+    return [
+        *(reprice[i : i + REPRICE_BATCH] for i in range(0, len(reprice), REPRICE_BATCH)),
+        *(full[i : i + FULL_RECOMPUTE_BATCH] for i in range(0, len(full), FULL_RECOMPUTE_BATCH)),
+    ]
 
 
 def _send_all(brief_ids: list[int]) -> None:
-    """After commit, hand the recomputes to the broker, RECOMPUTE_BATCH briefs a task (a task's
-    own overhead is as large as an incremental recompute). A broker that is down must neither
-    turn a committed change into an error nor make it wait once per batch: the first failure
-    stops, and the unsent tables are taken off the queue so the next sweep sends them.
-    Without a broker (``make run``, the tests) the recomputes run here and now instead."""
+    """After commit, hand the recomputes to the broker (``_batches``); more than FAN_OUT_AFTER
+    tasks go as one task that sends them from a worker (``candidate_tables_send``), so that
+    the request that asked does not wait for a hundred broker round trips. Without a broker
+    (``make run``, the tests) the recomputes run here and now instead."""
     # The Celery app's own setting (what apply_async would obey), which tests may switch.
     if current_app.conf.task_always_eager:
         _recompute_in_process(brief_ids)
         return
-    for start in range(0, len(brief_ids), RECOMPUTE_BATCH):
-        batch = brief_ids[start : start + RECOMPUTE_BATCH]
-        try:
-            # By name (apps.finance.tasks imports this module): RECOMPUTE_TASK.
-            current_app.send_task(RECOMPUTE_TASK, kwargs={"brief_ids": batch}, retry=False)
-        except KombuOperationalError:
-            unsent = brief_ids[start:]
-            CandidateTable.objects.filter(brief_id__in=unsent).update(queued_at=None)
-            logger.warning("broker unavailable; %d recomputes left to the sweeper", len(unsent))
-            return
+    batches = _batches(brief_ids)
+    if len(batches) > FAN_OUT_AFTER:
+        _send(SEND_TASK, [brief_ids])
+    else:
+        _send(RECOMPUTE_TASK, batches)
+
+
+def candidate_tables_send(*, brief_ids: list[int]) -> None:
+    """Send the recompute tasks of ``brief_ids`` (the fan-out task of a large request)."""
+    _send(RECOMPUTE_TASK, _batches(brief_ids))
+
+
+def _send(task_name: str, batches: list[list[int]]) -> None:
+    """One task named ``task_name`` per batch (by name: apps.finance.tasks imports this
+    module), over one producer (one broker connection). A broker that is down must neither
+    turn a committed change into an error nor make it wait once per batch: the first failure
+    stops, and the unsent tables are taken off the queue so that the next sweep sends them."""
+    sent = 0
+    try:
+        with current_app.producer_or_acquire() as producer:
+            for batch in batches:
+                current_app.send_task(
+                    task_name, kwargs={"brief_ids": batch}, retry=False, producer=producer
+                )
+                sent += 1
+    except KombuOperationalError:
+        unsent = [pk for left in batches[sent:] for pk in left]
+        CandidateTable.objects.filter(brief_id__in=unsent).update(queued_at=None)
+        logger.warning("broker unavailable; %d recomputes left to the sweeper", len(unsent))
 
 
 def _recompute_in_process(brief_ids: list[int]) -> None:
@@ -89,7 +130,16 @@ def _recompute_in_process(brief_ids: list[int]) -> None:
     is locked" while other requests write, a dropped connection) is retried with back-off, one
     table at a time; a table still failing is taken off the queue for the sweeper, which runs
     in-process too (apps.finance.tasks.in_process_sweeper_start)."""
-    left = [brief_id for brief_id in brief_ids if not _recompute_with_retry(brief_id)]
+    done: set[int] = set()
+    for start in range(0, len(brief_ids), REPRICE_BATCH):
+        batch = brief_ids[start : start + REPRICE_BATCH]
+        try:  # the tables where only quotes changed, together (else one by one below)
+            done |= candidate_tables_reprice(brief_ids=batch)
+        except TRANSIENT_DB_ERRORS:
+            _reset_if_broken()
+        except Exception:
+            _failed(batch)  # each table is tried again below, one at a time
+    left = [pk for pk in brief_ids if pk not in done and not _recompute_with_retry(pk)]
     if left:
         _leave_for_sweeper(left)
 
@@ -145,9 +195,14 @@ def _enqueue(brief_ids: Iterable[int]) -> None:
 
 
 @transaction.atomic
-def candidate_tables_request_recompute(*, brief_ids: Iterable[int] | None = None) -> list[int]:
+def candidate_tables_request_recompute(
+    *, brief_ids: Iterable[int] | None = None, quotes_only: bool = False
+) -> list[int]:
     """Mark the tables of ``brief_ids`` (default: every brief) stale and enqueue their
     recompute after commit, once per table however many changes arrive meanwhile.
+    ``quotes_only``: the change is to quotes or API routes alone (a price, a new, retired or
+    re-scoped quote), so a table with nothing else pending re-costs only those
+    (apps.finance.repricing); any other change asks for a full recompute.
     Returns the brief ids whose recompute was enqueued now."""
     briefs = WorkloadBrief.objects.all()
     if brief_ids is not None:
@@ -168,27 +223,46 @@ def candidate_tables_request_recompute(*, brief_ids: Iterable[int] | None = None
         .order_by("brief_id")
         .values_list("brief_id", "queued_at")
     )
-    CandidateTable.objects.filter(brief_id__in=wanted).update(
-        requested_version=F("requested_version") + 1, updated_at=timezone.now()
-    )
+    bump: dict[str, Any] = {"requested_version": F("requested_version") + 1}
+    if not quotes_only:  # every right-hand side reads the row as it was (SQL semantics)
+        bump["full_version"] = F("requested_version") + 1
+    CandidateTable.objects.filter(brief_id__in=wanted).update(**bump, updated_at=timezone.now())
     to_enqueue = [brief_id for brief_id, queued_at in locked if queued_at is None]
     CandidateTable.objects.filter(brief_id__in=to_enqueue).update(queued_at=timezone.now())
     _enqueue(to_enqueue)
     return to_enqueue
 
 
+def _failed(brief_ids: Any) -> None:
+    logger.exception("recompute of briefs %s failed; left stale for the sweeper", brief_ids)
+    if settings.CELERY_TASK_ALWAYS_EAGER and settings.CELERY_TASK_EAGER_PROPAGATES:
+        raise  # in-process in the tests: show the bug where it happened
+
+
 def candidate_tables_recompute(*, brief_ids: Iterable[int]) -> None:
-    """Recompute several tables, one after the other; one failing does not stop the rest
-    (its table stays stale for the sweeper), transient database errors are raised to retry."""
-    for brief_id in brief_ids:
+    """Recompute several tables: those where only quotes or routes changed are re-costed
+    together (``candidate_tables_reprice``), the others one after the other. One failing does
+    not stop the rest (its table stays stale for the sweeper); transient database errors are
+    raised to retry."""
+    ids = list(brief_ids)
+    done: set[int] = set()
+    recompute = candidate_table_recompute
+    try:
+        done = candidate_tables_reprice(brief_ids=ids)
+    except TRANSIENT_DB_ERRORS:
+        raise
+    except Exception:
+        _failed(ids)
+        recompute = _candidate_table_recompute_full  # each table in full, one at a time
+    for brief_id in ids:
+        if brief_id in done:
+            continue
         try:
-            candidate_table_recompute(brief_id=brief_id)
+            recompute(brief_id=brief_id)
         except TRANSIENT_DB_ERRORS:
             raise
         except Exception:
-            logger.exception("recompute of brief %s failed; left stale for the sweeper", brief_id)
-            if settings.CELERY_TASK_ALWAYS_EAGER and settings.CELERY_TASK_EAGER_PROPAGATES:
-                raise  # in-process in the tests: show the bug where it happened
+            _failed(brief_id)
 
 
 def candidate_table_request_recompute(*, brief: WorkloadBrief) -> CandidateTable:
@@ -196,7 +270,78 @@ def candidate_table_request_recompute(*, brief: WorkloadBrief) -> CandidateTable
     return CandidateTable.objects.get(brief=brief)
 
 
+def _fast_commit() -> None:
+    """Commit the current transaction without waiting for its WAL to reach disk (PostgreSQL's
+    per-transaction ``synchronous_commit = off``). A candidate table is derived data: a server
+    crash can lose such a commit, whole and never half (https://www.postgresql.org/docs/current/
+    wal-async-commit.html), and the table is then stale again and recomputed by the sweeper.
+    A recompute writes thousands of rows; waiting for their flush is most of its commit."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
+
+
+def candidate_tables_reprice(*, brief_ids: Iterable[int]) -> set[int]:
+    """Re-cost together the tables of ``brief_ids`` where only quotes or API routes changed
+    since their last compute (apps.finance.repricing), each as ``candidate_table_recompute``
+    would: taken off the queue first, written only over the result it started from. Returns
+    the brief ids that are now done (those already current included); the others need
+    ``candidate_table_recompute``."""
+    with transaction.atomic():
+        states = list(
+            CandidateTable.objects.select_for_update(no_key=True)
+            .filter(brief_id__in=list(brief_ids))
+            .order_by("brief_id")
+            .values("pk", "brief_id", "requested_version", "computed_version", "full_version")
+        )
+        current = [s for s in states if s["computed_version"] >= s["requested_version"]]
+        cheap = [
+            s
+            for s in states
+            if 0 < s["computed_version"] < s["requested_version"]
+            and s["full_version"] <= s["computed_version"]
+        ]
+        taken = [s["pk"] for s in current + cheap]
+        if taken:
+            CandidateTable.objects.filter(pk__in=taken).update(
+                queued_at=None, updated_at=timezone.now()
+            )
+    done = {s["brief_id"] for s in current}
+    if not cheap:
+        return done
+    plans, _ = tables_reprice([dict(s) for s in cheap])
+    with transaction.atomic():
+        _fast_commit()
+        locked = {
+            t.pk: t
+            for t in CandidateTable.objects.select_for_update(no_key=True)
+            .defer(*WRITE_ONLY_JSON)
+            .filter(pk__in=[p.table_id for p in plans])
+            .order_by("brief_id")
+        }
+        writes = []
+        for plan in plans:
+            table = locked.get(plan.table_id)
+            if table is None or table.computed_version >= plan.version:
+                done.add(plan.brief_id)  # gone, or a newer result was written meanwhile
+            elif table.computed_version == plan.base:
+                writes.append((table, plan.built, plan.version))
+                done.add(plan.brief_id)
+            # else an older recompute wrote meanwhile: our change is relative to rows that
+            # are gone; the caller starts that table again.
+        tables_write(writes)
+    return done
+
+
 def candidate_table_recompute(*, brief_id: int) -> CandidateTable | None:
+    """Recompute one brief's table from the database as it is now: only its changed quotes
+    and routes when nothing else changed since its last compute, else in full."""
+    if brief_id in candidate_tables_reprice(brief_ids=[brief_id]):
+        return CandidateTable.objects.filter(brief_id=brief_id).first()
+    return _candidate_table_recompute_full(brief_id=brief_id)
+
+
+def _candidate_table_recompute_full(*, brief_id: int) -> CandidateTable | None:
     """Recompute one brief's table from the database as it is now.
 
     Step 1 takes the table off the queue and notes the version asked for; step 2 computes
@@ -217,6 +362,7 @@ def candidate_table_recompute(*, brief_id: int) -> CandidateTable | None:
     brief = WorkloadBrief.objects.select_related("team").get(pk=brief_id)
     built = candidate_table_build(brief=brief, table=table)
     with transaction.atomic():
+        _fast_commit()
         # The large JSON fields are only written here, never read: not fetched again.
         table = (
             CandidateTable.objects.select_for_update(no_key=True)
@@ -235,23 +381,7 @@ def candidate_table_recompute(*, brief_id: int) -> CandidateTable | None:
 
 
 def _write(table: CandidateTable, built: Any, version: int) -> None:
-    rows = CandidateRow.objects.filter(table=table)
-    if not built.replace_all:
-        rows = rows.filter(
-            Q(quote_id__in=built.stale_quote_ids) | Q(api_route_id__in=built.stale_route_ids)
-        )
-    rows.delete()
-    rows_insert(table, built.rows)
-    for name, value in built.table_fields.items():
-        setattr(table, name, value)
-    fields = [*built.table_fields, "computed_version", "computed_at", "updated_at"]
-    if built.context is not None and built.capacity_model_affected:
-        table.capacity_model = capacity_model_for(built.context, table)
-        fields.append("capacity_model")
-    fields += sensitivity_update(table, built)  # apps.finance.sensitivity
-    table.computed_version = version
-    table.computed_at = timezone.now()
-    table.save(update_fields=fields)
+    tables_write([(table, built, version)])
 
 
 def candidate_tables_sweep() -> list[int]:

@@ -7,7 +7,12 @@ from celery import shared_task
 from django.conf import settings
 from django.db import close_old_connections, connection
 
-from .services import TRANSIENT_DB_ERRORS, candidate_tables_recompute, candidate_tables_sweep
+from .services import (
+    TRANSIENT_DB_ERRORS,
+    candidate_tables_recompute,
+    candidate_tables_send,
+    candidate_tables_sweep,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -26,6 +31,12 @@ TRANSIENT = TRANSIENT_DB_ERRORS
 )
 def candidate_tables_recompute_task(*, brief_ids: list[int]) -> None:
     candidate_tables_recompute(brief_ids=brief_ids)
+
+
+@shared_task(name="finance.candidate_tables_send", ignore_result=True)
+def candidate_tables_send_task(*, brief_ids: list[int]) -> None:
+    """The recompute tasks of a large request, sent from a worker (services._send_all)."""
+    candidate_tables_send(brief_ids=brief_ids)
 
 
 @shared_task(name="finance.candidate_tables_sweep", ignore_result=True)

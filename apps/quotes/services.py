@@ -106,7 +106,7 @@ def quote_create(*, created_by: User | None = None, **fields: Any) -> Quote:
     quote = Quote(created_by=created_by, **fields)
     quote.full_clean()
     quote.save()
-    candidate_tables_request_recompute()
+    candidate_tables_request_recompute(quotes_only=True)
     return quote
 
 
@@ -130,7 +130,7 @@ def _priced_update[Priced: (Quote, ApiRoute)](
     obj.version = F("version") + 1
     obj.save(update_fields=[*changed, "version", "updated_at"])
     obj.refresh_from_db()
-    candidate_tables_request_recompute()
+    candidate_tables_request_recompute(quotes_only=True)
     return obj
 
 
@@ -141,7 +141,7 @@ def _priced_retire[Priced: (Quote, ApiRoute)](obj: Priced) -> Priced:
         obj.version = F("version") + 1
         obj.save(update_fields=["retired", "version", "updated_at"])
         obj.refresh_from_db()
-        candidate_tables_request_recompute()
+        candidate_tables_request_recompute(quotes_only=True)
     return obj
 
 
@@ -180,7 +180,7 @@ def api_route_create(**fields: Any) -> ApiRoute:
     _check_one_live_route(route)
     route.full_clean()
     route.save()
-    candidate_tables_request_recompute()
+    candidate_tables_request_recompute(quotes_only=True)
     return route
 
 

@@ -140,6 +140,28 @@ class TestRecomputeThroughTheWorker:
         table = CandidateTable.objects.get(brief=brief)
         assert table.inputs["quotes"][str(quote.pk)] == quote.version
 
+    def test_a_request_for_many_tables_is_sent_on_by_a_worker_and_every_table_computed(
+        self, catalog, real_worker
+    ):
+        from apps.finance.services import FAN_OUT_AFTER, FULL_RECOMPUTE_BATCH
+
+        briefs = BriefFactory.create_batch(FULL_RECOMPUTE_BATCH * FAN_OUT_AFTER + 1)
+        QuoteFactory()
+        published: list[str] = []
+
+        def record(sender=None, **kwargs):
+            published.append(sender)
+
+        before_task_publish.connect(record)
+        try:
+            candidate_tables_request_recompute()
+            assert wait_for(lambda: _all_current(briefs), 60), "not every table was computed"
+        finally:
+            before_task_publish.disconnect(record)
+        # The request sent one task; the worker sent the recomputes, two briefs a task.
+        assert published[0] == "finance.candidate_tables_send"
+        assert Counter(published[1:]) == {"finance.candidate_tables_recompute": FAN_OUT_AFTER + 1}
+
 
 def _all_current(briefs):
     tables = CandidateTable.objects.filter(brief__in=briefs)

@@ -1,0 +1,79 @@
+"""Writing what recomputes built (apps.finance.candidates.BuiltTable): the rows they replace,
+the new rows and each table's fields, for one table or a batch of them with a fixed number of
+statements (a delete or two, one COPY, one executemany). Called by apps.finance.services in
+its transaction, with the tables locked."""
+
+from collections import defaultdict
+from typing import Any
+
+from django.db import connection
+from django.db.models import Q
+from django.utils import timezone
+
+from .capacity import capacity_model_for
+from .models import CandidateRow, CandidateTable
+from .rows import rows_insert_many
+from .sensitivity import sensitivity_update
+
+
+def tables_write(items: list[tuple[CandidateTable, Any, int]]) -> None:
+    """Write built tables (apps.finance.candidates.BuiltTable) at their versions, in the
+    caller's transaction, with their rows locked: the rows they replace go in a delete or two
+    for all of them, the new rows in one COPY, then each table's fields."""
+    if not items:
+        return
+    replaced = [table.pk for table, built, _ in items if built.replace_all]
+    if replaced:
+        CandidateRow.objects.filter(table_id__in=replaced).delete()
+    partial = [(table, built) for table, built, _ in items if not built.replace_all]
+    gone = Q()
+    for ids, tables in stale_groups([(t.pk, b.stale_quote_ids) for t, b in partial]).items():
+        gone |= Q(table_id__in=tables, quote_id__in=ids)
+    for ids, tables in stale_groups([(t.pk, b.stale_route_ids) for t, b in partial]).items():
+        gone |= Q(table_id__in=tables, api_route_id__in=ids)
+    if gone:
+        CandidateRow.objects.filter(gone).delete()
+    rows_insert_many([(table, built.rows) for table, built, _ in items])
+    now = timezone.now()
+    by_fields: dict[tuple[str, ...], list[CandidateTable]] = defaultdict(list)
+    for table, built, version in items:
+        for name, value in built.table_fields.items():
+            setattr(table, name, value)
+        fields: list[str] = [*built.table_fields, "computed_version", "computed_at", "updated_at"]
+        if built.context is not None and built.capacity_model_affected:
+            table.capacity_model = capacity_model_for(built.context, table)
+            fields.append("capacity_model")
+        fields += sensitivity_update(table, built)  # apps.finance.sensitivity
+        table.computed_version = version
+        table.computed_at = table.updated_at = now
+        by_fields[tuple(fields)].append(table)
+    for names, same in by_fields.items():
+        _tables_update(same, names)
+
+
+def _tables_update(tables: list[CandidateTable], names: tuple[str, ...]) -> None:
+    """``save(update_fields=names)`` for each table, as one executemany (a single round trip
+    in psycopg's pipeline mode) instead of a statement and a round trip each."""
+    if len(tables) == 1:
+        tables[0].save(update_fields=list(names))
+        return
+    meta = CandidateTable._meta
+    fields: list[Any] = [meta.get_field(name) for name in names]  # concrete fields
+    quote = connection.ops.quote_name
+    sets = ", ".join(f"{quote(f.column)} = %s" for f in fields)
+    sql = f"UPDATE {quote(meta.db_table)} SET {sets} WHERE {quote(str(meta.pk.column))} = %s"  # noqa: S608 (names from the model)
+    params = [
+        [f.get_db_prep_save(getattr(t, f.attname), connection) for f in fields] + [t.pk]
+        for t in tables
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, params)
+
+
+def stale_groups(items: list[tuple[int, list[int]]]) -> dict[tuple[int, ...], list[int]]:
+    """Tables grouped by the same list of stale ids (one delete per group, usually one)."""
+    groups: dict[tuple[int, ...], list[int]] = defaultdict(list)
+    for table_id, ids in items:
+        if ids:
+            groups[tuple(sorted(ids))].append(table_id)
+    return groups
