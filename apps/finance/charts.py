@@ -6,7 +6,7 @@ from typing import Any
 from apps.engine.costing_breakeven import CAPACITY_OPTION_LABELS, CapacityOption
 from apps.quotes.models import Quote
 
-from .lines import LINE_LABELS, line_label
+from .lines import line_label
 
 # The capacity model's curve keys (apps.finance.capacity) and the label a person reads.
 OPTION_LABELS = {option.value.lower(): label for option, label in CAPACITY_OPTION_LABELS.items()}
@@ -37,13 +37,39 @@ PALETTE = (
     "#BBBBBB",  # grey
 )
 MEETS_COLOUR, FAILS_COLOUR = PALETTE[0], "#b8bec8"  # fails: the table's greyed-out rows
-# A cost line keeps its colour on every page: the n-th known line takes the n-th colour.
-LINE_COLOURS = dict(zip(LINE_LABELS, PALETTE, strict=False))
+# A cost line keeps its colour on every page; the lines that are usually the largest (compute,
+# labour, idle capacity, API tokens) take the most distinct colours, so that neighbours differ.
+LINE_COLOURS = dict(
+    zip(
+        (
+            "gpu_compute",
+            "platform_labour",
+            "idle_capacity",
+            "api_input_tokens",
+            "api_output_tokens",
+            "serving_stack",
+            "observability",
+            "storage",
+            "network_egress",
+            "retry_waste",
+            "provider_extras",
+            "checkpointing",
+            "failed_run_waste",
+            "failed_renders",
+            "queue_overhead",
+            "moderation",
+            "operator_review",
+        ),
+        PALETTE,
+        strict=False,
+    )
+)
 # Each capacity option keeps its colour on every page too.
 OPTION_COLOURS = dict(zip(OPTION_LABELS, PALETTE, strict=False))
-BRIEF_COLOUR = "#1f5fbf"  # the brief's own utilization, as the page's links
-# A legend under the plot area (never over the data): horizontal, its top below the axis title.
-LEGEND_BELOW = {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.18, "yanchor": "top"}
+BRIEF_COLOUR = "#000000"  # the brief's own utilization: black, which no option takes
+BREAK_EVEN_COLOUR = "#555555"
+# The legend beside the plot area, right of it (never over the data, nor over an axis title).
+LEGEND_BESIDE = {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"}
 FONT = {"size": 13}
 
 
@@ -151,29 +177,29 @@ def cost_vs_latency_figure(
             "hovertemplate": hover + "<extra></extra>",
         }
 
-    data = [markers("Meets the brief", meeting, MEETS_COLOUR)]
-    if failing:
-        data.append(markers("Fails the brief", failing, FAILS_COLOUR))
-    data.append(
+    data: list[dict[str, Any]] = [
         {
             "type": "scatter",
             "mode": "lines",
-            "name": "Pareto front (cheapest for its latency, meeting the brief)",
+            "name": "Pareto front (meets the brief)",
             "x": [p[0] for p in front],
             "y": [p[1] for p in front],
             "text": [p[2] for p in front],
             "line": {"shape": "hv", "color": PALETTE[1], "width": 2},
             "hoverinfo": "skip",
-        }
-    )
+        },
+        markers("Meets the brief", meeting, MEETS_COLOUR),
+    ]
+    if failing:
+        data.append(markers("Fails the brief", failing, FAILS_COLOUR))
     return {
         "data": data,
         "layout": {
             "title": {"text": f"Unit cost vs p95 end-to-end latency ({currency} {unit})".strip()},
             "xaxis": {"title": {"text": "p95 end-to-end latency (ms)"}, "tickformat": ",.0f"},
             "yaxis": {"title": {"text": f"{currency} {unit}".strip()}, "type": "log"},
-            "legend": LEGEND_BELOW,
-            "margin": {"b": 120},
+            "legend": LEGEND_BESIDE,
+            "height": 440,
             "font": FONT,
         },
     }
@@ -208,9 +234,10 @@ def cost_breakdown_figure(rows: list[dict[str, Any]], currency: str) -> dict[str
             "title": {"text": f"Monthly cost by line ({currency})"},
             "xaxis": {"title": {"text": f"{currency} a month"}, "tickformat": ",.0f"},
             "yaxis": {"autorange": "reversed", "automargin": True},
-            "legend": {**LEGEND_BELOW, "y": -0.12},
-            "margin": {"l": 20, "t": 50, "b": 40},
-            "height": 260 + 30 * len(rows) + 24 * ((len(names) + 3) // 4),
+            "legend": LEGEND_BESIDE,
+            "margin": {"l": 20, "t": 50},
+            # a bar per candidate, and room for the legend's column of lines beside them
+            "height": max(160 + 34 * len(rows), 140 + 21 * len(names)),
             "font": FONT,
         },
     }
@@ -274,7 +301,7 @@ def utilization_figure(capacity_model: dict[str, Any], currency: str) -> dict[st
         }
 
     marks = [b for b in capacity_model.get("break_evens", []) if b["utilization"] is not None]
-    shapes = [line(float(b["utilization"]), "dot", "#555") for b in marks]
+    shapes = [line(float(b["utilization"]), "dot", BREAK_EVEN_COLOUR) for b in marks]
     even_x, even_y, even_text = [], [], []
     for b in marks:
         u = float(b["utilization"])
@@ -295,11 +322,11 @@ def utilization_figure(capacity_model: dict[str, Any], currency: str) -> dict[st
             {
                 "type": "scatter",
                 "mode": "markers",
-                "name": "Break-even (hover for which option wins either side)",
+                "name": "Break-even (hover: cheaper either side)",
                 "x": even_x,
                 "y": even_y,
                 "text": even_text,
-                "marker": {"symbol": "diamond", "size": 11, "color": "#555"},
+                "marker": {"symbol": "diamond", "size": 11, "color": BREAK_EVEN_COLOUR},
                 "hovertemplate": "%{text}<extra></extra>",
             }
         )
@@ -312,7 +339,7 @@ def utilization_figure(capacity_model: dict[str, Any], currency: str) -> dict[st
             {
                 "type": "scatter",
                 "mode": "markers",
-                "name": f"This brief ({u:.0%} of committed GPU-hours)",
+                "name": f"This brief ({u:.0%})",
                 "x": [u] * len(at),
                 "y": [c for _, c in at],
                 "text": [name for name, _ in at],
@@ -336,9 +363,9 @@ def utilization_figure(capacity_model: dict[str, Any], currency: str) -> dict[st
             },
             "yaxis": {"title": {"text": units}, "type": "log"},
             "shapes": shapes,
-            "legend": LEGEND_BELOW,
-            "margin": {"t": 60, "b": 140},
-            "height": 520,
+            "legend": LEGEND_BESIDE,
+            "margin": {"t": 60},
+            "height": 480,
             "font": FONT,
         },
     }
@@ -382,7 +409,8 @@ def tornado_figure(sensitivity: dict[str, Any]) -> dict[str, Any] | None:
         ],
         "layout": {
             "title": {
-                "text": f"Winner's cost per accepted output ({currency} {unit_label}), ±20 %"
+                "text": f"The winner's cost ({currency} {unit_label}) with each assumption "
+                "20 % lower or higher"
             },
             "barmode": "overlay",
             "xaxis": {"title": {"text": f"{currency} {unit_label}"}},
@@ -398,9 +426,9 @@ def tornado_figure(sensitivity: dict[str, Any]) -> dict[str, Any] | None:
                     "line": {"dash": "dot", "width": 1, "color": "#555"},
                 }
             ],
-            "legend": LEGEND_BELOW,
-            "margin": {"l": 20, "t": 50, "b": 110},
-            "height": 220 + 36 * len(bars),
+            "legend": LEGEND_BESIDE,
+            "margin": {"l": 20, "t": 50},
+            "height": 180 + 36 * len(bars),
             "font": FONT,
         },
     }
