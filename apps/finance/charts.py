@@ -180,12 +180,13 @@ def cost_vs_latency_figure(
     data: list[dict[str, Any]] = [
         {
             "type": "scatter",
-            "mode": "lines",
+            "mode": "lines+markers",  # a front of one candidate is still seen
             "name": "Pareto front (meets the brief)",
             "x": [p[0] for p in front],
             "y": [p[1] for p in front],
             "text": [p[2] for p in front],
             "line": {"shape": "hv", "color": PALETTE[1], "width": 2},
+            "marker": {"color": PALETTE[1], "size": 13},
             "hoverinfo": "skip",
         },
         markers("Meets the brief", meeting, MEETS_COLOUR),
