@@ -31,8 +31,7 @@ INSTALLED_APPS = [
     # cache headers (https://whitenoise.readthedocs.io/en/stable/django.html, "Using WhiteNoise
     # in development").
     "whitenoise.runserver_nostatic",
-    # django.contrib.staticfiles, collecting no pre-compressed copies (gpuselect/apps.py).
-    "gpuselect.apps.StaticFilesConfig",
+    "django.contrib.staticfiles",
     "rest_framework",
     "knox",
     "drf_spectacular",
@@ -130,6 +129,11 @@ STATIC_URL = "static/"
 # into STATIC_ROOT (set in production.py) and serves them compressed through whitenoise.
 WHITENOISE_USE_FINDERS = True
 STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_FINDERS = [
+    # STATICFILES_DIRS, collected without the committed .gz/.br copies (gpuselect/staticfinders.py)
+    "gpuselect.staticfinders.CollectWithoutCompressedCopies",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+]
 # plotly.js's basic bundle (scatter, bar, pie: every trace apps/*/charts.py draws), vendored in
 # static/vendor/plotly/ with its licence, source and integrity (README.md there); 1.2 MB, 0.33
 # MB as brotli, against 4.8 MB for the full plotly.min.js the Python package ships.
