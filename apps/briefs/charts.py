@@ -2,26 +2,32 @@
 
 from typing import Any
 
+# (key, label, colour): a colour per part, Okabe & Ito's colour-blind safe palette ("Color
+# Universal Design", https://jfly.uni-koeln.de/color/), as the finance charts use it
+# (apps/finance/charts.py); black is left for the capacity marker.
 MEMORY_PARTS = (
-    ("weights_gb", "Weights"),
-    ("kv_cache_gb", "KV cache"),
-    ("activations_gb", "Activations"),
-    ("gradients_gb", "Gradients"),
-    ("optimizer_gb", "Optimizer states"),
-    ("adapters_gb", "Adapters"),
-    ("overhead_gb", "Runtime overhead"),
-    ("safety_margin_gb", "Safety margin"),
+    ("weights_gb", "Weights", "#0072B2"),
+    ("kv_cache_gb", "KV cache", "#E69F00"),
+    ("activations_gb", "Activations", "#009E73"),
+    ("gradients_gb", "Gradients", "#D55E00"),
+    ("optimizer_gb", "Optimizer states", "#CC79A7"),
+    ("adapters_gb", "Adapters", "#56B4E9"),
+    ("overhead_gb", "Runtime overhead", "#F0E442"),
+    ("safety_margin_gb", "Safety margin", "#999933"),
 )
+CAPACITY_COLOUR = "#111111"
 
 
 def memory_breakdown_figure(estimates: list[dict[str, Any]]) -> dict[str, Any]:
     """Stacked bar per GPU (at the count shown) of memory needed per GPU, with its capacity."""
     labels = [f"{e['gpu']} x{e['gpu_count']}" for e in estimates]
     traces: list[dict[str, Any]] = []
-    for key, name in MEMORY_PARTS:
+    for key, name, colour in MEMORY_PARTS:
         values = [round(e["memory"].get(key, 0) / e["gpu_count"], 2) for e in estimates]
         if any(values):
-            traces.append({"type": "bar", "name": name, "x": labels, "y": values})
+            traces.append(
+                {"type": "bar", "name": name, "x": labels, "y": values, "marker": {"color": colour}}
+            )
     traces.append(
         {
             "type": "scatter",
@@ -29,7 +35,7 @@ def memory_breakdown_figure(estimates: list[dict[str, Any]]) -> dict[str, Any]:
             "name": "Capacity per GPU",
             "x": labels,
             "y": [round(e["memory"]["capacity_gb"] / e["gpu_count"], 1) for e in estimates],
-            "marker": {"symbol": "line-ew-open", "size": 26, "color": "#111"},
+            "marker": {"symbol": "line-ew-open", "size": 26, "color": CAPACITY_COLOUR},
         }
     )
     return {
@@ -38,8 +44,9 @@ def memory_breakdown_figure(estimates: list[dict[str, Any]]) -> dict[str, Any]:
             "barmode": "stack",
             "title": {"text": "Memory needed per GPU"},
             "yaxis": {"title": {"text": "GB per GPU"}},
-            "xaxis": {"tickangle": -35},
-            "legend": {"orientation": "h", "y": -0.35},
-            "margin": {"t": 50, "b": 140},
+            "xaxis": {"tickangle": -35, "automargin": True},
+            # beside the plot, right of it: never over the bars nor over the GPU names
+            "legend": {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1},
+            "margin": {"t": 50},
         },
     }

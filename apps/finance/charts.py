@@ -1,20 +1,105 @@
 """Plotly figures for the finance page, as plain dicts built from the ranking."""
 
+from itertools import pairwise
 from typing import Any
 
 from apps.engine.costing_breakeven import CAPACITY_OPTION_LABELS, CapacityOption
+from apps.quotes.models import Quote
 
 from .lines import line_label
 
 # The capacity model's curve keys (apps.finance.capacity) and the label a person reads.
 OPTION_LABELS = {option.value.lower(): label for option, label in CAPACITY_OPTION_LABELS.items()}
+TERM_LABELS = dict(Quote.PricingTerm.choices)
+
+# Series colours, one per series and never shared within a chart: Okabe & Ito's colour-blind
+# safe qualitative palette ("Color Universal Design", https://jfly.uni-koeln.de/color/, black
+# last, yellow after it: the least legible on white), then Paul Tol's "muted" scheme
+# (https://personal.sron.nl/~pault/, "Qualitative colour schemes"), then Tol's grey.
+PALETTE = (
+    "#0072B2",  # blue
+    "#E69F00",  # orange
+    "#009E73",  # bluish green
+    "#D55E00",  # vermillion
+    "#CC79A7",  # reddish purple
+    "#56B4E9",  # sky blue
+    "#000000",  # black
+    "#F0E442",  # yellow
+    "#332288",  # indigo
+    "#999933",  # olive
+    "#882255",  # wine
+    "#DDCC77",  # sand
+    "#117733",  # green
+    "#CC6677",  # rose
+    "#88CCEE",  # cyan
+    "#AA4499",  # purple
+    "#44AA99",  # teal
+    "#BBBBBB",  # grey
+)
+MEETS_COLOUR, FAILS_COLOUR = PALETTE[0], "#b8bec8"  # fails: the table's greyed-out rows
+# A cost line keeps its colour on every page; the lines that are usually the largest (compute,
+# labour, idle capacity, API tokens) take the most distinct colours, so that neighbours differ.
+LINE_COLOURS = dict(
+    zip(
+        (
+            "gpu_compute",
+            "platform_labour",
+            "idle_capacity",
+            "api_input_tokens",
+            "api_output_tokens",
+            "serving_stack",
+            "observability",
+            "storage",
+            "network_egress",
+            "retry_waste",
+            "provider_extras",
+            "checkpointing",
+            "failed_run_waste",
+            "failed_renders",
+            "queue_overhead",
+            "moderation",
+            "operator_review",
+        ),
+        PALETTE,
+        strict=False,
+    )
+)
+# Each capacity option keeps its colour on every page too.
+OPTION_COLOURS = dict(zip(OPTION_LABELS, PALETTE, strict=False))
+BRIEF_COLOUR = "#000000"  # the brief's own utilization: black, which no option takes
+BREAK_EVEN_COLOUR = "#555555"
+# The legend beside the plot area, right of it (never over the data, nor over an axis title).
+LEGEND_BESIDE = {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"}
+FONT = {"size": 13}
+
+
+def gpu_text(slug: str | None) -> str:
+    """A GPU slug as people write the name: "h100-sxm5-80gb" -> "H100 SXM5 80GB"."""
+    return (slug or "").replace("-", " ").upper()
 
 
 def _label(row: dict[str, Any]) -> str:
+    """A candidate in words: provider · GPUs · term (quote number)."""
     if row["candidate_kind"] == "API_ROUTE":
         return f"{row['provider']} · {row['api_model']} (API)"
-    term = (row["pricing_term"] or "").replace("_", " ").lower()
-    return f"{row['provider']} · {row['gpu_count']}x {row['gpu']} · {term} (#{row['quote_id']})"
+    term = row["pricing_term"] or ""
+    term_text = TERM_LABELS.get(term, term.replace("_", " ").capitalize())
+    return (
+        f"{row['provider']} · {row['gpu_count']} \u00d7 {gpu_text(row['gpu'])} · {term_text} "
+        f"(quote #{row['quote_id']})"
+    )
+
+
+def _colours(names: list[str], fixed: dict[str, str]) -> list[str]:
+    """A distinct colour per name: its fixed colour where it has one and no earlier name took
+    it, else the first palette colour still free."""
+    taken: list[str] = []
+    for name in names:
+        colour = fixed.get(name)
+        if colour is None or colour in taken:
+            colour = next((c for c in PALETTE if c not in taken), PALETTE[len(taken) % 18])
+        taken.append(colour)
+    return taken
 
 
 def _f(value: str | None) -> float | None:
@@ -33,16 +118,19 @@ def unit_cost_figure(rows: list[dict[str, Any]], unit: str, currency: str) -> di
                 "y": [_label(r) for r in costed],
                 "x": [_f(r["effective_unit_cost"]) for r in costed],
                 "marker": {
-                    "color": ["#1f5fbf" if r["meets_constraints"] else "#b8bec8" for r in costed]
+                    "color": [
+                        MEETS_COLOUR if r["meets_constraints"] else FAILS_COLOUR for r in costed
+                    ]
                 },
                 "hovertemplate": "%{y}<br>%{x:.4g} " + f"{currency} {unit}<extra></extra>",
             }
         ],
         "layout": {
-            "title": {"text": f"Effective cost {unit} (grey: fails a constraint)"},
+            "title": {"text": f"Effective cost {unit} (grey: fails the brief)"},
             "xaxis": {"title": {"text": f"{currency} {unit}"}, "type": "log"},
             "yaxis": {"autorange": "reversed", "automargin": True},
             "margin": {"l": 20, "t": 50},
+            "font": FONT,
             "height": 120 + 26 * len(costed),
         },
     }
@@ -60,80 +148,147 @@ def pareto_front(points: list[tuple[float, float, str]]) -> list[tuple[float, fl
 def cost_vs_latency_figure(
     rows: list[dict[str, Any]], currency: str, unit: str = ""
 ) -> dict[str, Any]:
-    points = [
-        (float(r["p95_latency_ms"]), float(r["effective_unit_cost"]), _label(r))
-        for r in rows
-        if r["p95_latency_ms"] is not None and r["effective_unit_cost"] is not None
+    """Each candidate's unit cost against its p95 latency; the Pareto front runs only through
+    the candidates that meet the brief (one that fails it is no trade-off on offer)."""
+    plotted = [
+        r for r in rows if r["p95_latency_ms"] is not None and r["effective_unit_cost"] is not None
     ]
-    front = pareto_front(points)
+
+    def points(meets: bool) -> list[tuple[float, float, str]]:
+        return [
+            (float(r["p95_latency_ms"]), float(r["effective_unit_cost"]), _label(r))
+            for r in plotted
+            if bool(r["meets_constraints"]) is meets
+        ]
+
+    meeting, failing = points(True), points(False)
+    front = pareto_front(meeting)
+    hover = "%{text}<br>p95 %{x:,.0f} ms, %{y:.4g} " + f"{currency} {unit}".strip()
+
+    def markers(name: str, pts: list[tuple[float, float, str]], colour: str) -> dict[str, Any]:
+        return {
+            "type": "scatter",
+            "mode": "markers",
+            "name": name,
+            "x": [p[0] for p in pts],
+            "y": [p[1] for p in pts],
+            "text": [p[2] for p in pts],
+            "marker": {"color": colour, "size": 9},
+            "hovertemplate": hover + "<extra></extra>",
+        }
+
+    data: list[dict[str, Any]] = [
+        {
+            "type": "scatter",
+            "mode": "lines+markers",  # a front of one candidate is still seen
+            "name": "Pareto front (meets the brief)",
+            "x": [p[0] for p in front],
+            "y": [p[1] for p in front],
+            "text": [p[2] for p in front],
+            "line": {"shape": "hv", "color": PALETTE[1], "width": 2},
+            "marker": {"color": PALETTE[1], "size": 13},
+            "hoverinfo": "skip",
+        },
+        markers("Meets the brief", meeting, MEETS_COLOUR),
+    ]
+    if failing:
+        data.append(markers("Fails the brief", failing, FAILS_COLOUR))
     return {
-        "data": [
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": "Candidates",
-                "x": [p[0] for p in points],
-                "y": [p[1] for p in points],
-                "text": [p[2] for p in points],
-                "hovertemplate": "%{text}<br>%{x:.0f} ms, %{y:.4g}<extra></extra>",
-            },
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "name": "Pareto front",
-                "x": [p[0] for p in front],
-                "y": [p[1] for p in front],
-                "text": [p[2] for p in front],
-                "line": {"shape": "hv"},
-            },
-        ],
+        "data": data,
         "layout": {
-            "title": {"text": "Unit cost vs p95 end-to-end latency"},
-            "xaxis": {"title": {"text": "p95 latency (ms)"}},
+            "title": {"text": f"Unit cost vs p95 end-to-end latency ({currency} {unit})".strip()},
+            "xaxis": {"title": {"text": "p95 end-to-end latency (ms)"}, "tickformat": ",.0f"},
             "yaxis": {"title": {"text": f"{currency} {unit}".strip()}, "type": "log"},
+            "legend": LEGEND_BESIDE,
+            "height": 440,
+            "font": FONT,
         },
     }
 
 
 def cost_breakdown_figure(rows: list[dict[str, Any]], currency: str) -> dict[str, Any]:
+    """Each candidate's monthly cost stacked by line, a colour per line; candidates on the
+    y axis (long names read horizontally), the legend under the plot."""
     names: list[str] = []
     for row in rows:
         names += [n for n in row["cost_lines"] if n not in names]
     labels = [_label(r) for r in rows]
+    colours = _colours(names, LINE_COLOURS)
     return {
         "data": [
             {
                 "type": "bar",
+                "orientation": "h",
                 "name": line_label(name),
-                "x": labels,
-                "y": [float(r["cost_lines"].get(name, 0)) for r in rows],
+                "y": labels,
+                "x": [float(r["cost_lines"].get(name, 0)) for r in rows],
+                "marker": {"color": colour},
+                "hovertemplate": "%{y}<br>"
+                + line_label(name)
+                + ": %{x:,.2f} "
+                + f"{currency} a month<extra></extra>",
             }
-            for name in names
+            for name, colour in zip(names, colours, strict=True)
         ],
         "layout": {
             "barmode": "stack",
             "title": {"text": f"Monthly cost by line ({currency})"},
-            "xaxis": {"tickangle": -30, "automargin": True},
-            "legend": {"orientation": "h", "y": -0.6},
-            "height": 560,
+            "xaxis": {"title": {"text": f"{currency} a month"}, "tickformat": ",.0f"},
+            "yaxis": {"autorange": "reversed", "automargin": True},
+            "legend": LEGEND_BESIDE,
+            "margin": {"l": 20, "t": 50},
+            # a bar per candidate, and room for the legend's column of lines beside them
+            "height": max(160 + 34 * len(rows), 140 + 21 * len(names)),
+            "font": FONT,
         },
     }
 
 
+def _cost_at(curve: list[dict[str, Any]], key: str, utilization: float) -> float | None:
+    """An option's cost per output at ``utilization``, read off the curve (linear between its
+    points); None off the curve or where the option has no figure."""
+    pts = [
+        (float(p["utilization"]), float(p[key]))
+        for p in curve
+        if p.get(key) is not None and p.get("utilization") is not None
+    ]
+    pts.sort()
+    for (x0, y0), (x1, y1) in pairwise(pts):
+        if x0 <= utilization <= x1:
+            return y0 if x1 == x0 else y0 + (y1 - y0) * (utilization - x0) / (x1 - x0)
+    return None
+
+
 def utilization_figure(capacity_model: dict[str, Any], currency: str) -> dict[str, Any] | None:
     """Each option's cost per accepted output against the utilization of committed GPU-hours,
-    in the candidate table's unit, with the break-evens and the brief's own utilization."""
+    in the candidate table's unit, with the break-evens and the brief's own utilization.
+
+    No text is written on the plot (labels there collide): each break-even is a marker on the
+    curves whose hover says which option is cheaper either side, the brief's utilization a
+    marker on each curve; both are legend entries, and the legend sits under the plot."""
     curve = capacity_model.get("curve") or []
     if not curve:
         return None
     scale = float(capacity_model.get("unit_scale") or 1)
     unit_label = capacity_model.get("unit_label") or "per accepted output"
+    units = f"{currency} {unit_label}"
     xs = [float(p["utilization"]) for p in curve]
     traces: list[dict[str, Any]] = []
-    for key, label in OPTION_LABELS.items():
+    keys = [k for k in OPTION_LABELS if any(p.get(k) is not None for p in curve)]
+    for key, colour in zip(keys, _colours(keys, OPTION_COLOURS), strict=True):
+        label = OPTION_LABELS[key]
         ys = [None if p.get(key) is None else float(p[key]) * scale for p in curve]
-        if any(y is not None for y in ys):
-            traces.append({"type": "scatter", "mode": "lines", "name": label, "x": xs, "y": ys})
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": label,
+                "x": xs,
+                "y": ys,
+                "line": {"color": colour, "width": 2},
+                "hovertemplate": f"{label}: " + "%{y:.4g} " + units + " at %{x:.0%}<extra></extra>",
+            }
+        )
 
     def line(x: float, dash: str, color: str) -> dict[str, Any]:
         return {
@@ -147,40 +302,72 @@ def utilization_figure(capacity_model: dict[str, Any], currency: str) -> dict[st
         }
 
     marks = [b for b in capacity_model.get("break_evens", []) if b["utilization"] is not None]
-    shapes = [line(float(b["utilization"]), "dot", "#555") for b in marks]
-    annotations = [
-        {
-            "x": float(b["utilization"]),
-            "yref": "paper",
-            "y": 1.02 + 0.05 * (i % 3),
-            "text": f"{_option_label(b['cheaper_below'])} | {_option_label(b['cheaper_above'])}",
-            "showarrow": False,
-            "font": {"size": 10},
-        }
-        for i, b in enumerate(marks)
-    ]
+    shapes = [line(float(b["utilization"]), "dot", BREAK_EVEN_COLOUR) for b in marks]
+    even_x, even_y, even_text = [], [], []
+    for b in marks:
+        u = float(b["utilization"])
+        cost = _cost_at(curve, b["cheaper_below"].lower(), u)
+        if cost is None:
+            cost = _cost_at(curve, b["cheaper_above"].lower(), u)
+        if cost is None:
+            continue
+        even_x.append(u)
+        even_y.append(cost * scale)
+        even_text.append(
+            b.get("explanation")
+            or f"{_option_label(b['cheaper_below'])} is cheaper below {u:.0%}, "
+            f"{_option_label(b['cheaper_above'])} above"
+        )
+    if even_x:
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "Break-even (hover: cheaper either side)",
+                "x": even_x,
+                "y": even_y,
+                "text": even_text,
+                "marker": {"symbol": "diamond", "size": 11, "color": BREAK_EVEN_COLOUR},
+                "hovertemplate": "%{text}<extra></extra>",
+            }
+        )
     brief = next((p for p in curve if p.get("at_brief")), None)
     if brief is not None:
-        shapes.append(line(float(brief["utilization"]), "solid", "#1f5fbf"))
-        annotations.append(
+        u = float(brief["utilization"])
+        shapes.append(line(u, "solid", BRIEF_COLOUR))
+        at = [(OPTION_LABELS[k], float(brief[k]) * scale) for k in keys if brief.get(k) is not None]
+        traces.append(
             {
-                "x": float(brief["utilization"]),
-                "yref": "paper",
-                "y": -0.12,
-                "text": "this brief",
-                "showarrow": False,
-                "font": {"size": 10, "color": "#1f5fbf"},
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"This brief ({u:.0%})",
+                "x": [u] * len(at),
+                "y": [c for _, c in at],
+                "text": [name for name, _ in at],
+                "marker": {"symbol": "circle-open", "size": 12, "color": BRIEF_COLOUR},
+                "hovertemplate": "%{text} at this brief's %{x:.0%}: %{y:.4g} "
+                + units
+                + "<extra></extra>",
             }
         )
     return {
         "data": traces,
         "layout": {
-            "title": {"text": f"Cost per accepted output vs utilization ({capacity_model['gpu']})"},
-            "xaxis": {"title": {"text": "utilization of committed GPU-hours"}, "tickformat": ".0%"},
-            "yaxis": {"title": {"text": f"{currency} {unit_label}"}, "type": "log"},
+            "title": {
+                "text": f"Cost {unit_label} vs utilization: rent, reserve, buy or API "
+                f"({gpu_text(capacity_model['gpu'])})"
+            },
+            "xaxis": {
+                "title": {"text": "Utilization of committed GPU-hours"},
+                "tickformat": ".0%",
+                "range": [0, 1.02],
+            },
+            "yaxis": {"title": {"text": units}, "type": "log"},
             "shapes": shapes,
-            "annotations": annotations,
-            "margin": {"t": 90},
+            "legend": LEGEND_BESIDE,
+            "margin": {"t": 60},
+            "height": 480,
+            "font": FONT,
         },
     }
 
@@ -218,12 +405,13 @@ def tornado_figure(sensitivity: dict[str, Any]) -> dict[str, Any] | None:
 
     return {
         "data": [
-            trace("low", "assumption -20 %", "#1f5fbf"),
-            trace("high", "assumption +20 %", "#d9822b"),
+            trace("low", "Assumption 20 % lower", PALETTE[0]),
+            trace("high", "Assumption 20 % higher", PALETTE[1]),
         ],
         "layout": {
             "title": {
-                "text": f"Winner's cost per accepted output ({currency} {unit_label}), ±20 %"
+                "text": f"The winner's cost ({currency} {unit_label}) with each assumption "
+                "20 % lower or higher"
             },
             "barmode": "overlay",
             "xaxis": {"title": {"text": f"{currency} {unit_label}"}},
@@ -239,9 +427,10 @@ def tornado_figure(sensitivity: dict[str, Any]) -> dict[str, Any] | None:
                     "line": {"dash": "dot", "width": 1, "color": "#555"},
                 }
             ],
-            "legend": {"orientation": "h", "y": -0.25},
+            "legend": LEGEND_BESIDE,
             "margin": {"l": 20, "t": 50},
-            "height": 160 + 36 * len(bars),
+            "height": 180 + 36 * len(bars),
+            "font": FONT,
         },
     }
 

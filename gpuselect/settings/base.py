@@ -9,7 +9,6 @@ from datetime import timedelta
 from pathlib import Path
 
 import environ
-import plotly
 from django.utils.csp import CSP
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -28,6 +27,10 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    # runserver (``make run``) leaves /static/ to WhiteNoise, as production does: compressed,
+    # cache headers (https://whitenoise.readthedocs.io/en/stable/django.html, "Using WhiteNoise
+    # in development").
+    "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
     "knox",
@@ -125,11 +128,21 @@ STATIC_URL = "static/"
 # Development and tests serve static files straight from the finders; production collects them
 # into STATIC_ROOT (set in production.py) and serves them compressed through whitenoise.
 WHITENOISE_USE_FINDERS = True
-# plotly.js is served from our own origin, straight out of the pinned plotly package.
-STATICFILES_DIRS = [
-    BASE_DIR / "static",
-    ("plotly", Path(plotly.__file__).parent / "package_data"),
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_FINDERS = [
+    # STATICFILES_DIRS, collected without the committed .gz/.br copies (gpuselect/staticfinders.py)
+    "gpuselect.staticfinders.CollectWithoutCompressedCopies",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
 ]
+# plotly.js's basic bundle (scatter, bar, pie: every trace apps/*/charts.py draws), vendored in
+# static/vendor/plotly/ with its licence, source and integrity (README.md there); 1.2 MB, 0.33
+# MB as brotli, against 4.8 MB for the full plotly.min.js the Python package ships.
+# templates/partials/plotly.html includes it, the one place its versioned name is written.
+# The version is in the bundle's name, so a new version is a new URL: WhiteNoise may tell
+# browsers to keep it a year without asking again ("max-age=315360000, public, immutable"),
+# here as in production, where the manifest's content-hashed names are immutable too
+# (production.py). Its .gz/.br copies beside it are served to browsers that accept them.
+WHITENOISE_IMMUTABLE_FILE_TEST = r"/vendor/plotly/plotly-basic-\d+\.\d+\.\d+\.min\.js$"
 MEDIA_URL = "media/"
 MEDIA_ROOT = env.path("DJANGO_MEDIA_ROOT", default=str(BASE_DIR / "media"))
 

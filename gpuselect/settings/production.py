@@ -30,6 +30,8 @@ CACHES = {
 }
 STATIC_ROOT = env.path("DJANGO_STATIC_ROOT", default=str(BASE_DIR / "staticfiles"))
 WHITENOISE_USE_FINDERS = False
+# Immutable: the manifest's content-hashed names (WhiteNoise's own test), a year-long cache.
+WHITENOISE_IMMUTABLE_FILE_TEST = None
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},

@@ -2,13 +2,21 @@
 // (a Plotly {data, layout} dict) from the json_script block with that ID. No inline code.
 (function () {
   "use strict";
+  // Plotly's own default height, for a figure that sets none.
+  var DEFAULT_HEIGHT_PX = 450;
   function draw() {
     document.querySelectorAll("[data-figure]").forEach(function (el) {
       var source = document.getElementById(el.dataset.figure);
       if (!source || !window.Plotly) { return; }
       var figure = JSON.parse(source.textContent);
       if (!figure) { return; }
-      window.Plotly.newPlot(el, figure.data, figure.layout, { responsive: true, displaylogo: false, displayModeBar: false });
+      var layout = figure.layout || {};
+      // The box is as tall as its figure: responsive charts refit their box on every resize,
+      // and a box left to the stylesheet's min-height would squash the figure (legend cut)
+      // and let it spill over the next chart. Set through the CSSOM, which the CSP allows.
+      layout.height = layout.height || DEFAULT_HEIGHT_PX;
+      el.style.height = layout.height + "px";
+      window.Plotly.newPlot(el, figure.data, layout, { responsive: true, displaylogo: false, displayModeBar: false });
     });
   }
   if (document.readyState === "loading") {

@@ -1,0 +1,259 @@
+"""The finance page's figures (apps.finance.charts): in the table's unit, labels in words, a
+colour per series, the Pareto front only through candidates that meet the brief, and no text
+drawn over the plot where it could collide."""
+
+import re
+
+import pytest
+
+from apps.finance import charts
+from apps.finance.lines import LINE_LABELS
+
+CODE_NAME = re.compile(r"\b[A-Z]+_[A-Z0-9_]+\b|\b[a-z]+_[a-z0-9_]+\b")  # ON_DEMAND, gpu_compute
+
+
+def row(quote_id, cost, latency, meets=True, term="ON_DEMAND", lines=None, **extra):
+    return {
+        "candidate_kind": "GPU",
+        "provider": "Neocloud B",
+        "gpu": "h100-sxm5-80gb",
+        "gpu_count": 2,
+        "pricing_term": term,
+        "quote_id": quote_id,
+        "api_model": None,
+        "effective_unit_cost": None if cost is None else str(cost),
+        "p95_latency_ms": None if latency is None else str(latency),
+        "meets_constraints": meets,
+        "cost_lines": lines or {"gpu_compute": "100", "storage": "10"},
+        **extra,
+    }
+
+
+def api_row(cost, latency, meets=True):
+    return {
+        **row(None, cost, latency, meets, term=""),
+        "candidate_kind": "API_ROUTE",
+        "provider": "Model API D",
+        "api_model": "llama-3.1-8b-instruct",
+    }
+
+
+def visible_text(figure) -> list[str]:
+    """Every string a person reads on the figure: titles, trace names, category labels."""
+    layout = figure["layout"]
+    texts = [layout["title"]["text"]]
+    texts += [layout[a]["title"]["text"] for a in ("xaxis", "yaxis") if "title" in layout[a]]
+    for trace in figure["data"]:
+        texts.append(trace.get("name", ""))
+        for axis in ("x", "y"):
+            values = trace.get(axis) or []
+            texts += [v for v in values if isinstance(v, str)]
+    texts += [a["text"] for a in layout.get("annotations", [])]
+    return texts
+
+
+def trace_colours(figure) -> list[str]:
+    out = []
+    for trace in figure["data"]:
+        colour = (trace.get("marker") or {}).get("color") or (trace.get("line") or {}).get("color")
+        assert isinstance(colour, str), f"{trace['name']} has no explicit colour"
+        out.append(colour)
+    return out
+
+
+def legend_is_beside_the_plot(layout) -> bool:
+    """Right of the plot area, where it covers no data (Plotly's x is a share of the plot)."""
+    legend = layout.get("legend") or {}
+    return legend.get("x", 0) > 1 and legend.get("xanchor") == "left"
+
+
+CAPACITY = {
+    "gpu": "h100-sxm5-80gb",
+    "unit_scale": "1000000",
+    "unit_label": "per 1M accepted tokens",
+    "curve": [
+        {
+            "utilization": "0.1",
+            "at_brief": False,
+            "rent_on_demand": "0.000004",
+            "reserve_1y": "0.000020",
+            "buy": "0.000030",
+            "api": "0.000002",
+        },
+        {
+            "utilization": "0.5",
+            "at_brief": True,
+            "rent_on_demand": "0.000004",
+            "reserve_1y": "0.000004",
+            "buy": "0.000006",
+            "api": "0.000002",
+        },
+        {
+            "utilization": "1.0",
+            "at_brief": False,
+            "rent_on_demand": "0.000004",
+            "reserve_1y": "0.000002",
+            "buy": "0.000001",
+            "api": "0.000002",
+        },
+    ],
+    "break_evens": [
+        {
+            "cheaper_below": "RENT_ON_DEMAND",
+            "cheaper_above": "RESERVE_1Y",
+            "utilization": "0.5",
+            "explanation": "Reserve 1 year is cheaper than Rent on demand above 50.0% utilization",
+        },
+        {
+            "cheaper_below": "API",
+            "cheaper_above": "BUY",
+            "utilization": "0.8",
+            "explanation": "Buy (owned) is cheaper than Model API above 80.0% utilization",
+        },
+        {
+            "cheaper_below": "RESERVE_1Y",
+            "cheaper_above": "BUY",
+            "utilization": None,
+            "explanation": "never",
+        },
+    ],
+}
+
+
+class TestParetoFront:
+    def test_runs_only_through_candidates_that_meet_the_brief(self):
+        rows = [
+            row(1, 4.0, 900),
+            row(2, 1.0, 500, meets=False),  # cheaper and faster, but fails the brief
+            row(3, 2.0, 1200),
+            row(4, 3.0, 2000),  # dominated by quote 3
+        ]
+        figure = charts.cost_vs_latency_figure(rows, "USD", "per 1M accepted tokens")
+        by_name = {t["name"]: t for t in figure["data"]}
+        front = next(t for name, t in by_name.items() if name.startswith("Pareto front"))
+        assert front["x"] == [900.0, 1200.0]
+        assert front["y"] == [4.0, 2.0]
+        assert by_name["Fails the brief"]["x"] == [500.0]
+        assert by_name["Meets the brief"]["x"] == [900.0, 1200.0, 2000.0]
+
+    def test_no_front_when_nothing_meets_the_brief(self):
+        figure = charts.cost_vs_latency_figure([row(1, 1.0, 500, meets=False)], "USD")
+        front = next(t for t in figure["data"] if t["name"].startswith("Pareto front"))
+        assert front["x"] == []
+
+    def test_in_the_table_s_unit_with_distinct_colours_and_the_legend_beside_the_plot(self):
+        rows = [row(1, 4.0, 900), row(2, 1.0, 500, meets=False)]
+        figure = charts.cost_vs_latency_figure(rows, "EUR", "per 1M accepted tokens")
+        assert figure["layout"]["yaxis"]["title"]["text"] == "EUR per 1M accepted tokens"
+        colours = trace_colours(figure)
+        assert len(set(colours)) == len(colours)
+        assert legend_is_beside_the_plot(figure["layout"])
+
+
+class TestLabelsInWords:
+    @pytest.mark.parametrize(
+        ("term", "words"),
+        [("ON_DEMAND", "On demand"), ("RESERVED_1Y", "Reserved 1 year"), ("OWNED", "Owned")],
+    )
+    def test_a_candidate_reads_provider_gpus_and_term(self, term, words):
+        (label,) = charts.unit_cost_figure([row(7, 2.5, 900, term=term)], "x", "USD")["data"][0][
+            "y"
+        ]
+        assert label.startswith(f"Neocloud B · 2 \u00d7 H100 SXM5 80GB · {words}")
+        assert label.endswith("(quote #7)")
+
+    def test_no_code_names_on_any_finance_chart(self):
+        lines = {name: "5" for name in LINE_LABELS}
+        rows = [row(1, 2.0, 900, lines=lines), row(2, 3.0, 800, term="SPOT"), api_row(1.0, 700)]
+        figures = [
+            charts.unit_cost_figure(rows, "per 1M accepted tokens", "USD"),
+            charts.cost_vs_latency_figure(rows, "USD", "per 1M accepted tokens"),
+            charts.cost_breakdown_figure(rows, "USD"),
+            charts.utilization_figure(CAPACITY, "USD"),
+        ]
+        for figure in figures:
+            for text in visible_text(figure):
+                assert not CODE_NAME.search(text), text
+
+
+class TestBreakdown:
+    def test_every_cost_line_has_its_own_colour_and_keeps_it(self):
+        every_line = {name: "5" for name in LINE_LABELS}
+        figure = charts.cost_breakdown_figure([row(1, 2.0, 900, lines=every_line)], "USD")
+        colours = trace_colours(figure)
+        assert len(colours) == len(LINE_LABELS)
+        assert set(charts.LINE_COLOURS) == set(LINE_LABELS)  # no line left to a fallback
+        assert len(set(colours)) == len(colours)
+        # The same line, the same colour, whatever else the page shows.
+        alone = charts.cost_breakdown_figure([row(1, 2.0, 900, lines={"storage": "1"})], "USD")
+        assert trace_colours(alone) == [colours[list(LINE_LABELS).index("storage")]]
+
+    def test_the_legend_is_beside_the_bars(self):
+        figure = charts.cost_breakdown_figure([row(1, 2.0, 900)], "USD")
+        assert legend_is_beside_the_plot(figure["layout"])
+
+
+class TestUtilization:
+    def test_curves_in_the_table_s_unit_with_a_colour_per_option(self):
+        figure = charts.utilization_figure(CAPACITY, "USD")
+        curves = [t for t in figure["data"] if t["mode"] == "lines"]
+        assert [t["name"] for t in curves] == [
+            "Rent on demand",
+            "Reserve 1 year",
+            "Buy (owned)",
+            "Model API",
+        ]
+        assert curves[0]["y"] == pytest.approx([4.0, 4.0, 4.0])  # 0.000004 x 1M
+        colours = trace_colours(figure)
+        assert len(set(colours)) == len(colours)
+        assert figure["layout"]["yaxis"]["title"]["text"] == "USD per 1M accepted tokens"
+
+    def test_break_evens_are_hover_markers_not_text_on_the_plot(self):
+        figure = charts.utilization_figure(CAPACITY, "USD")
+        assert not figure["layout"].get("annotations")  # nothing written where it can collide
+        (marks,) = [t for t in figure["data"] if t["name"].startswith("Break-even")]
+        assert marks["x"] == [0.5, 0.8]  # the one without a utilization is not drawn
+        assert marks["y"][0] == pytest.approx(4.0)  # on the curves where they cross
+        assert marks["y"][1] == pytest.approx(2.0)
+        assert marks["text"][0].startswith("Reserve 1 year is cheaper than Rent on demand")
+        dotted = [s for s in figure["layout"]["shapes"] if s["line"]["dash"] == "dot"]
+        assert [s["x0"] for s in dotted] == [0.5, 0.8]
+
+    def test_the_brief_s_utilization_is_marked_on_each_curve(self):
+        figure = charts.utilization_figure(CAPACITY, "USD")
+        (brief,) = [t for t in figure["data"] if t["name"].startswith("This brief")]
+        assert brief["name"] == "This brief (50%)"
+        assert brief["x"] == [0.5] * 4
+        assert brief["y"] == pytest.approx([4.0, 4.0, 6.0, 2.0])
+        assert legend_is_beside_the_plot(figure["layout"])
+
+    def test_no_curve_no_chart(self):
+        assert charts.utilization_figure({"gpu": "x", "curve": []}, "USD") is None
+
+
+class TestTornado:
+    def test_two_colours_words_and_the_legend_beside_the_plot(self):
+        sensitivity = {
+            "currency": "USD",
+            "unit_label": "per 1M accepted tokens",
+            "winner": "a",
+            "leading": [{"key": "a", "effective_unit_cost": "2.0"}],
+            "tornado": [
+                {
+                    "label": "Price",
+                    "low_unit_cost": "1.6",
+                    "high_unit_cost": "2.4",
+                    "low_value": "0.8",
+                    "high_value": "1.2",
+                },
+            ],
+        }
+        figure = charts.tornado_figure(sensitivity)
+        assert [t["name"] for t in figure["data"]] == [
+            "Assumption 20 % lower",
+            "Assumption 20 % higher",
+        ]
+        colours = trace_colours(figure)
+        assert len(set(colours)) == 2
+        assert legend_is_beside_the_plot(figure["layout"])
+        assert figure["data"][0]["x"] == pytest.approx([-0.4])  # around today's 2.0
