@@ -279,20 +279,40 @@ class TestBriefApiBounds:
         return api.post("/api/v1/briefs/", json.dumps(body), content_type="application/json")
 
     @pytest.mark.parametrize(
-        ("changes", "field"),
+        ("changes", "path", "words"),
         [
-            ({"input_tokens": {"p50": 900_000, "p95": 900_000}}, "input_tokens_p95"),
-            ({"concurrency": 10**11}, "concurrency"),
-            ({"context_window": 0}, "context_window"),
-            ({"context_window": 1_000_000}, "context_window"),
+            ({"input_tokens": {"p50": 900_000, "p95": 900_000}}, ("input_tokens", "p95"),
+             "context window (131,072 tokens)"),
+            ({"input_tokens": {"p50": 100_000, "p95": 130_000},
+              "output_tokens": {"p50": 4000, "p95": 4000}}, ("input_tokens", "p95"),
+             "shorten one"),
+            ({"concurrency": 10**11}, ("concurrency",), "less than or equal to 1000000"),
+            ({"context_window": 0}, ("context_window",), "greater than or equal to 1"),
+            ({"context_window": 1_000_000}, ("context_window",), "at most 131,072 tokens"),
         ],
-    )
-    def test_absurd_inputs_are_a_field_level_400_and_nothing_is_saved(self, api, changes, field):
+    )  # fmt: skip
+    def test_absurd_inputs_are_a_field_level_400_and_nothing_is_saved(
+        self, api, changes, path, words
+    ):
         response = self.post(api, **changes)
         assert response.status_code == 400, response.content
         errors = response.json()["errors"]
-        assert any(field.split("_p")[0] in key for key in errors), errors
+        for part in path:
+            errors = errors[part]
+        assert any(words in e for e in errors), errors
         assert WorkloadBrief.objects.count() == 0
+
+    def test_a_patch_beyond_the_context_window_is_refused_too(self, api):
+        created = self.post(api).json()
+        response = api.patch(
+            f"/api/v1/briefs/{created['id']}/",
+            json.dumps({"input_tokens": {"p50": 900_000, "p95": 900_000}}),
+            content_type="application/json",
+        )
+        assert response.status_code == 400, response.content
+        assert "context window" in response.json()["detail"]
+        brief = WorkloadBrief.objects.get()
+        assert (brief.input_tokens_p50, brief.inputs_version) == (1000, 1)
 
     def test_a_sane_brief_still_saves(self, api):
         response = self.post(api)
