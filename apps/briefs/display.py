@@ -8,6 +8,7 @@ table has one, else throughput per GPU.
 """
 
 import math
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -92,15 +93,12 @@ def best_costs(brief: WorkloadBrief) -> tuple[dict[str, Decimal], str, Any] | No
     """(the lowest unit cost of each GPU among the candidate rows that meet the brief,
     the table's currency, its unit), or None when the brief has no costed table. Rows of
     quotes confidential to another team are not read."""
-    from apps.finance.models import CandidateRow, CandidateTable  # finance reads briefs
-
-    table = CandidateTable.objects.filter(brief=brief).values("pk", "currency", "success_unit")
-    found = table.first()
-    if found is None or not found["success_unit"]:
+    # Read through the brief's own relation: finance sits above briefs (pyproject's layers).
+    table = getattr(brief, "candidate_table", None)
+    if table is None or not table.success_unit:
         return None
     rows = (
-        CandidateRow.objects.filter(
-            table_id=found["pk"],
+        table.rows.filter(
             candidate_kind="GPU",
             meets_constraints=True,
             effective_unit_cost__isnull=False,
@@ -109,11 +107,11 @@ def best_costs(brief: WorkloadBrief) -> tuple[dict[str, Decimal], str, Any] | No
         .values("gpu__slug")
         .annotate(best=Min("effective_unit_cost"))
     )
-    unit = table_unit(found["success_unit"])
+    unit = table_unit(table.success_unit)
     costs = {r["gpu__slug"]: unit.scaled(r["best"]) for r in rows if r["gpu__slug"]}
     if not costs:
         return None
-    return costs, found["currency"], unit
+    return costs, table.currency, unit
 
 
 def _per_gpu(value: Any, count: int) -> float | None:
@@ -132,9 +130,16 @@ def _throughput_per_gpu(e: dict[str, Any], kind: str) -> float | None:
     return _per_gpu(perf.get("records_per_s"), count)
 
 
-def fit_rows(brief: WorkloadBrief, estimates: list[dict[str, Any]]) -> dict[str, Any]:
-    """The fit table: its columns and its rows (every cell already in words), sorted."""
-    from apps.finance.configuration import gpus_total, meets_target  # finance reads briefs
+def fit_rows(
+    brief: WorkloadBrief,
+    estimates: list[dict[str, Any]],
+    *,
+    meets_target: Callable[[dict[str, Any]], bool],
+    gpus_total: Callable[[dict[str, Any]], int],
+) -> dict[str, Any]:
+    """The fit table: its columns and its rows (every cell already in words), sorted.
+    ``meets_target`` and ``gpus_total`` are finance's rules for a configuration
+    (apps.finance.configuration), passed in by the page: finance sits above briefs."""
 
     kind = kind_of(brief.workload_type)
     names = {spec.slug: spec.name for spec in gpu_specs()}
@@ -202,4 +207,5 @@ def fit_rows(brief: WorkloadBrief, estimates: list[dict[str, Any]]) -> dict[str,
         "cost_header": cost_header,
         "media_header": "Clips per hour" if video else "Images per hour",
         "order": [r["slug"] for r in rows],
+        "names": names,
     }

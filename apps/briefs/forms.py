@@ -244,6 +244,17 @@ class BriefForm(forms.ModelForm):  # type: ignore[type-arg]
         team.empty_label = None  # type: ignore[attr-defined]
         presets = [("", "— none —")] + [(slug, slug) for slug in sorted(PRESETS)]
         self.fields["model_preset"].choices = presets  # type: ignore[attr-defined]
+        self.fields["description"].widget.attrs["rows"] = 2
+        blank_labels = {
+            "weight_precision": "As the checkpoint ships",
+            "kv_cache_precision": "Choose a precision",
+        }
+        for name, text in blank_labels.items():
+            field = self.fields[name]
+            field.choices = [  # type: ignore[attr-defined]
+                ("", text) if value == "" else (value, label)
+                for value, label in field.choices  # type: ignore[attr-defined]
+            ]
         for name, field in self.fields.items():  # the fields declared here, not from Meta
             field.label = LABELS.get(name, field.label)
             field.help_text = HELP.get(name, field.help_text)

@@ -1,4 +1,6 @@
+from collections.abc import Callable
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -66,7 +68,7 @@ def _int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _between(lo: int, hi: int) -> list[object]:
+def _between(lo: int, hi: int) -> list[Callable[[Any], None]]:
     return [MinValueValidator(lo), MaxValueValidator(hi)]
 
 

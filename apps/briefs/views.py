@@ -9,7 +9,7 @@ from apps.benchmarks.selectors import benchmark_runs_for_brief, comparison_rows
 from apps.core.roles import BRIEF_EDITORS, has_role
 from apps.core.users import signed_in
 from apps.engine import EngineInputError
-from apps.finance.configuration import fit_table_estimates
+from apps.finance.configuration import fit_table_estimates, gpus_total, meets_target
 
 from .charts import memory_breakdown_figure
 from .choices import Tooling
@@ -81,7 +81,7 @@ def brief_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
     except EngineInputError as exc:
         engine_error = f"{exc.field}: {exc.message}"
     notes = sorted({note for e in estimates for note in e["notes"]})  # type: ignore[attr-defined]
-    table = fit_rows(brief, estimates)
+    table = fit_rows(brief, estimates, meets_target=meets_target, gpus_total=gpus_total)
     by_gpu = {e["gpu"]: e for e in estimates}
     estimates = [by_gpu[slug] for slug in table["order"]]  # the chart in the table's order
     run_figures = run_charts.run_figures(comparison_rows(benchmark_runs_for_brief(brief)))
@@ -99,7 +99,9 @@ def brief_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
             "tooling": ", ".join(dict(Tooling.choices).get(t, t) for t in brief.tooling or []),
             "engine_error": engine_error,
             "assumptions": notes,
-            "memory_chart": memory_breakdown_figure(estimates) if estimates else None,
+            "memory_chart": memory_breakdown_figure(estimates, table["names"])
+            if estimates
+            else None,
             "run_figures": run_figures,
         },
     )
