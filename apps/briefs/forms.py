@@ -177,6 +177,19 @@ APPLIES: dict[str, frozenset[str]] = {
 }  # fmt: skip
 
 
+# What WorkloadBrief.missing_fields names besides single fields, in words.
+MISSING_WORDS = {
+    "model": "the model (a preset, a config.json or its numbers)",
+    "concurrency or requests_per_second": "concurrent requests or requests per second",
+    "latency target": "a latency target (time to first token, inter-token or end-to-end)",
+}
+
+
+def missing_in_words(names: list[str]) -> list[str]:
+    """What a brief still needs, as the form labels it."""
+    return [MISSING_WORDS.get(name) or LABELS.get(name, name) for name in names]
+
+
 def applies(name: str, workload_type: str) -> bool:
     """Whether the field belongs to a brief of ``workload_type`` (every field, with none)."""
     wanted = APPLIES.get(name)

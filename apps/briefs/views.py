@@ -15,7 +15,7 @@ from .charts import memory_breakdown_figure
 from .choices import Tooling
 from .contract import model_body
 from .display import fit_rows
-from .forms import BriefForm, weights_for
+from .forms import BriefForm, missing_in_words, weights_for
 from .selectors import (
     brief_get_for_user,
     brief_list_for_user,
@@ -91,7 +91,7 @@ def brief_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
         {
             "brief": brief,
             "weights": weights_for(brief.weight_precision, model_body(brief)),
-            "missing": brief.missing_fields(),
+            "missing": missing_in_words(brief.missing_fields()),
             "can_edit": has_role(request.user, BRIEF_EDITORS),
             "estimates": estimates,
             "fit": table,

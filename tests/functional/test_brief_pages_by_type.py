@@ -91,6 +91,10 @@ class TestBriefPageByWorkloadType:
         assert len(times) == 21
         assert any(re.fullmatch(r"[\d,.]+ h( \([\d,.]+ days\))?", t) for t in times), times
         assert 'id="best-fit"' in html and "time to train" in html
+        # The engine sizes a QLoRA base in NF4 whatever the checkpoint ships as.
+        assert "Weights: NF4" in html
+        # Serving facts a training brief has no use for are not shown.
+        assert "<dt>Tokens per request</dt>" not in html and "<dt>Latency target</dt>" not in html
 
     def test_a_serving_brief_shows_latency_throughput_concurrency_and_context(
         self, catalog, page, team
