@@ -130,6 +130,14 @@ def _throughput_per_gpu(e: dict[str, Any], kind: str) -> float | None:
     return _per_gpu(perf.get("records_per_s"), count)
 
 
+def _max_concurrency(e: dict[str, Any]) -> int | None:
+    """Concurrent requests one replica carries: within the latency target where the brief has
+    one (None where no concurrency meets it), else as many as its KV cache holds."""
+    if e.get("meets_latency_target") is None:
+        return e.get("max_concurrency")
+    return (e.get("capacity") or {}).get("max_concurrency_at_target")
+
+
 def fit_rows(
     brief: WorkloadBrief,
     estimates: list[dict[str, Any]],
@@ -177,10 +185,7 @@ def fit_rows(
             "itl": number(perf.get("itl_ms")),
             "tokens_per_s": number(perf.get("output_tokens_per_s")),
             "tokens_per_s_per_gpu": number(perf.get("output_tokens_per_s_per_gpu")),
-            "max_concurrency": number(
-                (e.get("capacity") or {}).get("max_concurrency_at_target")
-                or e.get("max_concurrency")
-            ),
+            "max_concurrency": number(_max_concurrency(e)),
             "context": number(e.get("max_context_tokens")),
             "media_per_hour": number(perf.get("clips_per_hour" if video else "images_per_hour")),
             "records_per_s": number(perf.get("records_per_s")),

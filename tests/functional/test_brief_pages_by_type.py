@@ -62,7 +62,7 @@ def page(client, platform_user, team):
 def headers(html: str) -> list[str]:
     table = html[html.index('id="fit-table"') :]
     head = table[: table.index("</thead>")]
-    return [re.sub(r"<[^>]+>", "", h).strip() for h in re.findall(r"<th>(.*?)</th>", head)]
+    return [re.sub(r"<[^>]+>", "", h).strip() for h in re.findall(r"<th[^>]*>(.*?)</th>", head)]
 
 
 def rows(html: str) -> list[tuple[str, str]]:
