@@ -18,9 +18,23 @@ MEMORY_PARTS = (
 CAPACITY_COLOUR = "#111111"
 
 
-def memory_breakdown_figure(estimates: list[dict[str, Any]]) -> dict[str, Any]:
-    """Stacked bar per GPU (at the count shown) of memory needed per GPU, with its capacity."""
-    labels = [f"{e['gpu']} x{e['gpu_count']}" for e in estimates]
+def short_name(name: str) -> str:
+    """A GPU's catalog name short enough for an axis: "NVIDIA H100 SXM5" -> "H100 SXM5",
+    "NVIDIA GB200 (per Blackwell GPU in NVL72)" -> "GB200"."""
+    for vendor in ("NVIDIA ", "AMD Instinct ", "AMD "):
+        name = name.removeprefix(vendor)
+    return name.split(" (")[0]
+
+
+def memory_breakdown_figure(
+    estimates: list[dict[str, Any]], names: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Stacked bar per GPU (at the count shown) of memory needed per GPU, with its capacity;
+    ``names``: the GPUs' catalog names by slug (else the slugs)."""
+    names = names or {}
+    labels = [
+        f"{short_name(names.get(e['gpu'], e['gpu']))} \u00d7{e['gpu_count']}" for e in estimates
+    ]
     traces: list[dict[str, Any]] = []
     for key, name, colour in MEMORY_PARTS:
         values = [round(e["memory"].get(key, 0) / e["gpu_count"], 2) for e in estimates]

@@ -28,7 +28,20 @@ TRAINING_TYPES = engine.TRAINING_TYPES
 TOKEN_SERVING_TYPES = engine.LLM_SERVING_TYPES
 MEDIA_TYPES = engine.MEDIA_TYPES
 
-Precision = text_choices(engine.Precision)  # labels as stored since 0001 ("Fp8")
+# Number formats are written as their standard names (NVIDIA and OCP spell them "FP8",
+# "BF16": https://docs.nvidia.com/deeplearning/transformer-engine/user-guide/examples/fp8_primer.html).
+Precision = text_choices(
+    engine.Precision,
+    {
+        "FP32": "FP32",
+        "BF16": "BF16",
+        "FP16": "FP16",
+        "FP8": "FP8",
+        "INT8": "INT8",
+        "INT4": "INT4",
+        "FP4": "FP4",
+    },
+)
 
 # The words of each success unit live with the engine's table units (apps.engine.units).
 SuccessUnit = text_choices(

@@ -5,9 +5,12 @@ from django import forms
 
 from apps.core import json_guard
 from apps.engine import PRESETS, EngineInputError, model_from_hf_config
+from apps.engine import types as engine
+from apps.engine.request import parse_model
 
-from .choices import Tooling
-from .models import WorkloadBrief
+from .choices import MEDIA_TYPES, TOKEN_SERVING_TYPES, TRAINING_TYPES, Tooling
+from .display import weights_in_words
+from .models import CONCURRENCY_MAX, TOKENS_MAX, WorkloadBrief
 
 FIELDSETS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Workload", ("name", "team", "description", "workload_type")),
@@ -44,6 +47,166 @@ FIELDSETS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
 )  # fmt: skip
+
+
+# The words a person reads for each field, with its unit.
+LABELS = {
+    "name": "Brief name",
+    "description": "Description",
+    "workload_type": "Workload type",
+    "model_preset": "Model preset",
+    "model_hf_config": "Hugging Face config.json",
+    "params_billion": "Parameters (billions)",
+    "layers": "Layers",
+    "hidden_size": "Hidden size",
+    "attention_heads": "Attention heads",
+    "kv_heads": "KV heads",
+    "head_dim": "Head dimension",
+    "vocab_size": "Vocabulary size (tokens)",
+    "intermediate_size": "MLP intermediate size",
+    "experts": "Experts (mixture of experts)",
+    "active_experts": "Active experts per token",
+    "weight_precision": "Weight precision",
+    "kv_cache_precision": "KV cache precision",
+    "context_window": "Context window (tokens)",
+    "input_tokens_p50": "Prompt tokens, median (p50)",
+    "input_tokens_p95": "Prompt tokens, p95",
+    "output_tokens_p50": "Output tokens, median (p50)",
+    "output_tokens_p95": "Output tokens, p95",
+    "concurrency": "Concurrent requests",
+    "requests_per_second": "Requests per second",
+    "records_per_job": "Records per job",
+    "image_width": "Image width (px)",
+    "image_height": "Image height (px)",
+    "clip_seconds": "Clip length (s)",
+    "success_unit": "What counts as one output",
+    "acceptance_rate": "Acceptance rate (0 to 1)",
+    "latency_percentile": "Latency percentile",
+    "ttft_target_ms": "Time to first token target (ms)",
+    "itl_target_ms": "Inter-token latency target (ms)",
+    "e2e_target_ms": "End-to-end latency target (ms)",
+    "speculative_method": "Speculative decoding",
+    "speculative_tokens": "Tokens proposed per step",
+    "speculative_acceptance_rate": "Draft token acceptance rate (0 to 1)",
+    "duty_cycle": "Duty cycle",
+    "hours_per_month": "Hours a month (h)",
+    "operating_boundary": "Operating boundary",
+    "tooling": "Tooling",
+    "training_tokens": "Training tokens per run",
+    "sequence_length": "Sequence length (tokens)",
+    "global_batch_tokens": "Global batch (tokens)",
+    "optimizer": "Optimizer",
+    "sharding": "Sharding",
+    "activation_checkpointing": "Activation checkpointing",
+    "lora_rank": "LoRA rank",
+    "checkpoint_interval_minutes": "Checkpoint interval (minutes)",
+    "target_eval_score": "Target evaluation score",
+}
+HELP = {
+    "model_preset": "A model the engine knows; or paste a config.json, or give the numbers.",
+    "model_hf_config": "Paste the model's config.json; a quantization_config in it sets the "
+    "weight precision when that is left blank.",
+    "params_billion": "Total parameters, in billions (explicit numbers: also give layers, "
+    "hidden size and attention heads).",
+    "kv_heads": "Key/value heads (grouped-query attention); blank: one per attention head.",
+    "context_window": "The longest prompt plus output one request may use, at most the "
+    "model's own context window.",
+    "input_tokens_p50": "Tokens in a typical prompt. Prompt plus output must fit the "
+    "context window.",
+    "input_tokens_p95": "Tokens in a long prompt (95 in 100 are no longer); at least the p50.",
+    "output_tokens_p95": "Tokens in a long answer; at least the p50.",
+    "concurrency": f"Requests in flight at the busiest time, 1 to {CONCURRENCY_MAX:,}.",
+    "requests_per_second": "Arrival rate at the busiest time, if you know it instead.",
+    "records_per_job": "Prompts, documents or items one batch job processes.",
+    "acceptance_rate": "Share of outputs that pass quality checks: 0.9 means 9 in 10.",
+    "latency_percentile": "The share of requests the targets hold for.",
+    "ttft_target_ms": "How long until the first token of an answer appears, in milliseconds.",
+    "itl_target_ms": "Time between tokens while an answer streams, in milliseconds.",
+    "e2e_target_ms": "Time until the whole answer is done, in milliseconds.",
+    "hours_per_month": "Hours a month the workload runs; 730 is always on.",
+    "training_tokens": "Tokens the run trains on: dataset tokens times epochs.",
+    "sequence_length": f"Tokens in one training sequence, at most {TOKENS_MAX:,}.",
+    "global_batch_tokens": "Tokens in one optimizer step, across every GPU.",
+    "activation_checkpointing": "Recompute activations in the backward pass: less memory, "
+    "more compute.",
+    "lora_rank": "The adapters' rank (8 to 64 is usual).",
+    "checkpoint_interval_minutes": "How often the run saves a checkpoint.",
+}
+SERVING = frozenset(TOKEN_SERVING_TYPES)
+TOKENS_IN = SERVING | {engine.WorkloadType.EMBEDDINGS}
+MEDIA = frozenset(MEDIA_TYPES)
+TRAINING = frozenset(TRAINING_TYPES)
+# The workload types each field applies to (a field not named here applies to every type).
+APPLIES: dict[str, frozenset[str]] = {
+    "kv_cache_precision": SERVING,
+    "context_window": TOKENS_IN,
+    "input_tokens_p50": TOKENS_IN,
+    "input_tokens_p95": TOKENS_IN,
+    "output_tokens_p50": SERVING,
+    "output_tokens_p95": SERVING,
+    "concurrency": TOKENS_IN | MEDIA,
+    "requests_per_second": TOKENS_IN | MEDIA,
+    "records_per_job": frozenset(
+        {
+            engine.WorkloadType.BATCH_INFERENCE,
+            engine.WorkloadType.EMBEDDINGS,
+            engine.WorkloadType.EVALUATION,
+        }
+    ),
+    "image_width": MEDIA,
+    "image_height": MEDIA,
+    "clip_seconds": frozenset({engine.WorkloadType.VIDEO_GENERATION}),
+    "latency_percentile": SERVING | MEDIA,
+    "ttft_target_ms": SERVING,
+    "itl_target_ms": SERVING,
+    "e2e_target_ms": SERVING | MEDIA,
+    "speculative_method": SERVING,
+    "speculative_tokens": SERVING,
+    "speculative_acceptance_rate": SERVING,
+    **{
+        name: TRAINING
+        for name in (
+            "training_tokens", "sequence_length", "global_batch_tokens", "optimizer",
+            "sharding", "activation_checkpointing", "checkpoint_interval_minutes",
+            "target_eval_score",
+        )
+    },
+    "lora_rank": frozenset(
+        {engine.WorkloadType.LORA_FINETUNE, engine.WorkloadType.QLORA_FINETUNE}
+    ),
+}  # fmt: skip
+
+
+# What WorkloadBrief.missing_fields names besides single fields, in words.
+MISSING_WORDS = {
+    "model": "the model (a preset, a config.json or its numbers)",
+    "concurrency or requests_per_second": "concurrent requests or requests per second",
+    "latency target": "a latency target (time to first token, inter-token or end-to-end)",
+}
+
+
+def missing_in_words(names: list[str]) -> list[str]:
+    """What a brief still needs, as the form labels it."""
+    return [MISSING_WORDS.get(name) or LABELS.get(name, name) for name in names]
+
+
+def applies(name: str, workload_type: str) -> bool:
+    """Whether the field belongs to a brief of ``workload_type`` (every field, with none)."""
+    wanted = APPLIES.get(name)
+    return wanted is None or not workload_type or workload_type in wanted
+
+
+def weights_for(weight_precision: str, body: dict[str, Any] | None) -> dict[str, str] | None:
+    """{"precision", "source"}: what the weights are sized at and why, in words; None when
+    there is no model the engine can read yet."""
+    if body is None:
+        return None
+    try:
+        model = parse_model(body)
+    except EngineInputError:
+        return None
+    precision, source = weights_in_words(weight_precision, model)
+    return {"precision": precision, "source": source}
 
 
 class HfConfigField(forms.CharField):
@@ -84,6 +247,8 @@ class BriefForm(forms.ModelForm):  # type: ignore[type-arg]
     class Meta:
         model = WorkloadBrief
         fields = [name for _, names in FIELDSETS for name in names]
+        labels = LABELS
+        help_texts = HELP
 
     def __init__(self, *args: Any, teams: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -92,6 +257,20 @@ class BriefForm(forms.ModelForm):  # type: ignore[type-arg]
         team.empty_label = None  # type: ignore[attr-defined]
         presets = [("", "— none —")] + [(slug, slug) for slug in sorted(PRESETS)]
         self.fields["model_preset"].choices = presets  # type: ignore[attr-defined]
+        self.fields["description"].widget.attrs["rows"] = 2
+        blank_labels = {
+            "weight_precision": "As the checkpoint ships",
+            "kv_cache_precision": "Choose a precision",
+        }
+        for name, text in blank_labels.items():
+            field = self.fields[name]
+            field.choices = [  # type: ignore[attr-defined]
+                ("", text) if value == "" else (value, label)
+                for value, label in field.choices  # type: ignore[attr-defined]
+            ]
+        for name, field in self.fields.items():  # the fields declared here, not from Meta
+            field.label = LABELS.get(name, field.label)
+            field.help_text = HELP.get(name, field.help_text)
 
     def clean_model_hf_config(self) -> dict[str, Any] | None:
         config = self.cleaned_data.get("model_hf_config")
@@ -114,7 +293,35 @@ class BriefForm(forms.ModelForm):  # type: ignore[type-arg]
                 "model_preset",
                 "Give the model one way: a preset, a config.json, or explicit numbers.",
             )
+        workload = data.get("workload_type") or ""
+        # A field the chosen workload type has no use for is emptied (the page hides it): a
+        # value left from another type would otherwise be saved, and be wrong, unseen.
+        for name in list(data):
+            if name in self.fields and not applies(name, workload):
+                data[name] = (
+                    False
+                    if name == "activation_checkpointing"
+                    else ("" if isinstance(data[name], str) else None)
+                )
         return data
 
-    def fieldsets(self) -> list[tuple[str, list[forms.BoundField]]]:
-        return [(title, [self[name] for name in names]) for title, names in FIELDSETS]
+    def weights(self) -> dict[str, str] | None:
+        """What a pasted config's weights are sized at (quantization_config, torch_dtype):
+        shown beside the config after a paste, and when a brief with one is edited."""
+        if self.is_bound:
+            data = getattr(self, "cleaned_data", {})
+            config, precision = data.get("model_hf_config"), data.get("weight_precision") or ""
+        else:
+            config = self.initial.get("model_hf_config")
+            precision = self.initial.get("weight_precision") or ""
+        if not isinstance(config, dict):
+            return None
+        return weights_for(precision, {"hf_config": config})
+
+    def fieldsets(self) -> list[tuple[str, list[tuple[forms.BoundField, str]]]]:
+        """Each group's fields, each with the workload types it applies to ("" for all): the
+        page's script shows only the chosen type's; without the script every group shows."""
+        return [
+            (title, [(self[name], " ".join(sorted(APPLIES.get(name, ())))) for name in names])
+            for title, names in FIELDSETS
+        ]

@@ -1,4 +1,6 @@
+from collections.abc import Callable
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -7,9 +9,10 @@ from django.db import models
 from django.db.models import F, Q
 
 from apps.core.models import BaseModel, Team
-from apps.engine import EngineInputError, ModelKind
+from apps.engine import EngineInputError, ModelKind, ModelSpec
 from apps.engine import WorkloadType as EngineWorkloadType
 from apps.engine import types as engine
+from apps.engine.constants import MAX_TOKENS_PER_REQUEST
 from apps.engine.costing import SuccessUnit as EngineSuccessUnit
 from apps.engine.request import parse_model
 from apps.engine.speculative import SPECULATIVE_MAX_TOKENS
@@ -34,6 +37,40 @@ from .contract import model_body
 # Hours in an average month (8,760 h / 12): the ceiling for hours_per_month.
 HOURS_PER_MONTH_MAX = 744  # 31 days x 24 h, the longest month
 
+# Bounds that refuse absurd inputs (the form and the API both save through full_clean, so these
+# hold for both; the API's serializer repeats the same numbers, apps/briefs/api/serializers.py).
+# Tokens in one request: the longest context window published is 10M tokens (Llama 4 Scout,
+# https://ai.meta.com/blog/llama-4-multimodal-intelligence/), the engine's own ceiling
+# (apps.engine.constants.MAX_TOKENS_PER_REQUEST); a request is further held to its model's
+# context window in clean().
+TOKENS_MAX = MAX_TOKENS_PER_REQUEST
+# Concurrent requests: a million in flight is far beyond any one deployment (vLLM's scheduler
+# holds at most --max-num-seqs, default 256 per replica,
+# https://docs.vllm.ai/en/latest/configuration/engine_args.html); a larger figure is a typo.
+CONCURRENCY_MAX = 1_000_000
+# Training tokens in one run: 10^16 is hundreds of times the largest published pre-training
+# run (Llama 3: 15.6T tokens, https://arxiv.org/abs/2407.21783).
+TRAINING_TOKENS_MAX = 10**16
+# Tokens in one global batch, records in one job: a trillion of either is a typo.
+BATCH_TOKENS_MAX = 10**12
+RECORDS_MAX = 10**12
+# A latency target above ten million ms (about 2.8 hours) is not a latency target.
+LATENCY_TARGET_MAX_MS = 10**7
+# Image sides, pixels: what the engine reads (apps/briefs/contract.py _media).
+IMAGE_SIDE_MIN, IMAGE_SIDE_MAX = 64, 16384
+LORA_RANK_MAX = 65536
+CHECKPOINT_INTERVAL_MAX_MINUTES = 100_000
+
+
+def _int_or_none(value: object) -> int | None:
+    """A field's value as an int, or None (clean() runs even when the field's own check
+    failed, so the value may not be one)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _between(lo: int, hi: int) -> list[Callable[[Any], None]]:
+    return [MinValueValidator(lo), MaxValueValidator(hi)]
+
 
 def _positive(field: str) -> Q:
     return Q(**{f"{field}__isnull": True}) | Q(**{f"{field}__gt": 0})
@@ -54,15 +91,25 @@ class WorkloadBrief(BaseModel):
     model_preset = models.CharField(max_length=64, blank=True)
     model_hf_config = models.JSONField(null=True, blank=True)
     params_billion = models.DecimalField(max_digits=9, decimal_places=3, null=True, blank=True)
-    layers = models.PositiveIntegerField(null=True, blank=True)
-    hidden_size = models.PositiveIntegerField(null=True, blank=True)
-    attention_heads = models.PositiveIntegerField(null=True, blank=True)
-    kv_heads = models.PositiveIntegerField(null=True, blank=True)
-    head_dim = models.PositiveIntegerField(null=True, blank=True)
-    vocab_size = models.PositiveIntegerField(null=True, blank=True)
-    intermediate_size = models.PositiveIntegerField(null=True, blank=True)
-    experts = models.PositiveIntegerField(null=True, blank=True)
-    active_experts = models.PositiveIntegerField(null=True, blank=True)
+    layers = models.PositiveIntegerField(null=True, blank=True, validators=_between(1, 10_000))
+    hidden_size = models.PositiveIntegerField(
+        null=True, blank=True, validators=_between(1, 1_000_000)
+    )
+    attention_heads = models.PositiveIntegerField(
+        null=True, blank=True, validators=_between(1, 100_000)
+    )
+    kv_heads = models.PositiveIntegerField(null=True, blank=True, validators=_between(1, 100_000))
+    head_dim = models.PositiveIntegerField(null=True, blank=True, validators=_between(1, 100_000))
+    vocab_size = models.PositiveIntegerField(
+        null=True, blank=True, validators=_between(1, 10_000_000)
+    )
+    intermediate_size = models.PositiveIntegerField(
+        null=True, blank=True, validators=_between(1, 10**8)
+    )
+    experts = models.PositiveIntegerField(null=True, blank=True, validators=_between(1, 4096))
+    active_experts = models.PositiveIntegerField(
+        null=True, blank=True, validators=_between(1, 4096)
+    )
 
     # Blank: as the checkpoint ships (a pasted config's quantization_config, then its
     # torch_dtype; presets without either are sized at BF16 and the estimate's notes say so).
@@ -73,20 +120,38 @@ class WorkloadBrief(BaseModel):
         help_text="Leave blank to size the weights as the checkpoint ships.",
     )
     kv_cache_precision = models.CharField(max_length=8, choices=Precision.choices, blank=True)
-    context_window = models.PositiveIntegerField(null=True, blank=True)
+    context_window = models.PositiveIntegerField(
+        null=True, blank=True, validators=_between(1, TOKENS_MAX)
+    )
 
     # Request shape (token counts are per request).
-    input_tokens_p50 = models.PositiveIntegerField(null=True, blank=True)
-    input_tokens_p95 = models.PositiveIntegerField(null=True, blank=True)
-    output_tokens_p50 = models.PositiveIntegerField(null=True, blank=True)
-    output_tokens_p95 = models.PositiveIntegerField(null=True, blank=True)
-    concurrency = models.PositiveIntegerField(null=True, blank=True)
+    input_tokens_p50 = models.PositiveIntegerField(
+        null=True, blank=True, validators=_between(1, TOKENS_MAX)
+    )
+    input_tokens_p95 = models.PositiveIntegerField(
+        null=True, blank=True, validators=_between(1, TOKENS_MAX)
+    )
+    output_tokens_p50 = models.PositiveIntegerField(
+        null=True, blank=True, validators=_between(1, TOKENS_MAX)
+    )
+    output_tokens_p95 = models.PositiveIntegerField(
+        null=True, blank=True, validators=_between(1, TOKENS_MAX)
+    )
+    concurrency = models.PositiveIntegerField(
+        null=True, blank=True, validators=_between(1, CONCURRENCY_MAX)
+    )
     requests_per_second = models.DecimalField(
         max_digits=10, decimal_places=3, null=True, blank=True
     )
-    records_per_job = models.PositiveBigIntegerField(null=True, blank=True)
-    image_width = models.PositiveIntegerField(null=True, blank=True)
-    image_height = models.PositiveIntegerField(null=True, blank=True)
+    records_per_job = models.PositiveBigIntegerField(
+        null=True, blank=True, validators=_between(1, RECORDS_MAX)
+    )
+    image_width = models.PositiveIntegerField(
+        null=True, blank=True, validators=_between(IMAGE_SIDE_MIN, IMAGE_SIDE_MAX)
+    )
+    image_height = models.PositiveIntegerField(
+        null=True, blank=True, validators=_between(IMAGE_SIDE_MIN, IMAGE_SIDE_MAX)
+    )
     clip_seconds = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
 
     success_unit = models.CharField(max_length=16, choices=SuccessUnit.choices, blank=True)
@@ -102,9 +167,15 @@ class WorkloadBrief(BaseModel):
     latency_percentile = models.CharField(
         max_length=8, choices=LatencyPercentile.choices, blank=True
     )
-    ttft_target_ms = models.PositiveIntegerField(null=True, blank=True)
-    itl_target_ms = models.PositiveIntegerField(null=True, blank=True)
-    e2e_target_ms = models.PositiveIntegerField(null=True, blank=True)
+    ttft_target_ms = models.PositiveIntegerField(
+        null=True, blank=True, validators=_between(1, LATENCY_TARGET_MAX_MS)
+    )
+    itl_target_ms = models.PositiveIntegerField(
+        null=True, blank=True, validators=_between(1, LATENCY_TARGET_MAX_MS)
+    )
+    e2e_target_ms = models.PositiveIntegerField(
+        null=True, blank=True, validators=_between(1, LATENCY_TARGET_MAX_MS)
+    )
 
     duty_cycle = models.CharField(max_length=16, choices=DutyCycle.choices, blank=True)
     hours_per_month = models.DecimalField(
@@ -144,14 +215,24 @@ class WorkloadBrief(BaseModel):
     )
 
     # Training and fine-tuning.
-    training_tokens = models.PositiveBigIntegerField(null=True, blank=True)
-    sequence_length = models.PositiveIntegerField(null=True, blank=True)
-    global_batch_tokens = models.PositiveBigIntegerField(null=True, blank=True)
+    training_tokens = models.PositiveBigIntegerField(
+        null=True, blank=True, validators=_between(1, TRAINING_TOKENS_MAX)
+    )
+    sequence_length = models.PositiveIntegerField(
+        null=True, blank=True, validators=_between(1, TOKENS_MAX)
+    )
+    global_batch_tokens = models.PositiveBigIntegerField(
+        null=True, blank=True, validators=_between(1, BATCH_TOKENS_MAX)
+    )
     optimizer = models.CharField(max_length=20, choices=Optimizer.choices, blank=True)
     sharding = models.CharField(max_length=8, choices=Sharding.choices, blank=True)
     activation_checkpointing = models.BooleanField(default=False)
-    lora_rank = models.PositiveIntegerField(null=True, blank=True)
-    checkpoint_interval_minutes = models.PositiveIntegerField(null=True, blank=True)
+    lora_rank = models.PositiveIntegerField(
+        null=True, blank=True, validators=_between(1, LORA_RANK_MAX)
+    )
+    checkpoint_interval_minutes = models.PositiveIntegerField(
+        null=True, blank=True, validators=_between(1, CHECKPOINT_INTERVAL_MAX_MINUTES)
+    )
     target_eval_score = models.DecimalField(max_digits=7, decimal_places=4, null=True, blank=True)
 
     # Bumped by every change to the brief; candidate tables record which version they used.
@@ -163,38 +244,51 @@ class WorkloadBrief(BaseModel):
                 condition=Q(acceptance_rate__isnull=True)
                 | (Q(acceptance_rate__gt=0) & Q(acceptance_rate__lte=1)),
                 name="brief_acceptance_rate_in_0_1",
+                violation_error_message="The acceptance rate must be above 0 and at most 1.",
             ),
             models.CheckConstraint(
                 condition=Q(hours_per_month__isnull=True)
                 | (Q(hours_per_month__gt=0) & Q(hours_per_month__lte=HOURS_PER_MONTH_MAX)),
                 name="brief_hours_per_month_in_range",
+                violation_error_message=(
+                    f"Hours per month must be above 0 and at most {HOURS_PER_MONTH_MAX}."
+                ),
             ),
             models.CheckConstraint(
                 condition=Q(input_tokens_p50__isnull=True)
                 | Q(input_tokens_p95__isnull=True)
                 | Q(input_tokens_p95__gte=F("input_tokens_p50")),
                 name="brief_input_p95_at_least_p50",
+                violation_error_message="Prompt tokens: the p95 must be at least the p50.",
             ),
             models.CheckConstraint(
                 condition=Q(output_tokens_p50__isnull=True)
                 | Q(output_tokens_p95__isnull=True)
                 | Q(output_tokens_p95__gte=F("output_tokens_p50")),
                 name="brief_output_p95_at_least_p50",
+                violation_error_message="Output tokens: the p95 must be at least the p50.",
             ),
             models.CheckConstraint(
-                condition=_positive("params_billion"), name="brief_params_positive"
+                condition=_positive("params_billion"),
+                name="brief_params_positive",
+                violation_error_message="Parameters (billions) must be above 0.",
             ),
             models.CheckConstraint(
-                condition=_positive("requests_per_second"), name="brief_rps_positive"
+                condition=_positive("requests_per_second"),
+                name="brief_rps_positive",
+                violation_error_message="Requests per second must be above 0.",
             ),
             models.CheckConstraint(
                 condition=Q(experts__isnull=True)
                 | Q(active_experts__isnull=True)
                 | Q(active_experts__lte=F("experts")),
                 name="brief_active_experts_within_experts",
+                violation_error_message="Active experts per token cannot be more than the experts.",
             ),
             models.CheckConstraint(
-                condition=Q(inputs_version__gte=1), name="brief_version_positive"
+                condition=Q(inputs_version__gte=1),
+                name="brief_version_positive",
+                violation_error_message="The inputs version must be at least 1.",
             ),
             models.CheckConstraint(
                 condition=(
@@ -210,6 +304,10 @@ class WorkloadBrief(BaseModel):
                     & Q(speculative_acceptance_rate__lte=1)
                 ),
                 name="brief_speculative_all_or_none",
+                violation_error_message=(
+                    "Give the speculative decoding method, the tokens proposed per step and "
+                    "the acceptance rate together, or none of them."
+                ),
             ),
             models.UniqueConstraint(fields=["team", "name"], name="brief_name_unique_per_team"),
         ]
@@ -219,11 +317,17 @@ class WorkloadBrief(BaseModel):
 
     def clean(self) -> None:
         """The model must be one the engine can read, and of a kind the workload can use
-        (a diffusion model for image and video generation, and only there); the success unit
-        one the workload produces (apps.engine.units.unit_applies); speculative decoding is
-        given whole (method, tokens and acceptance rate) or not at all."""
+        (a diffusion model for image and video generation, and only there); a request fits the
+        model's context window; each p95 is at least its p50; the success unit one the workload
+        produces (apps.engine.units.unit_applies); speculative decoding is given whole (method,
+        tokens and acceptance rate) or not at all. Errors are collected per field, in words
+        (the check constraints are the database's backstop)."""
+        errors: dict[str, str] = {}
         self._clean_speculative()
-        self._clean_model()
+        self._clean_order(errors)
+        spec = self._clean_model(errors)
+        if spec is not None:
+            self._clean_context(errors, spec.max_context_tokens)
         # Only known values: clean() runs even when a field's own check failed.
         if self.workload_type in WorkloadType.values and self.success_unit in SuccessUnit.values:
             workload = EngineWorkloadType(self.workload_type)
@@ -232,16 +336,67 @@ class WorkloadBrief(BaseModel):
                     u.label for u in SuccessUnit if unit_applies(EngineSuccessUnit(u), workload)
                 ]
                 outputs = table_unit(self.success_unit).outputs
-                raise ValidationError(
-                    {
-                        "success_unit": f"{self.get_workload_type_display()} briefs do not "
-                        f"produce {outputs}; choose one of: {', '.join(fitting)}"
-                    }
+                errors["success_unit"] = (
+                    f"{self.get_workload_type_display()} briefs do not "
+                    f"produce {outputs}; choose one of: {', '.join(fitting)}"
+                )
+        if errors:
+            raise ValidationError(errors)
+
+    def _clean_order(self, errors: dict[str, str]) -> None:
+        """p95 at least p50, active experts within experts: beside the field, in words."""
+        pairs = (
+            ("input_tokens_p50", "input_tokens_p95", "Prompt tokens"),
+            ("output_tokens_p50", "output_tokens_p95", "Output tokens"),
+        )
+        for low, high, what in pairs:
+            p50, p95 = _int_or_none(getattr(self, low)), _int_or_none(getattr(self, high))
+            if p50 is not None and p95 is not None and p95 < p50:
+                errors[high] = (
+                    f"{what}: the p95 ({p95:,}) must be at least the p50 ({p50:,}); "
+                    "the p95 is the longer request."
+                )
+        experts, active = _int_or_none(self.experts), _int_or_none(self.active_experts)
+        if experts is not None and active is not None and active > experts:
+            errors["active_experts"] = (
+                f"Active experts per token ({active:,}) cannot be more than the experts "
+                f"({experts:,})."
+            )
+
+    def _clean_context(self, errors: dict[str, str], model_max: int) -> None:
+        """Every request within the context window: the brief's (which the model must hold),
+        else the model's own."""
+        window = _int_or_none(self.context_window)
+        if window is not None and window > model_max:
+            errors["context_window"] = (
+                f"This model reads at most {model_max:,} tokens (its context window); "
+                f"{window:,} is more."
+            )
+            return
+        limit = window or model_max
+        whose = "this brief's context window" if window else "the model's context window"
+        for name, what in (
+            ("input_tokens_p50", "Prompt tokens (p50)"),
+            ("input_tokens_p95", "Prompt tokens (p95)"),
+            ("output_tokens_p50", "Output tokens (p50)"),
+            ("output_tokens_p95", "Output tokens (p95)"),
+        ):
+            value = _int_or_none(getattr(self, name))
+            if value is not None and value > limit and name not in errors:
+                errors[name] = f"{what}: {value:,} is more than {whose} ({limit:,} tokens)."
+        prompt = _int_or_none(self.input_tokens_p95) or _int_or_none(self.input_tokens_p50)
+        output = _int_or_none(self.output_tokens_p95) or _int_or_none(self.output_tokens_p50)
+        if self.workload_type in TOKEN_SERVING_TYPES and prompt and output:
+            field = "input_tokens_p95" if self.input_tokens_p95 is not None else "input_tokens_p50"
+            if prompt + output > limit and not {field, "output_tokens_p95"} & set(errors):
+                errors[field] = (
+                    f"A prompt of {prompt:,} tokens plus {output:,} output tokens is "
+                    f"{prompt + output:,}, more than {whose} ({limit:,} tokens): shorten one."
                 )
 
-    def _clean_model(self) -> None:
+    def _clean_model(self, errors: dict[str, str]) -> ModelSpec | None:
         if not self.workload_type or not self.has_model_shape():
-            return
+            return None
         field = (
             "model_preset"
             if self.model_preset
@@ -250,14 +405,21 @@ class WorkloadBrief(BaseModel):
         try:
             spec = parse_model(model_body(self))
         except EngineInputError as exc:
-            raise ValidationError({field: exc.message}) from exc
+            errors[field] = exc.message
+            return None
+        workload = (
+            WorkloadType(self.workload_type).label
+            if self.workload_type in WorkloadType.values
+            else str(self.workload_type)
+        )
         media = self.workload_type in MEDIA_TYPES
         if media and spec.kind != ModelKind.DIFFUSION:
-            raise ValidationError(
-                {field: f"{self.workload_type} needs a diffusion model (sdxl, flux.1-dev)"}
-            )
+            errors[field] = f"{workload} needs a diffusion model (sdxl, flux.1-dev)."
+            return None
         if not media and spec.kind == ModelKind.DIFFUSION:
-            raise ValidationError({field: f"a diffusion model cannot serve {self.workload_type}"})
+            errors[field] = f"A diffusion model cannot serve {workload}."
+            return None
+        return spec
 
     def _clean_speculative(self) -> None:
         given = {

@@ -9,14 +9,16 @@ from apps.benchmarks.selectors import benchmark_runs_for_brief, comparison_rows
 from apps.core.roles import BRIEF_EDITORS, has_role
 from apps.core.users import signed_in
 from apps.engine import EngineInputError
-from apps.finance.configuration import fit_table_estimates
+from apps.finance.configuration import fit_table_estimates, gpus_total, meets_target
 
 from .charts import memory_breakdown_figure
-from .forms import BriefForm
+from .choices import Tooling
+from .contract import model_body
+from .display import fit_rows
+from .forms import BriefForm, missing_in_words, weights_for
 from .selectors import (
     brief_get_for_user,
     brief_list_for_user,
-    brief_weight_precision,
     teams_for_user,
 )
 from .services import brief_create, brief_update
@@ -79,19 +81,27 @@ def brief_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
     except EngineInputError as exc:
         engine_error = f"{exc.field}: {exc.message}"
     notes = sorted({note for e in estimates for note in e["notes"]})  # type: ignore[attr-defined]
+    table = fit_rows(brief, estimates, meets_target=meets_target, gpus_total=gpus_total)
+    by_gpu = {e["gpu"]: e for e in estimates}
+    estimates = [by_gpu[slug] for slug in table["order"]]  # the chart in the table's order
     run_figures = run_charts.run_figures(comparison_rows(benchmark_runs_for_brief(brief)))
     return render(
         request,
         "briefs/brief_detail.html",
         {
             "brief": brief,
-            "weight_precision_used": brief_weight_precision(brief),
-            "missing": brief.missing_fields(),
+            "weights": weights_for(brief.weight_precision, model_body(brief)),
+            "missing": missing_in_words(brief.missing_fields()),
             "can_edit": has_role(request.user, BRIEF_EDITORS),
             "estimates": estimates,
+            "fit": table,
+            "best": table["rows"][0] if table["rows"] and table["rows"][0]["meets"] else None,
+            "tooling": ", ".join(dict(Tooling.choices).get(t, t) for t in brief.tooling or []),
             "engine_error": engine_error,
             "assumptions": notes,
-            "memory_chart": memory_breakdown_figure(estimates) if estimates else None,
+            "memory_chart": memory_breakdown_figure(estimates, table["names"])
+            if estimates
+            else None,
             "run_figures": run_figures,
         },
     )

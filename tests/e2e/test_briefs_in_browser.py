@@ -35,10 +35,10 @@ class TestBriefsInTheBrowser:
         page.click("button:has-text('Save brief')")
         page.wait_for_selector("#missing-fields")
         text = page.inner_text("#missing-fields")
-        assert "input_tokens_p50" in text
-        assert "success_unit" in text
+        assert "Prompt tokens, median (p50)" in text
+        assert "What counts as one output" in text
         # A blank weight precision means "as the checkpoint ships": not a missing field.
-        assert "weight_precision" not in text
+        assert "Weight precision" not in text
         assert WorkloadBrief.objects.get().name == "Browser brief"
         page.click("text=GPU catalog")
         page.wait_for_selector("#gpu-table")

@@ -164,7 +164,7 @@ class TestBriefModelMatchesWorkload:
         body = {"name": "x", "workload_type": workload_type, "model": {"preset": preset}}
         response = post(platform_api, body)
         assert response.status_code == 400
-        assert response.json()["detail"].startswith("model_preset:")
+        assert response.json()["detail"].startswith("model.preset:")  # where the body has it
         assert WorkloadBrief.objects.count() == 0
 
     def test_and_on_update(self, platform_api, team):

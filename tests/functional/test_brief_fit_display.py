@@ -31,8 +31,7 @@ def page(client, platform_user, team):
 
 def _row(html: str, slug: str) -> str:
     match = re.search(
-        rf'<tr class="([^"]*)" data-fit="(\w*)">\s*<td><a href="[^"]*">{slug}</a>'
-        r"(.*?)</tr>",
+        rf'<tr class="([^"]*)" data-fit="(\w*)" data-gpu="{slug}">(.*?)</tr>',
         html,
         re.S,
     )

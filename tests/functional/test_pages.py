@@ -144,8 +144,8 @@ class TestBriefPages:
         response = platform_client.post("/briefs/new/", data, follow=True)
         assert response.status_code == 200
         assert b"Still missing:" in response.content
-        assert b"lora_rank" in response.content
-        assert b"training_tokens" in response.content
+        assert b"LoRA rank" in response.content
+        assert b"Training tokens per run" in response.content
 
     def test_edit_changes_the_brief_and_bumps_its_inputs_version(
         self, catalog, platform_client, team

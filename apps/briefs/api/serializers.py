@@ -3,6 +3,7 @@
 from decimal import Decimal
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -18,14 +19,40 @@ from apps.briefs.choices import (
     Tooling,
     WorkloadType,
 )
-from apps.briefs.contract import brief_to_body
-from apps.briefs.models import HOURS_PER_MONTH_MAX
+from apps.briefs.contract import EXPLICIT_MODEL_FIELDS, body_to_fields, brief_to_body
+from apps.briefs.models import CONCURRENCY_MAX, HOURS_PER_MONTH_MAX, TOKENS_MAX, WorkloadBrief
 from apps.core.api import FreeFormJson, StrictJsonTypes
 from apps.engine import PRESETS, EngineInputError, model_from_hf_config
 from apps.engine.speculative import SPECULATIVE_MAX_TOKENS
 from apps.engine.types import LLM_SERVING_TYPES, Framework
 
-MAX_TOKENS = 10_000_000
+MAX_TOKENS = TOKENS_MAX  # one home: apps.briefs.models (with its source)
+
+# A brief field's place in the body (the model's checks name the brief's fields).
+FIELD_TO_BODY: dict[str, tuple[str, ...]] = {
+    "input_tokens_p50": ("input_tokens", "p50"),
+    "input_tokens_p95": ("input_tokens", "p95"),
+    "output_tokens_p50": ("output_tokens", "p50"),
+    "output_tokens_p95": ("output_tokens", "p95"),
+    "model_preset": ("model", "preset"),
+    "model_hf_config": ("model", "hf_config"),
+    **{name: ("model", name) for name in EXPLICIT_MODEL_FIELDS},
+    "speculative_method": ("speculative", "method"),
+    "speculative_tokens": ("speculative", "tokens"),
+    "speculative_acceptance_rate": ("speculative", "acceptance_rate"),
+}
+
+
+def body_errors(exc: DjangoValidationError) -> dict[str, Any]:
+    """The model's errors (by brief field) placed where the body has the field."""
+    out: dict[str, Any] = {}
+    for name, messages in exc.message_dict.items():
+        path = FIELD_TO_BODY.get(name, (name,))
+        where = out
+        for part in path[:-1]:
+            where = where.setdefault(part, {})
+        where[path[-1]] = messages
+    return out
 
 
 class TokensSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
@@ -188,7 +215,7 @@ class BriefInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: ig
     context_window = serializers.IntegerField(min_value=1, max_value=MAX_TOKENS, required=False)
     input_tokens = TokensSerializer(required=False)
     output_tokens = TokensSerializer(required=False)
-    concurrency = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False)
+    concurrency = serializers.IntegerField(min_value=1, max_value=CONCURRENCY_MAX, required=False)
     requests_per_second = serializers.DecimalField(
         max_digits=10, decimal_places=3, min_value=Decimal("0.001"), required=False
     )
@@ -242,6 +269,15 @@ class BriefInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: ig
             raise serializers.ValidationError(
                 {"speculative": f"not allowed for {workload_type}: LLM serving only"}
             )
+        if not self.partial:
+            # The brief's own checks (a request within the model's context window, p95 at
+            # least p50, ...), named as the body names the field; a PATCH meets the same
+            # checks when the merged brief is saved (services.brief_update: full_clean).
+            fields = {k: v for k, v in body_to_fields(attrs).items() if k != "team"}
+            try:
+                WorkloadBrief(**fields).clean()
+            except DjangoValidationError as exc:
+                raise serializers.ValidationError(body_errors(exc)) from exc
         return attrs
 
 

@@ -1,0 +1,216 @@
+"""What the brief page shows: the fit table by workload type, in words and readable numbers.
+
+A training or fine-tuning brief is decided by time to train, training throughput, GPUs and
+memory; a serving brief by latency, throughput, concurrency and context; a media brief by
+images or clips per hour. Each kind gets its own columns (``columns_for``), and the rows are
+sorted by what decides: meets the brief first, then GPUs needed, then cost where the candidate
+table has one, else throughput per GPU.
+"""
+
+import math
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+from django.db.models import Min, Q
+
+from apps.catalog.selectors import gpu_specs
+from apps.engine import ModelSpec
+from apps.engine import types as engine
+from apps.engine.costing import SuccessUnit
+from apps.engine.units import table_unit
+
+from .choices import MEDIA_TYPES, TOKEN_SERVING_TYPES, TRAINING_TYPES
+from .models import WorkloadBrief
+
+TRAINING, SERVING, MEDIA, RECORDS = "training", "serving", "media", "records"
+# Success units whose table cost is the cost of one run (scale 1: one output per unit cost).
+PER_RUN_UNITS = frozenset({SuccessUnit.TRAINING_RUN, SuccessUnit.CHECKPOINT})
+# Above two days a time to train also reads in days.
+DAYS_FROM_HOURS = 48
+
+
+def kind_of(workload_type: str) -> str:
+    if workload_type in TRAINING_TYPES:
+        return TRAINING
+    if workload_type in MEDIA_TYPES:
+        return MEDIA
+    if workload_type in TOKEN_SERVING_TYPES:
+        return SERVING
+    return RECORDS  # embeddings
+
+
+def number(value: Any, digits: int = 3) -> str:
+    """A figure to read: 3 significant figures below 1,000, whole numbers with thousands
+    separators above ("1,234,568", "12.3", "0.0457"); "—" when there is none."""
+    if value is None or isinstance(value, bool):
+        return "—"
+    x = float(value)
+    if not math.isfinite(x):
+        return "—"
+    if x == 0:
+        return "0"
+    if abs(x) >= 10 ** (digits - 1) * 10:
+        return f"{round(x):,}"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
+    text = f"{x:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def hours(value: Any) -> str:
+    """A time to train: "237 h (9.88 days)", "3.5 h", "—"."""
+    if value is None:
+        return "—"
+    x = float(value)
+    if x >= DAYS_FROM_HOURS:
+        return f"{number(x)} h ({number(x / 24)} days)"
+    return f"{number(x)} h"
+
+
+def money(value: Decimal | None, currency: str) -> str:
+    if value is None:
+        return "—"
+    return f"{number(value)} {currency}" if value < 1000 else f"{value:,.0f} {currency}"
+
+
+def weights_in_words(weight_precision: str, model: ModelSpec) -> tuple[str, str]:
+    """(the precision the weights are sized at, where it came from, in words)."""
+    ck = model.checkpoint
+    if weight_precision:
+        if ck is not None and weight_precision != ck.precision:
+            return weight_precision, (
+                f"as given in the brief; the config's quantization_config says {ck.label}"
+            )
+        return weight_precision, "as given in the brief"
+    if ck is not None:
+        return str(ck.precision), f"from the config's quantization_config: {ck.label}"
+    if model.native_precision is not None:
+        return str(model.native_precision), "from the config's torch_dtype"
+    return str(engine.Precision.BF16), "the default: the model states no precision"
+
+
+def best_costs(brief: WorkloadBrief) -> tuple[dict[str, Decimal], str, Any] | None:
+    """(the lowest unit cost of each GPU among the candidate rows that meet the brief,
+    the table's currency, its unit), or None when the brief has no costed table. Rows of
+    quotes confidential to another team are not read."""
+    # Read through the brief's own relation: finance sits above briefs (pyproject's layers).
+    table = getattr(brief, "candidate_table", None)
+    if table is None or not table.success_unit:
+        return None
+    rows = (
+        table.rows.filter(
+            candidate_kind="GPU",
+            meets_constraints=True,
+            effective_unit_cost__isnull=False,
+        )
+        .filter(Q(quote__confidential_to__isnull=True) | Q(quote__confidential_to=brief.team_id))
+        .values("gpu__slug")
+        .annotate(best=Min("effective_unit_cost"))
+    )
+    unit = table_unit(table.success_unit)
+    costs = {r["gpu__slug"]: unit.scaled(r["best"]) for r in rows if r["gpu__slug"]}
+    if not costs:
+        return None
+    return costs, table.currency, unit
+
+
+def _per_gpu(value: Any, count: int) -> float | None:
+    return None if value is None or not count else float(value) / count
+
+
+def _throughput_per_gpu(e: dict[str, Any], kind: str) -> float | None:
+    perf = e.get("performance") or {}
+    count = int(e.get("gpu_count") or 1)
+    if kind == TRAINING:
+        return perf.get("training_tokens_per_s_per_gpu")
+    if kind == SERVING:
+        return perf.get("output_tokens_per_s_per_gpu")
+    if kind == MEDIA:
+        return _per_gpu(perf.get("images_per_hour") or perf.get("clips_per_hour"), count)
+    return _per_gpu(perf.get("records_per_s"), count)
+
+
+def _max_concurrency(e: dict[str, Any]) -> int | None:
+    """Concurrent requests one replica carries: within the latency target where the brief has
+    one (None where no concurrency meets it), else as many as its KV cache holds."""
+    if e.get("meets_latency_target") is None:
+        return e.get("max_concurrency")
+    return (e.get("capacity") or {}).get("max_concurrency_at_target")
+
+
+def fit_rows(
+    brief: WorkloadBrief,
+    estimates: list[dict[str, Any]],
+    *,
+    meets_target: Callable[[dict[str, Any]], bool],
+    gpus_total: Callable[[dict[str, Any]], int],
+) -> dict[str, Any]:
+    """The fit table: its columns and its rows (every cell already in words), sorted.
+    ``meets_target`` and ``gpus_total`` are finance's rules for a configuration
+    (apps.finance.configuration), passed in by the page: finance sits above briefs."""
+
+    kind = kind_of(brief.workload_type)
+    names = {spec.slug: spec.name for spec in gpu_specs()}
+    priced = best_costs(brief)
+    costs, currency, unit = priced if priced else ({}, "", None)
+    per_run = unit is not None and unit.success_unit in PER_RUN_UNITS
+    video = brief.workload_type == engine.WorkloadType.VIDEO_GENERATION
+    rows = []
+    for e in estimates:
+        perf = e.get("performance") or {}
+        memory = e.get("memory") or {}
+        count = int(e.get("gpu_count") or 1)
+        total = gpus_total(e)
+        meets = bool(e.get("fits")) and meets_target(e)
+        cost = costs.get(e["gpu"])
+        training = e.get("training") or {}
+        row = {
+            "slug": e["gpu"],
+            "name": names.get(e["gpu"], e["gpu"]),
+            "fit": e.get("fit") or ("FITS" if e.get("fits") else "NO"),
+            "fits": bool(e.get("fits")),
+            "fit_advice": e.get("fit_advice"),
+            "meets": meets,
+            "gpu_count": count,
+            "replicas": (e.get("capacity") or {}).get("replicas") or 1,
+            "gpus_total": total,
+            "memory_per_gpu": f"{number(_per_gpu(memory.get('total_gb'), count))} / "
+            f"{number(e.get('memory_capacity_gb') or _per_gpu(memory.get('capacity_gb'), count))}",
+            "memory_source": e.get("memory_capacity_source") or "datasheet",
+            "cost": number(cost) if cost is not None else "—",
+            "basis": str(e.get("basis", "")).capitalize(),
+            "time_to_train": hours(training.get("time_to_train_hours")),
+            "training_tps_per_gpu": number(perf.get("training_tokens_per_s_per_gpu")),
+            "ttft": number(perf.get("ttft_ms")),
+            "itl": number(perf.get("itl_ms")),
+            "tokens_per_s": number(perf.get("output_tokens_per_s")),
+            "tokens_per_s_per_gpu": number(perf.get("output_tokens_per_s_per_gpu")),
+            "max_concurrency": number(_max_concurrency(e)),
+            "context": number(e.get("max_context_tokens")),
+            "media_per_hour": number(perf.get("clips_per_hour" if video else "images_per_hour")),
+            "records_per_s": number(perf.get("records_per_s")),
+            "_key": (
+                not meets,
+                total,
+                float(cost) if cost is not None else math.inf,
+                -(_throughput_per_gpu(e, kind) or 0.0),
+                e["gpu"],
+            ),
+        }
+        rows.append(row)
+    rows.sort(key=lambda r: r["_key"])
+    if per_run:
+        cost_header = f"Cost per run ({currency})"
+    elif unit is not None:
+        cost_header = f"Best cost ({currency} {unit.label})"
+    else:
+        cost_header = ""
+    return {
+        "kind": kind,
+        "rows": rows,
+        "show_cost": bool(costs),
+        "cost_header": cost_header,
+        "media_header": "Clips per hour" if video else "Images per hour",
+        "order": [r["slug"] for r in rows],
+        "names": names,
+    }

@@ -1,0 +1,31 @@
+// The brief form shows only the fields of the chosen workload type. Each field's wrapper
+// names the types it applies to (data-workloads; empty: every type). Without this script
+// every field shows, grouped, and the server empties the ones the type has no use for.
+// A field with an error always shows, so that no error is hidden.
+(function () {
+  "use strict";
+  function update(form, select) {
+    var chosen = select.value;
+    form.querySelectorAll("[data-workloads]").forEach(function (el) {
+      var types = el.dataset.workloads ? el.dataset.workloads.split(" ") : [];
+      var wanted = !chosen || types.length === 0 || types.indexOf(chosen) !== -1;
+      el.hidden = !wanted && !el.querySelector(".has-error");
+    });
+    form.querySelectorAll("fieldset[data-group]").forEach(function (set) {
+      var shown = set.querySelectorAll("[data-workloads]:not([hidden])").length;
+      set.hidden = shown === 0;
+    });
+  }
+  function start() {
+    var form = document.getElementById("brief-form");
+    var select = document.getElementById("id_workload_type");
+    if (!form || !select) { return; }
+    select.addEventListener("change", function () { update(form, select); });
+    update(form, select);
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();
