@@ -61,6 +61,12 @@ class RankingRowSerializer(serializers.Serializer):  # type: ignore[type-arg]
     basis = serializers.ChoiceField(choices=CandidateRow.Basis.values)
     p95_latency_ms = serializers.CharField(allow_null=True)
     memory_headroom_gb = serializers.CharField(allow_null=True)
+    layout = serializers.CharField(
+        allow_null=True,
+        required=False,
+        help_text='The parallel layout of the configuration ("TP8", "DEP16 (2 nodes)"); '
+        "null for an API route",
+    )
     paid_gpu_hours_per_month = serializers.CharField(
         allow_null=True,
         help_text="GPU-hours a month the candidate pays for, busy or idle (null: an API route)",

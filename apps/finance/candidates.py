@@ -264,6 +264,7 @@ def _configuration(ctx: TableContext, slug: str, limit: int) -> tuple[Any, ...] 
         "basis": rung.get("basis", "ESTIMATED"),
         "p95_latency_ms": None if e2e is None else Decimal(str(round(e2e * 1000, 2))),
         "memory_headroom_gb": Decimal(str(rung["memory"]["headroom_gb"])),
+        "layout": str(rung.get("layout") or "")[:40],
     }
     configured = (capacity, notes, [missed] if missed else [], columns)
     ctx.configured[key] = configured

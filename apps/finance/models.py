@@ -292,6 +292,9 @@ class CandidateRow(BaseModel):
     basis = models.CharField(max_length=10, choices=Basis.choices, default=costing.Basis.ESTIMATED)
     p95_latency_ms = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
     memory_headroom_gb = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
+    # The parallel layout the engine chose for the configuration ("TP8", "DEP16 (2 nodes)");
+    # empty for an API route.
+    layout = models.CharField(max_length=40, blank=True, default="")
     # GPU-hours a month the candidate pays for (busy and idle); null for an API route. What a
     # shared platform-labour pool is split by (apps.engine.costing_labour).
     paid_gpu_hours_per_month = models.DecimalField(

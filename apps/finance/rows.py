@@ -15,7 +15,8 @@ COLUMNS = (
     "table_id", "candidate_kind", "quote_id", "api_route_id", "gpu_id", "gpu_count", "replicas",
     "pricing_term", "cost_lines", "monthly_cost", "accepted_outputs_per_month",
     "effective_unit_cost", "meets_constraints", "why_not", "basis", "p95_latency_ms",
-    "memory_headroom_gb", "paid_gpu_hours_per_month", "notes", "created_at", "updated_at",
+    "memory_headroom_gb", "layout", "paid_gpu_hours_per_month", "notes", "created_at",
+    "updated_at",
 )  # fmt: skip
 JSON_COLUMNS = frozenset({"cost_lines", "why_not", "notes"})
 
@@ -28,8 +29,8 @@ def rows_insert_many(tables: list[tuple[CandidateTable, list[dict[str, Any]]]]) 
     """The rows of several tables in one statement (one COPY on PostgreSQL)."""
     now = timezone.now()
     records = [
-        {"paid_gpu_hours_per_month": None, **row, "table_id": table.pk, "created_at": now,
-         "updated_at": now}
+        {"paid_gpu_hours_per_month": None, "layout": "", **row, "table_id": table.pk,
+         "created_at": now, "updated_at": now}
         for table, rows in tables
         for row in rows
     ]  # fmt: skip

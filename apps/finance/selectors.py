@@ -24,7 +24,7 @@ ROW_VALUES = (
     "pk", "candidate_kind", "quote_id", "api_route_id", "gpu__slug", "gpu_count", "replicas",
     "pricing_term", "cost_lines", "monthly_cost", "accepted_outputs_per_month",
     "effective_unit_cost", "meets_constraints", "why_not", "basis", "p95_latency_ms",
-    "memory_headroom_gb", "paid_gpu_hours_per_month", "notes", "quote__provider__name",
+    "memory_headroom_gb", "layout", "paid_gpu_hours_per_month", "notes", "quote__provider__name",
     "quote__system__slug", "quote__quote_date", "quote__valid_until",
     "api_route__provider__name", "api_route__model",
 )  # fmt: skip
@@ -145,6 +145,7 @@ def _full_rows(
                 "basis": r["basis"],
                 "p95_latency_ms": _s(r["p95_latency_ms"]),
                 "memory_headroom_gb": _s(r["memory_headroom_gb"]),
+                "layout": r["layout"] or None,
                 "paid_gpu_hours_per_month": _s(r["paid_gpu_hours_per_month"]),
                 "quote_age_days": age,
                 "quote_stale": stale,

@@ -30,7 +30,7 @@ ROW = {
     "rank", "candidate_kind", "provider", "gpu", "gpu_count", "replicas", "pricing_term",
     "quote_id", "api_route_id", "cost_lines", "monthly_cost", "accepted_outputs_per_month",
     "effective_unit_cost", "meets_constraints", "why_not", "basis", "p95_latency_ms",
-    "memory_headroom_gb", "quote_age_days", "notes",
+    "memory_headroom_gb", "layout", "quote_age_days", "notes",
 }  # fmt: skip
 ROW_EXTRAS = {"system", "api_model", "quote_stale", "paid_gpu_hours_per_month"}
 FORMULA_NAMES = ['=HYPERLINK("http://x")', "+1", "-2+3", "@SUM(A1)", "\tTab Cloud", "\rCR Cloud"]
