@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from apps.engine import constants as c
 from apps.engine.types import Framework, GpuSpec, fast_init
@@ -94,6 +95,7 @@ def _sglang_chunk(gpu: GpuSpec) -> int:
     return SGLANG_CHUNKED_PREFILL_LARGEST
 
 
+@lru_cache(maxsize=1024)  # called for every layout and count; the answer never changes
 def scheduler_limits(
     gpu: GpuSpec, framework: Framework | None = None, *, speculative: bool = False
 ) -> SchedulerLimits:

@@ -148,6 +148,8 @@ def clear_serving_caches() -> None:
     serving_setup.cache_clear()
     _LAYOUTS.clear()
     _candidate_layouts.cache_clear()
+    _layout_words.cache_clear()
+    scheduler_limits.cache_clear()
 
 
 def _latency(
@@ -499,8 +501,8 @@ def _estimate_layout(
     notes.append(_PERFORMANCE_NOTE)
     if req.speculative is not None:
         notes.append(speculative_note(model, req.speculative))
-    label = layout.label(gpu.max_gpus_per_node)
-    notes.append(_layout_note(layout, label, model, gpu))
+    label, layout_note = _layout_words(layout, model, gpu)
+    notes.append(layout_note)
     memory = breakdown_of(
         gpu_count,
         setup.capacity_per_gpu,
@@ -560,6 +562,13 @@ def _sequences_fitting(free: float, per_sequence: float, ranks: int) -> int:
     if ranks > 1:
         per_gpu = math.floor(per_gpu) * ranks
     return int(min(per_gpu, c.MAX_REPORTED_CONCURRENCY))
+
+
+@lru_cache(maxsize=4096)  # the same for every batch and count of a layout
+def _layout_words(layout: Layout, model: ModelSpec, gpu: GpuSpec) -> tuple[str, str]:
+    """The layout's label ("TP8", "DEP16 (2 nodes)") and what it means, in words."""
+    label = layout.label(gpu.max_gpus_per_node)
+    return label, _layout_note(layout, label, model, gpu)
 
 
 def _layout_note(layout: Layout, label: str, model: ModelSpec, gpu: GpuSpec) -> str:
