@@ -348,8 +348,18 @@ def request_for_brief(
     out50, out95 = _tokens(
         brief, "output_tokens", required=llm, default=(128, 128), instead=output_tokens
     )
-    ttft, itl, e2e = _latency(brief)
+    # Checked in the order the contract body is read (apps.engine.request), so that a brief
+    # with several bad fields names the same one both ways.
+    training = _training(brief, workload) if workload in TRAINING_TYPES else None
     pixels, frames = _media(brief)
+    conc = _int(
+        brief.concurrency if concurrency is None else concurrency,
+        "concurrency",
+        lo=1,
+        hi=1_000_000,
+    )
+    rps = _float(brief.requests_per_second, "requests_per_second", lo=0.0, hi=1e7)
+    ttft, itl, e2e = _latency(brief)
     return EstimateRequest(
         workload_type=workload,
         model=model,
@@ -359,19 +369,12 @@ def request_for_brief(
         input_tokens_p95=in95,
         output_tokens_p50=out50,
         output_tokens_p95=out95,
-        concurrency=_int(
-            brief.concurrency if concurrency is None else concurrency,
-            "concurrency",
-            lo=1,
-            hi=1_000_000,
-        ),
-        requests_per_second=_float(
-            brief.requests_per_second, "requests_per_second", lo=0.0, hi=1e7
-        ),
+        concurrency=conc,
+        requests_per_second=rps,
         ttft_p95_ms=ttft,
         itl_p95_ms=itl,
         e2e_p95_s=e2e,
-        training=_training(brief, workload) if workload in TRAINING_TYPES else None,
+        training=training,
         duty_cycle=DutyCycle(brief.duty_cycle or DutyCycle.ALWAYS_ON),
         hours_per_month=_float(
             brief.hours_per_month,
