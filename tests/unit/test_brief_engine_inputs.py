@@ -186,7 +186,7 @@ def test_the_typed_request_carries_the_briefs_values():
 @example(
     concurrency=None,
     rps=Decimal("0"),
-    p50=None,
+    p50=5,
     extra=0,
     ttft=10**9,
     hours=None,
