@@ -36,5 +36,4 @@ WORKER_GC_GEN0_THRESHOLD = 50_000
 @worker_init.connect  # in the worker's main process; a prefork pool's children inherit it
 def _worker_gc_tuned(**_: object) -> None:
     gc.freeze()
-    _, gen1, gen2 = gc.get_threshold()
-    gc.set_threshold(WORKER_GC_GEN0_THRESHOLD, gen1, gen2)
+    gc.set_threshold(WORKER_GC_GEN0_THRESHOLD, *gc.get_threshold()[1:])
