@@ -127,6 +127,28 @@ def django_setup(env: dict[str, str]) -> None:
     django.setup()
 
 
+@contextmanager
+def throwaway_database(kind: str, title: str, limit: int) -> Iterator[None]:
+    """A bench's throwaway PostgreSQL database: created, Django set up on it, the bench's title
+    and the machine printed, migrated with the catalog loaded; dropped afterwards (also on
+    BenchTimeout, which ``limit`` seconds raise and the caller reports)."""
+    name = db_name_for(kind)
+    created = False
+    try:
+        with hard_limit(limit):
+            url = create_database(name)
+            created = True
+            django_setup(base_env(url))
+            print(f"== {title} ==")
+            for line in machine_lines():
+                print(line)
+            migrate_and_load_catalog()
+            yield
+    finally:
+        if created:
+            drop_database(name)
+
+
 def migrate_and_load_catalog() -> float:
     from django.core.management import call_command
 

@@ -32,17 +32,10 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=900, help="hard time limit, seconds")
     parser.add_argument("--profile", action="store_true", help="profile the default page")
     args = parser.parse_args()
-    db_name = _seed.db_name_for("finance")
-    created = False
     try:
-        with _seed.hard_limit(args.limit):
-            url = _seed.create_database(db_name)
-            created = True
-            _seed.django_setup(_seed.base_env(url))
-            print("== gpuselect finance page benchmark (PostgreSQL, test client) ==")
-            for line in _seed.machine_lines():
-                print(line)
-            _seed.migrate_and_load_catalog()
+        with _seed.throwaway_database(
+            "finance", "gpuselect finance page benchmark (PostgreSQL, test client)", args.limit
+        ):
             t0 = time.perf_counter()
             seeded = _seed.seed_sized(n_briefs=args.briefs, n_quotes=args.quotes)
             print(f"seed:        {args.quotes} quotes, {args.briefs} briefs in "
@@ -54,9 +47,6 @@ def main() -> int:
     except _seed.BenchTimeout as exc:
         print(f"ABORTED: {exc}")
         return 2
-    finally:
-        if created:
-            _seed.drop_database(db_name)
 
 
 def _compute_tables(brief_ids: list[int]) -> float:

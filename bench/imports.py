@@ -37,26 +37,16 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=0, help="0: MAX_RUNS_PER_FILE")
     parser.add_argument("--limit", type=int, default=600, help="hard time limit, seconds")
     args = parser.parse_args()
-    db_name = _seed.db_name_for("imports")
-    created = False
     try:
-        with _seed.hard_limit(args.limit):
-            url = _seed.create_database(db_name)
-            created = True
-            _seed.django_setup(_seed.base_env(url))
-            print("== gpuselect import benchmark (PostgreSQL) ==")
-            for line in _seed.machine_lines():
-                print(line)
-            _seed.migrate_and_load_catalog()
+        with _seed.throwaway_database(
+            "imports", "gpuselect import benchmark (PostgreSQL)", args.limit
+        ):
             _quote_import(args.rows)
             _benchmark_import(args.runs)
         return 0
     except _seed.BenchTimeout as exc:
         print(f"ABORTED: {exc}")
         return 2
-    finally:
-        if created:
-            _seed.drop_database(db_name)
 
 
 def _timed(call):  # type: ignore[no-untyped-def]
@@ -117,7 +107,7 @@ def _benchmark_import(runs: int) -> None:
         outcome, seconds, queries = _timed(
             lambda: services.benchmark_runs_import(
                 brief=brief, gpu=gpu, gpu_count=1, raw=raw, filename="bench.jsonl",
-                created_by=user,
+                created_by=user, proxy=True,  # the file's Qwen3-8B is not the seeded brief's model
             )
         )  # fmt: skip
         transaction.set_rollback(True)

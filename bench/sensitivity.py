@@ -47,17 +47,12 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=900, help="hard time limit, seconds")
     parser.add_argument("--profile", action="store_true", help="profile (b) on one table")
     args = parser.parse_args()
-    db_name = _seed.db_name_for("sensitivity")
-    created = False
     try:
-        with _seed.hard_limit(args.limit):
-            url = _seed.create_database(db_name)
-            created = True
-            _seed.django_setup(_seed.base_env(url))
-            print("== gpuselect sensitivity cost per table (PostgreSQL, in-process) ==")
-            for line in _seed.machine_lines():
-                print(line)
-            _seed.migrate_and_load_catalog()
+        with _seed.throwaway_database(
+            "sensitivity",
+            "gpuselect sensitivity cost per table (PostgreSQL, in-process)",
+            args.limit,
+        ):
             _seed.add_synthetic_gpus()
             seeded = _seed.seed_sized(n_briefs=args.briefs, n_quotes=args.quotes)
             _measure(seeded["brief_ids"], profile=args.profile)
@@ -65,9 +60,6 @@ def main() -> int:
     except _seed.BenchTimeout as exc:
         print(f"ABORTED: {exc}")
         return 2
-    finally:
-        if created:
-            _seed.drop_database(db_name)
 
 
 def _measure(brief_ids: list[int], *, profile: bool) -> None:
