@@ -1,0 +1,42 @@
+"""The import's diff in words, for the command's output (the page renders its own table)."""
+
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+from .api_prices import ImportPlan
+
+
+def figure(value: Any) -> str:
+    """A price or discount as a person reads it: "0.15", "—" for none."""
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, Decimal):
+        return f"{value.normalize():,f}"
+    return str(value)
+
+
+def plan_lines(plan: ImportPlan, *, applied: bool) -> Iterator[str]:
+    verb = "Imported" if applied else "Would import"
+    yield f"{verb} from {plan.source}, prices in effect on {plan.day.isoformat()}:"
+    yield (
+        f"  new routes: {len(plan.new)}; changed: {len(plan.changed)}; "
+        f"unchanged: {plan.unchanged}; price periods added to the history: "
+        f"{plan.history_added}; briefs to recompute: {plan.affected_briefs}"
+    )
+    for route in plan.new:
+        p = route.price
+        yield (
+            f"  + {route.provider_name} · {route.model}"
+            f"{f' (serves {route.model_preset})' if route.model_preset else ''}: "
+            f"input {figure(p.input_price_per_mtok)}, output {figure(p.output_price_per_mtok)}, "
+            f"cached input {figure(p.cached_input_price_per_mtok)} USD per million tokens, "
+            f"batch discount {figure(p.batch_discount)}"
+        )
+    for change in plan.changed:
+        what = "; ".join(f"{c.label} {figure(c.old)} -> {figure(c.new)}" for c in change.changes)
+        yield f"  ~ {change.listed.provider_name} · {change.listed.model}: {what}"
+    for reason in plan.skipped:
+        yield f"  skipped: {reason}"
+    if not plan.has_changes:
+        yield "  Nothing to change."
