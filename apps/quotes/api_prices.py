@@ -22,7 +22,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from decimal import ROUND_DOWN, Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 import genai_prices
@@ -49,6 +49,10 @@ BATCH_CONTEXT = {"processing": "batch"}
 # batch_discount is stored with 4 decimals and must stay below 1 (ApiRoute.batch_discount).
 DISCOUNT_QUANTUM = Decimal("0.0001")
 MAX_DISCOUNT = Decimal("0.9999")
+# Route prices are stored with 4 decimals (apps.quotes.models._money); the list's figures are
+# read to 10 decimals first, which takes off binary-float noise such as 0.18000000000000002.
+PRICE_QUANTUM = Decimal("0.0001")
+LIST_QUANTUM = Decimal("1E-10")
 ONE = Decimal(1)
 ZERO = Decimal(0)
 # Field lengths of ApiRoute / Provider: a longer name from the list is reported, not cut.
@@ -186,13 +190,25 @@ def batch_prices_on(model: gp.ModelInfo, day: date) -> tuple[date | None, dict[s
     return latest, prices
 
 
-def _per_mtok(value: Any, what: str, tiered: list[tuple[str, int | None]]) -> Decimal | None:
+def _stored(value: Any, what: str, notes: list[str]) -> Decimal:
+    """A listed price as a route stores it: the list's float noise taken off
+    (0.18000000000000002 -> 0.18), then to the route's 4 decimals, said in a note if rounded."""
+    exact = Decimal(value).quantize(LIST_QUANTUM).normalize()
+    stored = exact.quantize(PRICE_QUANTUM, rounding=ROUND_HALF_UP)
+    if stored != exact:
+        notes.append(f"the {what} price {exact:f} is rounded to {stored.normalize():f}")
+    return stored.normalize()
+
+
+def _per_mtok(
+    value: Any, what: str, tiered: list[tuple[str, int | None]], notes: list[str]
+) -> Decimal | None:
     if value is None:
         return None
     if isinstance(value, gp.TieredPrices):
         tiered.append((what, value.tiers[0].start if value.tiers else None))
-        return Decimal(value.base)
-    return Decimal(value)
+        return _stored(value.base, what, notes)
+    return _stored(value, what, notes)
 
 
 def _tiered_note(tiered: list[tuple[str, int | None]]) -> str:
@@ -205,8 +221,9 @@ def _tiered_note(tiered: list[tuple[str, int | None]]) -> str:
 def _discount(standard: Decimal, batch: Any) -> Decimal | None:
     if batch is None or standard <= 0:
         return None
-    off = ONE - Decimal(batch.base if isinstance(batch, gp.TieredPrices) else batch) / standard
-    return min(max(off, ZERO), MAX_DISCOUNT).quantize(DISCOUNT_QUANTUM, rounding=ROUND_DOWN)
+    price = Decimal(batch.base if isinstance(batch, gp.TieredPrices) else batch)
+    off = ONE - price.quantize(LIST_QUANTUM) / standard
+    return min(max(off, ZERO), MAX_DISCOUNT).quantize(DISCOUNT_QUANTUM, rounding=ROUND_HALF_UP)
 
 
 def listed_price(model: gp.ModelInfo, day: date) -> ListedPrice | None:
@@ -219,11 +236,11 @@ def listed_price(model: gp.ModelInfo, day: date) -> ListedPrice | None:
     start, prices = standard
     notes: list[str] = []
     tiered: list[tuple[str, int | None]] = []
-    price_in = _per_mtok(getattr(prices, "input_mtok", None), "input", tiered)
-    price_out = _per_mtok(getattr(prices, "output_mtok", None), "output", tiered)
+    price_in = _per_mtok(getattr(prices, "input_mtok", None), "input", tiered, notes)
+    price_out = _per_mtok(getattr(prices, "output_mtok", None), "output", tiered, notes)
     if price_in is None or price_out is None or (price_in == 0 and price_out == 0):
         return None
-    cached = _per_mtok(getattr(prices, "cache_read_mtok", None), "cached-input", tiered)
+    cached = _per_mtok(getattr(prices, "cache_read_mtok", None), "cached-input", tiered, notes)
     if tiered:
         notes.append(_tiered_note(tiered))
     batch_start, batch = batch_prices_on(model, day)
