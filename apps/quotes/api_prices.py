@@ -27,7 +27,7 @@ from typing import Any
 
 import genai_prices
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.db.models.functions import Lower
 from django.utils import timezone
@@ -578,25 +578,14 @@ def _provider_for(listed: ListedRoute, cache: dict[str, Provider]) -> Provider:
     return cache[key]
 
 
-@transaction.atomic
-def apply_import(
-    *,
-    day: date,
-    provider: str = "",
-    all_models: bool = False,
-    expected_fingerprint: str | None = None,
-) -> ImportPlan:
-    """Create and update the routes the list prices on ``day``, with their price history, in
-    one transaction, then ask once for the recompute of the candidate tables of the briefs
-    whose preset a new or changed route serves (coalesced: one recompute per brief).
-    ``expected_fingerprint``: the plan the user confirmed; if the prices to write differ,
-    nothing is written and ``PlanChanged`` carries the new plan."""
-    listed, skipped = listed_routes(day=day, provider=provider, all_models=all_models)
-    plan, live, stored = _plan(listed, skipped, day, lock=True)
-    if expected_fingerprint is not None and plan.fingerprint() != expected_fingerprint:
-        raise PlanChanged(plan)
-    if not plan.has_changes:
-        return plan
+def _write(
+    plan: ImportPlan,
+    listed: list[ListedRoute],
+    live: dict[tuple[str, str], ApiRoute],
+    stored: dict[int, dict[date | None, ApiRoutePrice]],
+) -> set[str]:
+    """The plan's routes, providers and price periods; returns the presets they serve."""
+    day = plan.day
     providers: dict[str, Provider] = {}
     presets: set[str] = set()
     created: list[tuple[ApiRoute, ListedRoute]] = []
@@ -646,6 +635,38 @@ def apply_import(
                 ApiRoutePrice.objects.filter(pk=row.pk).update(**values, updated_at=timezone.now())
     ApiRoutePrice.objects.bulk_create(rows, batch_size=500)
     presets.discard("")
+    return presets
+
+
+@transaction.atomic
+def apply_import(
+    *,
+    day: date,
+    provider: str = "",
+    all_models: bool = False,
+    expected_fingerprint: str | None = None,
+) -> ImportPlan:
+    """Create and update the routes the list prices on ``day``, with their price history, in
+    one transaction, then ask once for the recompute of the candidate tables of the briefs
+    whose preset a new or changed route serves (coalesced: one recompute per brief).
+    ``expected_fingerprint``: the plan the user confirmed; if the prices to write differ,
+    nothing is written and ``PlanChanged`` carries the new plan."""
+    listed, skipped = listed_routes(day=day, provider=provider, all_models=all_models)
+    plan, live, stored = _plan(listed, skipped, day, lock=True)
+    if expected_fingerprint is not None and plan.fingerprint() != expected_fingerprint:
+        raise PlanChanged(plan)
+    if not plan.has_changes:
+        return plan
+    try:
+        with transaction.atomic():
+            presets = _write(plan, listed, live, stored)
+    except IntegrityError as exc:
+        # Another import created the same route or provider meanwhile (a database rule):
+        # nothing of this one is saved, in words, not a 500.
+        raise ValidationError(
+            "Another update of API prices ran at the same time; nothing was saved. Look at "
+            "the changes again."
+        ) from exc
     briefs = list(
         WorkloadBrief.objects.filter(model_preset__in=presets).values_list("pk", flat=True)
     )

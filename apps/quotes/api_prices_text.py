@@ -31,7 +31,7 @@ def plan_lines(plan: ImportPlan, *, applied: bool) -> Iterator[str]:
             f"{f' (serves {route.model_preset})' if route.model_preset else ''}: "
             f"input {figure(p.input_price_per_mtok)}, output {figure(p.output_price_per_mtok)}, "
             f"cached input {figure(p.cached_input_price_per_mtok)} USD per million tokens, "
-            f"batch discount {figure(p.batch_discount)}"
+            f"batch discount {figure(p.batch_discount)}" + "".join(f"; {note}" for note in p.notes)
         )
     for change in plan.changed:
         what = "; ".join(f"{c.label} {figure(c.old)} -> {figure(c.new)}" for c in change.changes)

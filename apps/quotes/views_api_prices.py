@@ -52,8 +52,9 @@ def _changed_rows(plan: api_prices.ImportPlan, limit: int) -> list[dict[str, Any
 
 
 def _field_errors(form: ApiPricesForm, exc: ValidationError) -> None:
-    for name, errors in exc.message_dict.items():
-        for error in errors:
+    errors = exc.message_dict if hasattr(exc, "error_dict") else {"": exc.messages}
+    for name, messages_ in errors.items():
+        for error in messages_:
             form.add_error(name if name in form.fields else None, error)
 
 

@@ -12,6 +12,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db.models import F
 from django.test import Client
 from genai_prices import data_snapshot
 from genai_prices import types as gp
@@ -173,8 +174,10 @@ class TestTheCommand:
         assert again.quote_date == NOV
         assert ApiRoute.objects.filter(model=LLAMA).count() == 1
         assert list(
-            again.prices.order_by("effective_from").values_list("effective_from", flat=True)
-        )[1:] == [JUNE, SEPT, NOV]
+            again.prices.order_by(F("effective_from").asc(nulls_first=True)).values_list(
+                "effective_from", flat=True
+            )
+        ) == [None, JUNE, SEPT, NOV]
 
     def test_prices_of_an_earlier_date(self, publish):
         out = run("--date", "2026-07-01")
@@ -194,6 +197,17 @@ class TestTheCommand:
         out = run()
         assert "retired here, not re-created" in out
         assert not ApiRoute.objects.filter(model=LLAMA, retired=False).exists()
+
+    def test_an_import_that_meets_another_one_saves_nothing_and_says_so(self, publish, monkeypatch):
+        run("--provider", "acme")
+        periods = ApiRoutePrice.objects.count()
+        # As if the routes were read before another import committed the same ones.
+        monkeypatch.setattr(api_prices, "_live_routes", lambda listed, lock: {})
+        with pytest.raises(CommandError, match="Another update of API prices ran at the same"):
+            run()
+        assert ApiRoute.objects.count() == 1
+        assert ApiRoutePrice.objects.count() == periods
+        assert not Provider.objects.filter(name="Other Cloud").exists()
 
     @pytest.mark.parametrize(
         ("args", "message"),

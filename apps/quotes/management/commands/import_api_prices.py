@@ -48,6 +48,8 @@ class Command(BaseCommand):
             else:
                 plan = api_prices.apply_import(**kwargs)
         except ValidationError as exc:
+            if not hasattr(exc, "error_dict"):
+                raise CommandError(" ".join(exc.messages)) from None
             raise CommandError(
                 "; ".join(f"--{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
             ) from None
