@@ -67,8 +67,10 @@ PAGE_LIST_LIMIT = 500
 # with the qualifiers below taken off its end (they name a serving variant of the same weights,
 # not another model), must then equal a preset name, or be one of PRESET_ALIASES. Everything
 # else is imported without a preset (procurement may set one on the route's page).
+# ("-instant", "-versatile", "-preview": Groq's names for its Llama 3.x deployments.)
 MODEL_QUALIFIERS = (
     "-instruct", "-it", "-chat", "-fp8", "-turbo", "-hf", "-v0.1", "-v0.2", "-v0.3",
+    "-instant", "-versatile", "-preview",
 )  # fmt: skip
 # Names that providers use for a preset's weights (model cards: Llama 4 Scout is
 # 17B active / 16 experts, Maverick 17B / 128 experts; DeepSeek's API serves V3 as

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_http_methods
 from apps.core.roles import QUOTE_EDITORS, has_role
 
 from . import api_prices
-from .api_prices_text import figure
+from .api_prices_text import change_text, figure, share
 from .forms_api_prices import ApiPricesForm
 
 
@@ -30,7 +30,7 @@ def _new_rows(plan: api_prices.ImportPlan, limit: int) -> list[dict[str, Any]]:
             "input": figure(r.price.input_price_per_mtok),
             "output": figure(r.price.output_price_per_mtok),
             "cached": figure(r.price.cached_input_price_per_mtok),
-            "batch": figure(r.price.batch_discount),
+            "batch": share(r.price.batch_discount),
             "since": r.price.effective_from,
             "notes": r.price.notes,
         }
@@ -45,7 +45,10 @@ def _changed_rows(plan: api_prices.ImportPlan, limit: int) -> list[dict[str, Any
             "provider": c.listed.provider_name,
             "model": c.listed.model,
             "since": c.listed.price.effective_from,
-            "changes": [(f.label, figure(f.old), figure(f.new)) for f in c.changes],
+            "changes": [
+                (f.label, change_text(f.label, f.old), change_text(f.label, f.new))
+                for f in c.changes
+            ],
         }
         for c in plan.changed[:limit]
     ]

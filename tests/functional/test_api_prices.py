@@ -106,7 +106,10 @@ class TestTheCommand:
         out = run("--dry-run")
         assert "Would import from genai-prices 0.2.3, prices in effect on 2026-12-01" in out
         assert "new routes: 2; changed: 0; unchanged: 0" in out
-        assert f"+ Acme AI · {LLAMA} (serves llama-3.1-8b): input 0.08, output 0.24" in out
+        assert (
+            f"+ Acme AI · {LLAMA} (serves llama-3.1-8b): input 0.08, output 0.24, cached input "
+            "0.04 USD per million tokens, batch discount 50%"
+        ) in out
         assert not ApiRoute.objects.exists()
         assert not Provider.objects.exists()
         assert not ApiRoutePrice.objects.exists()
@@ -166,6 +169,7 @@ class TestTheCommand:
         out = run("--dry-run")
         assert "changed: 1; unchanged: 1" in out
         assert "input per million tokens 0.08 -> 0.06" in out
+        assert "cached input per million tokens 0.04 -> 0.03" in out
         run()
         again = llama_route()
         assert again.pk == route.pk

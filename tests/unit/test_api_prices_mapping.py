@@ -9,6 +9,7 @@ import pytest
 from genai_prices import types as gp
 
 from apps.quotes.api_prices import listed_price, listed_route, preset_for, price_history
+from apps.quotes.api_prices_text import figure, share
 
 D = Decimal
 JUNE, SEPT = date(2026, 6, 1), date(2026, 9, 1)
@@ -177,12 +178,24 @@ class TestPresets:
             ("google/gemma-3-27b-it", "gemma-3-27b"),
             ("deepseek-reasoner", "deepseek-r1"),
             ("openai/gpt-oss-20b:free", "gpt-oss-20b"),
+            ("llama-3.1-8b-instant", "llama-3.1-8b"),
+            ("llama-3.1-70b-versatile", "llama-3.1-70b"),
             # Another model, not a serving variant of a preset's weights: no preset.
             ("deepseek/deepseek-r1-distill-llama-70b", ""),
             ("microsoft/phi-4-mini-instruct", ""),
             ("qwen/qwen3-235b-a22b-thinking-2507", ""),
             ("gpt-4o", ""),
+            ("llama-3.2-90b-vision-preview", ""),
         ],
     )
     def test_only_exact_names_after_the_documented_qualifiers(self, model_id, preset):
         assert preset_for(model_id) == preset
+
+
+class TestInWords:
+    def test_prices_have_two_decimals_at_least_and_discounts_are_percentages(self):
+        assert [figure(D(x)) for x in ("0.2", "0.0375", "1250", "0.10")] == [
+            "0.20", "0.0375", "1,250.00", "0.10",
+        ]  # fmt: skip
+        assert [share(D(x)) for x in ("0.5000", "0.125", "0")] == ["50%", "12.5%", "0%"]
+        assert figure(None) == share(None) == "—"
