@@ -305,7 +305,9 @@ def listed_route(provider: gp.Provider, model: gp.ModelInfo, day: date) -> Liste
         return None
     history = price_history(model, day)
     if not history or history[-1].figures() != price.figures():
-        history.append(price)  # cannot happen with the package's rule; kept consistent
+        # Not with the package's rule (nothing changes between two start dates); should it
+        # happen, the route's price is the last period, as the route will hold it.
+        history = [h for h in history if h.effective_from != price.effective_from] + [price]
     url = (provider.pricing_urls or [""])[0]
     return ListedRoute(
         provider_id=provider.id,
@@ -574,7 +576,12 @@ def _provider_for(listed: ListedRoute, cache: dict[str, Provider]) -> Provider:
         provider = Provider.objects.filter(name__iexact=listed.provider_name).first()
         if provider is None:
             provider = Provider(name=listed.provider_name, website=listed.provider_url)
-            provider.full_clean()
+            try:
+                provider.full_clean()
+            except ValidationError as exc:
+                if set(exc.message_dict) != {"website"}:
+                    raise
+                provider.website = ""  # a price page the URL field refuses: left out
             provider.save()
         cache[key] = provider
     return cache[key]
