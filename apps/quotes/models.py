@@ -232,6 +232,9 @@ class ApiRoute(BaseModel):
     )
     input_price_per_mtok = _money()
     output_price_per_mtok = _money()
+    cached_input_price_per_mtok = _money(
+        null=True, blank=True, help_text="Per million input tokens read from the prompt cache."
+    )
     currency = models.CharField(max_length=3, choices=Currency.choices, default=Currency.USD)
     batch_discount = models.DecimalField(
         max_digits=5,
@@ -267,3 +270,56 @@ class ApiRoute(BaseModel):
 
     def __str__(self) -> str:
         return f"{self.provider} · {self.model}"
+
+
+class ApiRoutePrice(BaseModel):
+    """One period of an API route's price, as a price list published it: in effect from
+    ``effective_from`` (empty: from the list's first record of the model) until the next
+    period of the same route. The route's own price fields hold the period in effect on the
+    date it was last imported for; these rows are its history, for pricing at a date."""
+
+    route = models.ForeignKey(ApiRoute, on_delete=models.PROTECT, related_name="prices")
+    effective_from = models.DateField(
+        null=True, blank=True, help_text="Empty: since the price list first listed the model."
+    )
+    input_price_per_mtok = _money()
+    output_price_per_mtok = _money()
+    cached_input_price_per_mtok = _money(null=True, blank=True)
+    currency = models.CharField(max_length=3, choices=Currency.choices, default=Currency.USD)
+    batch_discount = models.DecimalField(
+        max_digits=5,
+        decimal_places=4,
+        default=0,
+        validators=[MinValueValidator(0), MaxValueValidator(Decimal("0.9999"))],
+    )
+    source = models.CharField(max_length=300)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["route", "effective_from"], name="api_route_price_one_per_start"
+            ),
+            # NULL is distinct from NULL in a unique index: one open-start period a route.
+            models.UniqueConstraint(
+                fields=["route"],
+                condition=Q(effective_from__isnull=True),
+                name="api_route_price_one_open_start",
+            ),
+            models.CheckConstraint(
+                condition=Q(input_price_per_mtok__gte=0)
+                & Q(output_price_per_mtok__gte=0)
+                & (
+                    Q(cached_input_price_per_mtok__isnull=True)
+                    | Q(cached_input_price_per_mtok__gte=0)
+                ),
+                name="api_route_price_not_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(batch_discount__gte=0) & Q(batch_discount__lt=1),
+                name="api_route_price_batch_discount_in_0_1",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        start = self.effective_from.isoformat() if self.effective_from else "first listed"
+        return f"{self.route} from {start}"

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import views, views_api_prices
 
 app_name = "quotes"
 
@@ -15,6 +15,7 @@ urlpatterns = [
     path("providers/", views.provider_list_page, name="providers"),
     path("providers/new/", views.provider_edit_page, name="provider-create"),
     path("providers/<int:pk>/edit/", views.provider_edit_page, name="provider-edit"),
+    path("api-prices/", views_api_prices.api_prices_page, name="api-prices"),
     path("api-routes/new/", views.api_route_edit_page, name="route-create"),
     path("api-routes/<int:pk>/edit/", views.api_route_edit_page, name="route-edit"),
     path("api-routes/<int:pk>/retire/", views.api_route_retire_page, name="route-retire"),

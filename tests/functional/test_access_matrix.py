@@ -175,6 +175,29 @@ def test_pages_read_by_everyone_written_by_their_role(catalog, client, role, url
     assert posted.status_code == (200 if role in writers else 403)
 
 
+# Pages of one role only: GET and POST 403 for every other role, a sign-in redirect for
+# nobody signed in. "Update API prices" writes routes every team's tables are costed with.
+ROLE_ONLY_PAGES = [("/quotes/api-prices/", {PROCUREMENT})]
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize(("url", "writers"), ROLE_ONLY_PAGES)
+def test_pages_of_one_role(catalog, client, role, url, writers):
+    client.force_login(UserFactory(roles=[role]))
+    expected = 200 if role in writers else 403  # a writer's empty form comes back with errors
+    assert client.get(url).status_code == expected
+    assert client.post(url, {}).status_code == expected
+
+
+@pytest.mark.parametrize(("url", "writers"), ROLE_ONLY_PAGES)
+def test_pages_of_one_role_send_nobody_to_sign_in(db, client, url, writers):
+    for response in (client.get(url), client.post(url, {})):
+        assert response.status_code == 302
+        assert (
+            response["Location"].startswith("/accounts/login/") or "next=" in response["Location"]
+        )
+
+
 def test_an_unknown_id_answers_like_another_teams(world):
     client = world["clients"][PLATFORM]
     other = client.get(f"/api/v1/briefs/{world['other']['brief']}/")
