@@ -95,6 +95,14 @@ class TestLlmdBenchmarkReport:
         assert body["results"]["ttft_ms"]["p90"] == pytest.approx(42.6)  # seconds in the file
         assert body["results"]["duration_s"] == pytest.approx(59.8)
 
+    def test_inference_perf_lifecycle_summary_needs_model(self, api, brief):
+        raw = fixture("inference_perf_lifecycle_summary_2026_08.json")
+        assert post(api, brief, raw).status_code == 400
+        body = post(api, brief, raw, model=BRIEF_MODEL).json()
+        assert body["tool"] == "INFERENCE_PERF" and body["model_named"] == BRIEF_MODEL
+        assert body["results"]["ttft_ms"]["p95"] == pytest.approx(318.0)
+        assert body["results"]["duration_s"] == 120.0
+
 
 class TestMlperfEndpoints:
     def test_a_file_that_names_no_model_needs_model(self, api, brief):
@@ -200,6 +208,7 @@ class TestSglangBenchServing:
     ("name", "fields"),
     [
         ("inference_perf_br_v0_1.json", {}),
+        ("inference_perf_lifecycle_stage_2025_08.json", {"model": BRIEF_MODEL}),
         ("mlperf_endpoints_result_summary_2026_05.json", {"model": BRIEF_MODEL}),
         ("trtllm_bench_v0_18.json", {}),
         ("sglang_bench_serving_2025.jsonl", {"model": BRIEF_MODEL}),

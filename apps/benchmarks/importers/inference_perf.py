@@ -1,5 +1,7 @@
 """llm-d Benchmark Report (the "BR" that llm-d-benchmark writes for every harness, the
-inference-perf harness by default): schema versions 0.1 and 0.2 (0.2.1 read as 0.2).
+inference-perf harness by default): schema versions 0.1 and 0.2 (0.2.1 read as 0.2); and
+inference-perf's own request-lifecycle report (``summary_lifecycle_metrics.json`` /
+``stage_N_lifecycle_metrics.json``), which the BR is converted from.
 
 Schemas (llm-d/llm-d-benchmark, llmdbenchmark/analysis/benchmark_report/, earlier
 workload/report/):
@@ -20,6 +22,16 @@ workload/report/):
 A ``Statistics`` object carries its own ``units``: ``ms`` or ``s`` for TTFT and request
 latency, ``ms/token`` or ``s/token`` for the per-token metrics. inference-perf's own files
 are in seconds (its converter writes ``units: s``), so the unit is always read, never assumed.
+
+inference-perf's own report (kubernetes-sigs/inference-perf, inference_perf/reportgen/base.py
+``summarize_requests``): ``{"load_summary": {"count", "schedule_delay", ["requested_rate",
+"achieved_rate", "send_duration"]}, "successes": {"count", "latency": {<metric>: summary},
+"throughput": {"input_tokens_per_sec", "output_tokens_per_sec", "total_tokens_per_sec",
+"requests_per_sec"}, "prompt_len" | "prompt_tokens", "output_len"}, "failures": {"count", ...}}``.
+Its summaries carry NO unit: every latency is in SECONDS (``time.perf_counter`` deltas).
+Until PR #201 (Aug 2025) a summary was ``mean, min, p10, p50, p90, max``; since then the
+median is ``median`` and the percentiles those configured (default p0.1 ... p99.9);
+``benchmark_time_seconds`` (PR #430) gives the duration. It names no model.
 
 Traps (inference_perf/reportgen/base.py and the schema's field notes):
 ``time_per_output_token`` = (last token - first token) / (output tokens - 1): first token
@@ -78,7 +90,10 @@ def _version(data: dict[str, Any]) -> str:
 
 
 def looks_like(data: dict[str, Any]) -> bool:
-    """True for a Benchmark Report: its schema version and its results block."""
+    """True for a Benchmark Report (its schema version and results block) or an
+    inference-perf lifecycle report (load_summary and successes.latency)."""
+    if _is_lifecycle(data):
+        return True
     version = _version(data)
     if version == "0.1":
         return isinstance(data.get("metrics"), dict) and isinstance(data.get("scenario"), dict)
@@ -87,9 +102,20 @@ def looks_like(data: dict[str, Any]) -> bool:
     return False
 
 
+def _is_lifecycle(data: dict[str, Any]) -> bool:
+    successes = data.get("successes")
+    return (
+        isinstance(data.get("load_summary"), dict)
+        and isinstance(successes, dict)
+        and isinstance(successes.get("latency"), dict)
+    )
+
+
 def parse(data: object) -> list[CanonicalRun]:
     if not isinstance(data, dict):
         raise ImportFormatError("not a Benchmark Report: expected a JSON object")
+    if _is_lifecycle(data):
+        return [_parse_lifecycle(data)]
     version = _version(data)
     if version == "0.1":
         return [_parse_v01(data)]
@@ -334,3 +360,71 @@ def _label(conditions: dict[str, Any]) -> str | None:
     if isinstance(conditions.get("concurrency"), int):
         parts.append(f"concurrency={conditions['concurrency']}")
     return " ".join(parts) or None
+
+
+#: inference-perf summary keys -> canonical stats ("median" since PR #201, "p50" before).
+_LIFECYCLE_STATS: Final = (
+    ("mean", ("mean",)),
+    ("p50", ("median", "p50")),
+    ("p90", ("p90",)),
+    ("p95", ("p95",)),
+    ("p99", ("p99",)),
+)
+MS_PER_S: Final = 1000.0
+
+
+def _parse_lifecycle(data: JsonObject) -> CanonicalRun:
+    b = RunBuilder(INFERENCE_PERF)
+    successes = _object(data, "successes", "")
+    latency = _object(successes, "latency", "successes")
+    for name, canon, _units, note in _LATENCY:
+        summary = _object(latency, name, "successes.latency")
+        path = f"successes.latency.{name}"
+        for stat, keys in _LIFECYCLE_STATS:
+            key = next((k for k in keys if k in summary), None)
+            if key is None:
+                continue
+            value = number(summary, key, f"{path}.{key}")
+            b.stat(
+                canon,
+                stat,
+                None if value is None else value * MS_PER_S,
+                f"{path}.{key} (s, x1000{note})",
+            )
+    if _object(latency, "normalized_time_per_output_token", "successes.latency"):
+        b.note("normalized_time_per_output_token", _NTPOT_NOTE)
+
+    throughput = _object(successes, "throughput", "successes")
+    for key, canon, unit in (
+        ("requests_per_sec", "request_throughput_rps", "req/s"),
+        ("output_tokens_per_sec", "output_tokens_per_s", "tok/s"),
+        ("total_tokens_per_sec", "total_tokens_per_s", "tok/s"),
+    ):
+        path = f"successes.throughput.{key}"
+        b.scalar(canon, number(throughput, key, path), f"{path} ({unit})")
+    b.scalar("completed", count(successes, "count", "successes.count"), "successes.count")
+    failures = _object(data, "failures", "")
+    b.scalar("failed", count(failures, "count", "failures.count"), "failures.count")
+    for keys, canon in (
+        (("prompt_tokens", "prompt_len"), "input_tokens_mean"),
+        (("output_len",), "output_tokens_mean"),
+    ):
+        for key in keys:
+            summary = _object(successes, key, "successes")
+            if summary:
+                path = f"successes.{key}.mean"
+                b.scalar(canon, number(summary, "mean", path), f"{path} (tokens)")
+                break
+    b.scalar(
+        "duration_s",
+        number(data, "benchmark_time_seconds", "benchmark_time_seconds"),
+        "benchmark_time_seconds (s)",
+    )
+    load = _object(data, "load_summary", "")
+    conditions: dict[str, Any] = {
+        "harness": "inference-perf",
+        "request_rate": load.get("requested_rate"),
+        "achieved_rate": load.get("achieved_rate"),
+        "requests_sent": load.get("count"),
+    }
+    return b.build(tool_version=None, conditions=conditions, label=_label(conditions))

@@ -166,3 +166,54 @@ def test_a_statistics_block_that_is_not_an_object(fixture_bytes):
     data = json.loads(fixture_bytes("inference_perf_br_v0_1.json"))
     data["metrics"]["latency"]["time_to_first_token"] = [1, 2]
     assert error_of(data) == "metrics.latency.time_to_first_token is not an object"
+
+
+STAGE = "inference_perf_lifecycle_stage_2025_08.json"
+SUMMARY = "inference_perf_lifecycle_summary_2026_08.json"
+
+
+def test_lifecycle_report_before_pr_201_uses_p50(fixture_bytes):
+    run = one(fixture_bytes(STAGE))
+    r = run.results
+    assert run.tool == INFERENCE_PERF
+    # Seconds without a unit field; mean/p10/p50/p90 only (no p95/p99 invented).
+    assert r["ttft_ms"] == pytest.approx({"mean": 45.5, "p50": 41.0, "p90": 71.2})
+    assert r["tpot_ms"] == pytest.approx({"mean": 9.8, "p50": 9.6, "p90": 11.1})
+    assert r["itl_ms"] == pytest.approx({"mean": 9.8, "p50": 8.5, "p90": 14.2})
+    assert r["e2e_latency_ms"]["mean"] == pytest.approx(1290.1)
+    assert "s, x1000" in run.source_names["ttft_ms.p50"]
+    assert (r["completed"], r["failed"]) == (595, 5)
+    assert r["request_throughput_rps"] == 10.0 and r["output_tokens_per_s"] == 1280.0
+    assert (r["input_tokens_mean"], r["output_tokens_mean"]) == (512.0, 128.0)
+    assert r["duration_s"] is None  # benchmark_time_seconds came with PR #430
+    assert run.conditions["request_rate"] == 10.0
+    assert run.label == "inference-perf rate=10.0"
+
+
+def test_lifecycle_summary_uses_median_and_the_percentile_grid(fixture_bytes):
+    run = one(fixture_bytes(SUMMARY))
+    r = run.results
+    assert r["ttft_ms"] == pytest.approx(
+        {"mean": 152.0, "p50": 121.0, "p90": 262.0, "p95": 318.0, "p99": 505.0}
+    )
+    assert "median" in run.source_names["ttft_ms.p50"]
+    assert r["tpot_ms"]["mean"] == pytest.approx(11.2)  # not NTPOT (13.4 ms)
+    assert "includes the first token" in run.source_names["normalized_time_per_output_token"]
+    assert r["input_tokens_mean"] == 200.0  # successes.prompt_tokens.mean
+    assert r["duration_s"] == 120.0
+    assert (r["completed"], r["failed"]) == (2400, 0)
+    assert "model" not in run.conditions  # inference-perf's report names no model
+
+
+def test_lifecycle_bad_values_name_the_field(fixture_bytes):
+    data = json.loads(fixture_bytes(SUMMARY))
+    data["successes"]["latency"]["time_to_first_token"]["p90"] = "slow"
+    assert error_of(data).startswith(
+        "expected a number for successes.latency.time_to_first_token.p90"
+    )
+    data = json.loads(fixture_bytes(SUMMARY))
+    data["failures"]["count"] = -2
+    assert error_of(data) == "negative value for failures.count: -2.0"
+    data = json.loads(fixture_bytes(SUMMARY))
+    data["successes"]["latency"]["time_to_first_token"] = None
+    assert "missing required figure: ttft" in error_of(data)

@@ -28,6 +28,8 @@ from .conftest import DATA
 FIXTURES = {
     "inference_perf_br_v0_1.json": INFERENCE_PERF,
     "inference_perf_br_v0_2.json": INFERENCE_PERF,
+    "inference_perf_lifecycle_stage_2025_08.json": INFERENCE_PERF,
+    "inference_perf_lifecycle_summary_2026_08.json": INFERENCE_PERF,
     "mlperf_endpoints_result_summary_2026_05.json": MLPERF_ENDPOINTS,
     "mlperf_endpoints_result_summary_2026_08.json": MLPERF_ENDPOINTS,
     "trtllm_bench_v0_18.json": TRTLLM_BENCH,
@@ -86,7 +88,8 @@ def test_fixtures_name_the_tool_they_claim(fixture_bytes):
     }
     assert named["inference_perf_br_v0_2.json"] == {"Qwen/Qwen3-0.6B"}
     assert named["trtllm_bench_v1_1.json"] == {"meta-llama/Llama-3.1-70B-Instruct"}
-    # MLPerf Endpoints and SGLang write no model into their results.
+    # inference-perf's own report, MLPerf Endpoints and SGLang write no model into their results.
+    assert named["inference_perf_lifecycle_summary_2026_08.json"] == {None}
     assert named["mlperf_endpoints_result_summary_2026_08.json"] == {None}
     assert named["sglang_bench_serving_2025.jsonl"] == {None}
 
