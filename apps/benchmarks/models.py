@@ -24,6 +24,10 @@ class BenchmarkRun(BaseModel):
         AIPERF = "AIPERF", "AIPerf"
         GENAI_PERF = "GENAI_PERF", "GenAI-Perf"
         LLMPERF = "LLMPERF", "llmperf"
+        INFERENCE_PERF = "INFERENCE_PERF", "llm-d Benchmark Report (inference-perf)"
+        MLPERF_ENDPOINTS = "MLPERF_ENDPOINTS", "MLPerf Endpoints"
+        TRTLLM_BENCH = "TRTLLM_BENCH", "trtllm-bench"
+        SGLANG_BENCH = "SGLANG_BENCH", "SGLang bench_serving"
 
     brief = models.ForeignKey(
         WorkloadBrief, on_delete=models.PROTECT, related_name="benchmark_runs"
@@ -38,7 +42,7 @@ class BenchmarkRun(BaseModel):
         GpuSystem, on_delete=models.PROTECT, null=True, blank=True, related_name="benchmark_runs"
     )
     phase = models.CharField(max_length=20, choices=Phase.choices)
-    tool = models.CharField(max_length=12, choices=Tool.choices, default=Tool.MANUAL)
+    tool = models.CharField(max_length=20, choices=Tool.choices, default=Tool.MANUAL)
     tool_version = models.CharField(max_length=40, blank=True)
     label = models.CharField(max_length=200, blank=True)
     model = models.CharField(

@@ -57,8 +57,9 @@ def upload_too_large(content_length: str | None) -> str | None:
 
 
 class BenchmarkRunImportApi(APIView):
-    """A results file of vllm bench serve, GuideLLM, AIPerf, GenAI-Perf or llmperf, imported
-    as a whole: any problem and nothing is saved (no run, no stored file)."""
+    """A results file of vllm bench serve, GuideLLM, AIPerf, GenAI-Perf, llmperf, an llm-d
+    Benchmark Report (inference-perf), MLPerf Endpoints, trtllm-bench or SGLang bench_serving,
+    imported as a whole: any problem and nothing is saved (no run, no stored file)."""
 
     permission_classes = [PlatformWrites]
     parser_classes = [MultiPartParser, FormParser]

@@ -22,6 +22,15 @@ llmperf                 ``inter_token_latency_s``        INCLUDED      SECONDS n
                                                                                mean derived
 llmperf                 ``ttft_s``, ``end_to_end_...s``  n/a           SECONDS ``ttft_ms``,
                                                                                ``e2e_latency_ms``
+llm-d Benchmark Report  ``time_per_output_token``        excluded      units   ``tpot_ms``
+llm-d Benchmark Report  ``normalized_time_per_...``      INCLUDED      units   not used
+llm-d Benchmark Report  ``inter_token_latency``          n/a           units   ``itl_ms``
+MLPerf Endpoints        ``ttft``, ``tpot``, ``latency``  excluded      NANOSEC ``*_ms`` (/1e6)
+MLPerf Endpoints        ``tps``                          output only   tok/s   output tok/s
+trtllm-bench            ``tpot_percentiles``             excluded      ms      ``tpot_ms``
+trtllm-bench            ``output_throughput_per_gpu...`` per GPU       tok/s   not used
+SGLang bench_serving    ``*_tpot_ms``                    excluded      ms      ``tpot_ms``
+SGLang bench_serving    ``concurrency``                  measured      req     not the setting
 ======================  ===============================  ============  ======  ==============
 
 Where a tool only gives a first-token-inclusive per-token figure, ``tpot_ms.mean`` is
@@ -34,9 +43,13 @@ from .common import (
     AIPERF,
     GENAI_PERF,
     GUIDELLM,
+    INFERENCE_PERF,
     LLMPERF,
     MAX_FILE_BYTES,
+    MLPERF_ENDPOINTS,
+    SGLANG_BENCH,
     TOOLS,
+    TRTLLM_BENCH,
     VLLM,
     CanonicalRun,
     ImportFormatError,
@@ -47,9 +60,13 @@ __all__ = [
     "AIPERF",
     "GENAI_PERF",
     "GUIDELLM",
+    "INFERENCE_PERF",
     "LLMPERF",
     "MAX_FILE_BYTES",
+    "MLPERF_ENDPOINTS",
+    "SGLANG_BENCH",
     "TOOLS",
+    "TRTLLM_BENCH",
     "VLLM",
     "CanonicalRun",
     "ImportFormatError",

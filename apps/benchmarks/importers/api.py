@@ -5,14 +5,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import aiperf, genai_perf, guidellm, llmperf, vllm
+from . import (
+    aiperf,
+    genai_perf,
+    guidellm,
+    inference_perf,
+    llmperf,
+    mlperf_endpoints,
+    sglang_bench,
+    trtllm_bench,
+    vllm,
+)
 from .common import (
     AIPERF,
     GENAI_PERF,
     GUIDELLM,
+    INFERENCE_PERF,
     LLMPERF,
+    MLPERF_ENDPOINTS,
+    SGLANG_BENCH,
     TOOL_DISPLAY,
     TOOLS,
+    TRTLLM_BENCH,
     VLLM,
     CanonicalRun,
     ImportFormatError,
@@ -22,9 +36,15 @@ from .common import (
 _Detector = Callable[[dict[str, Any]], bool]
 _Parser = Callable[[object], list[CanonicalRun]]
 
-# Order matters: AIPerf mimics GenAI-Perf's layout, so it is tried first.
+# Order matters: AIPerf mimics GenAI-Perf's layout, so it is tried first; an SGLang line
+# carries vLLM's key names (bench_serving was adapted from benchmark_serving.py), so SGLang
+# is tried before vLLM.
 _DETECTORS: tuple[tuple[str, _Detector], ...] = (
     (GUIDELLM, guidellm.looks_like),
+    (INFERENCE_PERF, inference_perf.looks_like),
+    (MLPERF_ENDPOINTS, mlperf_endpoints.looks_like),
+    (TRTLLM_BENCH, trtllm_bench.looks_like),
+    (SGLANG_BENCH, sglang_bench.looks_like),
     (VLLM, vllm.looks_like),
     (LLMPERF, llmperf.looks_like),
     (AIPERF, aiperf.looks_like),
@@ -36,7 +56,16 @@ _PARSERS: dict[str, _Parser] = {
     AIPERF: aiperf.parse,
     GENAI_PERF: genai_perf.parse,
     LLMPERF: llmperf.parse,
+    INFERENCE_PERF: inference_perf.parse,
+    MLPERF_ENDPOINTS: mlperf_endpoints.parse,
+    TRTLLM_BENCH: trtllm_bench.parse,
+    SGLANG_BENCH: sglang_bench.parse,
 }
+#: Tools whose files may be JSON lines (a list of run objects), with their line detector.
+_LINE_TOOLS: tuple[tuple[str, _Detector], ...] = (
+    (SGLANG_BENCH, sglang_bench.looks_like),
+    (VLLM, vllm.looks_like),
+)
 _ALIASES = {
     "VLLM": VLLM,
     "VLLM_BENCH_SERVE": VLLM,
@@ -46,19 +75,31 @@ _ALIASES = {
     "GENAI_PERF": GENAI_PERF,
     "GENAIPERF": GENAI_PERF,
     "LLMPERF": LLMPERF,
+    "INFERENCE_PERF": INFERENCE_PERF,
+    "LLM_D": INFERENCE_PERF,
+    "LLM_D_BENCHMARK": INFERENCE_PERF,
+    "BENCHMARK_REPORT": INFERENCE_PERF,
+    "MLPERF_ENDPOINTS": MLPERF_ENDPOINTS,
+    "MLPERF": MLPERF_ENDPOINTS,
+    "TRTLLM_BENCH": TRTLLM_BENCH,
+    "TRTLLM": TRTLLM_BENCH,
+    "SGLANG_BENCH": SGLANG_BENCH,
+    "SGLANG": SGLANG_BENCH,
+    "BENCH_SERVING": SGLANG_BENCH,
 }
 
 
 def detect_format(data: object) -> str | None:
-    """The tool (VLLM, GUIDELLM, AIPERF, GENAI_PERF, LLMPERF) that wrote the decoded
-    JSON ``data``, or None when it matches none of them.
+    """The tool (one of ``TOOLS``) that wrote the decoded JSON ``data``, or None when it
+    matches none of them.
 
-    A list is recognised only as vLLM ``--append-result`` lines (objects that all
-    look like vLLM results).
+    A list is recognised only as JSON lines of one tool: SGLang ``bench_serving
+    --output-file`` or vLLM ``--append-result`` (objects that all look like its results).
     """
     if isinstance(data, list):
-        if data and all(isinstance(item, dict) and vllm.looks_like(item) for item in data):
-            return VLLM
+        for tool, looks_like_line in _LINE_TOOLS:
+            if data and all(isinstance(item, dict) and looks_like_line(item) for item in data):
+                return tool
         return None
     if not isinstance(data, dict):
         return None
@@ -76,7 +117,8 @@ def normalise_tool(tool: str) -> str:
 
 
 def parse_result_file(raw: bytes, *, tool: str | None = None) -> list[CanonicalRun]:
-    """Parse one result file into canonical runs (GuideLLM files may hold several).
+    """Parse one result file into canonical runs (GuideLLM files and JSON lines may hold
+    several).
 
     ``tool`` names the tool the caller believes wrote the file; the content is
     checked against it. Raises only ``ImportFormatError``.
@@ -109,15 +151,17 @@ def _parse(raw: bytes, tool: str | None) -> list[CanonicalRun]:
     if chosen is None:
         if isinstance(data, list):
             raise ImportFormatError(
-                "not a benchmark result: a JSON list that is not vLLM --append-result lines"
+                "not a benchmark result: a JSON list that is not vLLM --append-result or "
+                "SGLang bench_serving lines"
             )
         if not isinstance(data, dict):
             raise ImportFormatError(
                 f"not a benchmark result: the JSON is a {type(data).__name__}, not an object"
             )
         raise ImportFormatError(
-            "unrecognised result file: not vLLM, GuideLLM, AIPerf, GenAI-Perf or llmperf "
-            "output (missing required figure: ttft)"
+            "unrecognised result file: not vLLM, GuideLLM, AIPerf, GenAI-Perf, llmperf, llm-d "
+            "Benchmark Report, MLPerf Endpoints, trtllm-bench or SGLang bench_serving output "
+            "(missing required figure: ttft)"
         )
     runs = _PARSERS[chosen](data)
     if not runs:

@@ -20,13 +20,31 @@ GUIDELLM: Final = "GUIDELLM"
 AIPERF: Final = "AIPERF"
 GENAI_PERF: Final = "GENAI_PERF"
 LLMPERF: Final = "LLMPERF"
-TOOLS: Final = (VLLM, GUIDELLM, AIPERF, GENAI_PERF, LLMPERF)
+INFERENCE_PERF: Final = "INFERENCE_PERF"
+MLPERF_ENDPOINTS: Final = "MLPERF_ENDPOINTS"
+TRTLLM_BENCH: Final = "TRTLLM_BENCH"
+SGLANG_BENCH: Final = "SGLANG_BENCH"
+TOOLS: Final = (
+    VLLM,
+    GUIDELLM,
+    AIPERF,
+    GENAI_PERF,
+    LLMPERF,
+    INFERENCE_PERF,
+    MLPERF_ENDPOINTS,
+    TRTLLM_BENCH,
+    SGLANG_BENCH,
+)
 TOOL_DISPLAY: Final = {
     VLLM: "vLLM",
     GUIDELLM: "GuideLLM",
     AIPERF: "AIPerf",
     GENAI_PERF: "GenAI-Perf",
     LLMPERF: "llmperf",
+    INFERENCE_PERF: "llm-d Benchmark Report",
+    MLPERF_ENDPOINTS: "MLPerf Endpoints",
+    TRTLLM_BENCH: "trtllm-bench",
+    SGLANG_BENCH: "SGLang bench_serving",
 }
 
 MAX_FILE_BYTES: Final = 20 * 1024 * 1024
@@ -89,8 +107,40 @@ def content_sha256(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
+class _Infinity:
+    """Stands for a bare ``Infinity`` token until the key it belongs to is known."""
+
+
+_INFINITY: Final = _Infinity()
+#: The one key whose value may be the non-standard token ``Infinity``: SGLang's
+#: bench_serving writes its default ``--request-rate inf`` with ``json.dumps`` (python/
+#: sglang/bench_serving.py ``result = {"request_rate": request_rate, ...}``), i.e. as
+#: ``Infinity``. It is read as the string "inf" (what vLLM writes for the same setting);
+#: the token anywhere else, and NaN / -Infinity anywhere, refuse the file.
+INFINITE_OK_KEY: Final = "request_rate"
+
+
 def _refuse_constant(name: str) -> Any:
+    if name == "Infinity":
+        return _INFINITY
     raise ImportFormatError(f"NaN in JSON: the file contains the non-standard token {name}")
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if value is _INFINITY:
+            if key != INFINITE_OK_KEY:
+                raise ImportFormatError(
+                    "NaN in JSON: the file contains the non-standard token Infinity"
+                )
+            value = "inf"
+        out[key] = value
+    return out
+
+
+def _json_loads(text: str) -> Any:
+    return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_pairs)
 
 
 def _decode_error(text: str, err: json.JSONDecodeError) -> ImportFormatError:
@@ -121,7 +171,7 @@ def load_json(raw: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise ImportFormatError(f"not JSON: not UTF-8 text (byte {exc.start})") from None
     try:
-        loaded = json.loads(text, parse_constant=_refuse_constant)
+        loaded = _json_loads(text)
     except json.JSONDecodeError as err:
         if err.msg == "Extra data":
             lines = _load_json_lines(text)
@@ -153,6 +203,10 @@ def _refuse_surrogates(value: Any) -> None:
             stack.extend((child, f"{path}[{i}]") for i, child in enumerate(item))
         elif isinstance(item, str):
             _refuse_surrogate_in(item, path or "the top level")
+        elif item is _INFINITY:  # a bare Infinity outside any object (e.g. in a list)
+            raise ImportFormatError(
+                "NaN in JSON: the file contains the non-standard token Infinity"
+            )
 
 
 def _refuse_surrogate_in(text: str, where: str) -> None:
@@ -169,7 +223,7 @@ def _load_json_lines(text: str) -> list[Any] | None:
         if not line.strip():
             continue
         try:
-            item = json.loads(line, parse_constant=_refuse_constant)
+            item = _json_loads(line)
         except (json.JSONDecodeError, RecursionError):
             return None
         if not isinstance(item, dict):
