@@ -148,12 +148,15 @@ def main() -> None:
         "- B200 is covered by DeepSeek-R1 and gpt-oss-120b at TP8 (SGLang cookbook); GB200 "
         "NVL72, MI355X throughput, MLPerf rounds (whose datasets' token lengths the harness "
         "needs) and LoRA/QLoRA throughput have no published point here yet.",
-        "- MoE / MLA throughput of DeepSeek-R1 at TP8 is over-predicted 1.5-3.4x at batch "
-        "32-350 and its ITL under-predicted ~1.5-2x at batch 1-4, on H200, B200 and MI300X "
-        "alike: the published stacks' per-step MoE and MLA costs are well above the "
-        "roofline's. The published runs used plain TP8, so attention-DP layouts do not explain "
-        "these misses. (The two dstack online rows were corrected to output tokens/s from the "
-        "benchmark's raw CSV: the blog's figures counted prompt tokens too.)",
+        "- DeepSeek-R1 ITL at batch 1-16 is within 30% on B200, H200 and MI300X now that each "
+        "layer pays MLA's extra kernels, FP8 activation quantization and (Hopper, CDNA) the "
+        "block-FP8 GEMM floor (constants SMALL_KERNEL_S, MLA_DECODE_EXTRA_KERNELS, "
+        "FP8_BLOCK_GEMM_FLOOR_S). Its throughput at TP8 is still over-predicted 1.4-3.2x at "
+        "batch 64-350 on the early-2025 stacks and where SGLang runs prompts as separate "
+        "prefill passes (the step model does not know the framework). The published runs used "
+        "plain TP8, so attention-DP layouts do not explain these misses. (The two dstack "
+        "online rows were corrected to output tokens/s from the benchmark's raw CSV: the "
+        "blog's figures counted prompt tokens too.)",
         "- Speculative decoding has one published point (DeepSeek-V3 with its MTP head on 8x "
         "MI300X, the `speculative` column as METHOD:tokens:acceptance); it misses on the "
         "stack's per-step cost at concurrency 1, so the speculation arithmetic itself "

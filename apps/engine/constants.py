@@ -332,6 +332,67 @@ GROUPED_GEMM_TILE_M: Final = 16
 # Engine: 8 us per MoE layer, every layer of an MoE model counted as MoE.
 MOE_ROUTING_OVERHEAD_S_PER_LAYER: Final = 8e-6
 
+# Small kernels a decode step launches beyond the ones DECODE_OVERHEAD_S_PER_LAYER and
+# MOE_ROUTING_OVERHEAD_S_PER_LAYER already count. At decode sizes each is latency-bound: what it
+# costs is its launch plus its minimum duration, not its bytes. NVIDIA Technical Blog, "Getting
+# Started with CUDA Graphs" (A. Gray, 2019): a 2.9 us kernel runs at 3.8 us per kernel launched
+# back to back on a stream and 3.4 us per kernel replayed from a CUDA graph (V100); serving stacks
+# replay decode steps from graphs (vLLM / SGLang --cuda-graph, TensorRT-LLM
+# cuda_graph_config), so 3.4 us per kernel. No generation-specific figure is published (HIP
+# graphs on CDNA included), so every architecture uses it.
+SMALL_KERNEL_S: Final = 3.4e-6
+# Kernels an MLA layer's decode runs beyond a GQA layer's (qkv projection, rotary, attention,
+# output projection), in the absorbed form (DeepSeek-V2 paper, arXiv:2405.04434, section 2.1;
+# SGLang python/sglang/srt/models/deepseek_v2.py DeepseekV2AttentionMLA.forward_absorb, vLLM
+# vllm/attention/backends/mla/common.py): the fused q_a / kv_a down-projection, q_b
+# up-projection (two GEMMs where GQA has one, +1), the q_a and kv_a RMSNorms (+2), the split of
+# the rotary part and its concatenation into the latent cache (+1), the query's absorption of
+# W_UK before attention and the output's W_UV after it, two batched GEMMs (+2), and the
+# combine of split-KV partial results that MLA decode kernels (FlashMLA, FlashInfer MLA, the
+# Triton MLA decode) run as a second kernel (+1): 7 in all.
+MLA_DECODE_EXTRA_KERNELS: Final = 7
+# FP8 (W8A8) GEMMs in vLLM and SGLang take FP8 activations that a separate kernel quantizes
+# first, one per GEMM input (vLLM vllm/model_executor/layers/quantization/utils/fp8_utils.py
+# W8A8BlockFp8LinearOp -> per_token_group_quant_fp8, and scaled_fp8_quant for per-tensor
+# scales; SGLang sglang_per_token_group_quant_fp8 in
+# python/sglang/srt/layers/quantization/fp8_kernel.py; fused_moe quantizes the input of each
+# of its two expert GEMMs likewise). GEMM inputs per layer: attention 2 (qkv and output
+# projections; MLA 3: q_a / kv_a, q_b and output) and the MLP's 2 (gate / up and down; the
+# routed experts' two grouped GEMMs for MoE). Counted on the FP8 compute path only.
+FP8_QUANT_KERNELS_ATTENTION: Final = 2
+FP8_QUANT_KERNELS_ATTENTION_MLA: Final = 3
+FP8_QUANT_KERNELS_MLP: Final = 2
+# Block-scaled FP8 checkpoints (DeepSeek-V3/R1: 128 x 128 weight blocks, per-token groups of 128
+# activations) run their attention and dense / shared-MLP projections through block-FP8 GEMM
+# kernels that, at decode batch sizes, take far longer than their weight bytes: on Hopper, vLLM
+# PR #23280 (H100, DeepSeek-V3's fused q_a / kv_a shape N 2112 x K 7168, 15 MB) measures 1.30
+# TFLOP/s at batch 1 and 20.8 at batch 16 with the tuned Triton kernel, i.e. 23 us a call, 33 us
+# at batch 128, against 4.5 us to stream the bytes; SGLang PR #5820's table of DeepSeek-V3's
+# shapes gives 10-15 us (N 3072 x K 1536) to 32-46 us (N 4608 x K 7168) a call at batch 1-256
+# across vLLM's, SGLang's and DeepGEMM's kernels. Engine choice: 20 us a GEMM, the middle of
+# those figures, charged as a floor under each layer's dense weight read (the roofline's bytes
+# time counts when it is longer). Per layer: attention projections (MLA: q_a / kv_a, q_b,
+# output; GQA: qkv, output) and the dense or shared-expert MLP's gate / up and down; the routed
+# experts stream enough bytes that their own floor hides.
+#  BLACKWELL / BLACKWELL_ULTRA: none charged. No block-FP8 GEMM sweep is published for SM100,
+#   where SGLang and TensorRT-LLM run DeepGEMM's SM100 and TRT-LLM-gen kernels (UE8M0 scales in
+#   the tensor-core MMA itself, no CUDA-core promotion; DeepGEMM README, SM100 notes).
+#  CDNA3 / CDNA4: INHERITED from HOPPER (ROCm runs the same Triton block-FP8 kernels; no MI300X
+#   sweep published, and the early-2025 ROCm rows in the accuracy table are slower still).
+#  AMPERE / ADA: FP8 is weight-only or absent there; not used.
+FP8_BLOCK_GEMM_FLOOR_S: Final = {
+    "HOPPER": 20e-6,
+    "CDNA3": 20e-6,
+    "CDNA4": 20e-6,
+    "ADA": 20e-6,
+}
+FP8_BLOCK_GEMMS_ATTENTION_MLA: Final = 3
+FP8_BLOCK_GEMMS_ATTENTION: Final = 2
+FP8_BLOCK_GEMMS_MLP: Final = 2
+# A checkpoint whose label (quantization.checkpoint_weights) names square weight blocks, e.g.
+# "FP8 128x128 blocks", is block-scaled.
+FP8_BLOCK_LABEL_MARKER: Final = "x128 blocks"
+
 # Tensor-parallel all-reduce: 2 per transformer layer (Shoeybi et al. 2019, "Megatron-LM",
 # arXiv:1909.08053, section 3). Ring all-reduce moves 2 (n-1)/n of the message per GPU.  NCCL
 # bus-bandwidth efficiency ~0.8 of link rate on NVLink (nccl-tests all_reduce_perf on DGX H100:

@@ -126,9 +126,7 @@ class ServingModel:
     # Derived once from the fields above (see `serving_model`) so a step is a few operations.
     decode_rate: float  # rate x DECODE_MFU_FACTOR
     expert_miss: float  # 1 - active_experts / experts (probability an expert is not routed to)
-    step_overhead_s: (
-        float  # layers x (DECODE_OVERHEAD_S_PER_LAYER [+ MOE_ROUTING_OVERHEAD_S_PER_LAYER])
-    )
+    step_overhead_s: float  # layers x (performance.layer_overhead_s + block_fp8_floor_s)
     allreduces: int  # ALLREDUCES_PER_LAYER x layers (0 under DEP: no tensor parallelism)
     ar_fraction: float  # 2 (tp-1)/tp of the ring all-reduce message crosses each link
     ar_bandwidth: float  # bytes/s of one link at the all-reduce efficiency
@@ -278,6 +276,51 @@ class ServingModel:
         return self.step(
             decode_seqs=0.0, context=0.0, prefill_tokens=tokens, prefill_context=tokens / 2.0
         )
+
+
+def small_kernels_per_layer(
+    model: ModelSpec, weight_precision: Precision, path: ComputePath
+) -> int:
+    """Latency-bound kernels a decode layer runs beyond the ones DECODE_OVERHEAD_S_PER_LAYER and
+    MOE_ROUTING_OVERHEAD_S_PER_LAYER cover: MLA's extra projections, norms and batched GEMMs,
+    and on the FP8 (W8A8) path one activation-quantization kernel per GEMM input."""
+    n = c.MLA_DECODE_EXTRA_KERNELS if model.is_mla else 0
+    if weight_precision is Precision.FP8 and not path.weight_only:
+        attn = c.FP8_QUANT_KERNELS_ATTENTION_MLA if model.is_mla else c.FP8_QUANT_KERNELS_ATTENTION
+        n += attn + c.FP8_QUANT_KERNELS_MLP
+    return n
+
+
+def is_block_fp8(model: ModelSpec, weight_precision: Precision) -> bool:
+    """Served as its block-scaled FP8 checkpoint (DeepSeek-V3/R1's 128 x 128 blocks)."""
+    ck = model.checkpoint
+    return (
+        weight_precision is Precision.FP8
+        and ck is not None
+        and ck.precision is Precision.FP8
+        and c.FP8_BLOCK_LABEL_MARKER in ck.label
+    )
+
+
+def block_fp8_floor_s(
+    model: ModelSpec, gpu: GpuSpec, weight_precision: Precision, dense_read_s: float
+) -> float:
+    """Seconds per layer by which the block-FP8 projection GEMMs' latency floor
+    (FP8_BLOCK_GEMM_FLOOR_S) exceeds the time to stream the layer's dense weights."""
+    floor = c.FP8_BLOCK_GEMM_FLOOR_S.get(gpu.architecture, 0.0)
+    if not floor or not is_block_fp8(model, weight_precision):
+        return 0.0
+    attn = c.FP8_BLOCK_GEMMS_ATTENTION_MLA if model.is_mla else c.FP8_BLOCK_GEMMS_ATTENTION
+    excess = (attn + c.FP8_BLOCK_GEMMS_MLP) * floor - dense_read_s
+    return excess if excess > 0.0 else 0.0
+
+
+def layer_overhead_s(model: ModelSpec, weight_precision: Precision, path: ComputePath) -> float:
+    """Fixed seconds per layer per forward pass outside the roofline: launches and small
+    kernels (DECODE_OVERHEAD_S_PER_LAYER, MoE routing, `small_kernels_per_layer`)."""
+    routing = c.MOE_ROUTING_OVERHEAD_S_PER_LAYER if model.is_moe else 0.0
+    extra = small_kernels_per_layer(model, weight_precision, path) * c.SMALL_KERNEL_S
+    return c.DECODE_OVERHEAD_S_PER_LAYER + routing + extra
 
 
 def is_pcie_only(gpu: GpuSpec) -> bool:
@@ -458,11 +501,12 @@ def serving_model(
         a2a_per_token = a2a_fixed = 0.0
         allreduces = c.ALLREDUCES_PER_LAYER * stage_layers
     p2p_link = link_gb_per_s(gpu, lay.engine_gpus)
+    bandwidth = gpu.memory_bandwidth_tbps * 1e12 * eff
     return ServingModel(
         tp=tp,
         layers=model.layers,
         hidden=model.hidden_size,
-        bandwidth=gpu.memory_bandwidth_tbps * 1e12 * eff,
+        bandwidth=bandwidth,
         rate=rate,
         dense_weight_bytes=dense_bytes,
         expert_bytes=expert_bytes,
@@ -482,8 +526,10 @@ def serving_model(
         expert_miss=1.0 - model.active_experts / model.experts if model.experts > 1 else 0.0,
         step_overhead_s=stage_layers
         * (
-            c.DECODE_OVERHEAD_S_PER_LAYER
-            + (c.MOE_ROUTING_OVERHEAD_S_PER_LAYER if model.is_moe else 0.0)
+            layer_overhead_s(model, weight_precision, path)
+            + block_fp8_floor_s(
+                model, gpu, weight_precision, dense_bytes / stage_layers / bandwidth
+            )
         ),
         allreduces=allreduces,
         ar_fraction=2.0 * (tp - 1) / tp,

@@ -140,10 +140,44 @@ def test_moe_experts_run_below_the_dense_rate_at_small_batches(
 
 
 def test_an_moe_step_pays_the_router_on_every_layer() -> None:
-    model = PRESETS[MOE[0]]
+    model = PRESETS[next(k for k in MOE if not PRESETS[k].is_mla)]
     sm = serving_setup(model, GPUS[0], 1, Precision.BF16, Precision.BF16, 1.0, 1.0).sm
     per_layer = c.DECODE_OVERHEAD_S_PER_LAYER + c.MOE_ROUTING_OVERHEAD_S_PER_LAYER
     assert math.isclose(sm.step_overhead_s, model.layers * per_layer)
+
+
+def test_an_mla_step_pays_its_extra_kernels_on_every_layer() -> None:
+    model = PRESETS["deepseek-r1"]
+    sm = serving_setup(
+        model, _gpu("b200-sxm-180gb"), 8, Precision.BF16, Precision.BF16, 1.0, 1.0
+    ).sm
+    per_layer = (
+        c.DECODE_OVERHEAD_S_PER_LAYER
+        + c.MOE_ROUTING_OVERHEAD_S_PER_LAYER
+        + c.MLA_DECODE_EXTRA_KERNELS * c.SMALL_KERNEL_S
+    )
+    assert math.isclose(sm.step_overhead_s, model.layers * per_layer)
+
+
+def test_block_fp8_gemm_floor_is_charged_on_hopper_and_not_on_blackwell() -> None:
+    """DeepSeek's block-scaled FP8 projections pay FP8_BLOCK_GEMM_FLOOR_S per GEMM (beyond the
+    dense weight read) on Hopper; Blackwell has no published floor, so only the FP8
+    activation-quantization kernels are added there."""
+    model = PRESETS["deepseek-r1"]
+    fp8 = Precision.FP8
+    hopper = serving_setup(model, _gpu("h200-sxm-141gb"), 8, fp8, fp8, 1.0, 1.0).sm
+    blackwell = serving_setup(model, _gpu("b200-sxm-180gb"), 8, fp8, fp8, 1.0, 1.0).sm
+    base = (
+        c.DECODE_OVERHEAD_S_PER_LAYER
+        + c.MOE_ROUTING_OVERHEAD_S_PER_LAYER
+        + (c.MLA_DECODE_EXTRA_KERNELS + c.FP8_QUANT_KERNELS_ATTENTION_MLA + c.FP8_QUANT_KERNELS_MLP)
+        * c.SMALL_KERNEL_S
+    )
+    assert math.isclose(blackwell.step_overhead_s, model.layers * base)
+    gemms = c.FP8_BLOCK_GEMMS_ATTENTION_MLA + c.FP8_BLOCK_GEMMS_MLP
+    floor = gemms * c.FP8_BLOCK_GEMM_FLOOR_S["HOPPER"]
+    read = hopper.dense_weight_bytes / model.layers / hopper.bandwidth
+    assert math.isclose(hopper.step_overhead_s, model.layers * (base + floor - read))
 
 
 def _gpu(slug: str) -> GpuSpec:
