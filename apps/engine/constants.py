@@ -325,6 +325,29 @@ GROUPED_GEMM_EFFICIENCY: Final = (
 # fewer tokens than experts; 16 is also the M of mma.sync m16n8k16 and of AMD's 16x16 MFMA.
 # Hopper's wgmma (M 64) is not used at these sizes, so one value serves every generation.
 GROUPED_GEMM_TILE_M: Final = 16
+# Grouped-GEMM efficiency also depends on how wide each expert is on one GPU: the fused-MoE
+# kernels (vLLM / SGLang fused_moe, Triton) gather each expert's rows and run short K loops over
+# few output tiles, so narrow experts, and experts sliced by tensor parallelism (width
+# moe_intermediate / tp), reach a fraction of the dense rate, and a faster tensor path (FP8:
+# twice BF16's peak, FP4: four times) needs proportionally more work per tile to keep up.
+# Factor: min(1, width / (GROUPED_GEMM_SATURATION_WIDTH x path peak / BF16 peak)), on top of
+# GROUPED_GEMM_EFFICIENCY. Published kernel sweeps, as achieved / (PREFILL_MFU x
+# GROUPED_GEMM_EFFICIENCY at the same rows per expert):
+#  Qwen3-30B-A3B fp8_w8a8, width 768, H100 (vLLM PR #24700, benchmarks/kernels/benchmark_moe.py):
+#   batch 4096 in 1648 us = 188 TFLOP/s at 256 rows per expert: 0.33.
+#  Gemma 4 MoE BF16, width 704, H200 (vLLM PR #44818): M 4096 in 1190 us = 328 TFLOP/s: 0.82.
+#  Kimi-VL-A3B BF16, width 1408, A100 (vLLM PR #40542): M 4096 in 2637 us = 161 TFLOP/s: 1.1.
+#  Mixtral 8x7B BF16 at TP2, width 7168, H100 (vLLM PR #24700): batch 1536 in 1123 us: 1.2.
+#  DeepSeek-V3 FP8 whole experts, width 2048, H800 (DeepGEMM README, masked layout, 256 rows):
+#   932 TFLOP/s: 1.6.
+# 1024 puts the BF16 704-wide point at 0.69 and the FP8 768-wide one at 0.38, and saturates the
+# others (engine choice between the two narrow points; the sweeps are Hopper and Ampere, the
+# other generations reuse it).
+GROUPED_GEMM_SATURATION_WIDTH: Final = 1024
+# Narrower slices than any sweep measured (DeepSeek-V3 at TP8: 256 per GPU on FP8, x = 0.125)
+# are held at the narrowest measured point's factor, Qwen3-30B-A3B FP8's 0.33, rather than
+# extrapolated.
+GROUPED_GEMM_MIN_WIDTH_EFFICIENCY: Final = 0.33
 # Router and token dispatch / combine of one MoE layer within a GPU (tensor parallel, no expert
 # parallel all-to-all): vLLM's fused_moe path launches topk_softmax, moe_align_block_size, a
 # permute / activation step and moe_sum besides the two expert GEMMs, ~4 extra kernels of ~2 us

@@ -52,22 +52,37 @@ def flop_params(model: ModelSpec) -> float:
     return max(model.active_params - input_embedding, 1.0)
 
 
-def grouped_gemm_efficiency(rows: float, tile_m: float) -> float:
+def grouped_gemm_efficiency(rows: float, tile_m: float, width: float = 1.0) -> float:
     """Fraction of the dense-GEMM rate an MoE grouped GEMM reaches with `rows` tokens per expert
     (GROUPED_GEMM_EFFICIENCY, log-linear between its points; under one `tile_m`-row block the
-    padded rows are paid for too)."""
+    padded rows are paid for too), times `width` (expert_width_efficiency, <= 1) where the
+    kernel runs full tiles: a padded block already runs below the narrow expert's plateau."""
     pts = c.GROUPED_GEMM_EFFICIENCY
     first_rows, first_eff = pts[0]
     if rows <= first_rows:
-        return first_eff * rows / tile_m if rows < tile_m else first_eff
+        if rows < tile_m:
+            fill = rows / tile_m
+            return first_eff * (fill if fill < width else width)
+        return first_eff * width
     lo_rows, lo_eff = first_rows, first_eff
     for hi_rows, hi_eff in pts[1:]:
         if rows <= hi_rows:
-            return lo_eff + (hi_eff - lo_eff) * math.log(rows / lo_rows) / math.log(
-                hi_rows / lo_rows
+            return width * (
+                lo_eff + (hi_eff - lo_eff) * math.log(rows / lo_rows) / math.log(hi_rows / lo_rows)
             )
         lo_rows, lo_eff = hi_rows, hi_eff
-    return lo_eff
+    return lo_eff * width
+
+
+def expert_width_efficiency(model: ModelSpec, gpu: GpuSpec, path: ComputePath, split: int) -> float:
+    """Share of the grouped-GEMM rate an expert `model.intermediate_size / split` wide on one GPU
+    reaches on `path` (GROUPED_GEMM_SATURATION_WIDTH, scaled by the path's peak over BF16's)."""
+    speedup = 1.0
+    if not path.weight_only and gpu.bf16_tflops > 0 and path.tflops > gpu.bf16_tflops:
+        speedup = path.tflops / gpu.bf16_tflops
+    width = model.intermediate_size / max(split, 1)
+    eff = width / (c.GROUPED_GEMM_SATURATION_WIDTH * speedup)
+    return min(max(eff, c.GROUPED_GEMM_MIN_WIDTH_EFFICIENCY), 1.0)
 
 
 def bound_of(memory_s: float, compute_s: float, comm_s: float) -> Bound:
@@ -143,6 +158,7 @@ class ServingModel:
     p2p_s_per_token: float = 0.0  # PP: seconds per token to hand activations to the next stage
     p2p_fixed_s: float = 0.0  # PP: fixed latency of one stage-to-stage send
     replicas: int = 1  # independent engines (plain data parallel) sharing the replica's work
+    expert_width: float = 1.0  # expert_width_efficiency of the GPU's expert slices
 
     def times(
         self, decode_seqs: float, context: float, prefill_tokens: float, prefill_context: float
@@ -204,7 +220,7 @@ class ServingModel:
             if n_touched > 0.0 and self.expert_flops_per_token:
                 rows = t * self.active_experts / n_touched
                 per_token_s = self.expert_flops_per_token / (
-                    self.rate * grouped_gemm_efficiency(rows, self.tile_m)
+                    self.rate * grouped_gemm_efficiency(rows, self.tile_m, self.expert_width)
                 )
                 decode_expert_s = decode_seqs * per_token_s
                 prefill_expert_s = prefill_tokens * per_token_s
@@ -500,6 +516,8 @@ def serving_model(
         expert_flops = mc.expert_flops_per_token / split
         a2a_per_token = a2a_fixed = 0.0
         allreduces = c.ALLREDUCES_PER_LAYER * stage_layers
+    # Narrow (or TP-sliced) experts run below the grouped-GEMM rate once tiles are full.
+    expert_width = expert_width_efficiency(model, gpu, path, tp if dp <= 1 else 1) if moe else 1.0
     p2p_link = link_gb_per_s(gpu, lay.engine_gpus)
     bandwidth = gpu.memory_bandwidth_tbps * 1e12 * eff
     return ServingModel(
@@ -545,6 +563,7 @@ def serving_model(
         p2p_s_per_token=model.hidden_size * c.BYTES_16BIT / (p2p_link * c.GB),
         p2p_fixed_s=c.PP_P2P_LATENCY_S,
         replicas=lay.replicas,
+        expert_width=expert_width,
     )
 
 

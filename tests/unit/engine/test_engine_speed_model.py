@@ -21,7 +21,8 @@ from apps.engine import (
     estimate_at,
 )
 from apps.engine import constants as c
-from apps.engine.performance import flop_params, grouped_gemm_efficiency
+from apps.engine.performance import expert_width_efficiency, flop_params, grouped_gemm_efficiency
+from apps.engine.precision import compute_path
 from apps.engine.serving import candidate_layouts, scheduler_max_seqs, serving_setup
 from apps.engine.types import Layout
 
@@ -251,3 +252,31 @@ def test_an_offline_batch_fits_both_limits_and_beats_smaller_powers_of_two(
         assert other.performance.output_tokens_per_s is not None
         assert tok >= other.performance.output_tokens_per_s * (1 - 1e-9)
         b *= 4
+
+
+def test_narrow_experts_run_below_the_grouped_gemm_rate() -> None:
+    """GROUPED_GEMM_SATURATION_WIDTH: an expert narrower than the saturation width (times the
+    path's speed-up over BF16) runs at width / saturation of the grouped-GEMM rate, never below
+    the narrowest measured point's factor; whole wide experts are not slowed."""
+    h100 = _gpu("h100-sxm5-80gb")
+    qwen = PRESETS["qwen3-30b-a3b"]
+    bf16 = compute_path(h100, Precision.BF16)
+    fp8 = compute_path(h100, Precision.FP8)
+    sat = c.GROUPED_GEMM_SATURATION_WIDTH
+    assert math.isclose(expert_width_efficiency(qwen, h100, bf16, 1), qwen.intermediate_size / sat)
+    speedup = h100.fp8_tflops / h100.bf16_tflops
+    assert math.isclose(
+        expert_width_efficiency(qwen, h100, fp8, 1), qwen.intermediate_size / (sat * speedup)
+    )
+    deepseek = PRESETS["deepseek-r1"]
+    assert expert_width_efficiency(deepseek, h100, bf16, 1) == 1.0
+    assert expert_width_efficiency(deepseek, h100, fp8, 8) == c.GROUPED_GEMM_MIN_WIDTH_EFFICIENCY
+
+
+def test_a_padded_block_is_not_charged_the_narrow_expert_factor_twice() -> None:
+    first = c.GROUPED_GEMM_EFFICIENCY[0][1]
+    tile = float(c.GROUPED_GEMM_TILE_M)
+    assert math.isclose(grouped_gemm_efficiency(4.0, tile, 0.5), first * 4.0 / tile)
+    assert math.isclose(grouped_gemm_efficiency(12.0, tile, 0.5), first * 0.5)
+    assert math.isclose(grouped_gemm_efficiency(1024.0, tile, 0.5), 0.5 * 0.90)
+    assert grouped_gemm_efficiency(64.0, tile) == first
