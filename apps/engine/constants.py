@@ -551,4 +551,13 @@ PCIE_GB_PER_S_BY_ARCHITECTURE: Final = {"AMPERE": 32.0, "HOPPER": 64.0, "BLACKWE
 # also performed in the quantized (FP8) domain", vLLM docs "Quantized KV Cache"; TensorRT-LLM's
 # FP8 context FMHA likewise). The engine charges attention FLOPs at the BF16 path's rate, or the
 # FP8 path's with an FP8 KV cache (performance.serving_model). Weight-path GEMMs are unchanged.
+# Frameworks whose scheduler, at its defaults, runs newly arrived prompts as forward passes of
+# their own instead of mixing their chunks into the decode step: SGLang (ServerArgs
+# enable_mixed_chunk = False, python/sglang/srt/server_args.py; the --enable-mixed-chunk flag
+# turns mixing on), so each arrival costs a prompt-only pass (weights, all-reduces and kernel
+# floors again) during which decoding stalls. vLLM's V1 scheduler always mixes prefill chunks
+# into the decode batch (vLLM docs, "Optimization and Tuning: chunked prefill") and
+# TensorRT-LLM's in-flight batching schedules context and generation requests in one batch
+# (TensorRT-LLM docs, "In-flight batching"). Values are Framework values (apps/engine/types.py).
+SEPARATE_PREFILL_FRAMEWORKS: Final = frozenset({"SGLANG"})
 ATTENTION_16BIT_NOTE: Final = "attention at the 16-bit tensor rate unless the KV cache is FP8"

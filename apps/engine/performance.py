@@ -7,6 +7,7 @@ that a step time is a handful of multiplications (the capacity search calls it ~
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -14,7 +15,7 @@ from functools import lru_cache
 from apps.engine import constants as c
 from apps.engine.memory import kv_bytes_per_token, kv_cost, stage_fraction
 from apps.engine.precision import ComputePath, compute_path, embedding_params, weight_bytes
-from apps.engine.types import Bound, GpuSpec, Layout, ModelSpec, Precision, fast_init
+from apps.engine.types import Bound, Framework, GpuSpec, Layout, ModelSpec, Precision, fast_init
 
 
 def attention_flops_per_layer_position(model: ModelSpec, *, absorbed: bool = True) -> float:
@@ -159,6 +160,9 @@ class ServingModel:
     p2p_fixed_s: float = 0.0  # PP: fixed latency of one stage-to-stage send
     replicas: int = 1  # independent engines (plain data parallel) sharing the replica's work
     expert_width: float = 1.0  # expert_width_efficiency of the GPU's expert slices
+    # Tokens one prompt-only pass may carry when prompts run as passes of their own (0: they
+    # are mixed into the decode steps); see `with_scheduler`.
+    prefill_pass_tokens: float = 0.0
 
     def times(
         self, decode_seqs: float, context: float, prefill_tokens: float, prefill_context: float
@@ -180,6 +184,31 @@ class ServingModel:
             busiest = float(math.ceil(decode_seqs / r - 1e-9))
             prefill_tokens *= busiest / decode_seqs
             decode_seqs = busiest
+        budget = self.prefill_pass_tokens
+        if budget and decode_seqs > 0 and prefill_tokens > 0 and prefill_context > 0:
+            # SGLang without --enable-mixed-chunk: prompts run as prompt-only passes, during
+            # which decoding waits. The callers pass each prompt's causal mean context, half its
+            # length, so prefill_tokens / (2 x prefill_context) prompts arrive a step: one pass
+            # per prompt while fewer than one arrives a step; above that one pass a step for
+            # all of them, or as many as the per-pass token budget needs.
+            arrivals = prefill_tokens / (2.0 * prefill_context)
+            passes = arrivals if arrivals < 1.0 else 1.0
+            if prefill_tokens / budget > passes:
+                passes = prefill_tokens / budget
+            d = self._staged(decode_seqs, context, 0.0, 0.0)
+            f = self._staged(0.0, 0.0, prefill_tokens / passes, prefill_context)
+            return (
+                d[0] + passes * f[0],
+                d[1] + passes * f[1],
+                d[2] + passes * f[2],
+                d[3] + passes * f[3],
+            )
+        return self._staged(decode_seqs, context, prefill_tokens, prefill_context)
+
+    def _staged(
+        self, decode_seqs: float, context: float, prefill_tokens: float, prefill_context: float
+    ) -> tuple[float, float, float, float]:
+        """One forward pass through the pipeline stages (all layers without PP)."""
         pp = self.pp
         if pp <= 1:
             return self._pass(decode_seqs, context, prefill_tokens, prefill_context)
@@ -337,6 +366,27 @@ def layer_overhead_s(model: ModelSpec, weight_precision: Precision, path: Comput
     routing = c.MOE_ROUTING_OVERHEAD_S_PER_LAYER if model.is_moe else 0.0
     extra = small_kernels_per_layer(model, weight_precision, path) * c.SMALL_KERNEL_S
     return c.DECODE_OVERHEAD_S_PER_LAYER + routing + extra
+
+
+_SCHEDULED: dict[tuple[int, float], tuple[ServingModel, ServingModel]] = {}
+
+
+def with_scheduler(sm: ServingModel, framework: Framework | None, budget: int) -> ServingModel:
+    """`sm` as a framework's scheduler runs it: for the frameworks in
+    constants.SEPARATE_PREFILL_FRAMEWORKS (SGLang) a copy whose steps run the prompts as
+    prompt-only passes of up to `budget` tokens (the framework's max batched tokens); else `sm`
+    itself, whose steps carry the prompt tokens mixed in (vLLM, TensorRT-LLM; None: vLLM)."""
+    if framework is None or framework.value not in c.SEPARATE_PREFILL_FRAMEWORKS:
+        return sm
+    key = (id(sm), float(budget))
+    hit = _SCHEDULED.get(key)
+    if hit is not None and hit[0] is sm:
+        return hit[1]
+    scheduled = dataclasses.replace(sm, prefill_pass_tokens=float(max(budget, 1)))
+    if len(_SCHEDULED) >= 4096:
+        _SCHEDULED.clear()
+    _SCHEDULED[key] = (sm, scheduled)
+    return scheduled
 
 
 def is_pcie_only(gpu: GpuSpec) -> bool:

@@ -21,10 +21,15 @@ from apps.engine import (
     estimate_at,
 )
 from apps.engine import constants as c
-from apps.engine.performance import expert_width_efficiency, flop_params, grouped_gemm_efficiency
+from apps.engine.performance import (
+    expert_width_efficiency,
+    flop_params,
+    grouped_gemm_efficiency,
+    with_scheduler,
+)
 from apps.engine.precision import compute_path
 from apps.engine.serving import candidate_layouts, scheduler_max_seqs, serving_setup
-from apps.engine.types import Layout
+from apps.engine.types import Framework, Layout
 
 DECODERS = sorted(k for k, v in PRESETS.items() if v.kind is ModelKind.DECODER)
 # Models whose every layer attends fully: their decode step reads context x kv_per_token bytes.
@@ -280,3 +285,28 @@ def test_a_padded_block_is_not_charged_the_narrow_expert_factor_twice() -> None:
     assert math.isclose(grouped_gemm_efficiency(12.0, tile, 0.5), first * 0.5)
     assert math.isclose(grouped_gemm_efficiency(1024.0, tile, 0.5), 0.5 * 0.90)
     assert grouped_gemm_efficiency(64.0, tile) == first
+
+
+def test_sglang_runs_prompts_as_passes_of_their_own() -> None:
+    """SEPARATE_PREFILL_FRAMEWORKS: under SGLang a step is a decode pass plus, per arriving
+    prompt (or per budget of prompt tokens when more arrive), a prompt-only pass; vLLM and
+    TensorRT-LLM keep the prompt tokens mixed into the step."""
+    model = PRESETS["llama-3.1-8b"]
+    sm = serving_setup(model, GPUS[0], 1, Precision.BF16, Precision.BF16, 1.0, 1.0).sm
+    for fw in (None, Framework.VLLM, Framework.TENSORRT_LLM):
+        assert with_scheduler(sm, fw, 8192) is sm
+    split = with_scheduler(sm, Framework.SGLANG, 8192)
+    assert with_scheduler(sm, Framework.SGLANG, 8192) is split  # memoised
+    prompt = 1000.0
+    # A quarter of a prompt a step: a quarter of a 1000-token prompt-only pass each step.
+    got = split.seconds(64, 1500, 0.25 * prompt, prompt / 2)
+    want = sm.seconds(64, 1500, 0.0, 0.0) + 0.25 * sm.seconds(0.0, 0.0, prompt, prompt / 2)
+    assert math.isclose(got, want)
+    # 20 prompts a step (20,000 tokens): budget-sized passes, 20000 / 8192 of them.
+    got = split.seconds(64, 1500, 20 * prompt, prompt / 2)
+    passes = 20 * prompt / 8192
+    want = sm.seconds(64, 1500, 0.0, 0.0) + passes * sm.seconds(0.0, 0.0, 8192, prompt / 2)
+    assert math.isclose(got, want)
+    # Decode alone and a lone prompt are unchanged.
+    assert split.seconds(64, 1500, 0.0, 0.0) == sm.seconds(64, 1500, 0.0, 0.0)
+    assert split.prefill_seconds(prompt) == sm.prefill_seconds(prompt)
