@@ -398,11 +398,14 @@ FP8_QUANT_KERNELS_MLP: Final = 2
 # output; GQA: qkv, output) and the dense or shared-expert MLP's gate / up and down; the routed
 # experts stream enough bytes that their own floor hides.
 #  BLACKWELL / BLACKWELL_ULTRA: none charged. No block-FP8 GEMM sweep is published for SM100,
-#   where SGLang and TensorRT-LLM run DeepGEMM's SM100 and TRT-LLM-gen kernels (UE8M0 scales in
-#   the tensor-core MMA itself, no CUDA-core promotion; DeepGEMM README, SM100 notes).
+#   where SGLang and TensorRT-LLM run DeepGEMM's SM100 and TRT-LLM-gen kernels: Blackwell's
+#   block-scaled tensor-core MMA applies the (UE8M0) scales itself, where Hopper's block-FP8
+#   kernels promote partial sums on CUDA cores (DeepGEMM README: SM90 FP32 scales with two-level
+#   accumulation, SM100 packed UE8M0 scales). The B200 DeepSeek-R1 rows are within 25% without.
 #  CDNA3 / CDNA4: INHERITED from HOPPER (ROCm runs the same Triton block-FP8 kernels; no MI300X
 #   sweep published, and the early-2025 ROCm rows in the accuracy table are slower still).
-#  AMPERE / ADA: FP8 is weight-only or absent there; not used.
+#  ADA: INHERITED from HOPPER (FP8 tensor cores; the same Triton block-FP8 kernels run on SM89).
+#  AMPERE: none: FP8 is served weight-only there (precision.compute_path).
 FP8_BLOCK_GEMM_FLOOR_S: Final = {
     "HOPPER": 20e-6,
     "CDNA3": 20e-6,
