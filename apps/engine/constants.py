@@ -401,7 +401,7 @@ FP8_QUANT_KERNELS_MLP: Final = 2
 #   where SGLang and TensorRT-LLM run DeepGEMM's SM100 and TRT-LLM-gen kernels: Blackwell's
 #   block-scaled tensor-core MMA applies the (UE8M0) scales itself, where Hopper's block-FP8
 #   kernels promote partial sums on CUDA cores (DeepGEMM README: SM90 FP32 scales with two-level
-#   accumulation, SM100 packed UE8M0 scales). The B200 DeepSeek-R1 rows are within 25% without.
+#   accumulation, SM100 packed UE8M0 scales).
 #  CDNA3 / CDNA4: INHERITED from HOPPER (ROCm runs the same Triton block-FP8 kernels; no MI300X
 #   sweep published, and the early-2025 ROCm rows in the accuracy table are slower still).
 #  ADA: INHERITED from HOPPER (FP8 tensor cores; the same Triton block-FP8 kernels run on SM89).
