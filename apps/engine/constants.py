@@ -325,12 +325,99 @@ GROUPED_GEMM_EFFICIENCY: Final = (
 # fewer tokens than experts; 16 is also the M of mma.sync m16n8k16 and of AMD's 16x16 MFMA.
 # Hopper's wgmma (M 64) is not used at these sizes, so one value serves every generation.
 GROUPED_GEMM_TILE_M: Final = 16
+# Grouped-GEMM efficiency also depends on how wide each expert is on one GPU: the fused-MoE
+# kernels (vLLM / SGLang fused_moe, Triton) gather each expert's rows and run short K loops over
+# few output tiles, so narrow experts, and experts sliced by tensor parallelism (width
+# moe_intermediate / tp), reach a fraction of the dense rate, and a faster tensor path (FP8:
+# twice BF16's peak, FP4: four times) needs proportionally more work per tile to keep up.
+# Factor: min(1, width / (GROUPED_GEMM_SATURATION_WIDTH x path peak / BF16 peak)), on top of
+# GROUPED_GEMM_EFFICIENCY. Published kernel sweeps, as achieved / (PREFILL_MFU x
+# GROUPED_GEMM_EFFICIENCY at the same rows per expert):
+#  Qwen3-30B-A3B fp8_w8a8, width 768, H100 (vLLM PR #24700, benchmarks/kernels/benchmark_moe.py):
+#   batch 4096 in 1648 us = 188 TFLOP/s at 256 rows per expert: 0.33.
+#  Gemma 4 MoE BF16, width 704, H200 (vLLM PR #44818): M 4096 in 1190 us = 328 TFLOP/s: 0.82.
+#  Kimi-VL-A3B BF16, width 1408, A100 (vLLM PR #40542): M 4096 in 2637 us = 161 TFLOP/s: 1.1.
+#  Mixtral 8x7B BF16 at TP2, width 7168, H100 (vLLM PR #24700): batch 1536 in 1123 us: 1.2.
+#  DeepSeek-V3 FP8 whole experts, width 2048, H800 (DeepGEMM README, masked layout, 256 rows):
+#   932 TFLOP/s: 1.6.
+# 1024 puts the BF16 704-wide point at 0.69 and the FP8 768-wide one at 0.38, and saturates the
+# others (engine choice between the two narrow points; the sweeps are Hopper and Ampere, the
+# other generations reuse it).
+GROUPED_GEMM_SATURATION_WIDTH: Final = 1024
+# Narrower slices than any sweep measured (DeepSeek-V3 at TP8: 256 per GPU on FP8, x = 0.125)
+# are held at the narrowest measured point's factor, Qwen3-30B-A3B FP8's 0.33, rather than
+# extrapolated.
+GROUPED_GEMM_MIN_WIDTH_EFFICIENCY: Final = 0.33
 # Router and token dispatch / combine of one MoE layer within a GPU (tensor parallel, no expert
 # parallel all-to-all): vLLM's fused_moe path launches topk_softmax, moe_align_block_size, a
 # permute / activation step and moe_sum besides the two expert GEMMs, ~4 extra kernels of ~2 us
 # each under CUDA graphs (the same few-us-per-kernel figure DECODE_OVERHEAD_S_PER_LAYER uses).
 # Engine: 8 us per MoE layer, every layer of an MoE model counted as MoE.
 MOE_ROUTING_OVERHEAD_S_PER_LAYER: Final = 8e-6
+
+# Small kernels a decode step launches beyond the ones DECODE_OVERHEAD_S_PER_LAYER and
+# MOE_ROUTING_OVERHEAD_S_PER_LAYER already count. At decode sizes each is latency-bound: what it
+# costs is its launch plus its minimum duration, not its bytes. NVIDIA Technical Blog, "Getting
+# Started with CUDA Graphs" (A. Gray, 2019): a 2.9 us kernel runs at 3.8 us per kernel launched
+# back to back on a stream and 3.4 us per kernel replayed from a CUDA graph (V100); serving stacks
+# replay decode steps from graphs (vLLM / SGLang --cuda-graph, TensorRT-LLM
+# cuda_graph_config), so 3.4 us per kernel. No generation-specific figure is published (HIP
+# graphs on CDNA included), so every architecture uses it.
+SMALL_KERNEL_S: Final = 3.4e-6
+# Kernels an MLA layer's decode runs beyond a GQA layer's (qkv projection, rotary, attention,
+# output projection), in the absorbed form (DeepSeek-V2 paper, arXiv:2405.04434, section 2.1;
+# SGLang python/sglang/srt/models/deepseek_v2.py DeepseekV2AttentionMLA.forward_absorb, vLLM
+# vllm/attention/backends/mla/common.py): the fused q_a / kv_a down-projection, q_b
+# up-projection (two GEMMs where GQA has one, +1), the q_a and kv_a RMSNorms (+2), the split of
+# the rotary part and its concatenation into the latent cache (+1), the query's absorption of
+# W_UK before attention and the output's W_UV after it, two batched GEMMs (+2), and the
+# combine of split-KV partial results that MLA decode kernels (FlashMLA, FlashInfer MLA, the
+# Triton MLA decode) run as a second kernel (+1): 7 in all.
+MLA_DECODE_EXTRA_KERNELS: Final = 7
+# FP8 (W8A8) GEMMs in vLLM and SGLang take FP8 activations that a separate kernel quantizes
+# first, one per GEMM input (vLLM vllm/model_executor/layers/quantization/utils/fp8_utils.py
+# W8A8BlockFp8LinearOp -> per_token_group_quant_fp8, and scaled_fp8_quant for per-tensor
+# scales; SGLang sglang_per_token_group_quant_fp8 in
+# python/sglang/srt/layers/quantization/fp8_kernel.py; fused_moe quantizes the input of each
+# of its two expert GEMMs likewise). GEMM inputs per layer: attention 2 (qkv and output
+# projections; MLA 3: q_a / kv_a, q_b and output) and the MLP's 2 (gate / up and down; the
+# routed experts' two grouped GEMMs for MoE). Counted on the FP8 compute path only.
+FP8_QUANT_KERNELS_ATTENTION: Final = 2
+FP8_QUANT_KERNELS_ATTENTION_MLA: Final = 3
+FP8_QUANT_KERNELS_MLP: Final = 2
+# Block-scaled FP8 checkpoints (DeepSeek-V3/R1: 128 x 128 weight blocks, per-token groups of 128
+# activations) run their attention and dense / shared-MLP projections through block-FP8 GEMM
+# kernels that, at decode batch sizes, take far longer than their weight bytes: on Hopper, vLLM
+# PR #23280 (H100, DeepSeek-V3's fused q_a / kv_a shape N 2112 x K 7168, 15 MB) measures 1.30
+# TFLOP/s at batch 1 and 20.8 at batch 16 with the tuned Triton kernel, i.e. 23 us a call, 33 us
+# at batch 128, against 4.5 us to stream the bytes; SGLang PR #5820's table of DeepSeek-V3's
+# shapes gives 10-15 us (N 3072 x K 1536) to 32-46 us (N 4608 x K 7168) a call at batch 1-256
+# across vLLM's, SGLang's and DeepGEMM's kernels. Engine choice: 20 us a GEMM, the middle of
+# those figures, charged as a floor under each layer's dense weight read (the roofline's bytes
+# time counts when it is longer). Per layer: attention projections (MLA: q_a / kv_a, q_b,
+# output; GQA: qkv, output) and the dense or shared-expert MLP's gate / up and down; the routed
+# experts stream enough bytes that their own floor hides.
+#  BLACKWELL / BLACKWELL_ULTRA: none charged. No block-FP8 GEMM sweep is published for SM100,
+#   where SGLang and TensorRT-LLM run DeepGEMM's SM100 and TRT-LLM-gen kernels: Blackwell's
+#   block-scaled tensor-core MMA applies the (UE8M0) scales itself, where Hopper's block-FP8
+#   kernels promote partial sums on CUDA cores (DeepGEMM README: SM90 FP32 scales with two-level
+#   accumulation, SM100 packed UE8M0 scales).
+#  CDNA3 / CDNA4: INHERITED from HOPPER (ROCm runs the same Triton block-FP8 kernels; no MI300X
+#   sweep published, and the early-2025 ROCm rows in the accuracy table are slower still).
+#  ADA: INHERITED from HOPPER (FP8 tensor cores; the same Triton block-FP8 kernels run on SM89).
+#  AMPERE: none: FP8 is served weight-only there (precision.compute_path).
+FP8_BLOCK_GEMM_FLOOR_S: Final = {
+    "HOPPER": 20e-6,
+    "CDNA3": 20e-6,
+    "CDNA4": 20e-6,
+    "ADA": 20e-6,
+}
+FP8_BLOCK_GEMMS_ATTENTION_MLA: Final = 3
+FP8_BLOCK_GEMMS_ATTENTION: Final = 2
+FP8_BLOCK_GEMMS_MLP: Final = 2
+# A checkpoint whose label (quantization.checkpoint_weights) names square weight blocks, e.g.
+# "FP8 128x128 blocks", is block-scaled.
+FP8_BLOCK_LABEL_MARKER: Final = "x128 blocks"
 
 # Tensor-parallel all-reduce: 2 per transformer layer (Shoeybi et al. 2019, "Megatron-LM",
 # arXiv:1909.08053, section 3). Ring all-reduce moves 2 (n-1)/n of the message per GPU.  NCCL
@@ -467,4 +554,13 @@ PCIE_GB_PER_S_BY_ARCHITECTURE: Final = {"AMPERE": 32.0, "HOPPER": 64.0, "BLACKWE
 # also performed in the quantized (FP8) domain", vLLM docs "Quantized KV Cache"; TensorRT-LLM's
 # FP8 context FMHA likewise). The engine charges attention FLOPs at the BF16 path's rate, or the
 # FP8 path's with an FP8 KV cache (performance.serving_model). Weight-path GEMMs are unchanged.
+# Frameworks whose scheduler, at its defaults, runs newly arrived prompts as forward passes of
+# their own instead of mixing their chunks into the decode step: SGLang (ServerArgs
+# enable_mixed_chunk = False, python/sglang/srt/server_args.py; the --enable-mixed-chunk flag
+# turns mixing on), so each arrival costs a prompt-only pass (weights, all-reduces and kernel
+# floors again) during which decoding stalls. vLLM's V1 scheduler always mixes prefill chunks
+# into the decode batch (vLLM docs, "Optimization and Tuning: chunked prefill") and
+# TensorRT-LLM's in-flight batching schedules context and generation requests in one batch
+# (TensorRT-LLM docs, "In-flight batching"). Values are Framework values (apps/engine/types.py).
+SEPARATE_PREFILL_FRAMEWORKS: Final = frozenset({"SGLANG"})
 ATTENTION_16BIT_NOTE: Final = "attention at the 16-bit tensor rate unless the KV cache is FP8"

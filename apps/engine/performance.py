@@ -7,6 +7,7 @@ that a step time is a handful of multiplications (the capacity search calls it ~
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -14,7 +15,7 @@ from functools import lru_cache
 from apps.engine import constants as c
 from apps.engine.memory import kv_bytes_per_token, kv_cost, stage_fraction
 from apps.engine.precision import ComputePath, compute_path, embedding_params, weight_bytes
-from apps.engine.types import Bound, GpuSpec, Layout, ModelSpec, Precision, fast_init
+from apps.engine.types import Bound, Framework, GpuSpec, Layout, ModelSpec, Precision, fast_init
 
 
 def attention_flops_per_layer_position(model: ModelSpec, *, absorbed: bool = True) -> float:
@@ -52,22 +53,37 @@ def flop_params(model: ModelSpec) -> float:
     return max(model.active_params - input_embedding, 1.0)
 
 
-def grouped_gemm_efficiency(rows: float, tile_m: float) -> float:
+def grouped_gemm_efficiency(rows: float, tile_m: float, width: float = 1.0) -> float:
     """Fraction of the dense-GEMM rate an MoE grouped GEMM reaches with `rows` tokens per expert
     (GROUPED_GEMM_EFFICIENCY, log-linear between its points; under one `tile_m`-row block the
-    padded rows are paid for too)."""
+    padded rows are paid for too), times `width` (expert_width_efficiency, <= 1) where the
+    kernel runs full tiles: a padded block already runs below the narrow expert's plateau."""
     pts = c.GROUPED_GEMM_EFFICIENCY
     first_rows, first_eff = pts[0]
     if rows <= first_rows:
-        return first_eff * rows / tile_m if rows < tile_m else first_eff
+        if rows < tile_m:
+            fill = rows / tile_m
+            return first_eff * (fill if fill < width else width)
+        return first_eff * width
     lo_rows, lo_eff = first_rows, first_eff
     for hi_rows, hi_eff in pts[1:]:
         if rows <= hi_rows:
-            return lo_eff + (hi_eff - lo_eff) * math.log(rows / lo_rows) / math.log(
-                hi_rows / lo_rows
+            return width * (
+                lo_eff + (hi_eff - lo_eff) * math.log(rows / lo_rows) / math.log(hi_rows / lo_rows)
             )
         lo_rows, lo_eff = hi_rows, hi_eff
-    return lo_eff
+    return lo_eff * width
+
+
+def expert_width_efficiency(model: ModelSpec, gpu: GpuSpec, path: ComputePath, split: int) -> float:
+    """Share of the grouped-GEMM rate an expert `model.intermediate_size / split` wide on one GPU
+    reaches on `path` (GROUPED_GEMM_SATURATION_WIDTH, scaled by the path's peak over BF16's)."""
+    speedup = 1.0
+    if not path.weight_only and gpu.bf16_tflops > 0 and path.tflops > gpu.bf16_tflops:
+        speedup = path.tflops / gpu.bf16_tflops
+    width = model.intermediate_size / max(split, 1)
+    eff = width / (c.GROUPED_GEMM_SATURATION_WIDTH * speedup)
+    return min(max(eff, c.GROUPED_GEMM_MIN_WIDTH_EFFICIENCY), 1.0)
 
 
 def bound_of(memory_s: float, compute_s: float, comm_s: float) -> Bound:
@@ -126,9 +142,7 @@ class ServingModel:
     # Derived once from the fields above (see `serving_model`) so a step is a few operations.
     decode_rate: float  # rate x DECODE_MFU_FACTOR
     expert_miss: float  # 1 - active_experts / experts (probability an expert is not routed to)
-    step_overhead_s: (
-        float  # layers x (DECODE_OVERHEAD_S_PER_LAYER [+ MOE_ROUTING_OVERHEAD_S_PER_LAYER])
-    )
+    step_overhead_s: float  # layers x (performance.layer_overhead_s + block_fp8_floor_s)
     allreduces: int  # ALLREDUCES_PER_LAYER x layers (0 under DEP: no tensor parallelism)
     ar_fraction: float  # 2 (tp-1)/tp of the ring all-reduce message crosses each link
     ar_bandwidth: float  # bytes/s of one link at the all-reduce efficiency
@@ -145,6 +159,10 @@ class ServingModel:
     p2p_s_per_token: float = 0.0  # PP: seconds per token to hand activations to the next stage
     p2p_fixed_s: float = 0.0  # PP: fixed latency of one stage-to-stage send
     replicas: int = 1  # independent engines (plain data parallel) sharing the replica's work
+    expert_width: float = 1.0  # expert_width_efficiency of the GPU's expert slices
+    # Tokens one prompt-only pass may carry when prompts run as passes of their own (0: they
+    # are mixed into the decode steps); see `with_scheduler`.
+    prefill_pass_tokens: float = 0.0
 
     def times(
         self, decode_seqs: float, context: float, prefill_tokens: float, prefill_context: float
@@ -166,6 +184,31 @@ class ServingModel:
             busiest = float(math.ceil(decode_seqs / r - 1e-9))
             prefill_tokens *= busiest / decode_seqs
             decode_seqs = busiest
+        budget = self.prefill_pass_tokens
+        if budget and decode_seqs > 0 and prefill_tokens > 0 and prefill_context > 0:
+            # SGLang without --enable-mixed-chunk: prompts run as prompt-only passes, during
+            # which decoding waits. The callers pass each prompt's causal mean context, half its
+            # length, so prefill_tokens / (2 x prefill_context) prompts arrive a step: one pass
+            # per prompt while fewer than one arrives a step; above that one pass a step for
+            # all of them, or as many as the per-pass token budget needs.
+            arrivals = prefill_tokens / (2.0 * prefill_context)
+            passes = arrivals if arrivals < 1.0 else 1.0
+            if prefill_tokens / budget > passes:
+                passes = prefill_tokens / budget
+            d = self._staged(decode_seqs, context, 0.0, 0.0)
+            f = self._staged(0.0, 0.0, prefill_tokens / passes, prefill_context)
+            return (
+                d[0] + passes * f[0],
+                d[1] + passes * f[1],
+                d[2] + passes * f[2],
+                d[3] + passes * f[3],
+            )
+        return self._staged(decode_seqs, context, prefill_tokens, prefill_context)
+
+    def _staged(
+        self, decode_seqs: float, context: float, prefill_tokens: float, prefill_context: float
+    ) -> tuple[float, float, float, float]:
+        """One forward pass through the pipeline stages (all layers without PP)."""
         pp = self.pp
         if pp <= 1:
             return self._pass(decode_seqs, context, prefill_tokens, prefill_context)
@@ -206,7 +249,7 @@ class ServingModel:
             if n_touched > 0.0 and self.expert_flops_per_token:
                 rows = t * self.active_experts / n_touched
                 per_token_s = self.expert_flops_per_token / (
-                    self.rate * grouped_gemm_efficiency(rows, self.tile_m)
+                    self.rate * grouped_gemm_efficiency(rows, self.tile_m, self.expert_width)
                 )
                 decode_expert_s = decode_seqs * per_token_s
                 prefill_expert_s = prefill_tokens * per_token_s
@@ -278,6 +321,72 @@ class ServingModel:
         return self.step(
             decode_seqs=0.0, context=0.0, prefill_tokens=tokens, prefill_context=tokens / 2.0
         )
+
+
+def small_kernels_per_layer(
+    model: ModelSpec, weight_precision: Precision, path: ComputePath
+) -> int:
+    """Latency-bound kernels a decode layer runs beyond the ones DECODE_OVERHEAD_S_PER_LAYER and
+    MOE_ROUTING_OVERHEAD_S_PER_LAYER cover: MLA's extra projections, norms and batched GEMMs,
+    and on the FP8 (W8A8) path one activation-quantization kernel per GEMM input."""
+    n = c.MLA_DECODE_EXTRA_KERNELS if model.is_mla else 0
+    if weight_precision is Precision.FP8 and not path.weight_only:
+        attn = c.FP8_QUANT_KERNELS_ATTENTION_MLA if model.is_mla else c.FP8_QUANT_KERNELS_ATTENTION
+        n += attn + c.FP8_QUANT_KERNELS_MLP
+    return n
+
+
+def is_block_fp8(model: ModelSpec, weight_precision: Precision) -> bool:
+    """Served as its block-scaled FP8 checkpoint (DeepSeek-V3/R1's 128 x 128 blocks)."""
+    ck = model.checkpoint
+    return (
+        weight_precision is Precision.FP8
+        and ck is not None
+        and ck.precision is Precision.FP8
+        and c.FP8_BLOCK_LABEL_MARKER in ck.label
+    )
+
+
+def block_fp8_floor_s(
+    model: ModelSpec, gpu: GpuSpec, weight_precision: Precision, dense_read_s: float
+) -> float:
+    """Seconds per layer by which the block-FP8 projection GEMMs' latency floor
+    (FP8_BLOCK_GEMM_FLOOR_S) exceeds the time to stream the layer's dense weights."""
+    floor = c.FP8_BLOCK_GEMM_FLOOR_S.get(gpu.architecture, 0.0)
+    if not floor or not is_block_fp8(model, weight_precision):
+        return 0.0
+    attn = c.FP8_BLOCK_GEMMS_ATTENTION_MLA if model.is_mla else c.FP8_BLOCK_GEMMS_ATTENTION
+    excess = (attn + c.FP8_BLOCK_GEMMS_MLP) * floor - dense_read_s
+    return excess if excess > 0.0 else 0.0
+
+
+def layer_overhead_s(model: ModelSpec, weight_precision: Precision, path: ComputePath) -> float:
+    """Fixed seconds per layer per forward pass outside the roofline: launches and small
+    kernels (DECODE_OVERHEAD_S_PER_LAYER, MoE routing, `small_kernels_per_layer`)."""
+    routing = c.MOE_ROUTING_OVERHEAD_S_PER_LAYER if model.is_moe else 0.0
+    extra = small_kernels_per_layer(model, weight_precision, path) * c.SMALL_KERNEL_S
+    return c.DECODE_OVERHEAD_S_PER_LAYER + routing + extra
+
+
+_SCHEDULED: dict[tuple[int, float], tuple[ServingModel, ServingModel]] = {}
+
+
+def with_scheduler(sm: ServingModel, framework: Framework | None, budget: int) -> ServingModel:
+    """`sm` as a framework's scheduler runs it: for the frameworks in
+    constants.SEPARATE_PREFILL_FRAMEWORKS (SGLang) a copy whose steps run the prompts as
+    prompt-only passes of up to `budget` tokens (the framework's max batched tokens); else `sm`
+    itself, whose steps carry the prompt tokens mixed in (vLLM, TensorRT-LLM; None: vLLM)."""
+    if framework is None or framework.value not in c.SEPARATE_PREFILL_FRAMEWORKS:
+        return sm
+    key = (id(sm), float(budget))
+    hit = _SCHEDULED.get(key)
+    if hit is not None and hit[0] is sm:
+        return hit[1]
+    scheduled = dataclasses.replace(sm, prefill_pass_tokens=float(max(budget, 1)))
+    if len(_SCHEDULED) >= 4096:
+        _SCHEDULED.clear()
+    _SCHEDULED[key] = (sm, scheduled)
+    return scheduled
 
 
 def is_pcie_only(gpu: GpuSpec) -> bool:
@@ -457,12 +566,15 @@ def serving_model(
         expert_flops = mc.expert_flops_per_token / split
         a2a_per_token = a2a_fixed = 0.0
         allreduces = c.ALLREDUCES_PER_LAYER * stage_layers
+    # Narrow (or TP-sliced) experts run below the grouped-GEMM rate once tiles are full.
+    expert_width = expert_width_efficiency(model, gpu, path, tp if dp <= 1 else 1) if moe else 1.0
     p2p_link = link_gb_per_s(gpu, lay.engine_gpus)
+    bandwidth = gpu.memory_bandwidth_tbps * 1e12 * eff
     return ServingModel(
         tp=tp,
         layers=model.layers,
         hidden=model.hidden_size,
-        bandwidth=gpu.memory_bandwidth_tbps * 1e12 * eff,
+        bandwidth=bandwidth,
         rate=rate,
         dense_weight_bytes=dense_bytes,
         expert_bytes=expert_bytes,
@@ -482,8 +594,10 @@ def serving_model(
         expert_miss=1.0 - model.active_experts / model.experts if model.experts > 1 else 0.0,
         step_overhead_s=stage_layers
         * (
-            c.DECODE_OVERHEAD_S_PER_LAYER
-            + (c.MOE_ROUTING_OVERHEAD_S_PER_LAYER if model.is_moe else 0.0)
+            layer_overhead_s(model, weight_precision, path)
+            + block_fp8_floor_s(
+                model, gpu, weight_precision, dense_bytes / stage_layers / bandwidth
+            )
         ),
         allreduces=allreduces,
         ar_fraction=2.0 * (tp - 1) / tp,
@@ -499,6 +613,7 @@ def serving_model(
         p2p_s_per_token=model.hidden_size * c.BYTES_16BIT / (p2p_link * c.GB),
         p2p_fixed_s=c.PP_P2P_LATENCY_S,
         replicas=lay.replicas,
+        expert_width=expert_width,
     )
 
 

@@ -19,7 +19,13 @@ from apps.engine.memory import (
     utilization_advice,
     utilization_needed,
 )
-from apps.engine.performance import ServingModel, bound_of, is_pcie_only, serving_model
+from apps.engine.performance import (
+    ServingModel,
+    bound_of,
+    is_pcie_only,
+    serving_model,
+    with_scheduler,
+)
 from apps.engine.precision import compute_path
 from apps.engine.speculative import per_token_times, speculative_note
 from apps.engine.types import (
@@ -423,6 +429,7 @@ def _estimate_layout(
         )
     explicit_conc = req.concurrency
     limits = scheduler_limits(gpu, req.framework, speculative=req.speculative is not None)
+    sm = with_scheduler(sm, req.framework, limits.max_batched_tokens)  # SGLang: own prefill passes
     # Each data-parallel engine / attention-DP rank runs its own scheduler (vLLM "Data Parallel
     # Deployment": one engine core per DP rank; SGLang DP attention: one scheduler per DP worker).
     max_seqs = limits.max_seqs * setup.seq_ranks

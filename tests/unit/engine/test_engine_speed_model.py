@@ -21,9 +21,15 @@ from apps.engine import (
     estimate_at,
 )
 from apps.engine import constants as c
-from apps.engine.performance import flop_params, grouped_gemm_efficiency
+from apps.engine.performance import (
+    expert_width_efficiency,
+    flop_params,
+    grouped_gemm_efficiency,
+    with_scheduler,
+)
+from apps.engine.precision import compute_path
 from apps.engine.serving import candidate_layouts, scheduler_max_seqs, serving_setup
-from apps.engine.types import Layout
+from apps.engine.types import Framework, Layout
 
 DECODERS = sorted(k for k, v in PRESETS.items() if v.kind is ModelKind.DECODER)
 # Models whose every layer attends fully: their decode step reads context x kv_per_token bytes.
@@ -140,10 +146,44 @@ def test_moe_experts_run_below_the_dense_rate_at_small_batches(
 
 
 def test_an_moe_step_pays_the_router_on_every_layer() -> None:
-    model = PRESETS[MOE[0]]
+    model = PRESETS[next(k for k in MOE if not PRESETS[k].is_mla)]
     sm = serving_setup(model, GPUS[0], 1, Precision.BF16, Precision.BF16, 1.0, 1.0).sm
     per_layer = c.DECODE_OVERHEAD_S_PER_LAYER + c.MOE_ROUTING_OVERHEAD_S_PER_LAYER
     assert math.isclose(sm.step_overhead_s, model.layers * per_layer)
+
+
+def test_an_mla_step_pays_its_extra_kernels_on_every_layer() -> None:
+    model = PRESETS["deepseek-r1"]
+    sm = serving_setup(
+        model, _gpu("b200-sxm-180gb"), 8, Precision.BF16, Precision.BF16, 1.0, 1.0
+    ).sm
+    per_layer = (
+        c.DECODE_OVERHEAD_S_PER_LAYER
+        + c.MOE_ROUTING_OVERHEAD_S_PER_LAYER
+        + c.MLA_DECODE_EXTRA_KERNELS * c.SMALL_KERNEL_S
+    )
+    assert math.isclose(sm.step_overhead_s, model.layers * per_layer)
+
+
+def test_block_fp8_gemm_floor_is_charged_on_hopper_and_not_on_blackwell() -> None:
+    """DeepSeek's block-scaled FP8 projections pay FP8_BLOCK_GEMM_FLOOR_S per GEMM (beyond the
+    dense weight read) on Hopper; Blackwell has no published floor, so only the FP8
+    activation-quantization kernels are added there."""
+    model = PRESETS["deepseek-r1"]
+    fp8 = Precision.FP8
+    hopper = serving_setup(model, _gpu("h200-sxm-141gb"), 8, fp8, fp8, 1.0, 1.0).sm
+    blackwell = serving_setup(model, _gpu("b200-sxm-180gb"), 8, fp8, fp8, 1.0, 1.0).sm
+    base = (
+        c.DECODE_OVERHEAD_S_PER_LAYER
+        + c.MOE_ROUTING_OVERHEAD_S_PER_LAYER
+        + (c.MLA_DECODE_EXTRA_KERNELS + c.FP8_QUANT_KERNELS_ATTENTION_MLA + c.FP8_QUANT_KERNELS_MLP)
+        * c.SMALL_KERNEL_S
+    )
+    assert math.isclose(blackwell.step_overhead_s, model.layers * base)
+    gemms = c.FP8_BLOCK_GEMMS_ATTENTION_MLA + c.FP8_BLOCK_GEMMS_MLP
+    floor = gemms * c.FP8_BLOCK_GEMM_FLOOR_S["HOPPER"]
+    read = hopper.dense_weight_bytes / model.layers / hopper.bandwidth
+    assert math.isclose(hopper.step_overhead_s, model.layers * (base + floor - read))
 
 
 def _gpu(slug: str) -> GpuSpec:
@@ -217,3 +257,56 @@ def test_an_offline_batch_fits_both_limits_and_beats_smaller_powers_of_two(
         assert other.performance.output_tokens_per_s is not None
         assert tok >= other.performance.output_tokens_per_s * (1 - 1e-9)
         b *= 4
+
+
+def test_narrow_experts_run_below_the_grouped_gemm_rate() -> None:
+    """GROUPED_GEMM_SATURATION_WIDTH: an expert narrower than the saturation width (times the
+    path's speed-up over BF16) runs at width / saturation of the grouped-GEMM rate, never below
+    the narrowest measured point's factor; whole wide experts are not slowed."""
+    h100 = _gpu("h100-sxm5-80gb")
+    qwen = PRESETS["qwen3-30b-a3b"]
+    bf16 = compute_path(h100, Precision.BF16)
+    fp8 = compute_path(h100, Precision.FP8)
+    sat = c.GROUPED_GEMM_SATURATION_WIDTH
+    assert math.isclose(expert_width_efficiency(qwen, h100, bf16, 1), qwen.intermediate_size / sat)
+    speedup = h100.fp8_tflops / h100.bf16_tflops
+    assert math.isclose(
+        expert_width_efficiency(qwen, h100, fp8, 1), qwen.intermediate_size / (sat * speedup)
+    )
+    deepseek = PRESETS["deepseek-r1"]
+    assert expert_width_efficiency(deepseek, h100, bf16, 1) == 1.0
+    assert expert_width_efficiency(deepseek, h100, fp8, 8) == c.GROUPED_GEMM_MIN_WIDTH_EFFICIENCY
+
+
+def test_a_padded_block_is_not_charged_the_narrow_expert_factor_twice() -> None:
+    first = c.GROUPED_GEMM_EFFICIENCY[0][1]
+    tile = float(c.GROUPED_GEMM_TILE_M)
+    assert math.isclose(grouped_gemm_efficiency(4.0, tile, 0.5), first * 4.0 / tile)
+    assert math.isclose(grouped_gemm_efficiency(12.0, tile, 0.5), first * 0.5)
+    assert math.isclose(grouped_gemm_efficiency(1024.0, tile, 0.5), 0.5 * 0.90)
+    assert grouped_gemm_efficiency(64.0, tile) == first
+
+
+def test_sglang_runs_prompts_as_passes_of_their_own() -> None:
+    """SEPARATE_PREFILL_FRAMEWORKS: under SGLang a step is a decode pass plus, per arriving
+    prompt (or per budget of prompt tokens when more arrive), a prompt-only pass; vLLM and
+    TensorRT-LLM keep the prompt tokens mixed into the step."""
+    model = PRESETS["llama-3.1-8b"]
+    sm = serving_setup(model, GPUS[0], 1, Precision.BF16, Precision.BF16, 1.0, 1.0).sm
+    for fw in (None, Framework.VLLM, Framework.TENSORRT_LLM):
+        assert with_scheduler(sm, fw, 8192) is sm
+    split = with_scheduler(sm, Framework.SGLANG, 8192)
+    assert with_scheduler(sm, Framework.SGLANG, 8192) is split  # memoised
+    prompt = 1000.0
+    # A quarter of a prompt a step: a quarter of a 1000-token prompt-only pass each step.
+    got = split.seconds(64, 1500, 0.25 * prompt, prompt / 2)
+    want = sm.seconds(64, 1500, 0.0, 0.0) + 0.25 * sm.seconds(0.0, 0.0, prompt, prompt / 2)
+    assert math.isclose(got, want)
+    # 20 prompts a step (20,000 tokens): budget-sized passes, 20000 / 8192 of them.
+    got = split.seconds(64, 1500, 20 * prompt, prompt / 2)
+    passes = 20 * prompt / 8192
+    want = sm.seconds(64, 1500, 0.0, 0.0) + passes * sm.seconds(0.0, 0.0, 8192, prompt / 2)
+    assert math.isclose(got, want)
+    # Decode alone and a lone prompt are unchanged.
+    assert split.seconds(64, 1500, 0.0, 0.0) == sm.seconds(64, 1500, 0.0, 0.0)
+    assert split.prefill_seconds(prompt) == sm.prefill_seconds(prompt)

@@ -79,8 +79,10 @@ def test_the_offline_batch_note_names_the_framework_limit_that_applied() -> None
         "SGLang's default --max-running-requests on this GPU is 2048" in n for n in sglang.notes
     )
     assert any("TensorRT-LLM's default max_batch_size on this GPU is 2048" in n for n in trt.notes)
-    # A larger scheduler limit lets a small model run a larger batch, and more tokens/s.
-    assert sglang.performance.output_tokens_per_s > vllm.performance.output_tokens_per_s  # type: ignore[operator]
+    # A larger scheduler limit never lowers the best offline throughput: the search also tries
+    # the smaller batches (here an 8B model on a B200 is compute-bound by 1024 sequences, and
+    # SGLang's separate prefill passes add nothing to a compute-bound step, so they tie).
+    assert sglang.performance.output_tokens_per_s >= vllm.performance.output_tokens_per_s  # type: ignore[operator]
 
 
 def test_a_kv_bound_batch_says_so_whatever_the_framework() -> None:
