@@ -96,6 +96,20 @@ VLLM_MAX_NUM_SEQS: Final = 256
 VLLM_LARGE_GPU_MIN_MIB: Final = 70 * 1024
 VLLM_SMALL_DEFAULTS_DEVICE: Final = "a100"
 MAX_REPORTED_CONCURRENCY: Final = 1_000_000
+# vLLM sizes its KV cache after a profiling run (vllm/v1/worker/gpu_model_runner.py profile_run):
+# one forward pass of max_num_batched_tokens, then `_dummy_sampler_run` warms up the sampler on the
+# last token of min(max_num_batched_tokens, max_num_seqs) dummy requests, with top_p 0.9 and
+# top_k vocab - 1, so the PyTorch top-k / top-p path runs (vllm/v1/sample/ops/topk_topp_sampler.py
+# apply_top_k_top_p: logits.sort, gather / masked_fill for top-k, softmax + cumsum for top-p, then
+# logits_sort.scatter into a new tensor). The profiled peak, which the KV cache is sized around,
+# holds per (request, vocabulary entry) at the scatter: the model's BF16 logits (2 bytes), the
+# sampler's FP32 copy (4), the sorted values (4) and their int64 indices (8), the top-k mask (1),
+# the top-p probabilities (4, cumsum in place) and mask (1), and the scattered result (4): 28 bytes.
+# For gpt-oss (201,088-entry vocabulary) at 1024 requests that is 5.8 GB, several times the forward
+# pass's activations; for a 128K-vocabulary Llama 3.7 GB. The engine charges the larger of this and
+# the forward activations under vLLM only (SGLang sizes its pool by mem_fraction_static, TensorRT-LLM
+# by the free fraction after loading).
+VLLM_SAMPLER_WARMUP_BYTES_PER_LOGIT: Final = 28.0
 
 # --- Memory: training --------------------------------------------------------------------------
 # Training does not run under a serving engine, so vLLM's gpu_memory_utilization cap

@@ -128,3 +128,12 @@ def framework_from_tooling(tooling: Iterable[str]) -> Framework | None:
         if isinstance(item, str) and item in Framework.__members__:
             return Framework(item)
     return None
+
+
+def profiled_sampler_bytes(vocab_size: int, limits: SchedulerLimits) -> float:
+    """Per-GPU bytes of the sampler warm-up in vLLM's memory profiling run, which the KV cache is
+    sized around (VLLM_SAMPLER_WARMUP_BYTES_PER_LOGIT); 0 for the other frameworks."""
+    if limits.framework is not Framework.VLLM:
+        return 0.0
+    requests = min(limits.max_seqs, limits.max_batched_tokens)
+    return requests * vocab_size * c.VLLM_SAMPLER_WARMUP_BYTES_PER_LOGIT

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from apps.engine import constants as c
-from apps.engine.frameworks import scheduler_limits
+from apps.engine.frameworks import profiled_sampler_bytes, scheduler_limits
 from apps.engine.memory import (
     KvCost,
     breakdown_of,
@@ -434,7 +434,11 @@ def _estimate_layout(
     # Deployment": one engine core per DP rank; SGLang DP attention: one scheduler per DP worker).
     max_seqs = limits.max_seqs * setup.seq_ranks
     chunk = min(limits.max_batched_tokens, max(in95, 1) * (explicit_conc or 1))
-    activations = max(chunk, 1) * setup.activation_per_token
+    # vLLM: its profiled peak also holds the sampler warm-up at max_num_seqs requests.
+    activations = max(
+        max(chunk, 1) * setup.activation_per_token,
+        profiled_sampler_bytes(model.vocab_size, limits),
+    )
     kv = setup.kv
     kv_per_seq = kv.sequence_bytes(ctx_p95)
     fixed = setup.weights_per_gpu + activations + setup.overhead_per_gpu
