@@ -130,10 +130,15 @@ def framework_from_tooling(tooling: Iterable[str]) -> Framework | None:
     return None
 
 
-def profiled_sampler_bytes(vocab_size: int, limits: SchedulerLimits) -> float:
+def profiled_sampler_bytes(
+    vocab_size: int, limits: SchedulerLimits, sequences: int | None = None
+) -> float:
     """Per-GPU bytes of the sampler warm-up in vLLM's memory profiling run, which the KV cache is
-    sized around (VLLM_SAMPLER_WARMUP_BYTES_PER_LOGIT); 0 for the other frameworks."""
+    sized around (VLLM_SAMPLER_WARMUP_BYTES_PER_LOGIT); 0 for the other frameworks. vLLM warms up
+    min(max_num_batched_tokens, max_num_seqs) requests: the default max_num_seqs when `sequences`
+    is None (an offline batch left at the defaults, as the published offline runs are), else a
+    deployment sized for `sequences` in flight, which sets --max-num-seqs to that."""
     if limits.framework is not Framework.VLLM:
         return 0.0
-    requests = min(limits.max_seqs, limits.max_batched_tokens)
-    return requests * vocab_size * c.VLLM_SAMPLER_WARMUP_BYTES_PER_LOGIT
+    seqs = limits.max_seqs if sequences is None else min(sequences, limits.max_seqs)
+    return min(seqs, limits.max_batched_tokens) * vocab_size * c.VLLM_SAMPLER_WARMUP_BYTES_PER_LOGIT

@@ -434,10 +434,12 @@ def _estimate_layout(
     # Deployment": one engine core per DP rank; SGLang DP attention: one scheduler per DP worker).
     max_seqs = limits.max_seqs * setup.seq_ranks
     chunk = min(limits.max_batched_tokens, max(in95, 1) * (explicit_conc or 1))
-    # vLLM: its profiled peak also holds the sampler warm-up at max_num_seqs requests.
+    # vLLM: its profiled peak also holds the sampler warm-up (at max_num_seqs requests offline).
+    realtime = req.workload_type is WorkloadType.REALTIME_INFERENCE
+    warm = explicit_conc if explicit_conc is not None else (1 if realtime else None)
     activations = max(
         max(chunk, 1) * setup.activation_per_token,
-        profiled_sampler_bytes(model.vocab_size, limits),
+        profiled_sampler_bytes(model.vocab_size, limits, warm),
     )
     kv = setup.kv
     kv_per_seq = kv.sequence_bytes(ctx_p95)
