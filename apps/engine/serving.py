@@ -8,7 +8,11 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from apps.engine import constants as c
-from apps.engine.frameworks import profiled_sampler_bytes, scheduler_limits
+from apps.engine.frameworks import (
+    marlin_moe_padding_bytes,
+    profiled_sampler_bytes,
+    scheduler_limits,
+)
 from apps.engine.memory import (
     KvCost,
     breakdown_of,
@@ -439,11 +443,12 @@ def _estimate_layout(
     warm = explicit_conc if explicit_conc is not None else (1 if realtime else None)
     activations = max(
         max(chunk, 1) * setup.activation_per_token,
-        profiled_sampler_bytes(model.vocab_size, limits, warm),
+        profiled_sampler_bytes(model.vocab_size, gpu, limits, warm),
     )
     kv = setup.kv
     kv_per_seq = kv.sequence_bytes(ctx_p95)
-    fixed = setup.weights_per_gpu + activations + setup.overhead_per_gpu
+    padding = marlin_moe_padding_bytes(model, gpu, req.weight_precision, req.framework, layout)
+    fixed = setup.weights_per_gpu + padding + activations + setup.overhead_per_gpu
     logits_per_seq = model.vocab_size * c.LOGITS_BYTES
     free = max(setup.usable_per_gpu - fixed, 0.0)
     # DEP: each GPU holds its own sequences whole, so a replica holds ranks x what one GPU does.
@@ -519,7 +524,7 @@ def _estimate_layout(
     memory = breakdown_of(
         gpu_count,
         setup.capacity_per_gpu,
-        setup.weights_per_gpu,
+        setup.weights_per_gpu + padding,
         kv_used,
         activations + logits,
         0.0,
