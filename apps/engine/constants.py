@@ -125,6 +125,12 @@ DEFAULT_VLLM_SAMPLER_WARMUP_BYTES_PER_LOGIT: Final = 28.0
 # stores 3072 x 2944 per expert matrix on one GPU (+9%), 3072 x 1536 per GPU at TP2 (+14%).
 MARLIN_MOE_HIDDEN_MULTIPLE: Final = 256
 MARLIN_MOE_INTERMEDIATE_MULTIPLE: Final = 128
+# Marlin is built on Ampere's mma.sync; on Hopper, "without the wgmma instruction, the older
+# mma.sync instruction can only reach about 2/3 the peak throughput of Hopper Tensor Cores"
+# (Shah et al., "FlashAttention-3", PyTorch blog 2024-07-11, note 1, citing Luo et al.,
+# arXiv:2402.13499). The engine runs Marlin's MoE expert GEMMs on Hopper at that share of the rate
+# it charges a wgmma-class weight-only GEMM; on Ampere and Ada mma.sync is the native path (1.0).
+MARLIN_MMA_SYNC_PEAK_FRACTION: Final = {"HOPPER": 2.0 / 3.0}
 
 # --- Memory: training --------------------------------------------------------------------------
 # Training does not run under a serving engine, so vLLM's gpu_memory_utilization cap

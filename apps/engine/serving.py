@@ -28,6 +28,7 @@ from apps.engine.performance import (
     bound_of,
     is_pcie_only,
     serving_model,
+    with_moe_kernel,
     with_scheduler,
 )
 from apps.engine.precision import compute_path
@@ -434,6 +435,7 @@ def _estimate_layout(
     explicit_conc = req.concurrency
     limits = scheduler_limits(gpu, req.framework, speculative=req.speculative is not None)
     sm = with_scheduler(sm, req.framework, limits.max_batched_tokens)  # SGLang: own prefill passes
+    sm = with_moe_kernel(sm, model, gpu, req.weight_precision, req.framework)  # vLLM Marlin MoE
     # Each data-parallel engine / attention-DP rank runs its own scheduler (vLLM "Data Parallel
     # Deployment": one engine core per DP rank; SGLang DP attention: one scheduler per DP worker).
     max_seqs = limits.max_seqs * setup.seq_ranks

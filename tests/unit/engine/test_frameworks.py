@@ -18,8 +18,9 @@ from apps.engine.frameworks import (
     profiled_sampler_bytes,
     scheduler_limits,
 )
+from apps.engine.performance import with_moe_kernel
 from apps.engine.request import parse_estimate_request
-from apps.engine.serving import scheduler_max_seqs
+from apps.engine.serving import scheduler_max_seqs, serving_setup
 from apps.engine.types import EstimateRequest, Framework, SpeculativeMethod, SpeculativeSpec
 
 
@@ -169,3 +170,16 @@ def test_the_marlin_padding_applies_to_mxfp4_experts_on_hopper_under_vllm_only()
     assert marlin_moe_padding(oss, b200, Precision.FP4, Framework.VLLM, 1) == 1.0  # FP4 cores
     assert marlin_moe_padding(oss, h100, Precision.FP4, Framework.SGLANG, 1) == 1.0
     assert marlin_moe_padding(PRESETS["llama-3.1-8b"], h100, Precision.FP4, None, 1) == 1.0
+
+
+def test_marlin_moe_runs_prompts_slower_on_hopper_and_decode_reads_the_padding() -> None:
+    oss, h100 = PRESETS["gpt-oss-20b"], gpu("h100-sxm5-80gb")
+    sm = serving_setup(oss, h100, 1, Precision.FP4, Precision.BF16, 1.0, 1.0).sm
+    marlin = with_moe_kernel(sm, oss, h100, Precision.FP4, Framework.VLLM)
+    pad = marlin_moe_padding(oss, h100, Precision.FP4, Framework.VLLM, 1)
+    # An 8192-token prompt pass fills the expert tiles: mma.sync's 2/3 of the peak binds.
+    assert marlin.prefill_seconds(8192) > 1.3 * sm.prefill_seconds(8192)
+    # One decoding sequence reads the padded experts it touches, no more than pad x slower.
+    one = sm.seconds(1.0, 1024.0, 0.0, 0.0)
+    assert one < marlin.seconds(1.0, 1024.0, 0.0, 0.0) <= pad * one
+    assert with_moe_kernel(sm, oss, h100, Precision.FP4, Framework.SGLANG) is sm
