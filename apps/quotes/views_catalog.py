@@ -18,7 +18,7 @@ from .models import Provider
 from .services import QuoteImportError, RowError
 
 TERM_WORDS = {"ON_DEMAND": "On demand", "SPOT": "Spot / preemptible"}
-STATUS_WORDS = {"created": "Added", "updated": "New price", "refreshed": "Same price, re-dated",
+OUTCOME_WORDS = {"created": "Added", "updated": "New price", "refreshed": "Same price, re-dated",
                 "unchanged": "Unchanged"}  # fmt: skip
 
 
@@ -67,9 +67,15 @@ def quote_catalog_import_page(request: HttpRequest) -> HttpResponse:
                 summary = result_body(
                     result, fmt=data["format"], provider=data["provider"], file_name=name
                 )
+                # Counts as words with thousands separators (no humanize app is installed).
+                for name in ("rows", "created", "updated", "refreshed", "unchanged",
+                             "briefs_queued"):  # fmt: skip
+                    summary[name] = f"{summary[name]:,}" if summary[name] else summary[name]
+                for skipped in summary["skipped"]:
+                    skipped["rows"] = f"{skipped['rows']:,}"
                 for row in summary["quotes"]:
                     row["term_words"] = TERM_WORDS.get(row["pricing_term"], row["pricing_term"])
-                    row["status_words"] = STATUS_WORDS[row["status"]]
+                    row["outcome_words"] = OUTCOME_WORDS[row["outcome"]]
     return render(
         request,
         "quotes/catalog_import.html",

@@ -75,7 +75,7 @@ class CatalogImportQuoteSerializer(serializers.Serializer):  # type: ignore[type
     pricing_term = serializers.CharField()
     hourly_price_per_gpu = serializers.DecimalField(max_digits=14, decimal_places=4)
     gpus_per_node = serializers.IntegerField()
-    status = serializers.ChoiceField(choices=["created", "updated", "refreshed", "unchanged"])
+    outcome = serializers.ChoiceField(choices=["created", "updated", "refreshed", "unchanged"])
 
 
 class CatalogImportSkippedSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -111,7 +111,7 @@ def result_body(
             "id": quote.pk, "gpu": quote.gpu.slug if quote.gpu else "", "region": quote.region,
             "pricing_term": quote.pricing_term,
             "hourly_price_per_gpu": f"{quote.hourly_price_per_gpu:.4f}",
-            "gpus_per_node": quote.gpus_per_node, "status": state,
+            "gpus_per_node": quote.gpus_per_node, "outcome": state,
         }  # fmt: skip
 
     groups = (
