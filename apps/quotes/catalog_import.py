@@ -16,7 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from apps.catalog.models import Gpu
@@ -74,6 +74,35 @@ def _visible_to(user: User | None, team_ids: set[int], quote: Quote) -> bool:
     if quote.confidential_to_id is None or user is None or user.is_superuser:
         return True
     return quote.confidential_to_id in team_ids
+
+
+def _write_changes(updated: list[Quote], refreshed: list[Quote], *, day: date, now: Any) -> None:
+    """One ``UPDATE ... FROM (VALUES ...)`` per batch (PostgreSQL, and SQLite since 3.33): the
+    per-quote values (price, node size, source) from the VALUES list, the shared ones (dates,
+    version + 1 where the price moved) as parameters. ``bulk_update`` builds a ``When`` per
+    quote and field and took 5.5 s of a 10,000-row re-import's 8.7 (bench/catalog_import.py)."""
+    quote_name = connection.ops.quote_name
+    table = quote_name(Quote._meta.db_table)
+    col = {f.name: quote_name(f.column or f.name) for f in Quote._meta.concrete_fields}
+    for quotes, bump in ((updated, True), (refreshed, False)):
+        version = f"{col['version']} + 1" if bump else col["version"]
+        for start in range(0, len(quotes), IMPORT_BATCH_SIZE):
+            batch = quotes[start : start + IMPORT_BATCH_SIZE]
+            values = ", ".join(["(%s, %s, %s, %s)"] * len(batch))
+            params: list[Any] = [day, day, now]
+            for q in batch:
+                params += [q.pk, str(q.hourly_price_per_gpu), q.gpus_per_node, q.source]
+            # Names from the model's own metadata, quoted by the backend; values as parameters.
+            sql = (
+                f"UPDATE {table} SET "  # noqa: S608
+                f"{col['quote_date']} = %s, {col['fetched_date']} = %s, {col['updated_at']} = %s, "
+                f"{col['hourly_price_per_gpu']} = CAST(v.column2 AS NUMERIC(14, 4)), "
+                f"{col['gpus_per_node']} = CAST(v.column3 AS INTEGER), "
+                f"{col['source']} = v.column4, {col['version']} = {version} "
+                f"FROM (VALUES {values}) AS v WHERE {table}.{col['id']} = v.column1"
+            )
+            with connection.cursor() as cursor:
+                cursor.execute(sql, params)
 
 
 @transaction.atomic
@@ -176,13 +205,7 @@ def quotes_import_catalog(
     try:
         with transaction.atomic():
             Quote.objects.bulk_create(to_create, batch_size=IMPORT_BATCH_SIZE)
-            Quote.objects.bulk_update(
-                to_update, [*PRICED_FIELDS, *REFRESHED_FIELDS, "version", "updated_at"],
-                batch_size=IMPORT_BATCH_SIZE,
-            )  # fmt: skip
-            Quote.objects.bulk_update(
-                to_refresh, [*REFRESHED_FIELDS, "updated_at"], batch_size=IMPORT_BATCH_SIZE
-            )
+            _write_changes(to_update, to_refresh, day=day, now=now)
     except IntegrityError as exc:
         # A concurrent import of the same provider won the race for a key, or a database rule
         # the checks above let through: refused as a whole, in words, not a 500.
