@@ -11,6 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from apps.core.roles import Role
 from apps.quotes.models import Quote
+from tests.factories.briefs import BriefFactory
 from tests.factories.core import TeamFactory
 from tests.factories.quotes import ProviderFactory
 from tests.factories.quotes_extra import gpu_catalog_create
@@ -170,7 +171,36 @@ class TestReimport:
         assert Quote.objects.get(import_key=key).hourly_price_per_gpu == Decimal("6.8800")
 
 
+class TestRecompute:
+    def test_one_coalesced_recompute_per_brief_for_a_whole_file(
+        self, api, aws, team, django_capture_on_commit_callbacks
+    ):
+        briefs = {BriefFactory(team=team).pk for _ in range(3)}
+        sent: list[list[int]] = []
+        with (
+            mock.patch("apps.finance.services._send_all", side_effect=sent.append),
+            django_capture_on_commit_callbacks(execute=True),
+        ):
+            response = post(api, fixture_file("skypilot_aws_vms.csv"), provider=aws.pk)
+        assert response.status_code == 201
+        assert response.json()["briefs_queued"] == 3
+        # Ten quotes created, and each brief's table asked for once, in one send.
+        assert [sorted(ids) for ids in sent] == [sorted(briefs)]
+
+
 class TestRefusals:
+    def test_a_file_over_the_limit_is_refused_unread(self, api, aws):
+        with mock.patch("apps.quotes.catalog_import.MAX_CATALOG_BYTES", 100):
+            response = post(api, fixture_file("skypilot_aws_vms.csv"), provider=aws.pk)
+        assert response.status_code == 400
+        assert "larger than" in response.json()["errors"]["file"][0]
+        assert Quote.objects.count() == 0
+
+    def test_nul_bytes_are_refused(self, api, aws):
+        response = post(api, text_file(f"{AWS_HEADER}\n\x00\n"), provider=aws.pk)
+        assert response.status_code == 400
+        assert "NUL" in response.json()["detail"]
+
     def test_a_bad_row_saves_nothing_and_names_every_row(self, api, aws):
         text = (DATA / "skypilot_aws_vms.csv").read_text() + "\n".join([
             "p5.48xlarge,H100,8.0,192,2048,,fifty,,us-east-1,use1-az2",
