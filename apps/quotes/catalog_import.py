@@ -16,6 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
@@ -46,6 +47,10 @@ REFRESHED_FIELDS = ("source", "quote_date", "fetched_date")
 
 @dataclass(kw_only=True)
 class CatalogImportResult:
+    fmt: str
+    provider: Provider
+    file_name: str
+    fetched_date: date
     created: list[Quote] = field(default_factory=list)
     updated: list[Quote] = field(default_factory=list)  # a new price or node size
     refreshed: list[Quote] = field(default_factory=list)  # same price, new fetch date
@@ -125,7 +130,12 @@ def quotes_import_catalog(
             [RowError(row=p.row, field=p.field, message=p.message) for p in exc.problems]
         ) from exc
     errors = [RowError(row=p.row, field=p.field, message=p.message) for p in read.problems]
+    day = fetched_date or timezone.localdate()
     result = CatalogImportResult(
+        fmt=fmt,
+        provider=provider,
+        file_name=filename,
+        fetched_date=day,
         skipped=read.skipped.as_list(),
         unknown_accelerators=read.skipped.unknown_names(),
         rows=read.rows,
@@ -136,7 +146,6 @@ def quotes_import_catalog(
                                f"catalog (accelerators the catalog lacks: {unknown})"))  # fmt: skip
     if errors:
         raise QuoteImportError(errors)
-    day = fetched_date or timezone.localdate()
     gpus = {g.slug: g for g in Gpu.objects.filter(slug__in={q.gpu_slug for q in read.quotes})}
     keys = {import_key(fmt=fmt, quote=q): q for q in read.quotes}
     existing = {
@@ -180,6 +189,7 @@ def quotes_import_catalog(
             )  # fmt: skip
             bucket = to_create
         else:
+            quote.gpu = gpu  # the key names it: the same row, without a query to read it
             priced = any(getattr(quote, n) != values[n] for n in PRICED_FIELDS)
             refreshed = any(getattr(quote, n) != values[n] for n in REFRESHED_FIELDS)
             for name, value in values.items():
@@ -215,3 +225,46 @@ def quotes_import_catalog(
     if to_create or to_update:
         result.briefs_queued = candidate_tables_request_recompute(quotes_only=True)
     return result
+
+
+def catalog_upload_text(upload: UploadedFile) -> str:
+    """An uploaded catalog file as text, or a ``ValueError`` in words (page and API)."""
+    limit = MAX_CATALOG_BYTES
+    if upload.size is not None and upload.size > limit:
+        raise ValueError(f"larger than {limit / 2**20:.1f} MB: split the file by region")
+    try:
+        return upload.read().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError("not UTF-8 text") from exc
+
+
+def catalog_import_summary(result: CatalogImportResult) -> dict[str, Any]:
+    """What an import did, as plain data: the API's 201 body and the page's summary."""
+    groups = (
+        ("created", result.created), ("updated", result.updated),
+        ("refreshed", result.refreshed), ("unchanged", result.unchanged),
+    )  # fmt: skip
+    return {
+        "format": result.fmt,
+        "provider": result.provider.pk,
+        "file_name": result.file_name,
+        "fetched_date": result.fetched_date.isoformat(),
+        "rows": result.rows,
+        **{name: len(quotes) for name, quotes in groups},
+        "quotes": [
+            {
+                "id": q.pk,
+                "gpu": q.gpu.slug if q.gpu else "",
+                "region": q.region,
+                "pricing_term": q.pricing_term,
+                "hourly_price_per_gpu": f"{q.hourly_price_per_gpu:.4f}",
+                "gpus_per_node": q.gpus_per_node,
+                "outcome": name,
+            }
+            for name, quotes in groups
+            for q in quotes
+        ],
+        "skipped": result.skipped,
+        "unknown_accelerators": result.unknown_accelerators,
+        "briefs_queued": len(result.briefs_queued),
+    }

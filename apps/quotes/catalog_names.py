@@ -96,6 +96,7 @@ INSTANCE_FORM_FACTORS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^p6(e)?-", SXM),
         (r"^a[234]-(high|mega|ultra|edge)gpu", SXM),
         (r"^Standard_ND\d+[a-z]*_(A100|H100|H200|MI300X)_v\d", SXM),
+        (r"^Standard_ND96asr_v4$", SXM),  # ND A100 v4: HGX A100 40 GB
         (r"^Standard_NC\d+[a-z]*_A100_v4", PCIE),
         (r"^Standard_NC\d+[a-z]*_H100_v5", NVL),
         (r"sxm", SXM),

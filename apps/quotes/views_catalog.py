@@ -11,7 +11,6 @@ from apps.core.roles import QUOTE_EDITORS, has_role
 from apps.core.users import signed_in
 
 from . import catalog_import
-from .api.catalog import read_upload, result_body
 from .catalog_names import FAMILIES
 from .catalog_rows import FORMATS
 from .models import Provider
@@ -51,7 +50,7 @@ def quote_catalog_import_page(request: HttpRequest) -> HttpResponse:
         data = form.cleaned_data
         upload = data["file"]
         try:
-            text = read_upload(upload)
+            text = catalog_import.catalog_upload_text(upload)
         except ValueError as exc:
             form.add_error("file", f"{str(exc)[0].upper()}{str(exc)[1:]}.")
         else:
@@ -64,9 +63,7 @@ def quote_catalog_import_page(request: HttpRequest) -> HttpResponse:
             except QuoteImportError as exc:
                 row_errors = exc.errors
             else:
-                summary = result_body(
-                    result, fmt=data["format"], provider=data["provider"], file_name=name
-                )
+                summary = catalog_import.catalog_import_summary(result)
                 # Counts as words with thousands separators (no humanize app is installed).
                 for name in ("rows", "created", "updated", "refreshed", "unchanged",
                              "briefs_queued"):  # fmt: skip

@@ -47,6 +47,8 @@ class TestAcceleratorNames:
             ("A100-80GB", None, "p4de.24xlarge", "a100-sxm4-80gb"),
             ("A100", Decimal(80), "gpu_8x_a100_80gb_sxm4", "a100-sxm4-80gb"),
             ("A100", Decimal(40), "Standard_NC24ads_A100_v4", "a100-pcie-40gb"),
+            ("A100", Decimal(40), "Standard_ND96asr_v4", "a100-sxm4-40gb"),
+            ("H100", Decimal(80), "Standard_ND96isr_H100_v5", "h100-sxm5-80gb"),
             ("H200", Decimal(141), "p5en.48xlarge", "h200-sxm-141gb"),
             ("H200", None, "", "h200-sxm-141gb"),  # gpuhunt names the NVL part H200NVL
             ("H200NVL", Decimal(141), "", "h200-nvl-141gb"),

@@ -16,7 +16,7 @@ from apps.core.roles import QUOTE_EDITORS
 from apps.core.users import signed_in
 from apps.quotes import catalog_import
 from apps.quotes.catalog_rows import FORMATS
-from apps.quotes.models import Provider, Quote
+from apps.quotes.models import Provider
 from apps.quotes.services import QuoteImportError, RowError
 
 ProcurementWrites = role_permission(*QUOTE_EDITORS)
@@ -28,17 +28,6 @@ def provider_lookup(value: str) -> Provider | None:
     if text.isdigit():
         return Provider.objects.filter(pk=int(text)).first()
     return Provider.objects.filter(name__iexact=text).first()
-
-
-def read_upload(upload: UploadedFile) -> str:
-    """The upload as text, or a ``ValueError`` in words."""
-    limit = catalog_import.MAX_CATALOG_BYTES
-    if upload.size is not None and upload.size > limit:
-        raise ValueError(f"larger than {limit / 2**20:.1f} MB: split the file by region")
-    try:
-        return upload.read().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError("not UTF-8 text") from exc
 
 
 class CatalogImportInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
@@ -63,7 +52,7 @@ class CatalogImportInputSerializer(StrictJsonTypes, serializers.Serializer):  # 
 
     def validate_file(self, value: UploadedFile) -> str:
         try:
-            return read_upload(value)
+            return catalog_import.catalog_upload_text(value)
         except ValueError as exc:
             raise serializers.ValidationError(str(exc)) from exc
 
@@ -101,36 +90,6 @@ class CatalogImportResultSerializer(serializers.Serializer):  # type: ignore[typ
     skipped = CatalogImportSkippedSerializer(many=True)
     unknown_accelerators = serializers.ListField(child=serializers.CharField())
     briefs_queued = serializers.IntegerField(help_text="Candidate tables queued to recompute.")
-
-
-def result_body(
-    result: catalog_import.CatalogImportResult, *, fmt: str, provider: Provider, file_name: str
-) -> dict[str, Any]:
-    def row(quote: Quote, state: str) -> dict[str, Any]:
-        return {
-            "id": quote.pk, "gpu": quote.gpu.slug if quote.gpu else "", "region": quote.region,
-            "pricing_term": quote.pricing_term,
-            "hourly_price_per_gpu": f"{quote.hourly_price_per_gpu:.4f}",
-            "gpus_per_node": quote.gpus_per_node, "outcome": state,
-        }  # fmt: skip
-
-    groups = (
-        ("created", result.created), ("updated", result.updated),
-        ("refreshed", result.refreshed), ("unchanged", result.unchanged),
-    )  # fmt: skip
-    day = next((q.fetched_date for _, qs in groups for q in qs), None)
-    return {
-        "format": fmt,
-        "provider": provider.pk,
-        "file_name": file_name,
-        "fetched_date": day.isoformat() if day else None,
-        "rows": result.rows,
-        **{name: len(quotes) for name, quotes in groups},
-        "quotes": [row(q, name) for name, quotes in groups for q in quotes],
-        "skipped": result.skipped,
-        "unknown_accelerators": result.unknown_accelerators,
-        "briefs_queued": len(result.briefs_queued),
-    }
 
 
 def errors_body(errors: list[RowError]) -> dict[str, Any]:
@@ -172,7 +131,5 @@ class QuoteCatalogImportApi(APIView):
             )  # fmt: skip
         except QuoteImportError as exc:
             return Response(errors_body(exc.errors), status=status.HTTP_400_BAD_REQUEST)
-        body = result_body(
-            result, fmt=data["format"], provider=data["provider"], file_name=file_name
-        )
+        body = catalog_import.catalog_import_summary(result)
         return Response(body, status=status.HTTP_201_CREATED)
