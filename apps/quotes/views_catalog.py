@@ -1,5 +1,7 @@
 """/quotes/import-catalog/: procurement imports a SkyPilot or gpuhunt catalog file."""
 
+from decimal import Decimal
+
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -7,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
+from apps.catalog.models import Gpu
 from apps.core.roles import QUOTE_EDITORS, has_role
 from apps.core.users import signed_in
 
@@ -46,6 +49,7 @@ def quote_catalog_import_page(request: HttpRequest) -> HttpResponse:
     form = CatalogImportForm(request.POST or None, request.FILES or None)
     row_errors: list[RowError] = []
     summary = None
+    gpu_names = dict(Gpu.objects.values_list("slug", "name"))
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         upload = data["file"]
@@ -71,6 +75,8 @@ def quote_catalog_import_page(request: HttpRequest) -> HttpResponse:
                 for skipped in summary["skipped"]:
                     skipped["rows"] = f"{skipped['rows']:,}"
                 for row in summary["quotes"]:
+                    row["gpu_name"] = gpu_names.get(row["gpu"], row["gpu"])
+                    row["price"] = Decimal(row["hourly_price_per_gpu"])
                     row["term_words"] = TERM_WORDS.get(row["pricing_term"], row["pricing_term"])
                     row["outcome_words"] = OUTCOME_WORDS[row["outcome"]]
     return render(
@@ -82,7 +88,7 @@ def quote_catalog_import_page(request: HttpRequest) -> HttpResponse:
             "summary": summary,
             "format_name": FORMATS.get(summary["format"], "") if summary else "",
             "families": [
-                (family, ", ".join(v.slug for v in variants))
+                (family, "; ".join(f"{gpu_names.get(v.slug, v.slug)} ({v.slug})" for v in variants))
                 for family, variants in FAMILIES.items()
             ],
         },

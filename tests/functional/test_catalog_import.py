@@ -286,7 +286,10 @@ class TestPage:
         page = client.get(PAGE).content.decode()
         assert 'id="catalog-import-form"' in page
         assert "SkyPilot catalog (vms.csv)" in page and "gpuhunt catalog (CSV)" in page
-        assert "h100-sxm5-80gb, h100-pcie-80gb, h100-nvl-94gb" in page
+        assert (
+            "NVIDIA H100 SXM5 (h100-sxm5-80gb); NVIDIA H100 PCIe (h100-pcie-80gb); "
+            "NVIDIA H100 NVL (h100-nvl-94gb)"
+        ) in page
 
     def test_an_import_shows_what_was_added_and_what_was_not(self, catalog, client, make_user, aws):
         client.force_login(make_user(Role.PROCUREMENT))
@@ -298,7 +301,8 @@ class TestPage:
         assert response.status_code == 200
         page = response.content.decode()
         assert "10 quotes added" in page
-        assert "USD 6.8800" in page and "Spot / preemptible" in page
+        assert "6.8800 USD an hour" in page and "Spot / preemptible" in page
+        assert "NVIDIA H100 SXM5" in page
         assert 'id="import-skipped"' in page and "A10G" in page
         assert Quote.objects.count() == 10
 
