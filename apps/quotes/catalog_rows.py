@@ -19,7 +19,8 @@ Two formats, read by header name (column order differs between clouds and versio
 
 Per-GPU price = instance price / accelerator count. One offer per (GPU, region, term): the
 cheapest per-GPU price among the region's zones and instance types (SkyPilot prices a region
-at its cheapest zone, sky/catalog/common.py ``get_hourly_cost_impl``), and the largest GPU count
+at its cheapest zone: aws_catalog.py ``get_hourly_cost``, "the cheapest cost among all zones for
+spot"; gcp_catalog.py ``get_accelerator_hourly_cost`` takes the minimum), and the largest GPU count
 one instance of that GPU has there as its GPUs per node. Rows without an accelerator (CPU VMs),
 with a fractional GPU (AWS g6f) or an accelerator the GPU catalog lacks are not errors: they
 are counted and listed. A value a row must have and does not (a price that is not a number, a
