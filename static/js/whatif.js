@@ -18,6 +18,7 @@
   var YOURS_MARKER_PX = 13;
   var CHART_HEIGHT_PX = 400;
   var CACHE_LIMIT = 300;
+  var IN_FLIGHT = 1;
 
   var setup, form, els = {};
   var generation = 0;
@@ -262,9 +263,7 @@
 
   function fitCell(e) {
     if (e.fit === "TIGHT") {
-      var children = [el("strong", { "class": "fit-tight", text: "tight" })];
-      if (e.fit_advice) { children.push(el("div", { "class": "fit-advice", text: e.fit_advice })); }
-      return el("td", { "class": "fit" }, children);
+      return el("td", { "class": "fit" }, [el("strong", { "class": "fit-tight", text: "tight" })]);
     }
     return el("td", { "class": "fit", text: e.fits ? "yes" : "no" });
   }
@@ -299,11 +298,17 @@
         el("td", { "class": "num", text: number(perf.ttft_ms) }),
         el("td", { "class": "num", text: number(perf.itl_ms) }),
         el("td", { "class": "num", text: number(perf.output_tokens_per_s) + " (" + number(perf.output_tokens_per_s_per_gpu) + ")" }),
-        el("td", { "class": "num", text: number(maxConcurrency(e)) }),
-        el("td", { "class": "num", text: number(e.max_context_tokens) })
+        el("td", { "class": "num", text: e.fits ? number(maxConcurrency(e)) : "—" }),
+        el("td", { "class": "num", text: e.fits ? number(e.max_context_tokens) : "—" })
       ]);
       if (!e.fits) { tr.className = "nofit"; } else if (e.fit === "TIGHT") { tr.className = "tight"; }
       fresh.appendChild(tr);
+      // What to change for a tight fit: a line of its own under the row, the table's width.
+      if (e.fit === "TIGHT" && e.fit_advice) {
+        fresh.appendChild(el("tr", { "class": "tight advice", "data-advice-for": e.gpu }, [
+          el("td", { colspan: "10" }, [el("span", { "class": "fit-advice", text: "Tight: " + e.fit_advice })])
+        ]));
+      }
     });
     body.replaceWith(fresh);
     els.table.dataset.version = String(generation);
@@ -405,7 +410,8 @@
 
   function throughputChart(leading, sweep, answers, inputs) {
     var yours = inputs.body.concurrency;
-    var data = leading.map(function (slug, i) {
+    var data = [];
+    leading.forEach(function (slug, i) {
       var points = [];
       sweep.forEach(function (conc, k) {
         var e = (answers[k] || []).filter(function (x) { return x.gpu === slug; })[0];
@@ -418,17 +424,38 @@
           text: number(conc) + " concurrent on " + gpus(e.gpu_count || 1) + (e.layout ? " (" + e.layout + ")" : "")
         });
       });
-      return {
-        type: "scatter",
-        mode: "lines+markers",
-        name: shortName(slug),
-        x: points.map(function (p) { return p.x; }),
-        y: points.map(function (p) { return p.y; }),
-        customdata: points.map(function (p) { return p.text; }),
-        marker: { color: COLOURS[i % COLOURS.length], symbol: SYMBOLS[i % SYMBOLS.length], size: points.map(function (p) { return p.conc === yours ? YOURS_MARKER_PX : MARKER_PX; }) },
-        line: { color: COLOURS[i % COLOURS.length], width: 2 },
-        hovertemplate: "<b>%{fullData.name}</b><br>%{customdata}<br>%{y:,.0f} tokens/s per GPU<br>%{x:,.1f} tokens/s per user<extra></extra>"
+      // The Pareto front: a point stays on the line unless another is both faster per user
+      // and more per GPU (a larger batch that needs more GPUs can be worse on both counts).
+      var front = [];
+      var off = [];
+      var best = -Infinity;
+      points.slice().sort(function (a, b) { return b.x - a.x || b.y - a.y; }).forEach(function (p) {
+        if (p.y > best) { front.push(p); best = p.y; } else { off.push(p); }
+      });
+      front.sort(function (a, b) { return a.x - b.x; });
+      var colour = COLOURS[i % COLOURS.length];
+      var symbol = SYMBOLS[i % SYMBOLS.length];
+      var trace = function (list, extra) {
+        var t = {
+          type: "scatter",
+          name: shortName(slug),
+          legendgroup: slug,
+          x: list.map(function (p) { return p.x; }),
+          y: list.map(function (p) { return p.y; }),
+          customdata: list.map(function (p) { return p.text; }),
+          marker: { color: colour, symbol: symbol, size: list.map(function (p) { return p.conc === yours ? YOURS_MARKER_PX : MARKER_PX; }) },
+          hovertemplate: "<b>%{fullData.name}</b><br>%{customdata}<br>%{y:,.0f} tokens/s per GPU<br>%{x:,.1f} tokens/s per user<extra></extra>"
+        };
+        Object.keys(extra).forEach(function (k) { t[k] = extra[k]; });
+        return t;
       };
+      data.push(trace(front, { mode: "lines+markers", line: { color: colour, width: 2 } }));
+      if (off.length) {
+        var faded = trace(off, { mode: "markers", showlegend: false, opacity: 0.45 });
+        faded.marker.symbol = symbol + "-open";
+        faded.hovertemplate = faded.hovertemplate.replace("<extra></extra>", "<br>(off the front: another point is better on both)<extra></extra>");
+        data.push(faded);
+      }
     });
     var layout = baseLayout("Throughput per GPU against speed per user", "Output tokens/s per user (1000 / inter-token ms; log scale)", "Output tokens/s per GPU");
     layout.yaxis.tickformat = ",.0f";
@@ -547,13 +574,14 @@
         sweep.sort(function (a, b) { return a - b; });
       }
       var counts = setup.counts;
-      var calls = sweep.map(function (conc) {
-        return estimate(withoutTarget(inputs.body, { concurrency: conc, gpus: leading }), signal);
+      var bodies = sweep.map(function (conc) {
+        return withoutTarget(inputs.body, { concurrency: conc, gpus: leading });
       }).concat(counts.map(function (n) {
-        return estimate(withoutTarget(inputs.body, { gpu_count: n, gpus: leading }), signal);
+        return withoutTarget(inputs.body, { gpu_count: n, gpus: leading });
       }));
-      return Promise.all(calls).then(function (answers) {
+      return inTurn(bodies, signal, mine).then(function (answers) {
         if (mine !== generation) { return null; }
+        if (answers.some(function (a) { return !a; })) { return null; }  // superseded
         var bad = answers.filter(function (a) { return a.status !== 200; })[0];
         if (bad) { fail(refusal(bad)); return null; }
         var lists = answers.map(function (a) { return a.data.estimates || []; });
@@ -566,6 +594,23 @@
       if (exc && exc.name === "AbortError") { return; }
       if (mine === generation) { fail("The estimate service could not be reached: " + (exc && exc.message ? exc.message : "network error") + "."); }
     });
+  }
+
+  // The charts' estimates, IN_FLIGHT at a time, answers in order. One at a time: each is a few
+  // milliseconds of engine work (the sweep's 14 calls take well under a second in all, and
+  // repeated inputs come from the cache), a burst would queue other users' requests behind it,
+  // and the test suite's live server shares one SQLite connection between its threads.
+  function inTurn(bodies, signal, mine) {
+    var answers = new Array(bodies.length);
+    var next = 0;
+    function worker() {
+      if (next >= bodies.length || mine !== generation) { return Promise.resolve(); }
+      var k = next++;
+      return estimate(bodies[k], signal).then(function (answer) { answers[k] = answer; return worker(); });
+    }
+    var workers = [];
+    for (var w = 0; w < Math.min(IN_FLIGHT, bodies.length); w++) { workers.push(worker()); }
+    return Promise.all(workers).then(function () { return answers; });
   }
 
   function obj(k, v) { var o = {}; o[k] = v; return o; }
