@@ -7,8 +7,8 @@ from .roles import has_role
 # (label, url name, roles that see it; None: every signed-in user)
 NAV_ITEMS: tuple[tuple[str, str, tuple[str, ...] | None], ...] = (
     ("Briefs", "briefs:list", None),
-    ("What-if", "briefs:whatif", None),
     ("GPU catalog", "catalog:gpu-list", None),
+    ("What-if", "briefs:whatif", None),
     ("Quotes", "quotes:list", None),
     ("Finance assumptions", "finance:assumptions", None),
     ("Decisions", "decisions:list", None),
