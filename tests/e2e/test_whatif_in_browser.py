@@ -15,6 +15,7 @@ from tests.functional.test_candidate_table import raw_floats
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 SHOTS = Path(__file__).resolve().parent / "screenshots"
+CONFIGS = Path(__file__).resolve().parents[1] / "data" / "hf_configs"
 WIDTH = 1440
 CODE_NAMES = ("REALTIME_INFERENCE", "h100-sxm5-80gb", "llama-3.1-8b", "ESTIMATED", "FITS")
 CHARTS = ("#throughput-chart", "#context-chart")
@@ -170,11 +171,24 @@ class TestTheWhatIfCalculator:
         # The refused save is the only error the browser logs (a 400 from the brief API).
         assert all("status of 400" in e for e in page.console_errors)
 
-    def test_finance_tries_inputs_but_cannot_save(self, page, live_server, catalog, make_user):
+    def test_finance_tries_a_pasted_config_but_cannot_save(
+        self, page, live_server, catalog, make_user
+    ):
         make_user(Role.FINANCE, username="fin")
         sign_in(page, live_server, "fin")
         page.goto(f"{live_server.url}/briefs/what-if/")
-        drawn(page)
+        first = drawn(page)
         assert page.locator("#wi-save-button").count() == 0
         assert "Only the platform role saves briefs" in page.inner_text("#wi-save")
+        page.check("#wi-source-config")
+        assert page.is_hidden("#wi-preset") and page.is_visible("#wi-config")
+        page.fill("#wi-config", CONFIGS.joinpath("gpt-oss-20b.json").read_text())
+        page.select_option("#wi-weight-precision", "")  # as the checkpoint ships
+        redrawn(page, first)
+        # The checkpoint's own precision, inferred from its quantization_config and shown.
+        assert "MXFP4" in page.inner_text("#wi-weights-note")
+        assert page.locator("#fit-table tbody tr[data-gpu]").count() == 21
+        no_sideways_scroll(page)
+        reads_in_words(page)
+        shot(page, "whatif-pasted-config")
         assert page.console_errors == []

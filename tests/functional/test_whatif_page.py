@@ -124,7 +124,7 @@ class TestWhatThePageOffers:
         for label in (
             "Prompt (tokens)",
             "Output (tokens)",
-            "Concurrent requests (at the busiest time)",
+            "Concurrent requests at the busiest time",
             "Time to first token (ms)",
             "Inter-token latency (ms)",
             "As the checkpoint ships",
