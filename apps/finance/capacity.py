@@ -188,9 +188,7 @@ def capacity_model_page(capacity_model: dict[str, Any]) -> dict[str, Any]:
         options.append(
             {
                 **option,
-                "display_unit_cost": None
-                if cost is None
-                else figure_text(Decimal(cost) * scale),
+                "display_unit_cost": None if cost is None else figure_text(Decimal(cost) * scale),
                 "display_hourly_rate": None if rate in (None, "") else money_text(rate),
                 "display_monthly_cost": money_text(option.get("monthly_cost")),
                 "display_why_not": [readable(w) for w in option.get("why_not") or []],
