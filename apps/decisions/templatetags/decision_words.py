@@ -12,7 +12,7 @@ from django.utils.dateparse import parse_datetime
 
 from apps.core.roles import Role
 from apps.decisions.models import Approval, ChecklistAnswer, DecisionRecord
-from apps.finance.lines import figure_text
+from apps.finance.lines import BASIS_LABELS, figure_text
 from apps.finance.units import money_text
 from apps.quotes.models import Quote
 
@@ -32,6 +32,7 @@ WORDS: dict[str, str] = {
     **dict(Quote.PricingTerm.choices),
     **dict(Role.choices),
     **dict(ChecklistAnswer.Answer.choices),
+    **BASIS_LABELS,
 }
 
 
