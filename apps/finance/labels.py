@@ -4,6 +4,7 @@ provider · model · model API. Two queries whatever the number of ids."""
 
 from collections.abc import Iterable
 
+from apps.catalog.models import Gpu
 from apps.quotes.models import ApiRoute, Quote
 
 from .lines import TERM_LABELS
@@ -30,3 +31,10 @@ def offer_labels(
         for r in ApiRoute.objects.filter(pk__in=wanted).values("pk", "provider__name", "model"):
             routes[r["pk"]] = f"{r['provider__name']} · {r['model']} · model API"
     return quotes, routes
+
+
+def gpu_name(slug: str | None) -> str:
+    """A catalog GPU's name for its slug (the slug itself when the catalog has none)."""
+    if not slug:
+        return ""
+    return Gpu.objects.filter(slug=slug).values_list("name", flat=True).first() or slug

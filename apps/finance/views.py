@@ -21,7 +21,7 @@ from .assumptions import (
 from .capacity import capacity_model_page
 from .forms import MOVES, FinanceAssumptionsForm, FxRateForm, OrganisationAssumptionsForm
 from .fx import fx_rates_applied, rate_text
-from .labels import offer_labels
+from .labels import gpu_name, offer_labels
 from .lines import (
     assumption_label,
     assumption_value,
@@ -142,6 +142,7 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
         }
         for entry in ranking["not_costed"]
     ]
+    capacity["capacity_gpu"] = gpu_name(ranking["capacity_model"].get("gpu"))
     for option in capacity["capacity_options"]:
         option["source"] = (
             quote_words.get(option.get("quote_id") or 0)
