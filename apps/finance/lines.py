@@ -350,7 +350,11 @@ def _facts(row: dict[str, Any], outputs: str) -> list[tuple[str, str]]:
 
 
 def assumption_label(name: str) -> str:
-    """An assumption's name in words (its model field's verbose name)."""
+    """An assumption's name in words (the form's label, else its model field's verbose name)."""
+    from .forms import ASSUMPTION_LABELS
+
+    if name in ASSUMPTION_LABELS:
+        return ASSUMPTION_LABELS[name]
     label = str(getattr(FinanceAssumptions._meta.get_field(name), "verbose_name", name))
     return label[:1].upper() + label[1:]
 
@@ -361,4 +365,11 @@ def assumption_value(name: str, value: Any) -> str:
         return "—"
     if name == "labour_allocation":
         return str(LabourAllocation(value).label)
-    return str(value)
+    from .forms import SHARE_ASSUMPTIONS
+
+    d = _d(value) if not isinstance(value, str) or value[:1].isdigit() else None
+    if d is None:
+        return str(value)
+    if name in SHARE_ASSUMPTIONS:
+        return f"{figure_text(d * 100)} %"
+    return figure_text(d)

@@ -322,6 +322,19 @@ def test_procurement_creates_a_provider_and_quote_and_submits_a_record(
     j.go("/decisions/")
     j.look("records")
 
+    # A form whose security token is lost (a page left open across a sign-out, say) is refused
+    # with the site's 403 page: why, in words, and a way back; nothing is saved.
+    j.go("/quotes/providers/new/")
+    page.fill("#id_name", "Tokenless GPU")
+    page.evaluate("document.querySelector('#provider-form [name=csrfmiddlewaretoken]').remove()")
+    page.click("button:has-text('Save provider')")
+    page.wait_for_selector("#refusal-reason")
+    assert "security token" in page.inner_text("#refusal-reason")
+    assert page.get_attribute("#go-back", "href").endswith("/quotes/providers/new/")
+    assert not Provider.objects.filter(name="Tokenless GPU").exists()
+    page.console_errors.clear()  # the 403 response itself is logged as a failed resource
+    j.look("csrf-refused")
+
 
 def test_approvers_approve_and_the_pdf_carries_the_commercial_summary(
     page, live_server, catalog, make_user, team, tmp_path
