@@ -62,7 +62,7 @@ class TestDecisionsInTheBrowser:
         page.goto(f"{live_server.url}/decisions/{record.pk}/")
         page.click("#approve-platform")
         page.wait_for_selector("text=Approved as platform.")
-        assert "platform" in page.inner_text("#approvals")
+        assert "Platform" in page.inner_text("#approvals")
         page.click("#verify-link")
         page.wait_for_selector("#verify-result")
         assert page.inner_text("#verify-result").startswith("Intact")
