@@ -371,5 +371,8 @@ def assumption_value(name: str, value: Any) -> str:
     if d is None:
         return str(value)
     if name in SHARE_ASSUMPTIONS:
-        return f"{figure_text(d * 100)} %"
-    return figure_text(d)
+        d *= 100
+    # An input as it was given (0.08, 1.56, 115), not padded to a figure's digits.
+    d = d.normalize()
+    text = f"{d:,.0f}" if d == d.to_integral_value() else f"{d:,f}"
+    return f"{text} %" if name in SHARE_ASSUMPTIONS else text

@@ -10,6 +10,7 @@ import pytest
 
 from apps.core.roles import Role
 from apps.finance.capacity import capacity_model_page
+from apps.finance.lines import assumption_label, assumption_value
 from apps.finance.services import candidate_tables_request_recompute
 from tests.factories.briefs import BriefFactory
 from tests.factories.quotes import ApiRouteFactory, ProviderFactory, QuoteFactory
@@ -104,3 +105,24 @@ class TestCapacityTableFormatted:
         assert second["display_unit_cost"] is None and second["display_hourly_rate"] is None
         assert second["display_monthly_cost"] == "123,457"
         assert second["display_why_not"] == ["priced above On demand"]
+
+
+class TestAssumptionsInWords:
+    @pytest.mark.parametrize(
+        ("name", "value", "shown"),
+        [
+            ("observability_share", Decimal("0.05"), "5 %"),
+            ("acceptance_rate", Decimal("0.9500"), "95 %"),
+            ("power_price_per_kwh", Decimal("0.08000"), "0.08"),
+            ("labour_rate_per_hour", Decimal("115.00"), "115"),
+            ("pue", Decimal("1.56"), "1.56"),
+            ("platform_labour_pool_hours", None, "—"),
+        ],
+    )
+    def test_values_read_as_given(self, name, value, shown):
+        assert assumption_value(name, value) == shown
+
+    def test_labels_spell_their_units(self):
+        assert assumption_label("pue") == "Power usage effectiveness (PUE)"
+        assert assumption_label("power_price_per_kwh") == "Electricity price per kWh"
+        assert assumption_label("retry_rate") == "Retry rate"
