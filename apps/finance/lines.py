@@ -236,11 +236,17 @@ def configuration_text(row: dict[str, Any]) -> str:
     return f"{_plural(row['gpu_count'], 'GPU')} \u00d7 {_plural(row['replicas'] or 1, 'replica')}"
 
 
+# The layout of an engine on one GPU (apps.engine's label for tp=1, pp=1, one replica).
+NO_PARALLELISM = "TP1"
+
+
 def layout_text(row: dict[str, Any]) -> str | None:
     """The row's parallel layout (tensor / pipeline / expert), when the engine gave one: on the
     row or in its configuration."""
     layout = row.get("layout") or (row.get("configuration") or {}).get("layout")
-    return readable(str(layout)) if layout else None
+    if not layout or str(layout) == NO_PARALLELISM:
+        return None  # one GPU per engine says nothing a reader needs
+    return readable(str(layout))
 
 
 def _names(rows: list[dict[str, Any]]) -> tuple[dict[str, str], dict[str, str]]:
