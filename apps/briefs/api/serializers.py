@@ -57,6 +57,8 @@ FIELD_TO_BODY: dict[str, tuple[str, ...]] = {
     "clip_seconds": ("video", "seconds"),
 }
 _MEDIA_FIELDS = ("image_width", "image_height")
+# The workload type whose width and height the body sends under "video" (else "image").
+VIDEO_WORKLOAD = "VIDEO_GENERATION"
 
 
 def body_errors(exc: DjangoValidationError, *, video: bool = False) -> dict[str, Any]:
@@ -297,7 +299,7 @@ class BriefInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: ig
             try:
                 WorkloadBrief(**fields).clean()
             except DjangoValidationError as exc:
-                video = attrs.get("workload_type") == WorkloadType.VIDEO_GENERATION
+                video = attrs.get("workload_type") == VIDEO_WORKLOAD
                 raise serializers.ValidationError(body_errors(exc, video=video)) from exc
         return attrs
 

@@ -10,7 +10,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.benchmarks.selectors import brief_estimates
-from apps.briefs.choices import WorkloadType
 from apps.briefs.contract import body_to_fields
 from apps.briefs.selectors import (
     brief_get_for_user,
@@ -27,7 +26,12 @@ from apps.core.users import signed_in
 from apps.engine import EngineInputError
 
 from .estimate import EngineErrorSerializer, EstimateOutputSerializer, engine_error_response
-from .serializers import BriefInputSerializer, BriefOutputSerializer, body_errors
+from .serializers import (
+    VIDEO_WORKLOAD,
+    BriefInputSerializer,
+    BriefOutputSerializer,
+    body_errors,
+)
 
 BriefPermission = role_permission(*BRIEF_EDITORS)
 
@@ -67,7 +71,7 @@ class BriefListCreateApi(APIView):
         try:
             brief = brief_create(team=team, created_by=signed_in(request.user), **fields)
         except DjangoValidationError as exc:
-            video = fields.get("workload_type") == WorkloadType.VIDEO_GENERATION
+            video = fields.get("workload_type") == VIDEO_WORKLOAD
             raise serializers.ValidationError(body_errors(exc, video=video)) from exc
         return Response(BriefOutputSerializer(brief).data, status=status.HTTP_201_CREATED)
 
@@ -99,7 +103,7 @@ class BriefDetailApi(APIView):
             # The merged brief's checks name its columns; the answer names the request's
             # fields, as a POST of the same body does (serializers.body_errors).
             kind = fields.get("workload_type") or brief.workload_type
-            video = kind == WorkloadType.VIDEO_GENERATION
+            video = kind == VIDEO_WORKLOAD
             raise serializers.ValidationError(body_errors(exc, video=video)) from exc
         return Response(BriefOutputSerializer(brief).data)
 

@@ -21,5 +21,5 @@ _CODE = re.compile(
 @register.filter(needs_autoescape=True)
 def mark_codes(text: object, autoescape: bool = True) -> SafeString:
     """The text, escaped, with each code in it inside <code> (so it reads as a value to type)."""
-    escaped = str(conditional_escape(text) if autoescape else text)
+    escaped = str(conditional_escape(str(text)) if autoescape else text)
     return mark_safe(_CODE.sub(lambda m: f"<code>{m.group(0)}</code>", escaped))  # noqa: S308 - escaped above

@@ -18,14 +18,17 @@ from apps.quotes.models import Quote
 
 register = template.Library()
 
-STATUS_WORDS = {
+STATUS_WORDS: dict[str, str] = {
     DecisionRecord.Status.DRAFT: "Draft",
     DecisionRecord.Status.IN_REVIEW: "In review",
     DecisionRecord.Status.APPROVED: "Approved",
     DecisionRecord.Status.REJECTED: "Rejected",
     DecisionRecord.Status.SUPERSEDED: "Superseded",
 }
-VERDICT_WORDS = {Approval.Verdict.APPROVE: "Approved", Approval.Verdict.REJECT: "Rejected"}
+VERDICT_WORDS: dict[str, str] = {
+    Approval.Verdict.APPROVE: "Approved",
+    Approval.Verdict.REJECT: "Rejected",
+}
 WORDS: dict[str, str] = {
     **STATUS_WORDS,
     **VERDICT_WORDS,
