@@ -191,7 +191,8 @@ def test_platform_writes_a_training_brief_and_reads_its_time_to_train(
     assert "Max concurrency" not in text
     # The fit table is ordered by what decides: the rows that fit before those that do not.
     fits = page.locator("#fit-table tbody tr").evaluate_all("rows => rows.map(r => r.dataset.fit)")
-    assert fits == sorted(fits, key=lambda f: f in ("", "NO", "False", "false")), fits
+    assert fits[0] != "NO" and "NO" in fits, fits  # a 70B model does not fit every GPU
+    assert fits == sorted(fits, key=lambda f: f == "NO"), fits
 
     page.click("text=GPU catalog")
     page.wait_for_selector("#gpu-table")
