@@ -17,6 +17,7 @@ from apps.briefs.choices import SuccessUnit, WorkloadType
 from apps.catalog.models import Gpu, GpuSystem
 from apps.quotes.models import Quote
 
+from .forms import ASSUMPTION_LABELS, SHARE_ASSUMPTIONS
 from .models import CandidateRow, FinanceAssumptions, LabourAllocation
 from .totals import row_totals
 from .units import count_text, money_text
@@ -357,8 +358,6 @@ def _facts(row: dict[str, Any], outputs: str) -> list[tuple[str, str]]:
 
 def assumption_label(name: str) -> str:
     """An assumption's name in words (the form's label, else its model field's verbose name)."""
-    from .forms import ASSUMPTION_LABELS
-
     if name in ASSUMPTION_LABELS:
         return ASSUMPTION_LABELS[name]
     label = str(getattr(FinanceAssumptions._meta.get_field(name), "verbose_name", name))
@@ -371,8 +370,6 @@ def assumption_value(name: str, value: Any) -> str:
         return "—"
     if name == "labour_allocation":
         return str(LabourAllocation(value).label)
-    from .forms import SHARE_ASSUMPTIONS
-
     d = _d(value) if not isinstance(value, str) or value[:1].isdigit() else None
     if d is None:
         return str(value)

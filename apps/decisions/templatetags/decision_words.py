@@ -11,6 +11,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from apps.core.roles import Role
+from apps.decisions.exports import _criterion
 from apps.decisions.models import Approval, ChecklistAnswer, DecisionRecord
 from apps.finance.lines import BASIS_LABELS, figure_text
 from apps.finance.units import money_text
@@ -81,6 +82,4 @@ def when(value: Any) -> str:
 def criterion(item: tuple[str, Any]) -> tuple[str, str]:
     """An acceptance criterion (key, value) as the PDF words it: ("ttft_target_ms", 500) ->
     ("Time to first token target", "500 ms")."""
-    from apps.decisions.exports import _criterion
-
     return _criterion(*item)
