@@ -32,7 +32,8 @@ from apps.engine.costing import (
     PricingTerm,
     QuoteTerms,
     cost_api_candidate,
-    cost_gpu_candidate,
+    cost_gpu_quote,
+    gpu_cost_basis,
 )
 from apps.quotes.models import OWNED_FIELDS, ApiRoute, Quote
 from apps.quotes.selectors import quotes_for_team
@@ -266,7 +267,10 @@ def _configuration(ctx: TableContext, slug: str, limit: int) -> tuple[Any, ...] 
         "memory_headroom_gb": Decimal(str(rung["memory"]["headroom_gb"])),
         "layout": str(rung.get("layout") or "")[:40],
     }
-    configured = (capacity, notes, [missed] if missed else [], columns)
+    # The quote-independent part of every such quote's cost, worked out once (the engine's
+    # GpuCostBasis): each quote then costs only its own price against it.
+    basis = gpu_cost_basis(demand=ctx.demand, capacity=capacity, finance=ctx.finance)
+    configured = (basis, notes, [missed] if missed else [], columns)
     ctx.configured[key] = configured
     return configured
 
@@ -297,13 +301,8 @@ def gpu_row(ctx: TableContext, facts: dict[str, Any]) -> dict[str, Any] | None:
     configured = _configuration(ctx, slug, quote_limit(facts))
     if configured is None:
         return None
-    capacity, notes, why_not, columns = configured
-    cost = cost_gpu_candidate(
-        demand=ctx.demand,
-        capacity=capacity,
-        quote=_terms(ctx, facts),
-        finance=ctx.finance,
-    )
+    basis, notes, why_not, columns = configured
+    cost = cost_gpu_quote(basis, _terms(ctx, facts))
     return _row(
         cost,
         notes,
