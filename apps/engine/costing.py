@@ -38,6 +38,7 @@ from decimal import (
 from apps.engine.costing_constants import (
     HOURS_PER_MONTH,
     MINUTES_PER_HOUR,
+    MONEY_QUANTUM,
     OUTPUT_QUANTUM,
     QUEUE_OVERHEAD_SHARE,
     RATE_QUANTUM,
@@ -190,17 +191,22 @@ class GpuCostBasis:
     media_lines: tuple[tuple[str, Decimal], ...]  # moderation, operator review
     storage_tb: Decimal
     egress_gb: Decimal
-    generated: Decimal
-    accepted: Decimal
     # Committed terms: the GPUs held, their paid GPU-hours, idle hours and utilization, and
     # the note when the work raised the GPUs.
     committed_gpus: int
     committed_paid: Decimal
     committed_idle: Decimal
-    committed_utilization: Decimal
     committed_raised_note: str | None
-    # Platform labour by (operating model, paid GPU-hours): (hours, note); filled as met.
-    labour: dict[tuple[OperatingModel, Decimal], tuple[Decimal, str]] = field(
+    # Quantized as a CandidateCost holds them: outputs, the work's GPU-hours, and the paid
+    # GPU-hours and utilization of a committed term.
+    generated_q: Decimal
+    accepted_q: Decimal
+    work_hours_q: Decimal
+    committed_paid_q: Decimal
+    committed_utilization_q: Decimal
+    # By (pricing term, operating model), as met: the platform labour hours and the notes of
+    # a quote of that term and model around its rate notes (``_term_notes``).
+    by_term: dict[tuple[PricingTerm, OperatingModel], tuple[Decimal, tuple[str, ...]]] = field(
         default_factory=dict, compare=False, repr=False
     )
 
@@ -302,13 +308,17 @@ def _gpu_basis(
         media_lines=tuple(media),
         storage_tb=storage_tb,
         egress_gb=egress_gb(demand, volumes, kind),
-        generated=generated,
-        accepted=generated * accepted_share(failure_rate=failure, acceptance_rate=acceptance),
         committed_gpus=gpus,
         committed_paid=paid,
         committed_idle=paid - work_hours,
-        committed_utilization=work_hours / paid if paid else ZERO,
         committed_raised_note=raised,
+        generated_q=generated.quantize(OUTPUT_QUANTUM),
+        accepted_q=(
+            generated * accepted_share(failure_rate=failure, acceptance_rate=acceptance)
+        ).quantize(OUTPUT_QUANTUM),
+        work_hours_q=work_hours.quantize(OUTPUT_QUANTUM),
+        committed_paid_q=paid.quantize(OUTPUT_QUANTUM),
+        committed_utilization_q=(work_hours / paid if paid else ZERO).quantize(RATE_QUANTUM),
     )
 
 
@@ -318,38 +328,63 @@ def cost_gpu_quote(basis: GpuCostBasis, quote: QuoteTerms) -> CandidateCost:
         return _cost_quote(basis, quote)
 
 
-def _cost_quote(basis: GpuCostBasis, quote: QuoteTerms) -> CandidateCost:
-    demand, finance, kind, work = basis.demand, basis.finance, basis.kind, basis.work
-    notes = list(basis.lead_notes)
-    why_not = list(work.why_not)
-    term = quote.pricing_term
-    rate, rate_notes = gpu_hourly_rate(quote, finance)
-    notes.extend(rate_notes)
-    notes.extend(basis.rate_notes_after)
+_ONE_UTILIZATION = ONE.quantize(RATE_QUANTUM)
+_NO_UNIT_COST = "no accepted outputs: no unit cost"
 
-    busy = basis.busy
-    retry_hours = basis.retry_hours
-    work_hours = basis.work_hours
-    gpus = work.min_gpus
+
+def _term_notes(
+    basis: GpuCostBasis, term: PricingTerm, operating_model: OperatingModel
+) -> tuple[Decimal, tuple[str, ...]]:
+    """(platform labour hours, the notes after the rate notes) of a quote of ``term`` run
+    ``operating_model``: the same for every such quote of the basis, worked out once."""
+    found = basis.by_term.get((term, operating_model))
+    if found is not None:
+        return found
+    notes = list(basis.rate_notes_after)
     if term in COMMITTED_TERMS:
-        gpus = basis.committed_gpus
+        paid = basis.committed_paid
         if basis.committed_raised_note is not None:
             notes.append(basis.committed_raised_note)
-        paid = basis.committed_paid
-        idle_hours = basis.committed_idle
-        utilization = basis.committed_utilization
         notes.append(
-            f"idle capacity: {term} pays {paid} GPU-h/month ({gpus} GPUs x 730 h), "
-            f"the workload uses {basis.work_hours_text} ({demand.hours_per_month} active h a "
-            "month)"
+            f"idle capacity: {term} pays {paid} GPU-h/month ({basis.committed_gpus} GPUs x "
+            f"730 h), the workload uses {basis.work_hours_text} "
+            f"({basis.demand.hours_per_month} active h a month)"
         )
     else:
-        paid, idle_hours, utilization = work_hours, ZERO, ONE
+        paid = basis.work_hours
         notes.append(f"{term}: billed for the {basis.work_hours_text} GPU-h the work runs")
+    notes.extend(basis.tail_notes)
+    hours, labour_note = platform_labour_hours(
+        finance=basis.finance, operating_model=operating_model, paid_gpu_hours=paid
+    )
+    notes.append(labour_note)
+    if term is PricingTerm.SPOT and basis.kind is CostKind.REALTIME:
+        notes.append("spot: capacity can be reclaimed; real-time serving needs a fallback")
+    found = basis.by_term[(term, operating_model)] = (hours, tuple(notes))
+    return found
+
+
+def _cost_quote(basis: GpuCostBasis, quote: QuoteTerms) -> CandidateCost:
+    demand, finance, kind, work = basis.demand, basis.finance, basis.kind, basis.work
+    term = quote.pricing_term
+    operating_model = quote.operating_model
+    rate, rate_notes = gpu_hourly_rate(quote, finance)
+    hours, term_notes = _term_notes(basis, term, operating_model)
+    notes = (*basis.lead_notes, *rate_notes, *term_notes) if rate_notes else None
+    if term in COMMITTED_TERMS:
+        gpus = basis.committed_gpus
+        paid_q = basis.committed_paid_q
+        idle_hours = basis.committed_idle
+        utilization_q = basis.committed_utilization_q
+    else:
+        gpus = work.min_gpus
+        paid_q = basis.work_hours_q
+        idle_hours = ZERO
+        utilization_q = _ONE_UTILIZATION
 
     raw: dict[str, Decimal] = {
-        "gpu_compute": busy * rate,
-        "retry_waste": retry_hours * rate,
+        "gpu_compute": basis.busy * rate,
+        "retry_waste": basis.retry_hours * rate,
         "checkpointing": work.checkpoint_gpu_hours * rate,
         "failed_run_waste": work.failed_run_gpu_hours * rate,
         "idle_capacity": idle_hours * rate,
@@ -360,56 +395,57 @@ def _cost_quote(basis: GpuCostBasis, quote: QuoteTerms) -> CandidateCost:
     gpu_bill = sum(raw.values(), ZERO)
     if kind is CostKind.REALTIME:
         raw["serving_stack"] = gpu_bill * SERVING_STACK_SHARE
-    if kind is CostKind.MEDIA:
+    elif kind is CostKind.MEDIA:
         raw["queue_overhead"] = gpu_bill * QUEUE_OVERHEAD_SHARE
         raw.update(basis.media_lines)
-    notes.extend(basis.tail_notes)
     raw["storage"] = basis.storage_tb * quote.storage_price_per_tb_month
     raw["network_egress"] = basis.egress_gb * quote.egress_price_per_gb + quote.network_monthly
     raw["provider_extras"] = quote.monthly_extras
     raw["observability"] = gpu_bill * finance.observability_share
-    labour_key = (quote.operating_model, paid)
-    labour = basis.labour.get(labour_key)
-    if labour is None:
-        labour = basis.labour[labour_key] = platform_labour_hours(
-            finance=finance,
-            operating_model=quote.operating_model,
-            paid_gpu_hours=paid,
-        )
-    hours, labour_note = labour
     raw["platform_labour"] = hours * finance.labour_rate_per_hour
-    notes.append(labour_note)
 
-    if (
-        demand.operating_boundary is OperatingBoundary.MANAGED_API
-        and quote.operating_model is OperatingModel.SELF_MANAGED
-    ):
-        why_not.append("brief asks for a managed API; this candidate is self-managed GPUs")
-    if quote.is_bought and demand.operating_boundary is OperatingBoundary.PUBLIC_CLOUD:
-        why_not.append("brief runs in the public cloud; this candidate is bought hardware")
-    months = commitment_months(quote, finance)
-    if demand.horizon_months is not None and months > demand.horizon_months:
-        why_not.append(
-            f"minimum commitment {months} months exceeds the {demand.horizon_months}-month horizon"
-        )
-    if term is PricingTerm.SPOT and kind is CostKind.REALTIME:
-        notes.append("spot: capacity can be reclaimed; real-time serving needs a fallback")
+    why_not = work.why_not
+    boundary = demand.operating_boundary
+    if boundary is OperatingBoundary.MANAGED_API and operating_model is OperatingModel.SELF_MANAGED:
+        why_not += ("brief asks for a managed API; this candidate is self-managed GPUs",)
+    if quote.is_bought and boundary is OperatingBoundary.PUBLIC_CLOUD:
+        why_not += ("brief runs in the public cloud; this candidate is bought hardware",)
+    if demand.horizon_months is not None:
+        months = commitment_months(quote, finance)
+        if months > demand.horizon_months:
+            why_not += (
+                f"minimum commitment {months} months exceeds the {demand.horizon_months}-month "
+                "horizon",
+            )
 
-    return _finish(
-        raw=raw,
-        kind=kind,
-        generated=basis.generated,
-        accepted=basis.accepted,
-        demand=demand,
+    # _finish, for a basis: its outputs and GPU-hours are quantized once.
+    quantum = MONEY_QUANTUM
+    get = raw.get
+    lines = {key: get(key, ZERO).quantize(quantum) for key in LINES_BY_KIND[kind]}
+    monthly = sum(lines.values(), ZERO)
+    accepted_q = basis.accepted_q
+    unit_cost = significant(monthly / accepted_q) if accepted_q > ZERO else None
+    if notes is None:
+        notes = basis.lead_notes + term_notes
+    if unit_cost is None:
+        notes += (_NO_UNIT_COST,)
+    return CandidateCost(
+        cost_lines=lines,
+        monthly_cost=monthly,
+        generated_outputs_per_month=basis.generated_q,
+        accepted_outputs_per_month=accepted_q,
+        effective_unit_cost=unit_cost,
+        success_unit=demand.success_unit,
+        meets_constraints=not why_not,
         why_not=why_not,
         notes=notes,
-        utilization=utilization,
-        finance=finance,
+        utilization=utilization_q,
+        currency=finance.reporting_currency,
         basis=basis.capacity.basis,
-        term=term,
-        gpus=gpus,
-        busy=work_hours,
-        paid=paid,
+        pricing_term=term,
+        gpus_paid=gpus,
+        busy_gpu_hours_per_month=basis.work_hours_q,
+        paid_gpu_hours_per_month=paid_q,
     )
 
 
