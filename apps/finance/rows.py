@@ -20,7 +20,6 @@ COLUMNS = (
     "memory_headroom_gb", "layout", "paid_gpu_hours_per_month", "notes", "created_at",
     "updated_at",
 )  # fmt: skip
-JSON_COLUMNS = frozenset({"cost_lines", "why_not", "notes"})
 
 
 def rows_insert(table: CandidateTable, rows: list[dict[str, Any]]) -> None:
@@ -66,38 +65,34 @@ def _text(value: Any) -> str:
     return text.translate(_ESCAPES) if _NEEDS_ESCAPE.search(text) else text
 
 
-def _scalar(value: Any) -> str:
-    """An int, Decimal, bool or None in COPY's text format (as psycopg writes them)."""
-    if value is None:
-        return "\\N"
-    if value is True:
-        return "t"
-    if value is False:
-        return "f"
-    return str(value)
-
-
-def _lines_json(lines: dict[str, Any]) -> str:
-    """A row's cost lines ({line: amount as a string}) as JSON text: written by hand when every
-    value is a string and nothing needs a JSON escape (json.dumps's text otherwise)."""
-    text = "{" + ", ".join([f'"{name}": "{amount}"' for name, amount in lines.items()]) + "}"
-    if (
-        text.count('"') == 4 * len(lines)
-        and text.isascii()
-        and not _JSON_UNSAFE.search(text)
-        and all(type(amount) is str for amount in lines.values())
-    ):
-        return text
-    return json.dumps(lines)
+def _lines_json(lines: dict[str, Any], heads: dict[tuple[str, ...], list[str] | None]) -> str:
+    """A row's cost lines ({line: amount as a string}) as JSON in COPY text: written by hand when
+    every value is a string and nothing needs an escape (json.dumps's text otherwise). ``heads``
+    keeps, per list of line names, each line's '"name": "' (None if a name needs escaping)."""
+    names = tuple(lines)
+    if names not in heads:
+        plain = all(n.isascii() and not _JSON_UNSAFE.search(n) and '"' not in n for n in names)
+        heads[names] = [f'"{n}": "' for n in names] if plain else None
+    head = heads[names]
+    amounts = list(lines.values())
+    if head is not None and all(type(a) is str for a in amounts):
+        joined = "".join(amounts)
+        if joined.isascii() and '"' not in joined and not _JSON_UNSAFE.search(joined):
+            return "{" + ", ".join([h + a + '"' for h, a in zip(head, amounts, strict=True)]) + "}"
+    return _text(json.dumps(lines))
 
 
 def _copy_text(
     tables: list[tuple[CandidateTable, list[dict[str, Any]]]], now: Any
 ) -> Iterator[str]:
-    """The rows of ``tables`` as COPY text for ``COLUMNS``, COPY_CHUNK_ROWS rows a chunk."""
+    """The rows of ``tables`` as COPY text for ``COLUMNS``, COPY_CHUNK_ROWS rows a chunk. Numbers
+    as str() writes them, None as \\N, booleans as t/f (the driver's text forms)."""
     stamp = _text(now.isoformat())
-    # Rows of one configuration share their notes: each distinct list is encoded once.
+    # Rows of one configuration share their notes and most of their words: each distinct list
+    # is encoded, and each distinct word escaped, once.
     encoded: dict[tuple[str, ...], str] = {}
+    words: dict[Any, str] = {}
+    heads: dict[tuple[str, ...], list[str] | None] = {}
 
     def json_list(value: Any) -> str:
         try:
@@ -109,33 +104,44 @@ def _copy_text(
             found = encoded[key] = _text(json.dumps(value))
         return found
 
+    def word(value: Any) -> str:
+        found = words.get(value)
+        if found is None:
+            found = words[value] = _text(value)
+        return found
+
+    null = "\\N"
     out: list[str] = []
     for table, rows in tables:
         table_id = str(table.pk)
         for row in rows:
             get = row.get
+            quote_id, route_id, gpu_id = row["quote_id"], row["api_route_id"], row["gpu_id"]
+            gpu_count, replicas = row["gpu_count"], row["replicas"]
+            unit_cost, latency = row["effective_unit_cost"], row["p95_latency_ms"]
+            headroom, paid = row["memory_headroom_gb"], get("paid_gpu_hours_per_month")
             out.append(
                 "\t".join(
                     (
                         table_id,
-                        _text(row["candidate_kind"]),
-                        _scalar(row["quote_id"]),
-                        _scalar(row["api_route_id"]),
-                        _scalar(row["gpu_id"]),
-                        _scalar(row["gpu_count"]),
-                        _scalar(row["replicas"]),
-                        _text(row["pricing_term"]),
-                        _text(_lines_json(row["cost_lines"])),
-                        _scalar(row["monthly_cost"]),
-                        _scalar(row["accepted_outputs_per_month"]),
-                        _scalar(row["effective_unit_cost"]),
-                        _scalar(row["meets_constraints"]),
+                        word(row["candidate_kind"]),
+                        null if quote_id is None else str(quote_id),
+                        null if route_id is None else str(route_id),
+                        null if gpu_id is None else str(gpu_id),
+                        null if gpu_count is None else str(gpu_count),
+                        null if replicas is None else str(replicas),
+                        word(row["pricing_term"]),
+                        _lines_json(row["cost_lines"], heads),
+                        str(row["monthly_cost"]),
+                        str(row["accepted_outputs_per_month"]),
+                        null if unit_cost is None else str(unit_cost),
+                        "t" if row["meets_constraints"] else "f",
                         json_list(row["why_not"]),
-                        _text(row["basis"]),
-                        _scalar(row["p95_latency_ms"]),
-                        _scalar(row["memory_headroom_gb"]),
-                        _text(get("layout", "")),
-                        _scalar(get("paid_gpu_hours_per_month")),
+                        word(row["basis"]),
+                        null if latency is None else str(latency),
+                        null if headroom is None else str(headroom),
+                        word(get("layout", "")),
+                        null if paid is None else str(paid),
                         json_list(row["notes"]),
                         stamp,
                         stamp,
