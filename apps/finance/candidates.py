@@ -278,9 +278,10 @@ def _configuration(ctx: TableContext, slug: str, limit: int) -> tuple[Any, ...] 
 # What a table costs a quote with besides its configuration: its GPU (id, slug), the GPUs per
 # replica it offers and its terms in the reporting currency. They depend on the quote's facts
 # and on the reporting currency and FX rates alone (``quote_terms``), so a worker works them
-# out once per quote and set of rates, not once a table: by the rates (as JSON), then by the
-# facts dict (``_quote_facts`` hands every table the same dict for a quote until it changes;
-# the entry keeps that dict, so its id cannot be reused meanwhile). Cleared when full.
+# out once per quote and set of rates, not once a table: by the rates (as JSON), then by quote
+# id, kept with the facts they were worked out from (``_quote_facts`` hands every table the
+# same dict for a quote until it changes, so the check is usually ``is``; a dict read afresh
+# is compared by value). Cleared when full.
 _PLANS: dict[str, dict[int, tuple[dict[str, Any], tuple[int, str, int, QuoteTerms]]]] = {}
 PLANS_CACHE_SIZE = 20_000
 
@@ -295,12 +296,12 @@ def _quote_plan(ctx: TableContext, facts: dict[str, Any]) -> tuple[int, str, int
         if sum(len(t) for t in _PLANS.values()) > PLANS_CACHE_SIZE:
             _PLANS.clear()
         ctx.terms = _PLANS.setdefault(rates_key, {})
-    found = ctx.terms.get(id(facts))
-    if found is not None and found[0] is facts:
+    found = ctx.terms.get(facts["pk"])
+    if found is not None and (found[0] is facts or found[0] == facts):
         return found[1]
     gpu_id, slug, _ = quote_gpu(facts)
     plan = (gpu_id, slug, quote_limit(facts), quote_terms(facts, ctx.values))
-    ctx.terms[id(facts)] = (facts, plan)
+    ctx.terms[facts["pk"]] = (facts, plan)
     return plan
 
 
