@@ -315,10 +315,41 @@ def llm_analysis_figures(seconds: float) -> None:
         except Exception as exc:
             print(f"{label:36s} llm-analysis failed: {type(exc).__name__}: {exc}")
             continue
-        a = rate(ours, seconds)
-        a_cold = rate(cold(ours), seconds)
-        b = rate(theirs, seconds)
+        a, a_cold, b = best_rates([ours, cold(ours), theirs], seconds)
         print(f"{label:36s} {a:10,.0f} {a_cold:8,.0f} {b:15,.0f} {a / b:6.1f}x {a_cold / b:6.1f}x")
+    print(
+        f"(each figure: the fastest of {COMPARE_ROUNDS} turns of ~{seconds / COMPARE_ROUNDS:.2f} "
+        "s, the three timed in turn within each round, so a busy machine slows both sides alike)"
+    )
+
+
+# The comparison's rounds: each side is timed in short turns, alternating, and its fastest turn
+# kept (as timeit's min of repeats: the turn least disturbed by other processes). On a shared
+# machine one second of each side, one after the other, could meet different loads: the same
+# code gave 12x and 98x for one configuration within a minute.
+COMPARE_ROUNDS = 7
+
+
+def best_rates(fns: list[Callable[[], object]], seconds: float) -> list[float]:
+    """Calls per second of each of ``fns``: its fastest of COMPARE_ROUNDS turns, the functions
+    timed in turn within each round, each turn ~seconds / COMPARE_ROUNDS long."""
+    turn = seconds / COMPARE_ROUNDS
+    sizes = []
+    for fn in fns:  # calls per turn, from a first timing
+        fn()
+        n, start = 0, time.perf_counter()
+        while time.perf_counter() - start < turn / 4:
+            fn()
+            n += 1
+        sizes.append(max(1, n * 4))
+    best = [float("inf")] * len(fns)
+    for _ in range(COMPARE_ROUNDS):
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            for _ in range(sizes[i]):
+                fn()
+            best[i] = min(best[i], (time.perf_counter() - start) / sizes[i])
+    return [1.0 / t for t in best]
 
 
 def endpoint_figures(requests: int) -> None:

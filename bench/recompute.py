@@ -1,6 +1,7 @@
 """Candidate-table recompute throughput with real Celery workers on PostgreSQL.
 
 Run: python bench/recompute.py [--workers 1,2] [--profile] [--limit 1500] [--redis-db N]
+     python bench/recompute.py --in-process N   (CPU per phase, no workers; see below)
 
 Creates a throwaway database (gpuselect_bench_recompute_<pid>), migrates it, loads the catalog
 (+13 synthetic ``bench-...`` GPUs: 30 in all), seeds 200 briefs / 2,000 quotes in bulk and, for
@@ -22,6 +23,11 @@ brief's full recompute is profiled in-process (cProfile + its queries). The work
 stopped and the database dropped at the end, also on error or on the hard time limit. Prints
 figures only (with the load average before each figure: the machine may be shared); nothing
 here asserts a time.
+
+With ``--in-process N`` no worker starts: the first N briefs' tables are recomputed in full in
+this process (from empty tables, the engine's answer computed), after one table to warm the
+process up, with the worker's garbage-collector settings, and the CPU time (process time, not
+wall: less sensitive to other load on a shared machine) of each phase is printed per table.
 
 Settings: gpuselect.settings.local with DJANGO_DEBUG=false. settings.test forces
 CELERY_TASK_ALWAYS_EAGER (the recompute would run in this process, not in the worker); DEBUG
@@ -417,6 +423,75 @@ def profile_one(brief_id: int) -> None:
     print("\n".join(keep[:60]))
 
 
+def cpu_in_process(brief_ids: list[int]) -> None:
+    """Full recomputes of ``brief_ids`` in this process: CPU (process time) and wall per table
+    of each phase (``--in-process``)."""
+    import gc
+
+    from django.db.models import F
+
+    from apps.finance import candidates, services, writes
+    from apps.finance.models import CandidateTable
+    from gpuselect.celery import WORKER_GC_GEN0_THRESHOLD
+
+    gc.freeze()  # as the worker does (gpuselect/celery.py)
+    gc.set_threshold(WORKER_GC_GEN0_THRESHOLD, *gc.get_threshold()[1:])
+    cpu: Counter[str] = Counter()
+    wall: Counter[str] = Counter()
+    phases = (
+        (candidates, "table_context", "context: assumptions, engine answer"),
+        (candidates, "_cost_all", "rows costed"),
+        (writes, "rows_insert_many", "rows written (COPY)"),
+        (writes, "capacity_model_for", "rent/reserve/buy/API model"),
+        (writes, "sensitivity_update", "sensitivity"),
+    )
+    saved = []
+    for module, name, label in phases:
+        original = getattr(module, name)
+        saved.append((module, name, original))
+
+        def timed(*a: Any, _f: Any = original, _label: str = label, **k: Any) -> Any:
+            c0, w0 = time.process_time(), time.perf_counter()
+            try:
+                return _f(*a, **k)
+            finally:
+                cpu[_label] += time.process_time() - c0
+                wall[_label] += time.perf_counter() - w0
+
+        setattr(module, name, timed)
+    try:
+        empty_tables()
+        CandidateTable.objects.bulk_create(
+            [CandidateTable(brief_id=pk, requested_version=1, full_version=1) for pk in brief_ids]
+        )
+        services.candidate_table_recompute(brief_id=brief_ids[0])  # warm-up, not counted
+        CandidateTable.objects.filter(brief_id=brief_ids[0]).update(
+            requested_version=F("requested_version") + 1,
+            full_version=F("requested_version") + 1,
+            estimates_key="",
+        )
+        cpu.clear()
+        wall.clear()
+        print(f"    ({load()} before)")
+        c0, w0 = time.process_time(), time.perf_counter()
+        for pk in brief_ids:
+            services.candidate_table_recompute(brief_id=pk)
+        total_cpu, total_wall = time.process_time() - c0, time.perf_counter() - w0
+    finally:
+        for module, name, original in saved:
+            setattr(module, name, original)
+    n = len(brief_ids)
+    print(
+        f"in-process full recompute of {n} tables: CPU {total_cpu / n * 1000:.1f} ms a table, "
+        f"wall {total_wall / n * 1000:.1f} ms a table ({load()} after)"
+    )
+    for _, _, label in phases:
+        per_cpu, per_wall = cpu[label] / n * 1000, wall[label] / n * 1000
+        print(f"  {label:38s} CPU {per_cpu:6.1f} ms   wall {per_wall:6.1f} ms")
+    rest_cpu = total_cpu - sum(cpu.values())
+    print(f"  {'everything else (queries, transactions)':38s} CPU {rest_cpu / n * 1000:6.1f} ms")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", action="store_true", help="profile even if aims are met")
@@ -426,6 +501,13 @@ def main() -> int:
     )
     parser.add_argument(
         "--workers", default="1,2", help="worker counts to run, in order (default 1,2)"
+    )
+    parser.add_argument(
+        "--in-process",
+        type=int,
+        default=0,
+        metavar="N",
+        help="no workers: CPU per phase of N tables recomputed in this process",
     )
     args = parser.parse_args()
     counts = [int(n) for n in args.workers.split(",") if n.strip()]
@@ -460,6 +542,9 @@ def main() -> int:
             kinds = Counter(seeded["kinds"])
             print(f"setup:       migrate + load_catalog {t_mig:.1f} s; bulk seed {t_seed:.1f} s")
             print(f"brief mix:   {dict(sorted(kinds.items()))}")
+            if args.in_process:
+                cpu_in_process(seeded["brief_ids"][: args.in_process])
+                return 0
 
             for i, n in enumerate(counts):
                 if i:

@@ -8,6 +8,7 @@ from apps.briefs.api.views import BriefDetailApi, BriefEstimateApi, BriefListCre
 from apps.catalog.api.views import GpuViewSet
 from apps.finance.api import BriefRankingsApi, FxRateListCreateApi
 from apps.quotes.api import views as quotes
+from apps.quotes.api.catalog import QuoteCatalogImportApi
 
 router = SimpleRouter(trailing_slash=True)
 router.register("gpus", GpuViewSet, basename="gpu")
@@ -29,6 +30,7 @@ urlpatterns = [
     path("providers/<int:pk>/", quotes.ProviderDetailApi.as_view(), name="provider-detail"),
     path("quotes/", quotes.QuoteListCreateApi.as_view(), name="quote-list"),
     path("quotes/import", quotes.QuoteImportApi.as_view(), name="quote-import"),
+    path("quotes/import-catalog", QuoteCatalogImportApi.as_view(), name="quote-import-catalog"),
     path("quotes/<int:pk>/", quotes.QuoteDetailApi.as_view(), name="quote-detail"),
     path("quotes/<int:pk>/retire", quotes.QuoteRetireApi.as_view(), name="quote-retire"),
     path("api-routes/", quotes.ApiRouteListCreateApi.as_view(), name="api-route-list"),

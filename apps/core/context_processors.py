@@ -8,6 +8,7 @@ from .roles import has_role
 NAV_ITEMS: tuple[tuple[str, str, tuple[str, ...] | None], ...] = (
     ("Briefs", "briefs:list", None),
     ("GPU catalog", "catalog:gpu-list", None),
+    ("What-if", "briefs:whatif", None),
     ("Quotes", "quotes:list", None),
     ("Finance assumptions", "finance:assumptions", None),
     ("Decisions", "decisions:list", None),

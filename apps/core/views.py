@@ -4,6 +4,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.middleware import csrf
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from knox.models import AuthToken
@@ -24,6 +25,58 @@ def healthz(request: HttpRequest) -> JsonResponse:
     body["database"] = database
     body["queue"] = queue
     return JsonResponse(body, status=200 if healthy else 503)
+
+
+# Why Django refused a form (its CsrfViewMiddleware reasons), in words and with what to do;
+# anything else it may say falls back to CSRF_OTHER.
+CSRF_WORDS = {
+    csrf.REASON_NO_CSRF_COOKIE: (
+        "Your browser did not send this site's security cookie with the form, so it was "
+        "refused and nothing was saved. Allow cookies for this site, reload the page and send "
+        "the form again."
+    ),
+    csrf.REASON_CSRF_TOKEN_MISSING: (
+        "The form arrived without its security token, so it was refused and nothing was saved. "
+        "Go back, reload the page and send the form again."
+    ),
+    csrf.REASON_NO_REFERER: (
+        "Your browser did not say which page sent the form (a secure connection needs it), so "
+        "it was refused and nothing was saved. Allow the Referer header for this site and try "
+        "again."
+    ),
+}
+CSRF_STALE = (
+    "The form's security token no longer matches your session (you signed in or out in "
+    "another tab, or the page was open a long time), so it was refused and nothing was saved. "
+    "Go back, reload the page and send the form again."
+)
+CSRF_OTHER_SITE = (
+    "The form came from another site or address than this one, so it was refused and nothing "
+    "was saved. Open the page on this site and send the form from there."
+)
+CSRF_OTHER = "The form failed the site's security check, so it was refused and nothing was saved."
+
+
+def csrf_reason_words(reason: str) -> str:
+    """Django's CSRF failure reason as a person reads it."""
+    if reason in CSRF_WORDS:
+        return CSRF_WORDS[reason]
+    if reason.startswith("CSRF token") or reason.startswith("CSRF cookie"):
+        return CSRF_STALE  # "CSRF token from POST incorrect.", "... has incorrect length."
+    if reason.startswith("Origin checking failed") or reason.startswith("Referer checking"):
+        return CSRF_OTHER_SITE
+    return CSRF_OTHER
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """settings.CSRF_FAILURE_VIEW: the site's 403 page, saying why in words, with a way back
+    (Django's default is a bare technical page)."""
+    return render(
+        request,
+        "403.html",
+        {"exception": csrf_reason_words(reason), "csrf_failure": True},
+        status=403,
+    )
 
 
 @login_required

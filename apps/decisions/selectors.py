@@ -215,15 +215,31 @@ def checklist_answer_with_file(quote: Quote, question: str) -> ChecklistAnswer:
 # --- Plain data for the pages and the exports ----------------------------------------------
 
 
-def candidate_label(row: dict[str, Any]) -> str:
+def catalog_names(snapshot: dict[str, Any]) -> dict[str, str]:
+    """GPU and system slugs to the names a person reads, from a snapshot's frozen quotes
+    (records frozen before the names were frozen keep their slugs)."""
+    names: dict[str, str] = {}
+    for q in snapshot.get("quotes", []):
+        for slug, name in (
+            (q.get("gpu"), q.get("gpu_name")),
+            (q.get("system"), q.get("system_name")),
+        ):
+            if slug and name:
+                names[slug] = name
+    return names
+
+
+def candidate_label(row: dict[str, Any], names: dict[str, str] | None = None) -> str:
+    """provider · GPUs (system) (quote #n), the GPU and system by name where ``names`` (slug ->
+    name) has them."""
+    names = names or {}
     if row.get("candidate_kind") == "API_ROUTE":
         return (
             f"{row.get('provider')} · {row.get('api_model')} (API route #{row.get('api_route_id')})"
         )
-    gpu = (
-        f"{row.get('gpu_count')}\u00d7 {row.get('gpu')}" if row.get("gpu_count") else row.get("gpu")
-    )
-    system = f" ({row['system']})" if row.get("system") else ""
+    gpu_name = names.get(row.get("gpu") or "", row.get("gpu"))
+    gpu = f"{row.get('gpu_count')}\u00d7 {gpu_name}" if row.get("gpu_count") else gpu_name
+    system = f" ({names.get(row['system'], row['system'])})" if row.get("system") else ""
     return f"{row.get('provider')} · {gpu}{system} (quote #{row.get('quote_id')})"
 
 
@@ -248,9 +264,13 @@ def chosen_candidate(record: DecisionRecord) -> dict[str, Any]:
         evidence = next((r for r in snap.get("api_routes", []) if r["id"] == rid), None)
         kind = "api_route"
     if row is not None:
-        label = candidate_label(row)
+        label = candidate_label(row, catalog_names(snap))
     elif evidence is not None and kind == "quote":
-        label = f"{evidence['provider']} · {evidence['gpu'] or evidence['system']} (quote #{qid})"
+        what = (
+            evidence.get("gpu_name") or evidence["gpu"]
+            or evidence.get("system_name") or evidence["system"]
+        )  # fmt: skip
+        label = f"{evidence['provider']} · {what} (quote #{qid})"
     elif evidence is not None:
         label = f"{evidence['provider']} · {evidence['model']} (API route #{rid})"
     else:
@@ -271,6 +291,7 @@ def candidate_rows(record: DecisionRecord) -> list[dict[str, Any]]:
     snap = record.snapshot
     chosen = snap.get("chosen", {})
     alternatives = record.alternatives or []
+    names = catalog_names(snap)
     rows = []
     for row in snap.get("candidate_table", {}).get("rows", []):
         is_chosen = _is_row(
@@ -283,7 +304,7 @@ def candidate_rows(record: DecisionRecord) -> list[dict[str, Any]]:
         rows.append(
             {
                 **row,
-                "label": candidate_label(row),
+                "label": candidate_label(row, names),
                 "chosen": is_chosen,
                 "alternative": is_alternative and not is_chosen,
             }
@@ -293,6 +314,7 @@ def candidate_rows(record: DecisionRecord) -> list[dict[str, Any]]:
 
 def alternatives_described(record: DecisionRecord) -> list[dict[str, Any]]:
     rows = record.snapshot.get("candidate_table", {}).get("rows", [])
+    names = catalog_names(record.snapshot)
     described = []
     for alt in record.alternatives or []:
         qid, rid = alt.get("quote_id"), alt.get("api_route_id")
@@ -301,7 +323,7 @@ def alternatives_described(record: DecisionRecord) -> list[dict[str, Any]]:
             {
                 "quote_id": qid,
                 "api_route_id": rid,
-                "label": candidate_label(row)
+                "label": candidate_label(row, names)
                 if row
                 else (f"quote #{qid}" if qid is not None else f"API route #{rid}"),
                 "row": row,

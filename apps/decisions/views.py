@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from apps.briefs.models import WorkloadBrief
 from apps.briefs.selectors import brief_get_for_user
+from apps.catalog.models import Gpu, GpuSystem
 from apps.core.files import private_file_response
 from apps.core.query import MAX_ID
 from apps.core.roles import DECISION_AUTHORS, QUOTE_EDITORS, has_role, roles_of
@@ -190,13 +191,21 @@ def _candidates(
     brief: WorkloadBrief, *, except_quote: int | None, except_route: int | None
 ) -> list[tuple[str, str]]:
     choices = []
+    names = dict(Gpu.objects.values_list("slug", "name"))
+    names.update(GpuSystem.objects.values_list("slug", "name"))
     for row in ranking_for_brief(brief)["rows"]:
         if row["quote_id"] is not None and row["quote_id"] == except_quote:
             continue
         if row["api_route_id"] is not None and row["api_route_id"] == except_route:
             continue
         key = encode_candidate(quote_id=row["quote_id"], api_route_id=row["api_route_id"])
-        choices.append((key, candidate_label(row)))
+        label = candidate_label(row, names)
+        if row.get("pricing_term"):
+            label = label.replace(
+                " (quote #",
+                f" · {dict(Quote.PricingTerm.choices).get(row['pricing_term'], '')} (quote #",
+            )
+        choices.append((key, label))
     return choices
 
 
@@ -232,7 +241,8 @@ def decision_create_page(request: HttpRequest) -> HttpResponse:
         messages.error(request, "Choose one candidate (a quote or an API route) from the table.")
         return redirect("briefs:finance", pk=brief.pk)
     if quote is not None:
-        label = f"{quote.provider.name} · {quote.gpu or quote.system} · {quote.pricing_term}"
+        term = quote.get_pricing_term_display()  # type: ignore[attr-defined]
+        label = f"{quote.provider.name} · {quote.gpu or quote.system} · {term}"
         label += f" (quote #{quote.pk})"
         capacity = TERM_TO_CAPACITY.get(quote.pricing_term, "RENT_ON_DEMAND")
     elif route is not None:

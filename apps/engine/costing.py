@@ -28,6 +28,7 @@ caller's context does not change results.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from decimal import (
     ROUND_CEILING,
     Decimal,
@@ -37,6 +38,7 @@ from decimal import (
 from apps.engine.costing_constants import (
     HOURS_PER_MONTH,
     MINUTES_PER_HOUR,
+    MONEY_QUANTUM,
     OUTPUT_QUANTUM,
     QUEUE_OVERHEAD_SHARE,
     RATE_QUANTUM,
@@ -74,7 +76,12 @@ from apps.engine.costing_types import (
     SuccessUnit,
     cost_kind,
 )
-from apps.engine.costing_work import accepted_share, demand_volumes, gpu_workload
+from apps.engine.costing_work import (
+    GpuWorkload,
+    accepted_share,
+    demand_volumes,
+    gpu_workload,
+)
 from apps.engine.types import DutyCycle, WorkloadType
 
 __all__ = [
@@ -87,6 +94,7 @@ __all__ = [
     "Demand",
     "DutyCycle",
     "FinanceAssumptions",
+    "GpuCostBasis",
     "LabourAllocation",
     "OperatingBoundary",
     "OperatingModel",
@@ -97,6 +105,8 @@ __all__ = [
     "commitment_months",
     "cost_api_candidate",
     "cost_gpu_candidate",
+    "cost_gpu_quote",
+    "gpu_cost_basis",
     "gpu_hourly_rate",
     "owned_gpu_month",
 ]
@@ -153,26 +163,73 @@ def cost_gpu_candidate(
     finance: FinanceAssumptions,
 ) -> CandidateCost:
     """Cost one GPU candidate (provider quote x GPU x count) for a brief. See the module doc."""
+    return cost_gpu_quote(gpu_cost_basis(demand=demand, capacity=capacity, finance=finance), quote)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GpuCostBasis:
+    """Everything of a GPU candidate's cost that does not depend on its quote: the work, its
+    volumes and the lines and notes the brief, the capacity and the finance assumptions alone
+    decide. A table costs every quote of one GPU configuration against one basis
+    (``gpu_cost_basis`` once, ``cost_gpu_quote`` per quote): the same result as
+    ``cost_gpu_candidate`` for each, without working the quote-independent part out again."""
+
+    demand: Demand
+    capacity: CapacityFigures
+    finance: FinanceAssumptions
+    kind: CostKind
+    work: GpuWorkload
+    lead_notes: tuple[str, ...]  # before the quote's rate notes
+    rate_notes_after: tuple[str, ...]  # after them (the measured failure rate)
+    tail_notes: tuple[str, ...]  # after the billing note (serving stack, media, storage)
+    busy: Decimal  # first-attempt GPU-hours (the real-time retry share carved out)
+    retry_hours: Decimal
+    work_hours: Decimal
+    work_hours_text: str  # f"{work_hours:.2f}"
+    busy_ok: Decimal  # media: the renders that succeed, busy x (1 - failure)
+    busy_failed: Decimal  # media: busy x failure
+    media_lines: tuple[tuple[str, Decimal], ...]  # moderation, operator review
+    storage_tb: Decimal
+    egress_gb: Decimal
+    # Committed terms: the GPUs held, their paid GPU-hours, idle hours and utilization, and
+    # the note when the work raised the GPUs.
+    committed_gpus: int
+    committed_paid: Decimal
+    committed_idle: Decimal
+    committed_raised_note: str | None
+    # Quantized as a CandidateCost holds them: outputs, the work's GPU-hours, and the paid
+    # GPU-hours and utilization of a committed term.
+    generated_q: Decimal
+    accepted_q: Decimal
+    work_hours_q: Decimal
+    committed_paid_q: Decimal
+    committed_utilization_q: Decimal
+    # By (pricing term, operating model), as met: the platform labour hours and the notes of
+    # a quote of that term and model around its rate notes (``_term_notes``).
+    by_term: dict[tuple[PricingTerm, OperatingModel], tuple[Decimal, tuple[str, ...]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+
+def gpu_cost_basis(
+    *, demand: Demand, capacity: CapacityFigures, finance: FinanceAssumptions
+) -> GpuCostBasis:
+    """The quote-independent part of a GPU candidate's cost (``GpuCostBasis``)."""
     with localcontext(COSTING_CONTEXT):
-        return _cost_gpu(demand, capacity, quote, finance)
+        return _gpu_basis(demand, capacity, finance)
 
 
-def _cost_gpu(
-    demand: Demand, capacity: CapacityFigures, quote: QuoteTerms, finance: FinanceAssumptions
-) -> CandidateCost:
+def _gpu_basis(
+    demand: Demand, capacity: CapacityFigures, finance: FinanceAssumptions
+) -> GpuCostBasis:
     retry_rate = finance.retry_rate
     work = gpu_workload(demand, capacity, retry_rate=retry_rate)
     kind = cost_kind(demand.workload_type)
-    notes = list(work.notes)
-    why_not = list(work.why_not)
-    term = quote.pricing_term
-    rate, rate_notes = gpu_hourly_rate(quote, finance)
-    notes.extend(rate_notes)
-
+    after_rate: list[str] = []
     failure = finance.failure_rate
     if capacity.measured_failed_share is not None:
         failure = capacity.measured_failed_share
-        notes.append(f"failure rate: measured {failure} (benchmark) replaces the assumption")
+        after_rate.append(f"failure rate: measured {failure} (benchmark) replaces the assumption")
     acceptance = demand.acceptance_rate
     if acceptance is None:
         acceptance = finance.acceptance_rate
@@ -187,111 +244,208 @@ def _cost_gpu(
     else:
         retry_hours = busy * retry / (ONE - retry)
     work_hours = busy + retry_hours + work.checkpoint_gpu_hours + work.failed_run_gpu_hours
-    gpus = work.min_gpus
-    if term in COMMITTED_TERMS:
-        capacity_hours = work.unit_gpus * HOURS_PER_MONTH
-        units = (work_hours / capacity_hours).to_integral_value(ROUND_CEILING)
-        gpus = max(gpus, int(units) * work.unit_gpus)
-        if gpus > work.min_gpus:
-            notes.append(
-                f"committed capacity raised to {gpus} GPUs to carry {work_hours:.2f} GPU-h"
-            )
-        paid = gpus * HOURS_PER_MONTH
-        idle_hours = paid - work_hours
-        utilization = work_hours / paid if paid else ZERO
-        notes.append(
-            f"idle capacity: {term} pays {paid} GPU-h/month ({gpus} GPUs x 730 h), "
-            f"the workload uses {work_hours:.2f} ({demand.hours_per_month} active h a month)"
-        )
-    else:
-        paid, idle_hours, utilization = work_hours, ZERO, ONE
-        notes.append(f"{term}: billed for the {work_hours:.2f} GPU-h the work runs")
+    capacity_hours = work.unit_gpus * HOURS_PER_MONTH
+    units = (work_hours / capacity_hours).to_integral_value(ROUND_CEILING)
+    gpus = max(work.min_gpus, int(units) * work.unit_gpus)
+    raised = (
+        f"committed capacity raised to {gpus} GPUs to carry {work_hours:.2f} GPU-h"
+        if gpus > work.min_gpus
+        else None
+    )
+    paid = gpus * HOURS_PER_MONTH
 
-    raw: dict[str, Decimal] = {
-        "gpu_compute": busy * rate,
-        "retry_waste": retry_hours * rate,
-        "checkpointing": work.checkpoint_gpu_hours * rate,
-        "failed_run_waste": work.failed_run_gpu_hours * rate,
-        "idle_capacity": idle_hours * rate,
-    }
+    tail: list[str] = []
     volumes = work.volumes
     successes = volumes.items * (ONE - failure)
-    if kind is CostKind.MEDIA:
-        raw["failed_renders"] = busy * failure * rate
-        raw["gpu_compute"] = busy * (ONE - failure) * rate
-    gpu_bill = sum(raw.values(), ZERO)
+    media: list[tuple[str, Decimal]] = []
     if kind is CostKind.REALTIME:
-        raw["serving_stack"] = gpu_bill * SERVING_STACK_SHARE
-        notes.append(f"serving stack: {SERVING_STACK_SHARE} of the GPU bill")
+        tail.append(f"serving stack: {SERVING_STACK_SHARE} of the GPU bill")
     if kind is CostKind.MEDIA:
-        raw["queue_overhead"] = gpu_bill * QUEUE_OVERHEAD_SHARE
         if demand.workload_type is WorkloadType.VIDEO_GENERATION:
             clip_minutes = demand.clip_seconds_or_default / MINUTES_PER_HOUR
-            raw["moderation"] = successes * clip_minutes * finance.moderation_cost_per_video_minute
+            media.append(
+                ("moderation", successes * clip_minutes * finance.moderation_cost_per_video_minute)
+            )
             review_minutes = finance.operator_review_minutes_per_clip
-            notes.append(f"moderation: {clip_minutes:.4f} min a clip")
+            tail.append(f"moderation: {clip_minutes:.4f} min a clip")
         else:
-            raw["moderation"] = successes * finance.moderation_cost_per_image
+            media.append(("moderation", successes * finance.moderation_cost_per_image))
             review_minutes = finance.operator_review_minutes_per_image
-        raw["operator_review"] = (
-            successes
-            * finance.operator_review_share
-            * review_minutes
-            / MINUTES_PER_HOUR
-            * finance.labour_rate_per_hour
+        media.append(
+            (
+                "operator_review",
+                successes
+                * finance.operator_review_share
+                * review_minutes
+                / MINUTES_PER_HOUR
+                * finance.labour_rate_per_hour,
+            )
         )
-        notes.append(
+        tail.append(
             f"media: queue {QUEUE_OVERHEAD_SHARE} of the GPU bill; review "
             f"{finance.operator_review_share} of renders x {review_minutes} min"
         )
     storage_tb = demand.storage_tb
     if storage_tb is None:
         storage_tb = finance.storage_tb_default
-        notes.append(f"storage: default {storage_tb} TB")
-    raw["storage"] = storage_tb * quote.storage_price_per_tb_month
-    egress = egress_gb(demand, volumes, kind)
-    raw["network_egress"] = egress * quote.egress_price_per_gb + quote.network_monthly
+        tail.append(f"storage: default {storage_tb} TB")
+    generated = volumes.generated
+    return GpuCostBasis(
+        demand=demand,
+        capacity=capacity,
+        finance=finance,
+        kind=kind,
+        work=work,
+        lead_notes=work.notes,
+        rate_notes_after=tuple(after_rate),
+        tail_notes=tuple(tail),
+        busy=busy,
+        retry_hours=retry_hours,
+        work_hours=work_hours,
+        work_hours_text=f"{work_hours:.2f}",
+        busy_ok=busy * (ONE - failure),
+        busy_failed=busy * failure,
+        media_lines=tuple(media),
+        storage_tb=storage_tb,
+        egress_gb=egress_gb(demand, volumes, kind),
+        committed_gpus=gpus,
+        committed_paid=paid,
+        committed_idle=paid - work_hours,
+        committed_raised_note=raised,
+        generated_q=generated.quantize(OUTPUT_QUANTUM),
+        accepted_q=(
+            generated * accepted_share(failure_rate=failure, acceptance_rate=acceptance)
+        ).quantize(OUTPUT_QUANTUM),
+        work_hours_q=work_hours.quantize(OUTPUT_QUANTUM),
+        committed_paid_q=paid.quantize(OUTPUT_QUANTUM),
+        committed_utilization_q=(work_hours / paid if paid else ZERO).quantize(RATE_QUANTUM),
+    )
+
+
+def cost_gpu_quote(basis: GpuCostBasis, quote: QuoteTerms) -> CandidateCost:
+    """Cost one quote against a ``GpuCostBasis`` (``cost_gpu_candidate`` in two steps)."""
+    with localcontext(COSTING_CONTEXT):
+        return _cost_quote(basis, quote)
+
+
+_ONE_UTILIZATION = ONE.quantize(RATE_QUANTUM)
+_NO_UNIT_COST = "no accepted outputs: no unit cost"
+
+
+def _term_notes(
+    basis: GpuCostBasis, term: PricingTerm, operating_model: OperatingModel
+) -> tuple[Decimal, tuple[str, ...]]:
+    """(platform labour hours, the notes after the rate notes) of a quote of ``term`` run
+    ``operating_model``: the same for every such quote of the basis, worked out once."""
+    found = basis.by_term.get((term, operating_model))
+    if found is not None:
+        return found
+    notes = list(basis.rate_notes_after)
+    if term in COMMITTED_TERMS:
+        paid = basis.committed_paid
+        if basis.committed_raised_note is not None:
+            notes.append(basis.committed_raised_note)
+        notes.append(
+            f"idle capacity: {term} pays {paid} GPU-h/month ({basis.committed_gpus} GPUs x "
+            f"730 h), the workload uses {basis.work_hours_text} "
+            f"({basis.demand.hours_per_month} active h a month)"
+        )
+    else:
+        paid = basis.work_hours
+        notes.append(f"{term}: billed for the {basis.work_hours_text} GPU-h the work runs")
+    notes.extend(basis.tail_notes)
+    hours, labour_note = platform_labour_hours(
+        finance=basis.finance, operating_model=operating_model, paid_gpu_hours=paid
+    )
+    notes.append(labour_note)
+    if term is PricingTerm.SPOT and basis.kind is CostKind.REALTIME:
+        notes.append("spot: capacity can be reclaimed; real-time serving needs a fallback")
+    found = basis.by_term[(term, operating_model)] = (hours, tuple(notes))
+    return found
+
+
+def _cost_quote(basis: GpuCostBasis, quote: QuoteTerms) -> CandidateCost:
+    demand, finance, kind, work = basis.demand, basis.finance, basis.kind, basis.work
+    term = quote.pricing_term
+    operating_model = quote.operating_model
+    rate, rate_notes = gpu_hourly_rate(quote, finance)
+    hours, term_notes = _term_notes(basis, term, operating_model)
+    notes = (*basis.lead_notes, *rate_notes, *term_notes) if rate_notes else None
+    if term in COMMITTED_TERMS:
+        gpus = basis.committed_gpus
+        paid_q = basis.committed_paid_q
+        idle_hours = basis.committed_idle
+        utilization_q = basis.committed_utilization_q
+    else:
+        gpus = work.min_gpus
+        paid_q = basis.work_hours_q
+        idle_hours = ZERO
+        utilization_q = _ONE_UTILIZATION
+
+    raw: dict[str, Decimal] = {
+        "gpu_compute": basis.busy * rate,
+        "retry_waste": basis.retry_hours * rate,
+        "checkpointing": work.checkpoint_gpu_hours * rate,
+        "failed_run_waste": work.failed_run_gpu_hours * rate,
+        "idle_capacity": idle_hours * rate,
+    }
+    if kind is CostKind.MEDIA:
+        raw["failed_renders"] = basis.busy_failed * rate
+        raw["gpu_compute"] = basis.busy_ok * rate
+    gpu_bill = sum(raw.values(), ZERO)
+    if kind is CostKind.REALTIME:
+        raw["serving_stack"] = gpu_bill * SERVING_STACK_SHARE
+    elif kind is CostKind.MEDIA:
+        raw["queue_overhead"] = gpu_bill * QUEUE_OVERHEAD_SHARE
+        raw.update(basis.media_lines)
+    raw["storage"] = basis.storage_tb * quote.storage_price_per_tb_month
+    raw["network_egress"] = basis.egress_gb * quote.egress_price_per_gb + quote.network_monthly
     raw["provider_extras"] = quote.monthly_extras
     raw["observability"] = gpu_bill * finance.observability_share
-    hours, labour_note = platform_labour_hours(
-        finance=finance,
-        operating_model=quote.operating_model,
-        paid_gpu_hours=paid,
-    )
     raw["platform_labour"] = hours * finance.labour_rate_per_hour
-    notes.append(labour_note)
 
-    if (
-        demand.operating_boundary is OperatingBoundary.MANAGED_API
-        and quote.operating_model is OperatingModel.SELF_MANAGED
-    ):
-        why_not.append("brief asks for a managed API; this candidate is self-managed GPUs")
-    if quote.is_bought and demand.operating_boundary is OperatingBoundary.PUBLIC_CLOUD:
-        why_not.append("brief runs in the public cloud; this candidate is bought hardware")
-    months = commitment_months(quote, finance)
-    if demand.horizon_months is not None and months > demand.horizon_months:
-        why_not.append(
-            f"minimum commitment {months} months exceeds the {demand.horizon_months}-month horizon"
-        )
-    if term is PricingTerm.SPOT and kind is CostKind.REALTIME:
-        notes.append("spot: capacity can be reclaimed; real-time serving needs a fallback")
+    why_not = work.why_not
+    boundary = demand.operating_boundary
+    if boundary is OperatingBoundary.MANAGED_API and operating_model is OperatingModel.SELF_MANAGED:
+        why_not += ("brief asks for a managed API; this candidate is self-managed GPUs",)
+    if quote.is_bought and boundary is OperatingBoundary.PUBLIC_CLOUD:
+        why_not += ("brief runs in the public cloud; this candidate is bought hardware",)
+    if demand.horizon_months is not None:
+        months = commitment_months(quote, finance)
+        if months > demand.horizon_months:
+            why_not += (
+                f"minimum commitment {months} months exceeds the {demand.horizon_months}-month "
+                "horizon",
+            )
 
-    generated = volumes.generated
-    return _finish(
-        raw=raw,
-        kind=kind,
-        generated=generated,
-        accepted=generated * accepted_share(failure_rate=failure, acceptance_rate=acceptance),
-        demand=demand,
+    # _finish, for a basis: its outputs and GPU-hours are quantized once.
+    quantum = MONEY_QUANTUM
+    get = raw.get
+    lines = {key: get(key, ZERO).quantize(quantum) for key in LINES_BY_KIND[kind]}
+    monthly = sum(lines.values(), ZERO)
+    accepted_q = basis.accepted_q
+    unit_cost = significant(monthly / accepted_q) if accepted_q > ZERO else None
+    if notes is None:
+        notes = basis.lead_notes + term_notes
+    if unit_cost is None:
+        notes += (_NO_UNIT_COST,)
+    return CandidateCost(
+        cost_lines=lines,
+        monthly_cost=monthly,
+        generated_outputs_per_month=basis.generated_q,
+        accepted_outputs_per_month=accepted_q,
+        effective_unit_cost=unit_cost,
+        success_unit=demand.success_unit,
+        meets_constraints=not why_not,
         why_not=why_not,
         notes=notes,
-        utilization=utilization,
-        finance=finance,
-        basis=capacity.basis,
-        term=term,
-        gpus=gpus,
-        busy=work_hours,
-        paid=paid,
+        utilization=utilization_q,
+        currency=finance.reporting_currency,
+        basis=basis.capacity.basis,
+        pricing_term=term,
+        gpus_paid=gpus,
+        busy_gpu_hours_per_month=basis.work_hours_q,
+        paid_gpu_hours_per_month=paid_q,
     )
 
 

@@ -141,7 +141,7 @@ def resolve_weight_precision(
     if explicit is not None:
         if ck is not None and explicit is not ck.precision:
             return explicit, (
-                f"weights: weight_precision {explicit} overrides the checkpoint's "
+                f"weights: the weight precision {explicit} overrides the checkpoint's "
                 f"quantization_config ({ck.label})"
             )
         return explicit, None
@@ -149,10 +149,10 @@ def resolve_weight_precision(
         return ck.precision, f"weights: sized from the checkpoint's quantization_config: {ck.label}"
     if model.native_precision is not None:
         chosen = model.native_precision
-        return chosen, f"weights: no weight_precision given; sized at the config's dtype ({chosen})"
+        return chosen, f"weights: no weight precision given; sized at the config's dtype ({chosen})"
     chosen = DEFAULT_WEIGHT_PRECISION
     return chosen, (
-        f"weights: no weight_precision given and the model states no dtype; sized at {chosen} "
+        f"weights: no weight precision given and the model states no dtype; sized at {chosen} "
         "(the default)"
     )
 

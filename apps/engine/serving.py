@@ -9,6 +9,7 @@ from functools import lru_cache
 
 from apps.engine import constants as c
 from apps.engine.frameworks import (
+    SchedulerLimits,
     marlin_moe_padding_bytes,
     profiled_sampler_bytes,
     scheduler_limits,
@@ -154,8 +155,60 @@ def _setup_for(
     return setup
 
 
+_LIMITS: dict[tuple[int, Framework | None, bool], tuple[GpuSpec, SchedulerLimits]] = {}
+_WORDS: dict[tuple[Layout, int, int], tuple[ModelSpec, GpuSpec, tuple[str, str]]] = {}
+
+
+def _limits_for(gpu: GpuSpec, framework: Framework | None, speculative: bool) -> SchedulerLimits:
+    """`scheduler_limits`, memoised by the GPU object's identity (as `_setup_for`): its lru_cache
+    hashes the 19-field GpuSpec on every evaluation."""
+    key = (id(gpu), framework, speculative)
+    hit = _LIMITS.get(key)
+    if hit is not None and hit[0] is gpu:
+        return hit[1]
+    limits = scheduler_limits(gpu, framework, speculative=speculative)
+    if len(_LIMITS) >= _SETUPS_MAX:
+        _LIMITS.clear()
+    _LIMITS[key] = (gpu, limits)
+    return limits
+
+
+def _words_for(layout: Layout, model: ModelSpec, gpu: GpuSpec) -> tuple[str, str]:
+    """`_layout_words`, memoised by the identity of the model and GPU objects (as `_setup_for`)."""
+    key = (layout, id(model), id(gpu))
+    hit = _WORDS.get(key)
+    if hit is not None and hit[0] is model and hit[1] is gpu:
+        return hit[2]
+    words = _layout_words(layout, model, gpu)
+    if len(_WORDS) >= _SETUPS_MAX:
+        _WORDS.clear()
+    _WORDS[key] = (model, gpu, words)
+    return words
+
+
+_PREFILLS: dict[tuple[int, int], tuple[ServingModel, float]] = {}
+
+
+def _prefill_for(sm: ServingModel, tokens: int) -> float:
+    """`sm.prefill_seconds(tokens)`, memoised by the serving model's identity (it lives as long
+    as its memoised setup, `_setup_for`) and the prompt length: every batch, count search and
+    capacity plan of one layout and request shape prefills the same p95 prompt."""
+    key = (id(sm), tokens)
+    hit = _PREFILLS.get(key)
+    if hit is not None and hit[0] is sm:
+        return hit[1]
+    seconds = sm.prefill_seconds(tokens)
+    if len(_PREFILLS) >= _SETUPS_MAX:
+        _PREFILLS.clear()
+    _PREFILLS[key] = (sm, seconds)
+    return seconds
+
+
 def clear_serving_caches() -> None:
     _SETUPS.clear()
+    _PREFILLS.clear()
+    _LIMITS.clear()
+    _WORDS.clear()
     serving_setup.cache_clear()
     _LAYOUTS.clear()
     _candidate_layouts.cache_clear()
@@ -433,7 +486,7 @@ def _estimate_layout(
             f"{model.max_context_tokens}-token window"
         )
     explicit_conc = req.concurrency
-    limits = scheduler_limits(gpu, req.framework, speculative=req.speculative is not None)
+    limits = _limits_for(gpu, req.framework, req.speculative is not None)
     sm = with_scheduler(sm, req.framework, limits.max_batched_tokens)  # SGLang: own prefill passes
     sm = with_moe_kernel(sm, model, gpu, req.weight_precision, req.framework)  # vLLM Marlin MoE
     # Each data-parallel engine / attention-DP rank runs its own scheduler (vLLM "Data Parallel
@@ -505,7 +558,7 @@ def _estimate_layout(
             fit = Fit.TIGHT
     fits = fit is not Fit.NO
 
-    prefill_s = sm.prefill_seconds(in95)
+    prefill_s = _prefill_for(sm, in95)
     at_conc = _latency(sm, req, conc, prefill_s)
     ttft, itl, e2e = at_conc
     # Throughput at the median shapes: each step decodes `conc` tokens and carries the prompt
@@ -521,7 +574,7 @@ def _estimate_layout(
     notes.append(_PERFORMANCE_NOTE)
     if req.speculative is not None:
         notes.append(speculative_note(model, req.speculative))
-    label, layout_note = _layout_words(layout, model, gpu)
+    label, layout_note = _words_for(layout, model, gpu)
     notes.append(layout_note)
     memory = breakdown_of(
         gpu_count,

@@ -86,7 +86,7 @@ class TrainingPlan:
 _HEADROOM_NOTE = (
     "training memory: fits when everything counted plus "
     f"{c.TRAINING_ALLOCATOR_HEADROOM_GB_PER_GPU:g} GB of allocator headroom per GPU fits "
-    "(no serving gpu_memory_utilization cap)"
+    "(no serving engine's GPU memory-utilization cap)"
 )
 
 
@@ -166,9 +166,20 @@ def _plan_for(req: EstimateRequest) -> TrainingPlan:
     return plan
 
 
+# The sharding as the note says it (a reader of the brief page or the API's notes).
+_SHARDING_WORDS = {
+    Sharding.NONE: "no",
+    Sharding.ZERO1: "ZeRO-1",
+    Sharding.ZERO2: "ZeRO-2",
+    Sharding.ZERO3: "ZeRO-3",
+    Sharding.FSDP: "FSDP",
+}
+
+
 @lru_cache(maxsize=1024)
 def _parallelism_note(gpu_count: int, sharding: Sharding) -> str:
-    return f"parallelism: data parallel over {gpu_count} GPU(s) with {sharding} sharding"
+    words = _SHARDING_WORDS.get(sharding, str(sharding))
+    return f"parallelism: data parallel over {gpu_count} GPU(s) with {words} sharding"
 
 
 def clear_workload_caches() -> None:

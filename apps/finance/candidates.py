@@ -32,7 +32,8 @@ from apps.engine.costing import (
     PricingTerm,
     QuoteTerms,
     cost_api_candidate,
-    cost_gpu_candidate,
+    cost_gpu_quote,
+    gpu_cost_basis,
 )
 from apps.quotes.models import OWNED_FIELDS, ApiRoute, Quote
 from apps.quotes.selectors import quotes_for_team
@@ -88,8 +89,8 @@ class TableContext:
     configured: dict[tuple[str, int], Any] = field(default_factory=dict)
     # engine_stamp() when the engine's answer was computed.
     engine_stamp: str = ""
-    # The quote terms costed, by everything quote_terms reads (see _terms).
-    terms: dict[tuple[Any, ...], QuoteTerms] | None = None
+    # The quotes' plans for this table's rates (see _quote_plan).
+    terms: dict[int, tuple[dict[str, Any], tuple[int, str, int, QuoteTerms]]] | None = None
 
 
 @dataclass
@@ -175,7 +176,7 @@ def _basis_notes(estimate: dict[str, Any]) -> list[str]:
 
 
 def _row(
-    cost: CandidateCost, notes: list[str], why_not: Iterable[str] = (), **extra: Any
+    cost: CandidateCost, notes: list[str], why_not: Iterable[str], extra: dict[str, Any]
 ) -> dict[str, Any]:
     """A row as written. A row that misses the brief has no unit cost: it is listed, unranked,
     with why, and never looks cheaper than the rows that meet it."""
@@ -266,55 +267,60 @@ def _configuration(ctx: TableContext, slug: str, limit: int) -> tuple[Any, ...] 
         "memory_headroom_gb": Decimal(str(rung["memory"]["headroom_gb"])),
         "layout": str(rung.get("layout") or "")[:40],
     }
-    configured = (capacity, notes, [missed] if missed else [], columns)
+    # The quote-independent part of every such quote's cost, worked out once (the engine's
+    # GpuCostBasis): each quote then costs only its own price against it.
+    basis = gpu_cost_basis(demand=ctx.demand, capacity=capacity, finance=ctx.finance)
+    configured = (basis, notes, [missed] if missed else [], columns)
     ctx.configured[key] = configured
     return configured
 
 
-# Quote terms costed in this process, by the values they were costed with (a table's
-# assumptions and FX rates, as JSON) and the quote's facts: the same for every brief with the
-# same assumptions, so a worker converts each quote once, not once a table. Cleared when full.
-_TERMS: dict[str, dict[tuple[Any, ...], QuoteTerms]] = {}
-TERMS_CACHE_SIZE = 20_000
+# What a table costs a quote with besides its configuration: its GPU (id, slug), the GPUs per
+# replica it offers and its terms in the reporting currency. They depend on the quote's facts
+# and on the reporting currency and FX rates alone (``quote_terms``), so a worker works them
+# out once per quote and set of rates, not once a table: by the rates (as JSON), then by quote
+# id, kept with the facts they were worked out from (``_quote_facts`` hands every table the
+# same dict for a quote until it changes, so the check is usually ``is``; a dict read afresh
+# is compared by value). Cleared when full.
+_PLANS: dict[str, dict[int, tuple[dict[str, Any], tuple[int, str, int, QuoteTerms]]]] = {}
+PLANS_CACHE_SIZE = 20_000
 
 
-def _terms(ctx: TableContext, facts: dict[str, Any]) -> QuoteTerms:
-    """``quote_terms(facts, ctx.values)``, worked out once per distinct facts and values."""
+def _quote_plan(ctx: TableContext, facts: dict[str, Any]) -> tuple[int, str, int, QuoteTerms]:
+    """(GPU id, GPU slug, GPUs per replica offered, ``quote_terms(facts, ctx.values)``) of a
+    quote, worked out once per facts and rates (raises FxMissing, never kept)."""
     if ctx.terms is None:
-        values_key = json.dumps(ctx.values, sort_keys=True, default=str)
-        if sum(len(t) for t in _TERMS.values()) > TERMS_CACHE_SIZE:
-            _TERMS.clear()
-        ctx.terms = _TERMS.setdefault(values_key, {})
-    key = tuple(facts.values())
-    found = ctx.terms.get(key)
-    if found is None:
-        found = ctx.terms[key] = quote_terms(facts, ctx.values)
-    return found
+        rates_key = json.dumps(
+            [ctx.values["reporting_currency"], ctx.values["fx_rates"]], sort_keys=True, default=str
+        )
+        if sum(len(t) for t in _PLANS.values()) > PLANS_CACHE_SIZE:
+            _PLANS.clear()
+        ctx.terms = _PLANS.setdefault(rates_key, {})
+    found = ctx.terms.get(facts["pk"])
+    if found is not None and (found[0] is facts or found[0] == facts):
+        return found[1]
+    gpu_id, slug, _ = quote_gpu(facts)
+    plan = (gpu_id, slug, quote_limit(facts), quote_terms(facts, ctx.values))
+    ctx.terms[facts["pk"]] = (facts, plan)
+    return plan
 
 
 def gpu_row(ctx: TableContext, facts: dict[str, Any]) -> dict[str, Any] | None:
-    gpu_id, slug, _ = quote_gpu(facts)
-    configured = _configuration(ctx, slug, quote_limit(facts))
+    gpu_id, slug, limit, terms = _quote_plan(ctx, facts)
+    configured = _configuration(ctx, slug, limit)
     if configured is None:
         return None
-    capacity, notes, why_not, columns = configured
-    cost = cost_gpu_candidate(
-        demand=ctx.demand,
-        capacity=capacity,
-        quote=_terms(ctx, facts),
-        finance=ctx.finance,
-    )
-    return _row(
-        cost,
-        notes,
-        why_not,
-        candidate_kind="GPU",
-        quote_id=facts["pk"],
-        api_route_id=None,
-        gpu_id=gpu_id,
-        pricing_term=facts["pricing_term"],
+    basis, notes, why_not, columns = configured
+    cost = cost_gpu_quote(basis, terms)
+    extra = {
+        "candidate_kind": "GPU",
+        "quote_id": facts["pk"],
+        "api_route_id": None,
+        "gpu_id": gpu_id,
+        "pricing_term": facts["pricing_term"],
         **columns,
-    )
+    }
+    return _row(cost, notes, why_not, extra)
 
 
 def route_row(ctx: TableContext, facts: dict[str, Any]) -> dict[str, Any]:
@@ -324,16 +330,19 @@ def route_row(ctx: TableContext, facts: dict[str, Any]) -> dict[str, Any]:
     return _row(
         cost,
         [],
-        candidate_kind="API_ROUTE",
-        quote_id=None,
-        api_route_id=facts["pk"],
-        gpu_id=None,
-        gpu_count=None,
-        replicas=None,
-        pricing_term="",
-        basis="ESTIMATED",
-        p95_latency_ms=None,
-        memory_headroom_gb=None,
+        (),
+        {
+            "candidate_kind": "API_ROUTE",
+            "quote_id": None,
+            "api_route_id": facts["pk"],
+            "gpu_id": None,
+            "gpu_count": None,
+            "replicas": None,
+            "pricing_term": "",
+            "basis": "ESTIMATED",
+            "p95_latency_ms": None,
+            "memory_headroom_gb": None,
+        },
     )
 
 

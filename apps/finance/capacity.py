@@ -35,8 +35,9 @@ from .candidates import (
     route_terms,
 )
 from .configuration import quote_limit
+from .lines import figure_text, readable
 from .models import CandidateRow, CandidateTable
-from .units import unit_for, unit_text
+from .units import money_text, unit_for, unit_text
 
 
 def display_unit(success_unit: str, currency: str) -> UnitDisplay:
@@ -176,14 +177,23 @@ def _as_json(
 
 
 def capacity_model_page(capacity_model: dict[str, Any]) -> dict[str, Any]:
-    """What the finance page's capacity-model section shows beyond the JSON: the options' unit
-    costs in the table's unit, and the brief's utilization as a percentage."""
+    """What the finance page's capacity-model section shows beyond the JSON: each option's
+    figures as money (its unit cost in the table's unit, apps.finance.units), and the brief's
+    utilization as a percentage."""
     scale = Decimal(capacity_model.get("unit_scale") or 1)
     options = []
     for option in capacity_model.get("options") or []:
         cost = option.get("effective_unit_cost")
-        shown = None if cost is None else f"{float(Decimal(cost) * scale):.6g}"
-        options.append({**option, "display_unit_cost": shown})
+        rate = option.get("hourly_rate_per_gpu")
+        options.append(
+            {
+                **option,
+                "display_unit_cost": None if cost is None else figure_text(Decimal(cost) * scale),
+                "display_hourly_rate": None if rate in (None, "") else money_text(rate),
+                "display_monthly_cost": money_text(option.get("monthly_cost")),
+                "display_why_not": [readable(w) for w in option.get("why_not") or []],
+            }
+        )
     utilization = capacity_model.get("utilization")
     return {
         "capacity_options": options,

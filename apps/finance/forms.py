@@ -31,6 +31,18 @@ MOVES = {
     "platform_labour_pool_hours": "platform labour of self-managed candidates (shared)",
     "self_managed_gpu_hours_per_month": "each self-managed candidate's share of the pool (shared)",
 }
+# Each assumption's name in words (the model's verbose names read "Pue", "Hosting per kw month").
+ASSUMPTION_LABELS = {
+    "observability_share": "Observability, share of the monthly cost",
+    "power_price_per_kwh": "Electricity price per kWh",
+    "pue": "Power usage effectiveness (PUE)",
+    "hosting_per_kw_month": "Hosting per kW a month",
+    "ops_hours_per_gpu_month": "Operations hours per owned GPU a month",
+}
+# Assumptions that are a share (0.05): shown as a percentage.
+SHARE_ASSUMPTIONS = frozenset(
+    {"observability_share", "retry_rate", "failure_rate", "acceptance_rate"}
+)
 # What a brief's override offers: the organisation-only fields are one decision for all briefs.
 BRIEF_MOVES = {name: moves for name, moves in MOVES.items() if name not in ORGANISATION_ONLY}
 INHERIT = ("", "— inherit —")
@@ -45,6 +57,7 @@ class FinanceAssumptionsForm(forms.ModelForm):  # type: ignore[type-arg]
         model = FinanceAssumptions
         fields = list(BRIEF_MOVES)
         help_texts = {name: f"Moves: {moves}" for name, moves in MOVES.items()}
+        labels = ASSUMPTION_LABELS
 
 
 class OrganisationAssumptionsForm(FinanceAssumptionsForm):

@@ -17,6 +17,7 @@ from apps.briefs.choices import SuccessUnit, WorkloadType
 from apps.catalog.models import Gpu, GpuSystem
 from apps.quotes.models import Quote
 
+from .forms import ASSUMPTION_LABELS, SHARE_ASSUMPTIONS
 from .models import CandidateRow, FinanceAssumptions, LabourAllocation
 from .totals import row_totals
 from .units import count_text, money_text
@@ -236,11 +237,17 @@ def configuration_text(row: dict[str, Any]) -> str:
     return f"{_plural(row['gpu_count'], 'GPU')} \u00d7 {_plural(row['replicas'] or 1, 'replica')}"
 
 
+# The layout of an engine on one GPU (apps.engine's label for tp=1, pp=1, one replica).
+NO_PARALLELISM = "TP1"
+
+
 def layout_text(row: dict[str, Any]) -> str | None:
     """The row's parallel layout (tensor / pipeline / expert), when the engine gave one: on the
     row or in its configuration."""
     layout = row.get("layout") or (row.get("configuration") or {}).get("layout")
-    return readable(str(layout)) if layout else None
+    if not layout or str(layout) == NO_PARALLELISM:
+        return None  # one GPU per engine says nothing a reader needs
+    return readable(str(layout))
 
 
 def _names(rows: list[dict[str, Any]]) -> tuple[dict[str, str], dict[str, str]]:
@@ -350,7 +357,9 @@ def _facts(row: dict[str, Any], outputs: str) -> list[tuple[str, str]]:
 
 
 def assumption_label(name: str) -> str:
-    """An assumption's name in words (its model field's verbose name)."""
+    """An assumption's name in words (the form's label, else its model field's verbose name)."""
+    if name in ASSUMPTION_LABELS:
+        return ASSUMPTION_LABELS[name]
     label = str(getattr(FinanceAssumptions._meta.get_field(name), "verbose_name", name))
     return label[:1].upper() + label[1:]
 
@@ -361,4 +370,12 @@ def assumption_value(name: str, value: Any) -> str:
         return "—"
     if name == "labour_allocation":
         return str(LabourAllocation(value).label)
-    return str(value)
+    d = _d(value) if not isinstance(value, str) or value[:1].isdigit() else None
+    if d is None:
+        return str(value)
+    if name in SHARE_ASSUMPTIONS:
+        d *= 100
+    # An input as it was given (0.08, 1.56, 115), not padded to a figure's digits.
+    d = d.normalize()
+    text = f"{d:,.0f}" if d == d.to_integral_value() else f"{d:,f}"
+    return f"{text} %" if name in SHARE_ASSUMPTIONS else text

@@ -275,7 +275,14 @@ class CandidateRow(BaseModel):
     # ESTIMATED, CALIBRATED (estimated, factors learnt from runs of the same model), MEASURED.
     Basis = text_choices(costing.Basis, name="CandidateRow.Basis")
 
-    table = models.ForeignKey(CandidateTable, on_delete=models.CASCADE, related_name="rows")
+    # No index of its own: `row_ranking_order` below leads with the table, and every row is
+    # written by a recompute (~1,850 a table), so each index costs every insert
+    # (bench/recompute.py).
+    table = models.ForeignKey(
+        CandidateTable, on_delete=models.CASCADE, related_name="rows", db_index=False
+    )
+    # Rows are never looked up or ordered by creation time (they are replaced wholesale).
+    created_at = models.DateTimeField(auto_now_add=True)
     candidate_kind = models.CharField(max_length=10, choices=Kind.choices)
     quote = models.ForeignKey(Quote, on_delete=models.PROTECT, null=True, blank=True)
     api_route = models.ForeignKey(ApiRoute, on_delete=models.PROTECT, null=True, blank=True)

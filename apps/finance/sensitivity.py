@@ -61,7 +61,7 @@ LABELS = {
 }
 # Rows read beyond LEADING_ROWS in case some are of quotes the team no longer sees.
 HIDDEN_SLACK = 3
-LABEL_FACTS = ("provider__name", "gpu__slug", "system__slug")
+LABEL_FACTS = ("provider__name", "gpu__slug", "system__slug", "gpu__name", "system__name")
 
 
 def unit_scale(unit: str) -> tuple[int, str]:
@@ -203,8 +203,11 @@ def sensitivity_update(table: CandidateTable, built: BuiltTable) -> list[str]:
 def _label(facts: dict[str, Any]) -> str:
     if "model" in facts:
         return f"{facts['provider__name']} · {facts['model']} (API)"
-    gpu = facts["system__slug"] or facts["gpu__slug"] or quote_gpu(facts)[1]
-    term = facts["pricing_term"].replace("_", " ").lower()
+    gpu = (
+        facts.get("system__name") or facts.get("gpu__name")
+        or facts["system__slug"] or facts["gpu__slug"] or quote_gpu(facts)[1]
+    )  # fmt: skip
+    term = str(dict(Quote.PricingTerm.choices).get(facts["pricing_term"], "")).lower()
     return f"{facts['provider__name']} · {gpu} · {term} (quote #{facts['pk']})"
 
 

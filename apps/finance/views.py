@@ -21,6 +21,7 @@ from .assumptions import (
 from .capacity import capacity_model_page
 from .forms import MOVES, FinanceAssumptionsForm, FxRateForm, OrganisationAssumptionsForm
 from .fx import fx_rates_applied, rate_text
+from .labels import gpu_name, offer_labels
 from .lines import (
     assumption_label,
     assumption_value,
@@ -125,6 +126,29 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
     for row in shown:
         row["checklist"] = checklist.get(row["quote_id"]) if row["quote_id"] else None
     leader = next((r for r in ranked if r["rank"] is not None), None)
+    capacity = capacity_model_page(ranking["capacity_model"])
+    # The not-costed entries and the capacity options name quotes and routes by id (as the
+    # JSON does); the page names them in words.
+    offered = [*ranking["not_costed"], *capacity["capacity_options"]]
+    quote_words, route_words = offer_labels(
+        [o.get("quote_id") for o in offered], [o.get("api_route_id") for o in offered]
+    )
+    not_costed = [
+        {
+            **entry,
+            "label": quote_words.get(entry.get("quote_id") or 0)
+            or route_words.get(entry.get("api_route_id") or 0)
+            or "a quote no longer listed",
+        }
+        for entry in ranking["not_costed"]
+    ]
+    capacity["capacity_gpu"] = gpu_name(ranking["capacity_model"].get("gpu"))
+    for option in capacity["capacity_options"]:
+        option["source"] = (
+            quote_words.get(option.get("quote_id") or 0)
+            or route_words.get(option.get("api_route_id") or 0)
+            or "—"
+        )
     return render(
         request,
         "finance/brief_finance.html",
@@ -163,7 +187,8 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             "sensitivity": sensitivity_display(ranking["sensitivity"]),
             "tornado": charts.tornado_figure(ranking["sensitivity"]),
             "checklist_complete": checklist,  # (answered, total) per shown quote id
-            **capacity_model_page(ranking["capacity_model"]),
+            "not_costed": not_costed,
+            **capacity,
         },
     )
 

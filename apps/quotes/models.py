@@ -162,9 +162,26 @@ class Quote(BaseModel):
         "Empty on quotes entered before this was recorded.",
     )
     version = models.PositiveIntegerField(default=1, validators=[MaxValueValidator(MAX_VERSION)])
+    # --- Imported from a published catalog (apps/quotes/catalog_import.py); empty otherwise.
+    import_key = models.CharField(
+        max_length=200,
+        blank=True,
+        default="",
+        help_text="Catalog imports: format, GPU, region and term; a re-import of the same key "
+        "updates this quote in place.",
+    )
+    fetched_date = models.DateField(
+        null=True, blank=True, help_text="Catalog imports: the day the catalog was fetched."
+    )
 
     class Meta:
         constraints = [
+            # One live quote per provider and catalog key: a re-import updates it in place.
+            models.UniqueConstraint(
+                fields=["provider", "import_key"],
+                condition=Q(retired=False) & ~Q(import_key=""),
+                name="quote_one_live_per_provider_import_key",
+            ),
             models.CheckConstraint(
                 condition=(Q(gpu__isnull=False) & Q(system__isnull=True))
                 | (Q(gpu__isnull=True) & Q(system__isnull=False)),

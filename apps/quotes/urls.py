@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views, views_api_prices
+from . import views, views_api_prices, views_catalog
 
 app_name = "quotes"
 
@@ -9,6 +9,7 @@ urlpatterns = [
     path("new/", views.quote_edit_page, name="create"),
     path("import/", views.quote_import_page, name="import"),
     path("import/template.csv", views.quote_import_template, name="import-template"),
+    path("import-catalog/", views_catalog.quote_catalog_import_page, name="import-catalog"),
     path("<int:pk>/edit/", views.quote_edit_page, name="edit"),
     path("<int:pk>/retire/", views.quote_retire_page, name="retire"),
     path("compare/<slug:gpu_slug>/", views.price_comparison_page, name="compare"),

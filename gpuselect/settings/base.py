@@ -60,6 +60,7 @@ MIDDLEWARE = [
     "apps.core.middleware.DatabaseBusyMiddleware",  # 503 + Retry-After when SQLite is busy
 ]
 
+CSRF_FAILURE_VIEW = "apps.core.views.csrf_failure"  # the 403 page, the reason in words
 ROOT_URLCONF = "gpuselect.urls"
 WSGI_APPLICATION = "gpuselect.wsgi.application"
 

@@ -6,12 +6,22 @@ GPUSELECT_REQUIRE_BROWSER=1, which turns a missing browser into a failure.
 
 import os
 import shutil
+import time
+from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs a loop
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser")
+
+# The browser tests' screenshots (full pages at 1,440 px, and the decision PDF's pages): one
+# folder, ignored by git, that the end of a run names when it took any. GPUSELECT_SCREENSHOTS
+# moves it (a CI job that keeps the folder as an artifact, say).
+SCREENSHOTS = Path(
+    os.environ.get("GPUSELECT_SCREENSHOTS") or Path(__file__).resolve().parent / "screenshots"
+)
+_RUN_STARTED = time.time()
 
 
 def chromium_path() -> str | None:
@@ -64,3 +74,13 @@ def page(browser):
     page.console_errors = errors
     yield page
     context.close()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Name the screenshot folder after a run that wrote screenshots into it."""
+    if not SCREENSHOTS.is_dir():
+        return
+    taken = [p for p in SCREENSHOTS.glob("*.png") if p.stat().st_mtime >= _RUN_STARTED]
+    if taken:
+        terminalreporter.write_sep("-", "browser screenshots")
+        terminalreporter.write_line(f"{len(taken)} screenshots taken this run in {SCREENSHOTS}")

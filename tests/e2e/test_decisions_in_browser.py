@@ -47,14 +47,14 @@ class TestDecisionsInTheBrowser:
         page.click("button:has-text('Open decision record')")
         page.wait_for_selector("#frozen-table")
         record = DecisionRecord.objects.get()
-        assert page.inner_text("#record-status") == "DRAFT"
+        assert page.inner_text("#record-status") == "Draft"
         assert page.inner_text("#checklist-complete") == "1/17"
         assert record.content_hash in page.inner_text("#content-hash")
         page.wait_for_selector("#decision-unit-cost-chart .main-svg")
         page.select_option("#id_submit_role", "procurement")
         page.click("#submit-button")
         page.wait_for_selector("text=Submitted for review.")
-        assert page.inner_text("#record-status") == "IN_REVIEW"
+        assert page.inner_text("#record-status") == "In review"
         sign_out(page)
 
         sign_in(page, live_server, "plat")
@@ -62,7 +62,7 @@ class TestDecisionsInTheBrowser:
         page.goto(f"{live_server.url}/decisions/{record.pk}/")
         page.click("#approve-platform")
         page.wait_for_selector("text=Approved as platform.")
-        assert "platform" in page.inner_text("#approvals")
+        assert "Platform" in page.inner_text("#approvals")
         page.click("#verify-link")
         page.wait_for_selector("#verify-result")
         assert page.inner_text("#verify-result").startswith("Intact")

@@ -118,7 +118,7 @@ def test_brief_quotes_review_record_approvals_and_pdf(page, live_server, catalog
         page.goto(f"{live_server.url}/decisions/{record.pk}/")
         page.click(f"#approve-{role}")
         page.wait_for_selector(f"text=Approved as {role}.")
-    assert page.inner_text("#record-status") == "APPROVED"
+    assert page.inner_text("#record-status") == "Approved"
     shot(page, "05-record-approved")
 
     # The PDF downloads and carries the record's hash.

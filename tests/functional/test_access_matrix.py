@@ -66,6 +66,7 @@ MATRIX = [
     ("post", "/api/v1/providers/", {PROCUREMENT}, False),
     ("post", "/api/v1/quotes/", {PROCUREMENT}, False),
     ("post", "/api/v1/quotes/import", {PROCUREMENT}, False),
+    ("post", "/api/v1/quotes/import-catalog", {PROCUREMENT}, False),
     ("post", "/api/v1/api-routes/", {PROCUREMENT}, False),
     ("post", "/api/v1/estimate", EVERYONE, False),
     ("get", "/api/v1/gpus/", EVERYONE, False),
@@ -198,6 +199,20 @@ def test_pages_of_one_role_send_nobody_to_sign_in(db, client, url, writers):
         )
 
 
+# Pages every signed-in role reads and none posts to (the what-if calculator saves through
+# POST /api/v1/briefs/, above); anonymous visitors are sent to sign in.
+READ_ONLY_PAGES = ["/briefs/what-if/"]
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("url", READ_ONLY_PAGES)
+def test_read_only_pages_are_read_by_every_role(catalog, client, role, url):
+    assert client.get(url).status_code == 302  # anonymous: to the sign-in page
+    client.force_login(UserFactory(roles=[role]))
+    assert client.get(url).status_code == 200
+    assert client.post(url, {}).status_code == 405
+
+
 def test_an_unknown_id_answers_like_another_teams(world):
     client = world["clients"][PLATFORM]
     other = client.get(f"/api/v1/briefs/{world['other']['brief']}/")
@@ -275,6 +290,8 @@ PROCUREMENT_PAGES = [
     ("get", "/quotes/compare/h100-sxm5-80gb/", EVERYONE, False),
     ("get", "/quotes/import/template.csv", EVERYONE, False),
     ("get", "/quotes/import/", {PROCUREMENT}, False),
+    ("get", "/quotes/import-catalog/", {PROCUREMENT}, False),
+    ("post", "/quotes/import-catalog/", {PROCUREMENT}, False),
     ("get", "/decisions/checklist/quotes/{quote}/", EVERYONE, True),
     ("post", "/decisions/checklist/quotes/{quote}/", {PROCUREMENT}, True),
     ("get", "/decisions/{record}/", EVERYONE, True),

@@ -103,7 +103,11 @@ class TestFxFlow:
         client.force_login(make_user(Role.PLATFORM))
         page = client.get(f"/briefs/{market['brief'].pk}/finance/").content.decode()
         assert 'id="not-costed"' in page
-        assert f"quote #{market['yen'].pk}" in page and "no FX rate for JPY" in page
+        assert "no FX rate for JPY" in page
+        # Named in words (provider · GPU · term · region); the id stays in the JSON.
+        yen = market["yen"]
+        assert f"{yen.provider.name} · NVIDIA H100 SXM5 · On demand · {yen.region}" in page
+        assert f"quote #{yen.pk}" not in page
 
 
 class TestFxRateApi:

@@ -83,6 +83,15 @@ class TestConstantQueries:
         )
         assert small == large
 
+    def test_whatif_page(self, catalog, page, team):
+        """The calculator's page is the same few queries however many briefs and teams exist
+        (its figures come from the estimate API, its team choice from one query)."""
+        page.get("/briefs/what-if/")  # the catalog's specs are read once, then cached
+        small, large = grow(
+            lambda n: BriefFactory.create_batch(n, team=team), lambda: page.get("/briefs/what-if/")
+        )
+        assert small == large
+
     def test_quote_list_page(self, catalog, page):
         small, large = grow(make_quotes, lambda: page.get("/quotes/"))
         assert small == large

@@ -12,6 +12,7 @@ pytestmark = pytest.mark.django_db
 PAGES = [
     "/briefs/",
     "/briefs/new/",
+    "/briefs/what-if/",
     "/catalog/",
     "/catalog/h100-sxm5-80gb/",
     "/quotes/",

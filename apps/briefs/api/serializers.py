@@ -19,7 +19,12 @@ from apps.briefs.choices import (
     Tooling,
     WorkloadType,
 )
-from apps.briefs.contract import EXPLICIT_MODEL_FIELDS, body_to_fields, brief_to_body
+from apps.briefs.contract import (
+    EXPLICIT_MODEL_FIELDS,
+    TRAINING_FIELDS,
+    body_to_fields,
+    brief_to_body,
+)
 from apps.briefs.models import CONCURRENCY_MAX, HOURS_PER_MONTH_MAX, TOKENS_MAX, WorkloadBrief
 from apps.core.api import FreeFormJson, StrictJsonTypes
 from apps.engine import PRESETS, EngineInputError, model_from_hf_config
@@ -40,18 +45,35 @@ FIELD_TO_BODY: dict[str, tuple[str, ...]] = {
     "speculative_method": ("speculative", "method"),
     "speculative_tokens": ("speculative", "tokens"),
     "speculative_acceptance_rate": ("speculative", "acceptance_rate"),
+    # The latency target is one object in the body ({"ttft_p95_ms": 500, ...}).
+    **{
+        name: ("latency_target",)
+        for name in ("latency_percentile", "ttft_target_ms", "itl_target_ms", "e2e_target_ms")
+    },
+    "training_tokens": ("training", "tokens"),
+    **{name: ("training", name) for name in TRAINING_FIELDS if name != "tokens"},
+    "image_width": ("image", "width"),
+    "image_height": ("image", "height"),
+    "clip_seconds": ("video", "seconds"),
 }
+_MEDIA_FIELDS = ("image_width", "image_height")
+# The workload type whose width and height the body sends under "video" (else "image").
+VIDEO_WORKLOAD = "VIDEO_GENERATION"
 
 
-def body_errors(exc: DjangoValidationError) -> dict[str, Any]:
-    """The model's errors (by brief field) placed where the body has the field."""
+def body_errors(exc: DjangoValidationError, *, video: bool = False) -> dict[str, Any]:
+    """The model's errors (by brief field) placed where the body has the field (a video
+    brief's width and height under ``video``); two fields in one place share its list."""
     out: dict[str, Any] = {}
     for name, messages in exc.message_dict.items():
         path = FIELD_TO_BODY.get(name, (name,))
+        if video and name in _MEDIA_FIELDS:
+            path = ("video", path[-1])
         where = out
         for part in path[:-1]:
             where = where.setdefault(part, {})
-        where[path[-1]] = messages
+        where.setdefault(path[-1], [])
+        where[path[-1]] += [m for m in messages if m not in where[path[-1]]]
     return out
 
 
@@ -277,7 +299,8 @@ class BriefInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: ig
             try:
                 WorkloadBrief(**fields).clean()
             except DjangoValidationError as exc:
-                raise serializers.ValidationError(body_errors(exc)) from exc
+                video = attrs.get("workload_type") == VIDEO_WORKLOAD
+                raise serializers.ValidationError(body_errors(exc, video=video)) from exc
         return attrs
 
 

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -25,7 +26,12 @@ from apps.core.users import signed_in
 from apps.engine import EngineInputError
 
 from .estimate import EngineErrorSerializer, EstimateOutputSerializer, engine_error_response
-from .serializers import BriefInputSerializer, BriefOutputSerializer
+from .serializers import (
+    VIDEO_WORKLOAD,
+    BriefInputSerializer,
+    BriefOutputSerializer,
+    body_errors,
+)
 
 BriefPermission = role_permission(*BRIEF_EDITORS)
 
@@ -61,7 +67,12 @@ class BriefListCreateApi(APIView):
         payload.is_valid(raise_exception=True)
         data: dict[str, Any] = dict(payload.validated_data)
         team = _team_for(request, data.pop("team", None))
-        brief = brief_create(team=team, created_by=signed_in(request.user), **body_to_fields(data))
+        fields = body_to_fields(data)
+        try:
+            brief = brief_create(team=team, created_by=signed_in(request.user), **fields)
+        except DjangoValidationError as exc:
+            video = fields.get("workload_type") == VIDEO_WORKLOAD
+            raise serializers.ValidationError(body_errors(exc, video=video)) from exc
         return Response(BriefOutputSerializer(brief).data, status=status.HTTP_201_CREATED)
 
 
@@ -86,7 +97,14 @@ class BriefDetailApi(APIView):
         fields = body_to_fields(data)
         if "team" in data:
             fields["team"] = _team_for(request, data["team"])
-        brief = brief_update(brief=brief, **fields)
+        try:
+            brief = brief_update(brief=brief, **fields)
+        except DjangoValidationError as exc:
+            # The merged brief's checks name its columns; the answer names the request's
+            # fields, as a POST of the same body does (serializers.body_errors).
+            kind = fields.get("workload_type") or brief.workload_type
+            video = kind == VIDEO_WORKLOAD
+            raise serializers.ValidationError(body_errors(exc, video=video)) from exc
         return Response(BriefOutputSerializer(brief).data)
 
 

@@ -1,0 +1,407 @@
+"""Published GPU catalogs -> one offer per GPU x region x term, without the database.
+
+Two formats, read by header name (column order differs between clouds and versions):
+
+- ``skypilot``: a SkyPilot catalog ``vms.csv`` (sky/catalog/data_fetchers/fetch_*.py write
+  them; skypilot-org/skypilot-catalog publishes them): ``InstanceType, AcceleratorName,
+  AcceleratorCount, vCPUs, MemoryGiB, GpuInfo, Price, SpotPrice, Region, AvailabilityZone``.
+  ``Price`` and ``SpotPrice`` are the whole instance's hourly price in USD; a row per zone.
+  GCP's file also holds accelerator-only rows (``InstanceType`` empty: the GPUs' own price)
+  and host-VM rows (``a3-highgpu-8g`` with no accelerator: the VM's price); SkyPilot prices
+  such a VM as the two added (sky/catalog/gcp_catalog.py), and so does this import, with the
+  host VM types of ``GCP_HOST_VMS``.
+- ``gpuhunt``: a gpuhunt catalog CSV (dstackai/gpuhunt ``_internal/storage.py``
+  ``CATALOG_V2_FIELDS``: ``instance_name, location, price, cpu, memory, gpu_count, gpu_name,
+  gpu_memory, spot, disk_size, gpu_vendor, flags, cpu_arch, provider_data``; a ``provider``
+  column as ``CatalogItem`` has it is read when present). ``price`` is the instance's hourly
+  USD price; ``spot`` says whether it is the spot price; ``location`` is the provider's region
+  or zone and is kept as the quote's region.
+
+Per-GPU price = instance price / accelerator count. One offer per (GPU, region, term): the
+cheapest per-GPU price among the region's zones and instance types (SkyPilot prices a region
+at its cheapest zone: aws_catalog.py ``get_hourly_cost``, "the cheapest cost among all zones for
+spot"; gcp_catalog.py ``get_accelerator_hourly_cost`` takes the minimum), and the largest GPU count
+one instance of that GPU has there as its GPUs per node. Rows without an accelerator (CPU VMs),
+with a fractional GPU (AWS g6f) or an accelerator the GPU catalog lacks are not errors: they
+are counted and listed. A value a row must have and does not (a price that is not a number, a
+missing region) is a row error, and the caller saves nothing.
+"""
+
+import contextlib
+import csv
+import io
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+from apps.engine.costing import PricingTerm
+
+from .catalog_names import UNKNOWN_GPU, Resolution, resolve
+
+SKYPILOT, GPUHUNT = "skypilot", "gpuhunt"
+FORMATS = {SKYPILOT: "SkyPilot catalog (vms.csv)", GPUHUNT: "gpuhunt catalog (CSV)"}
+
+SKYPILOT_REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
+SKYPILOT_OPTIONAL = ("SpotPrice", "AvailabilityZone", "GpuInfo", "vCPUs", "MemoryGiB")
+GPUHUNT_REQUIRED = ("instance_name", "location", "price", "gpu_count", "gpu_name", "spot")
+
+#: Quote prices are stored to 4 decimal places (apps/quotes/models.py ``_money``).
+PRICE_QUANTUM = Decimal("0.0001")
+#: The most GPUs a quote's node may hold (Quote.gpus_per_node's validator).
+MAX_GPUS_PER_NODE = 576
+#: SkyPilot's GpuInfo memory: ``'SizeInMiB': 81920`` for an "80 GB" part (fetch_aws.py,
+#: fetch_gcp.py ``_gpu_info_from_name``): the nominal GB is MiB / 1024.
+GPU_INFO_MIB = re.compile(r"['\"]SizeInMiB['\"]\s*:\s*(\d+)")
+MIB_PER_NOMINAL_GB = 1024
+
+#: GCP host VM types per accelerator and count: sky/catalog/gcp_catalog.py
+#: ``_ACC_INSTANCE_TYPE_DICTS`` (an A100 runs only on A2, an H100 only on A3, an L4 on G2). The
+#: cheapest of them in the accelerator's zone is added to the accelerator's price.
+GCP_HOST_VMS: dict[str, dict[int, tuple[str, ...]]] = {
+    "A100": {1: ("a2-highgpu-1g",), 2: ("a2-highgpu-2g",), 4: ("a2-highgpu-4g",),
+             8: ("a2-highgpu-8g",), 16: ("a2-megagpu-16g",)},
+    "A100-80GB": {1: ("a2-ultragpu-1g",), 2: ("a2-ultragpu-2g",), 4: ("a2-ultragpu-4g",),
+                  8: ("a2-ultragpu-8g",)},
+    "L4": {1: ("g2-standard-4", "g2-standard-8", "g2-standard-12", "g2-standard-16",
+               "g2-standard-32"), 2: ("g2-standard-24",), 4: ("g2-standard-48",),
+           8: ("g2-standard-96",)},
+    "H100": {1: ("a3-highgpu-1g",), 2: ("a3-highgpu-2g",), 4: ("a3-highgpu-4g",),
+             8: ("a3-highgpu-8g",)},
+    "H100-MEGA": {8: ("a3-megagpu-8g",)},
+    "H200": {8: ("a3-ultragpu-8g",)},
+    "B200": {8: ("a4-highgpu-8g",)},
+}  # fmt: skip
+
+
+@dataclass(frozen=True, kw_only=True)
+class RowProblem:
+    row: int
+    field: str
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Offer:
+    """One row's offer for one term: ``price`` is the instance's (or, for a GCP accelerator
+    row, the accelerators' plus their host VM's) hourly price."""
+
+    row: int
+    accelerator: str
+    count: int
+    memory_gb: Decimal | None
+    instance: str
+    region: str
+    zone: str
+    term: str
+    price: Decimal
+
+    @property
+    def per_gpu(self) -> Decimal:
+        return (self.price / self.count).quantize(PRICE_QUANTUM, rounding=ROUND_HALF_UP)
+
+
+@dataclass(kw_only=True)
+class Skipped:
+    """Rows not imported: reason -> accelerator name -> the rows (lines of the file)."""
+
+    by_reason: dict[str, dict[str, set[int]]] = field(default_factory=dict)
+
+    def add(self, reason: str, name: str, row: int) -> None:
+        self.by_reason.setdefault(reason, {}).setdefault(name, set()).add(row)
+
+    def as_list(self) -> list[dict[str, object]]:
+        return [
+            {"name": name, "reason": reason, "rows": len(rows), "first_row": min(rows)}
+            for reason, names in sorted(self.by_reason.items())
+            for name, rows in sorted(names.items())
+        ]
+
+    def unknown_names(self) -> list[str]:
+        return sorted(self.by_reason.get(UNKNOWN_GPU, {}))
+
+
+@dataclass(frozen=True, kw_only=True)
+class CatalogQuote:
+    """One quote to import: the cheapest offer of a GPU in a region on a term."""
+
+    gpu_slug: str
+    region: str
+    term: str
+    hourly_price_per_gpu: Decimal
+    gpus_per_node: int
+    offer: Offer  # the offer the price came from (instance, zone, row)
+
+
+@dataclass(kw_only=True)
+class CatalogRead:
+    quotes: list[CatalogQuote]
+    problems: list[RowProblem]
+    skipped: Skipped
+    rows: int
+    providers: set[str] = field(default_factory=set)  # gpuhunt's provider column, if any
+
+
+class CatalogFileError(Exception):
+    def __init__(self, problems: list[RowProblem]) -> None:
+        super().__init__(f"{len(problems)} problem(s)")
+        self.problems = problems
+
+
+def _decimal(text: str) -> Decimal:
+    value = Decimal(text)
+    if not value.is_finite():
+        raise InvalidOperation
+    return value
+
+
+def _rows(text: str, required: Iterable[str]) -> Iterator[tuple[int, dict[str, str]]]:
+    if "\x00" in text:
+        raise CatalogFileError([RowProblem(row=1, field="", message="the file holds NUL bytes")])
+    reader = csv.DictReader(io.StringIO(text))
+    header = [name.strip() for name in reader.fieldnames or []]
+    missing = [name for name in required if name not in header]
+    if missing:
+        raise CatalogFileError(
+            [RowProblem(row=1, field=name, message="column missing from the header row")
+             for name in missing]
+        )  # fmt: skip
+    reader.fieldnames = header
+    try:
+        for raw in reader:
+            if None in raw:  # more cells than the header has names
+                yield reader.line_num, {"": "extra cells"}
+                continue
+            yield reader.line_num, {k: (v or "").strip() for k, v in raw.items()}
+    except csv.Error as exc:
+        raise CatalogFileError(
+            [RowProblem(row=reader.line_num + 1, field="", message=f"not valid CSV: {exc}")]
+        ) from exc
+
+
+def _count(text: str) -> Decimal:
+    value = _decimal(text)
+    if value <= 0:
+        raise InvalidOperation
+    return value
+
+
+class _Reader:
+    def __init__(self, *, max_rows: int) -> None:
+        self.max_rows = max_rows
+        self.offers: list[Offer] = []
+        self.problems: list[RowProblem] = []
+        self.skipped = Skipped()
+        self.rows = 0
+        self.providers: set[str] = set()
+
+    def problem(self, row: int, name: str, message: str) -> None:
+        self.problems.append(RowProblem(row=row, field=name, message=message))
+
+    def price(self, row: int, name: str, text: str, *, required: bool) -> Decimal | None:
+        if not text:
+            if required:
+                self.problem(row, name, "empty: the row's price is required")
+            return None
+        try:
+            value = _decimal(text)
+        except InvalidOperation:
+            self.problem(row, name, f"not a number: {text!r}")
+            return None
+        if value < 0:
+            self.problem(row, name, f"negative: {text}")
+            return None
+        return value
+
+    def gpu_count(self, row: int, name: str, text: str, accelerator: str) -> int | None:
+        try:
+            value = _count(text)
+        except InvalidOperation:
+            self.problem(row, name, f"not a positive number: {text!r}")
+            return None
+        if value != value.to_integral_value():
+            self.skipped.add("a fractional GPU (a slice of one), not a GPU quote", accelerator, row)
+            return None
+        if value > MAX_GPUS_PER_NODE:
+            self.problem(row, name, f"more than {MAX_GPUS_PER_NODE} GPUs in one instance: {text}")
+            return None
+        return int(value)
+
+    def too_many(self, row: int) -> bool:
+        self.rows += 1
+        if self.rows > self.max_rows:
+            self.problem(row, "", f"more than {self.max_rows:,} rows: split the file")
+            return True
+        return False
+
+
+def _gpu_info_memory(text: str) -> Decimal | None:
+    match = GPU_INFO_MIB.search(text)
+    return Decimal(int(match.group(1))) / MIB_PER_NOMINAL_GB if match else None
+
+
+def _read_skypilot(text: str, reader: _Reader) -> None:
+    host_prices: dict[tuple[str, str, str], Decimal] = {}  # (type, zone, term) -> price
+    attached: list[tuple[dict[str, str], int, int]] = []  # GCP accelerator-only rows
+    for line, row in _rows(text, SKYPILOT_REQUIRED):
+        if reader.too_many(line):
+            break
+        if "" in row:
+            reader.problem(line, "", "more cells than the header row names")
+            continue
+        name, instance = row["AcceleratorName"], row["InstanceType"]
+        zone = row.get("AvailabilityZone", "")
+        if not name:
+            # A VM without an accelerator: not a GPU quote, but maybe a GCP host VM.
+            for term, column in ((PricingTerm.ON_DEMAND, "Price"), (PricingTerm.SPOT, "SpotPrice")):
+                price_text = row.get(column, "")
+                # A CPU VM's unreadable price decides no GPU quote: not an error.
+                if instance and price_text:
+                    with contextlib.suppress(InvalidOperation):
+                        host_prices[(instance, zone, term)] = _decimal(price_text)
+            continue
+        if not row["Region"]:
+            reader.problem(line, "Region", "empty: every offer needs its region")
+            continue
+        count = reader.gpu_count(line, "AcceleratorCount", row["AcceleratorCount"], name)
+        price = reader.price(line, "Price", row["Price"], required=not row.get("SpotPrice"))
+        spot = reader.price(line, "SpotPrice", row.get("SpotPrice", ""), required=False)
+        if count is None or (price is None and spot is None):
+            continue
+        if not instance:
+            attached.append((row, line, count))
+            continue
+        memory = _gpu_info_memory(row.get("GpuInfo", ""))
+        for term, value in ((PricingTerm.ON_DEMAND, price), (PricingTerm.SPOT, spot)):
+            if value is not None:
+                reader.offers.append(
+                    Offer(row=line, accelerator=name, count=count, memory_gb=memory,
+                          instance=instance, region=row["Region"], zone=zone, term=term,
+                          price=value)
+                )  # fmt: skip
+    for row, line, count in attached:
+        _attach_host(row, line, count, host_prices, reader)
+
+
+def _attach_host(
+    row: dict[str, str],
+    line: int,
+    count: int,
+    host_prices: dict[tuple[str, str, str], Decimal],
+    reader: _Reader,
+) -> None:
+    """A GCP accelerator-only row: its price plus the cheapest host VM of its zone."""
+    name, zone = row["AcceleratorName"], row.get("AvailabilityZone", "")
+    hosts = GCP_HOST_VMS.get(name.upper(), {}).get(count)
+    if not hosts:
+        if not resolve(name).known_family:
+            reader.skipped.add(UNKNOWN_GPU, name, line)
+        else:
+            reader.skipped.add(
+                "an accelerator-only row whose host VM type is not known (gcp_catalog.py)",
+                name, line,
+            )  # fmt: skip
+        return
+    memory = _gpu_info_memory(row.get("GpuInfo", ""))
+    for term, column in ((PricingTerm.ON_DEMAND, "Price"), (PricingTerm.SPOT, "SpotPrice")):
+        if not row.get(column):
+            continue
+        options = [
+            (host_prices[(h, zone, term)], h) for h in hosts if (h, zone, term) in host_prices
+        ]
+        if not options:
+            reader.skipped.add(
+                f"an accelerator-only row without its host VM's {column} in the file",
+                name, line,
+            )  # fmt: skip
+            continue
+        host_price, host = min(options)
+        reader.offers.append(
+            Offer(row=line, accelerator=name, count=count, memory_gb=memory, instance=host,
+                  region=row["Region"], zone=zone, term=term,
+                  price=_decimal(row[column]) + host_price)
+        )  # fmt: skip
+
+
+def _read_gpuhunt(text: str, reader: _Reader) -> None:
+    for line, row in _rows(text, GPUHUNT_REQUIRED):
+        if reader.too_many(line):
+            break
+        if "" in row:
+            reader.problem(line, "", "more cells than the header row names")
+            continue
+        if row.get("provider"):
+            reader.providers.add(row["provider"])
+        name, count_text = row["gpu_name"], row["gpu_count"]
+        if not name or count_text in ("", "0"):
+            continue  # a CPU-only instance
+        spot_text = row["spot"].lower()
+        if spot_text not in ("true", "false"):
+            reader.problem(line, "spot", f"not True or False: {row['spot']!r}")
+        if not row["location"]:
+            reader.problem(line, "location", "empty: every offer needs its location")
+        if not row["instance_name"]:
+            reader.problem(line, "instance_name", "empty")
+        count = reader.gpu_count(line, "gpu_count", count_text, name)
+        price = reader.price(line, "price", row["price"], required=True)
+        memory = None
+        if row.get("gpu_memory"):
+            try:
+                memory = _decimal(row["gpu_memory"])
+            except InvalidOperation:
+                reader.problem(line, "gpu_memory", f"not a number: {row['gpu_memory']!r}")
+        if count is None or price is None or spot_text not in ("true", "false"):
+            continue
+        if not row["location"]:
+            continue
+        term = PricingTerm.SPOT if spot_text == "true" else PricingTerm.ON_DEMAND
+        reader.offers.append(
+            Offer(row=line, accelerator=name, count=count, memory_gb=memory,
+                  instance=row["instance_name"], region=row["location"], zone="", term=term,
+                  price=price)
+        )  # fmt: skip
+    if len(reader.providers) > 1:
+        names = ", ".join(sorted(reader.providers))
+        reader.problem(1, "provider", f"the file mixes gpuhunt providers ({names}): import "
+                       "one provider's rows at a time")  # fmt: skip
+
+
+def read_catalog(text: str, *, fmt: str, max_rows: int) -> CatalogRead:
+    """Read a whole catalog file. Raises ``CatalogFileError`` for a file that cannot be read
+    (header, CSV syntax); row problems are returned for the caller to refuse the file."""
+    reader = _Reader(max_rows=max_rows)
+    if fmt == SKYPILOT:
+        _read_skypilot(text, reader)
+    else:
+        _read_gpuhunt(text, reader)
+    return CatalogRead(
+        quotes=_cheapest(reader.offers, reader.skipped), problems=reader.problems,
+        skipped=reader.skipped, rows=reader.rows, providers=reader.providers,
+    )  # fmt: skip
+
+
+def _cheapest(offers: list[Offer], skipped: Skipped) -> list[CatalogQuote]:
+    """One quote per (GPU, region, term): the cheapest per-GPU offer (ties: the earliest row),
+    with the largest GPU count of the key as its GPUs per node."""
+    resolved: dict[tuple[str, Decimal | None, str], Resolution] = {}
+    groups: dict[tuple[str, str, str], list[Offer]] = defaultdict(list)
+    for offer in offers:
+        key = (offer.accelerator, offer.memory_gb, offer.instance)
+        found = resolved.get(key)
+        if found is None:
+            found = resolve(offer.accelerator, memory_gb=offer.memory_gb, instance=offer.instance)
+            resolved[key] = found
+        if found.slug is None:
+            skipped.add(found.reason, offer.accelerator, offer.row)
+            continue
+        groups[(found.slug, offer.region, offer.term)].append(offer)
+    quotes = []
+    for (slug, region, term), group in sorted(groups.items()):
+        best = min(group, key=lambda o: (o.per_gpu, o.row))
+        quotes.append(
+            CatalogQuote(gpu_slug=slug, region=region, term=term,
+                         hourly_price_per_gpu=best.per_gpu,
+                         gpus_per_node=max(o.count for o in group), offer=best)
+        )  # fmt: skip
+    return quotes
