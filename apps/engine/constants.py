@@ -96,6 +96,41 @@ VLLM_MAX_NUM_SEQS: Final = 256
 VLLM_LARGE_GPU_MIN_MIB: Final = 70 * 1024
 VLLM_SMALL_DEFAULTS_DEVICE: Final = "a100"
 MAX_REPORTED_CONCURRENCY: Final = 1_000_000
+# vLLM sizes its KV cache after a profiling run (vllm/v1/worker/gpu_model_runner.py profile_run):
+# one forward pass of max_num_batched_tokens, then `_dummy_sampler_run` warms up the sampler on the
+# last token of min(max_num_batched_tokens, max_num_seqs) dummy requests with top_p 0.9 and
+# top_k vocab - 1, so the top-k / top-p path runs. The profiled peak, which the KV cache is sized
+# around, holds per (request, vocabulary entry):
+#  NVIDIA 14 bytes: the V1 sampler uses FlashInfer when it is importable (vllm/envs.py
+#   VLLM_USE_FLASHINFER_SAMPLER defaults to None, and topk_topp_sampler.py takes `is not False` as
+#   on in V1; vLLM's CUDA images ship FlashInfer): the model's BF16 logits (2), the sampler's FP32
+#   copy (4), and in flashinfer.sampling.top_k_top_p_sampling_from_logits the top-k-masked logits
+#   (4) and their softmax (4).
+#  AMD 28 bytes: no FlashInfer on ROCm, so the PyTorch path (topk_topp_sampler.py
+#   apply_top_k_top_p): BF16 logits (2), FP32 copy (4), sorted values (4) and int64 indices (8),
+#   top-k mask (1), top-p probabilities (4, cumsum in place) and mask (1), scattered result (4).
+# For gpt-oss (201,088-entry vocabulary) at 1024 requests that is 2.9 GB on an H100, several times
+# the forward pass's activations. The engine charges the larger of this and the forward
+# activations under vLLM only (SGLang sizes its pool by mem_fraction_static, TensorRT-LLM by the
+# free fraction after loading).
+VLLM_SAMPLER_WARMUP_BYTES_PER_LOGIT: Final = {"NVIDIA": 14.0, "AMD": 28.0}
+DEFAULT_VLLM_SAMPLER_WARMUP_BYTES_PER_LOGIT: Final = 28.0
+# vLLM's MXFP4 MoE on CUDA parts without FP4 tensor cores (Ampere, Ada, Hopper) runs the Marlin
+# kernel in the releases up to 0.11.0 (vllm/model_executor/layers/quantization/mxfp4.py
+# get_mxfp4_backend: Marlin when triton_kernels is not installed; vLLM PR #27523: the
+# triton_kernels dependency added later is what moved SM90 to Triton), and
+# Mxfp4MoEMethod.create_weights pads each expert for it ("The moe marlin kernel requires that for
+# each linear n % 256 == 0 and k % 128 == 0"): the per-GPU intermediate size up to a multiple of
+# 128 and the hidden size up to a multiple of 256. gpt-oss (hidden 2880, expert width 2880)
+# stores 3072 x 2944 per expert matrix on one GPU (+9%), 3072 x 1536 per GPU at TP2 (+14%).
+MARLIN_MOE_HIDDEN_MULTIPLE: Final = 256
+MARLIN_MOE_INTERMEDIATE_MULTIPLE: Final = 128
+# Marlin is built on Ampere's mma.sync; on Hopper, "without the wgmma instruction, the older
+# mma.sync instruction can only reach about 2/3 the peak throughput of Hopper Tensor Cores"
+# (Shah et al., "FlashAttention-3", PyTorch blog 2024-07-11, note 1, citing Luo et al.,
+# arXiv:2402.13499). The engine runs Marlin's MoE expert GEMMs on Hopper at that share of the rate
+# it charges a wgmma-class weight-only GEMM; on Ampere and Ada mma.sync is the native path (1.0).
+MARLIN_MMA_SYNC_PEAK_FRACTION: Final = {"HOPPER": 2.0 / 3.0}
 
 # --- Memory: training --------------------------------------------------------------------------
 # Training does not run under a serving engine, so vLLM's gpu_memory_utilization cap

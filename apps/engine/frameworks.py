@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from apps.engine import constants as c
-from apps.engine.types import Framework, GpuSpec, fast_init
+from apps.engine.memory import routed_expert_bytes, stage_fraction
+from apps.engine.types import Framework, GpuSpec, Layout, ModelSpec, Precision, fast_init
 
 DEFAULT_FRAMEWORK = Framework.VLLM
 
@@ -128,3 +129,73 @@ def framework_from_tooling(tooling: Iterable[str]) -> Framework | None:
         if isinstance(item, str) and item in Framework.__members__:
             return Framework(item)
     return None
+
+
+def profiled_sampler_bytes(
+    vocab_size: int, gpu: GpuSpec, limits: SchedulerLimits, sequences: int | None = None
+) -> float:
+    """Per-GPU bytes of the sampler warm-up in vLLM's memory profiling run, which the KV cache is
+    sized around (VLLM_SAMPLER_WARMUP_BYTES_PER_LOGIT); 0 for the other frameworks. vLLM warms up
+    min(max_num_batched_tokens, max_num_seqs) requests: the default max_num_seqs when `sequences`
+    is None (an offline batch left at the defaults, as the published offline runs are), else a
+    deployment sized for `sequences` in flight, which sets --max-num-seqs to that."""
+    if limits.framework is not Framework.VLLM:
+        return 0.0
+    per_logit = c.VLLM_SAMPLER_WARMUP_BYTES_PER_LOGIT.get(
+        gpu.vendor, c.DEFAULT_VLLM_SAMPLER_WARMUP_BYTES_PER_LOGIT
+    )
+    seqs = limits.max_seqs if sequences is None else min(sequences, limits.max_seqs)
+    return min(seqs, limits.max_batched_tokens) * vocab_size * per_logit
+
+
+def _round_up(x: int, multiple: int) -> int:
+    return -(-x // multiple) * multiple
+
+
+def marlin_moe_padding(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    weight_precision: Precision,
+    framework: Framework | None,
+    tp: int,
+) -> float:
+    """Factor (>= 1) by which vLLM's Marlin MXFP4 MoE pads the routed experts it holds on one GPU
+    (MARLIN_MOE_HIDDEN_MULTIPLE, MARLIN_MOE_INTERMEDIATE_MULTIPLE): vLLM (or no framework named)
+    serving a published FP4 MoE checkpoint on an NVIDIA part without FP4 tensor cores; else 1."""
+    fw = DEFAULT_FRAMEWORK if framework is None else framework
+    ck = model.checkpoint
+    if (
+        fw is not Framework.VLLM
+        or weight_precision is not Precision.FP4
+        or ck is None
+        or ck.precision is not Precision.FP4
+        or not model.is_moe
+        or gpu.vendor != "NVIDIA"
+        or gpu.architecture in c.FP4_ARCHITECTURES
+    ):
+        return 1.0
+    hidden = model.hidden_size
+    width = max(model.intermediate_size // max(tp, 1), 1)
+    padded = _round_up(hidden, c.MARLIN_MOE_HIDDEN_MULTIPLE) * _round_up(
+        width, c.MARLIN_MOE_INTERMEDIATE_MULTIPLE
+    )
+    return padded / (hidden * width)
+
+
+def marlin_moe_padding_bytes(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    weight_precision: Precision,
+    framework: Framework | None,
+    layout: Layout,
+) -> float:
+    """Per-GPU bytes the Marlin padding (marlin_moe_padding) adds to the routed experts one GPU of
+    `layout` holds (TP slices each expert's width; DEP keeps experts whole, dep of them apart)."""
+    split = layout.dep if layout.dep > 1 else layout.tp
+    pad = marlin_moe_padding(
+        model, gpu, weight_precision, framework, 1 if layout.dep > 1 else layout.tp
+    )
+    if pad <= 1.0:
+        return 0.0
+    held = routed_expert_bytes(model, weight_precision) / split * stage_fraction(model, layout.pp)
+    return (pad - 1.0) * held

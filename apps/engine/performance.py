@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from apps.engine import constants as c
+from apps.engine.frameworks import marlin_moe_padding
 from apps.engine.memory import kv_bytes_per_token, kv_cost, stage_fraction
 from apps.engine.precision import ComputePath, compute_path, embedding_params, weight_bytes
 from apps.engine.types import Bound, Framework, GpuSpec, Layout, ModelSpec, Precision, fast_init
@@ -160,6 +161,9 @@ class ServingModel:
     p2p_fixed_s: float = 0.0  # PP: fixed latency of one stage-to-stage send
     replicas: int = 1  # independent engines (plain data parallel) sharing the replica's work
     expert_width: float = 1.0  # expert_width_efficiency of the GPU's expert slices
+    # Share of the path's peak the expert kernel's MMA instruction reaches once its tiles are
+    # full (with_moe_kernel: Marlin's mma.sync on Hopper); 1 for wgmma-class kernels.
+    expert_mma: float = 1.0
     # Tokens one prompt-only pass may carry when prompts run as passes of their own (0: they
     # are mixed into the decode steps); see `with_scheduler`.
     prefill_pass_tokens: float = 0.0
@@ -248,9 +252,10 @@ class ServingModel:
             touched = self.expert_bytes * self.local_experts * hit
             if n_touched > 0.0 and self.expert_flops_per_token:
                 rows = t * self.active_experts / n_touched
-                per_token_s = self.expert_flops_per_token / (
-                    self.rate * grouped_gemm_efficiency(rows, self.tile_m, self.expert_width)
-                )
+                eff = grouped_gemm_efficiency(rows, self.tile_m, self.expert_width)
+                if rows >= self.tile_m:  # full tiles: the MMA instruction's peak binds
+                    eff *= self.expert_mma
+                per_token_s = self.expert_flops_per_token / (self.rate * eff)
                 decode_expert_s = decode_seqs * per_token_s
                 prefill_expert_s = prefill_tokens * per_token_s
         fpt = self.flops_per_token
@@ -387,6 +392,41 @@ def with_scheduler(sm: ServingModel, framework: Framework | None, budget: int) -
         _SCHEDULED.clear()
     _SCHEDULED[key] = (sm, scheduled)
     return scheduled
+
+
+_MarlinKey = tuple[int, int, int, Precision, Framework | None]
+_MARLIN: dict[_MarlinKey, tuple[ServingModel, ServingModel]] = {}
+
+
+def with_moe_kernel(
+    sm: ServingModel,
+    model: ModelSpec,
+    gpu: GpuSpec,
+    weight_precision: Precision,
+    framework: Framework | None,
+) -> ServingModel:
+    """`sm` as vLLM's Marlin MXFP4 MoE runs its experts on an NVIDIA part without FP4 tensor
+    cores (frameworks.marlin_moe_padding): each expert padded (more bytes read, more FLOPs) and,
+    on Hopper, computed with mma.sync (MARLIN_MMA_SYNC_PEAK_FRACTION); else `sm` itself."""
+    tp = 1 if sm.dp > 1 else sm.tp
+    pad = marlin_moe_padding(model, gpu, weight_precision, framework, tp)
+    if pad <= 1.0:
+        return sm
+    key = (id(sm), id(model), id(gpu), weight_precision, framework)
+    hit = _MARLIN.get(key)
+    if hit is not None and hit[0] is sm:
+        return hit[1]
+    mma = c.MARLIN_MMA_SYNC_PEAK_FRACTION.get(gpu.architecture, 1.0)
+    marlin = dataclasses.replace(
+        sm,
+        expert_bytes=sm.expert_bytes * pad,
+        expert_flops_per_token=sm.expert_flops_per_token * pad,
+        expert_mma=mma,
+    )
+    if len(_MARLIN) >= 4096:
+        _MARLIN.clear()
+    _MARLIN[key] = (sm, marlin)
+    return marlin
 
 
 def is_pcie_only(gpu: GpuSpec) -> bool:

@@ -8,7 +8,12 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from apps.engine import constants as c
-from apps.engine.frameworks import SchedulerLimits, scheduler_limits
+from apps.engine.frameworks import (
+    SchedulerLimits,
+    marlin_moe_padding_bytes,
+    profiled_sampler_bytes,
+    scheduler_limits,
+)
 from apps.engine.memory import (
     KvCost,
     breakdown_of,
@@ -24,6 +29,7 @@ from apps.engine.performance import (
     bound_of,
     is_pcie_only,
     serving_model,
+    with_moe_kernel,
     with_scheduler,
 )
 from apps.engine.precision import compute_path
@@ -482,14 +488,22 @@ def _estimate_layout(
     explicit_conc = req.concurrency
     limits = _limits_for(gpu, req.framework, req.speculative is not None)
     sm = with_scheduler(sm, req.framework, limits.max_batched_tokens)  # SGLang: own prefill passes
+    sm = with_moe_kernel(sm, model, gpu, req.weight_precision, req.framework)  # vLLM Marlin MoE
     # Each data-parallel engine / attention-DP rank runs its own scheduler (vLLM "Data Parallel
     # Deployment": one engine core per DP rank; SGLang DP attention: one scheduler per DP worker).
     max_seqs = limits.max_seqs * setup.seq_ranks
     chunk = min(limits.max_batched_tokens, max(in95, 1) * (explicit_conc or 1))
-    activations = max(chunk, 1) * setup.activation_per_token
+    # vLLM: its profiled peak also holds the sampler warm-up (at max_num_seqs requests offline).
+    realtime = req.workload_type is WorkloadType.REALTIME_INFERENCE
+    warm = explicit_conc if explicit_conc is not None else (1 if realtime else None)
+    activations = max(
+        max(chunk, 1) * setup.activation_per_token,
+        profiled_sampler_bytes(model.vocab_size, gpu, limits, warm),
+    )
     kv = setup.kv
     kv_per_seq = kv.sequence_bytes(ctx_p95)
-    fixed = setup.weights_per_gpu + activations + setup.overhead_per_gpu
+    padding = marlin_moe_padding_bytes(model, gpu, req.weight_precision, req.framework, layout)
+    fixed = setup.weights_per_gpu + padding + activations + setup.overhead_per_gpu
     logits_per_seq = model.vocab_size * c.LOGITS_BYTES
     free = max(setup.usable_per_gpu - fixed, 0.0)
     # DEP: each GPU holds its own sequences whole, so a replica holds ranks x what one GPU does.
@@ -565,7 +579,7 @@ def _estimate_layout(
     memory = breakdown_of(
         gpu_count,
         setup.capacity_per_gpu,
-        setup.weights_per_gpu,
+        setup.weights_per_gpu + padding,
         kv_used,
         activations + logits,
         0.0,

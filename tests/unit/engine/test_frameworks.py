@@ -14,10 +14,13 @@ from apps.engine.frameworks import (
     TRTLLM_MAX_BATCH_SIZE,
     TRTLLM_MAX_NUM_TOKENS,
     framework_from_tooling,
+    marlin_moe_padding,
+    profiled_sampler_bytes,
     scheduler_limits,
 )
+from apps.engine.performance import with_moe_kernel
 from apps.engine.request import parse_estimate_request
-from apps.engine.serving import scheduler_max_seqs
+from apps.engine.serving import scheduler_max_seqs, serving_setup
 from apps.engine.types import EstimateRequest, Framework, SpeculativeMethod, SpeculativeSpec
 
 
@@ -132,3 +135,51 @@ def test_the_request_parses_framework_and_names_a_bad_one() -> None:
     with pytest.raises(EngineInputError) as exc:
         parse_estimate_request({**body, "framework": "ollama"}, known_gpus=())
     assert exc.value.field == "framework"
+
+
+def test_vllm_reserves_its_sampler_warm_up_at_max_num_seqs_and_the_others_do_not() -> None:
+    h100, mi300x = gpu("h100-sxm5-80gb"), gpu("mi300x-192gb")
+    vocab = PRESETS["gpt-oss-120b"].vocab_size
+    vllm = scheduler_limits(h100, Framework.VLLM)
+    # 1024 dummy requests x 201,088 logits x 14 bytes (FlashInfer path on CUDA) = 2.9 GB.
+    assert profiled_sampler_bytes(vocab, h100, vllm) == pytest.approx(
+        1024 * vocab * c.VLLM_SAMPLER_WARMUP_BYTES_PER_LOGIT["NVIDIA"]
+    )
+    # A deployment for 4 sequences sets --max-num-seqs 4: the warm-up shrinks with it.
+    assert profiled_sampler_bytes(vocab, h100, vllm, 4) == pytest.approx(
+        4 * vocab * c.VLLM_SAMPLER_WARMUP_BYTES_PER_LOGIT["NVIDIA"]
+    )
+    # ROCm has no FlashInfer: the PyTorch sort path holds twice the bytes per logit.
+    amd = profiled_sampler_bytes(vocab, mi300x, scheduler_limits(mi300x, Framework.VLLM))
+    assert amd > profiled_sampler_bytes(vocab, h100, vllm)
+    for fw in (Framework.SGLANG, Framework.TENSORRT_LLM):
+        assert profiled_sampler_bytes(vocab, h100, scheduler_limits(h100, fw)) == 0.0
+
+
+def test_the_marlin_padding_applies_to_mxfp4_experts_on_hopper_under_vllm_only() -> None:
+    oss = PRESETS["gpt-oss-120b"]
+    h100, b200 = gpu("h100-sxm5-80gb"), gpu("b200-sxm-180gb")
+    # hidden 2880 -> 3072 (multiple of 256), expert width 2880 -> 2944 (multiple of 128).
+    assert marlin_moe_padding(oss, h100, Precision.FP4, None, 1) == pytest.approx(
+        3072 * 2944 / (2880 * 2880)
+    )
+    # TP2 slices the width to 1440 -> 1536.
+    assert marlin_moe_padding(oss, h100, Precision.FP4, Framework.VLLM, 2) == pytest.approx(
+        3072 * 1536 / (2880 * 1440)
+    )
+    assert marlin_moe_padding(oss, b200, Precision.FP4, Framework.VLLM, 1) == 1.0  # FP4 cores
+    assert marlin_moe_padding(oss, h100, Precision.FP4, Framework.SGLANG, 1) == 1.0
+    assert marlin_moe_padding(PRESETS["llama-3.1-8b"], h100, Precision.FP4, None, 1) == 1.0
+
+
+def test_marlin_moe_runs_prompts_slower_on_hopper_and_decode_reads_the_padding() -> None:
+    oss, h100 = PRESETS["gpt-oss-20b"], gpu("h100-sxm5-80gb")
+    sm = serving_setup(oss, h100, 1, Precision.FP4, Precision.BF16, 1.0, 1.0).sm
+    marlin = with_moe_kernel(sm, oss, h100, Precision.FP4, Framework.VLLM)
+    pad = marlin_moe_padding(oss, h100, Precision.FP4, Framework.VLLM, 1)
+    # An 8192-token prompt pass fills the expert tiles: mma.sync's 2/3 of the peak binds.
+    assert marlin.prefill_seconds(8192) > 1.3 * sm.prefill_seconds(8192)
+    # One decoding sequence reads the padded experts it touches, no more than pad x slower.
+    one = sm.seconds(1.0, 1024.0, 0.0, 0.0)
+    assert one < marlin.seconds(1.0, 1024.0, 0.0, 0.0) <= pad * one
+    assert with_moe_kernel(sm, oss, h100, Precision.FP4, Framework.SGLANG) is sm
