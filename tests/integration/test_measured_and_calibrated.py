@@ -78,7 +78,8 @@ class TestMeasuredReplacesEstimated:
         assert row.basis == "MEASURED"
         assert any(f"benchmark run #{run.pk}" in note for note in row.notes)
         expected_ms = Decimal(str(run.results["e2e_latency_ms"]["p95"]))
-        assert row.p95_latency_ms == pytest.approx(expected_ms, abs=Decimal("0.01"))
+        # The estimate JSON carries latencies in seconds to the millisecond (engine.serialize).
+        assert row.p95_latency_ms == pytest.approx(expected_ms, abs=Decimal("0.5"))
 
     def test_failed_requests_from_the_run_lower_the_accepted_outputs(self, two_briefs):
         first, _ = two_briefs

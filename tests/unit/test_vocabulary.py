@@ -19,7 +19,7 @@ from apps.engine import costing
 from apps.engine import types as engine
 from apps.engine.capacity_model import CapacityOption
 from apps.finance.models import CandidateRow, CandidateTable, FinanceAssumptions, FxRate
-from apps.quotes.models import ApiRoute, Quote
+from apps.quotes.models import ApiRoute, ApiRoutePrice, Quote
 
 # (model, field) -> the engine enum it is derived from.
 ENGINE_VOCABULARIES = {
@@ -47,6 +47,7 @@ DJANGO_ONLY = {
     (BenchmarkRun, "tool"),
     (Quote, "currency"),
     (ApiRoute, "currency"),
+    (ApiRoutePrice, "currency"),
     (FinanceAssumptions, "reporting_currency"),
     (FxRate, "currency"),
     (CandidateTable, "currency"),
