@@ -1,8 +1,10 @@
 """List pages and list endpoints cost the same number of queries at 5 rows as at 50."""
 
+import datetime
 from decimal import Decimal
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -206,3 +208,37 @@ class TestConstantQueriesProcurementPages:
         for _ in range(10):
             make_user(Role.FINANCE, Role.PLATFORM)
         assert queries(lambda: page.get(url)) == small
+
+
+class TestConstantQueriesImportPages:
+    """The catalog import and the API-price diff cost the same queries at 5 rows as at 50."""
+
+    def test_catalog_import_endpoint(self, api):
+        header = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,"
+        header += "Region,AvailabilityZone\n"
+
+        def upload(n):
+            provider = ProviderFactory()
+            lines = [f"p5.48xlarge,H100,8.0,192.0,2048.0,98.32,40.1,r{i},r{i}a\n" for i in range(n)]
+            body = {
+                "file": SimpleUploadedFile("vms.csv", (header + "".join(lines)).encode()),
+                "provider": provider.pk,
+                "format": "skypilot",
+            }
+            return lambda: api.post("/api/v1/quotes/import-catalog", body, format="multipart")
+
+        def imported(call):
+            with CaptureQueriesContext(connection) as captured:
+                response = call()
+            assert response.status_code == 201, response.content[:300]
+            return len(captured)
+
+        assert imported(upload(5)) == imported(upload(50))
+
+    def test_api_prices_diff_page(self, catalog, page):
+        day = (datetime.date.today() - datetime.timedelta(days=1)).isoformat()
+        small, large = grow(
+            lambda n: ApiRouteFactory.create_batch(n),
+            lambda: page.get(f"/quotes/api-prices/?date={day}"),
+        )
+        assert small == large
