@@ -78,6 +78,15 @@ class TestImportSkyPilot:
         assert "'skypilot_aws_vms.csv'" in quote.source
         assert "p5.48xlarge" in quote.source and "use1-az4" in quote.source
 
+    def test_the_quote_api_answers_each_quotes_import_key_and_fetch_date(self, api, aws):
+        post(api, fixture_file("skypilot_aws_vms.csv"), provider=aws.pk, fetched_date="2026-11-28")
+        quote = Quote.objects.get(import_key="skypilot:h100-sxm5-80gb:us-east-1:SPOT")
+
+        body = api.get(f"/api/v1/quotes/{quote.pk}/").json()
+
+        assert body["import_key"] == "skypilot:h100-sxm5-80gb:us-east-1:SPOT"
+        assert body["fetched_date"] == "2026-11-28"
+
     def test_the_gcp_column_order_and_host_vms(self, api, aws):
         response = post(api, fixture_file("skypilot_gcp_vms.csv"), provider=aws.pk)
         assert response.status_code == 201, response.content
