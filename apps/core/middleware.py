@@ -7,13 +7,13 @@ the declared length is over the limit it answers 413 with the limit in words (JS
 
 Limits: the quote CSV import (page and API) takes a file of up to ``QUOTE_CSV_MAX_BYTES`` plus
 room for the form around it, the catalog import (page and API) one of up to
-``QUOTE_CATALOG_MAX_BYTES`` plus the same room; every other endpoint takes up to ``DATA_UPLOAD_MAX_MEMORY_SIZE``. The
-benchmark import (page and API) is left to its own check, which refuses from the same
-Content-Length, also unread, with a 400 naming the ``file`` field (and, on the page, the form
-with the error): up to ``BENCHMARK_MAX_UPLOAD_BYTES`` plus the same room. A body sent without a
-``Content-Length`` (chunked) is left to Django's own limits (``DATA_UPLOAD_MAX_MEMORY_SIZE``
-for form and JSON data; files stream to temporary files past ``FILE_UPLOAD_MAX_MEMORY_SIZE``)
-and to the views' size checks.
+``QUOTE_CATALOG_MAX_BYTES`` plus the same room; every other endpoint takes up to
+``DATA_UPLOAD_MAX_MEMORY_SIZE``. The benchmark import (page and API) is left to its own check,
+which refuses from the same Content-Length, also unread, with a 400 naming the ``file`` field
+(and, on the page, the form with the error): up to ``BENCHMARK_MAX_UPLOAD_BYTES`` plus the same
+room. A body sent without a ``Content-Length`` (chunked) is left to Django's own limits
+(``DATA_UPLOAD_MAX_MEMORY_SIZE`` for form and JSON data; files stream to temporary files past
+``FILE_UPLOAD_MAX_MEMORY_SIZE``) and to the views' size checks.
 """
 
 import sqlite3

@@ -209,7 +209,8 @@ def catalog_of_size(size: int) -> str:
     rows, length, zone = [AWS_HEADER], len(AWS_HEADER) + 1, 0
     while length < size:
         spot = f"{20 + zone % 1000 / 100:.2f}"
-        row = f'p5.48xlarge,H100,8.0,192.0,2048.0,"{GPU_INFO}",55.04,{spot},us-east-{zone % 4},use1-az{zone}'
+        where = f"us-east-{zone % 4},use1-az{zone}"
+        row = f'p5.48xlarge,H100,8.0,192.0,2048.0,"{GPU_INFO}",55.04,{spot},{where}'
         rows.append(row)
         length += len(row) + 1
         zone += 1
