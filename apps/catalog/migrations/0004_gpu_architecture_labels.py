@@ -4,15 +4,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('catalog', '0003_gpu_device_memory_and_new_architectures'),
+        ("catalog", "0003_gpu_device_memory_and_new_architectures"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='gpu',
-            name='architecture',
-            field=models.CharField(choices=[('AMPERE', 'Ampere'), ('ADA', 'Ada Lovelace'), ('HOPPER', 'Hopper'), ('BLACKWELL', 'Blackwell'), ('BLACKWELL_ULTRA', 'Blackwell Ultra'), ('CDNA3', 'CDNA 3'), ('CDNA4', 'CDNA 4')], max_length=16),
+            model_name="gpu",
+            name="architecture",
+            field=models.CharField(
+                choices=[
+                    ("AMPERE", "Ampere"),
+                    ("ADA", "Ada Lovelace"),
+                    ("HOPPER", "Hopper"),
+                    ("BLACKWELL", "Blackwell"),
+                    ("BLACKWELL_ULTRA", "Blackwell Ultra"),
+                    ("CDNA3", "CDNA 3"),
+                    ("CDNA4", "CDNA 4"),
+                ],
+                max_length=16,
+            ),
         ),
     ]

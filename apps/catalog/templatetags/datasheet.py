@@ -17,7 +17,7 @@ WHOLE_FROM = 1000
 
 @register.filter
 def figure(value: Any) -> str:
-    """"2,516", "1.792", "8", "503.8", "—" for none."""
+    """A figure to read: "2,516", "1.792", "8", "503.8"; "—" for none."""
     if value in (None, ""):
         return "—"
     try:
