@@ -14,7 +14,22 @@ MAX_DEVICE_MEMORY_MIB = 64 * 2**20
 class Gpu(BaseModel):
     """One GPU model with its datasheet figures (dense, not sparse) and where they came from."""
 
-    Architecture = text_choices(engine.Architecture, name="Gpu.Architecture")
+    # The architectures' names as their vendors write them (NVIDIA: "NVIDIA Ampere / Ada
+    # Lovelace / Hopper / Blackwell / Blackwell Ultra architecture"; AMD: "AMD CDNA 3 / CDNA 4
+    # architecture", the Instinct MI300 and MI350 series white papers).
+    Architecture = text_choices(
+        engine.Architecture,
+        {
+            "AMPERE": "Ampere",
+            "ADA": "Ada Lovelace",
+            "HOPPER": "Hopper",
+            "BLACKWELL": "Blackwell",
+            "BLACKWELL_ULTRA": "Blackwell Ultra",
+            "CDNA3": "CDNA 3",
+            "CDNA4": "CDNA 4",
+        },
+        name="Gpu.Architecture",
+    )
 
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=120)

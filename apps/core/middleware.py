@@ -6,13 +6,14 @@ the declared length is over the limit it answers 413 with the limit in words (JS
 /api/, a small HTML page elsewhere) and the body is never read.
 
 Limits: the quote CSV import (page and API) takes a file of up to ``QUOTE_CSV_MAX_BYTES`` plus
-room for the form around it; every other endpoint takes up to ``DATA_UPLOAD_MAX_MEMORY_SIZE``. The
-benchmark import (page and API) is left to its own check, which refuses from the same
-Content-Length, also unread, with a 400 naming the ``file`` field (and, on the page, the form
-with the error): up to ``BENCHMARK_MAX_UPLOAD_BYTES`` plus the same room. A body sent without a
-``Content-Length`` (chunked) is left to Django's own limits (``DATA_UPLOAD_MAX_MEMORY_SIZE``
-for form and JSON data; files stream to temporary files past ``FILE_UPLOAD_MAX_MEMORY_SIZE``)
-and to the views' size checks.
+room for the form around it, the catalog import (page and API) one of up to
+``QUOTE_CATALOG_MAX_BYTES`` plus the same room; every other endpoint takes up to
+``DATA_UPLOAD_MAX_MEMORY_SIZE``. The benchmark import (page and API) is left to its own check,
+which refuses from the same Content-Length, also unread, with a 400 naming the ``file`` field
+(and, on the page, the form with the error): up to ``BENCHMARK_MAX_UPLOAD_BYTES`` plus the same
+room. A body sent without a ``Content-Length`` (chunked) is left to Django's own limits
+(``DATA_UPLOAD_MAX_MEMORY_SIZE`` for form and JSON data; files stream to temporary files past
+``FILE_UPLOAD_MAX_MEMORY_SIZE``) and to the views' size checks.
 """
 
 import sqlite3
@@ -37,8 +38,13 @@ SELF_LIMITED = frozenset({"api:benchmark-run-import", "benchmarks:upload"})
 
 def upload_limits() -> dict[str, int]:
     """File limit per upload endpoint, by URL name."""
-    limit = settings.QUOTE_CSV_MAX_BYTES
-    return {"api:quote-import": limit, "quotes:import": limit}
+    csv_limit, catalog_limit = settings.QUOTE_CSV_MAX_BYTES, settings.QUOTE_CATALOG_MAX_BYTES
+    return {
+        "api:quote-import": csv_limit,
+        "quotes:import": csv_limit,
+        "api:quote-import-catalog": catalog_limit,
+        "quotes:import-catalog": catalog_limit,
+    }
 
 
 def body_limit_for(path: str) -> int | None:

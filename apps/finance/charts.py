@@ -6,7 +6,7 @@ from typing import Any
 from apps.engine.costing_breakeven import CAPACITY_OPTION_LABELS, CapacityOption
 from apps.quotes.models import Quote
 
-from .lines import line_label
+from .lines import line_label, unit_amount_text
 
 # The capacity model's curve keys (apps.finance.capacity) and the label a person reads.
 OPTION_LABELS = {option.value.lower(): label for option, label in CAPACITY_OPTION_LABELS.items()}
@@ -106,30 +106,90 @@ def _f(value: str | None) -> float | None:
     return None if value is None else float(value)
 
 
+# The unit-cost bars stand on a linear axis from 0, so a bar's length is its cost: a candidate
+# twice as dear has a bar twice as long. (The log axis they had drew the cheapest bar the
+# shortest whatever the ratio: bar lengths on a log axis measure nothing a buyer compares.)
+# Each bar has its cost written beside it, so a short bar still reads. When the dearest costs
+# more than UNIT_COST_SPAN times the cheapest, the bars beyond that span are cut at the axis
+# end, hatched, their cost written on them and their number in the title: no bar is then
+# shorter than 1/UNIT_COST_SPAN of the axis (about 9 px of the page's ~900 px plot, still seen).
+UNIT_COST_SPAN = 100
+# Room past the longest whole bar for the cost written beside it, as a share of the axis.
+BAR_TEXT_ROOM = 0.3
+CUT_PATTERN = "/"  # Plotly's hatching: a bar longer than drawn
+CUT_SOLIDITY = 0.15  # thin hatching lines (Plotly's default, 0.3, hides the text on the bar)
+TEXT_COLOUR = "#1d2430"  # the page's text colour (static/css/site.css --ink)
+
+
 def unit_cost_figure(rows: list[dict[str, Any]], unit: str, currency: str) -> dict[str, Any]:
-    """Bars of the rows' unit costs; ``unit`` in words ("per 1M accepted tokens"): the rows'
-    costs are already in it (apps.finance.units)."""
+    """Bars of the rows' unit costs on a linear axis from 0 (outliers cut and said so); ``unit``
+    in words ("per 1M accepted tokens"): the rows' costs are already in it (apps.finance.units)."""
     costed = [r for r in rows if r["effective_unit_cost"] is not None]
+    costs = [float(r["effective_unit_cost"]) for r in costed]
+    positive = [c for c in costs if c > 0]
+    ceiling = min(positive) * UNIT_COST_SPAN if positive else None
+    cut = [ceiling is not None and c > ceiling for c in costs]
+    whole = [c for c, is_cut in zip(costs, cut, strict=True) if not is_cut]
+    axis_end = (max(whole, default=0) or 1) * (1 + BAR_TEXT_ROOM)
+    shown = [axis_end if is_cut else c for c, is_cut in zip(costs, cut, strict=True)]
+    # As the table writes them (four significant digits, with the currency).
+    words = [unit_amount_text(r["effective_unit_cost"], currency) for r in costed]
+    title = f"Effective cost {unit} (grey: fails the brief)"
+    if any(cut):
+        n = sum(cut)
+        title += (
+            f"<br><sub>{n} bar{'' if n == 1 else 's'} over {UNIT_COST_SPAN}\u00d7 the cheapest "
+            "cut at the axis end (hatched), the cost written on "
+            f"{'it' if n == 1 else 'each'}</sub>"
+        )
     return {
         "data": [
             {
                 "type": "bar",
                 "orientation": "h",
                 "y": [_label(r) for r in costed],
-                "x": [_f(r["effective_unit_cost"]) for r in costed],
+                "x": shown,
+                "text": [
+                    f"{w} (cut: beyond the axis)" if is_cut else w
+                    for w, is_cut in zip(words, cut, strict=True)
+                ],
+                "textposition": ["inside" if is_cut else "outside" for is_cut in cut],
+                "insidetextanchor": "end",
+                "constraintext": "none",  # the cost at the page's size, never shrunk to fit
+                "textfont": {
+                    "color": [
+                        "#ffffff" if is_cut and r["meets_constraints"] else TEXT_COLOUR
+                        for r, is_cut in zip(costed, cut, strict=True)
+                    ]
+                },
+                "cliponaxis": False,
+                "customdata": words,
                 "marker": {
                     "color": [
                         MEETS_COLOUR if r["meets_constraints"] else FAILS_COLOUR for r in costed
-                    ]
+                    ],
+                    # Thin white hatching: the bar keeps its colour and its text stays legible.
+                    "pattern": {
+                        "shape": [CUT_PATTERN if is_cut else "" for is_cut in cut],
+                        "fillmode": "overlay",  # over the bar's colour, not instead of it
+                        "fgcolor": "#ffffff",
+                        "solidity": CUT_SOLIDITY,
+                    },
                 },
-                "hovertemplate": "%{y}<br>%{x:.4g} " + f"{currency} {unit}<extra></extra>",
+                "hovertemplate": "%{y}<br>%{customdata} " + f"{unit}<extra></extra>",
             }
         ],
         "layout": {
-            "title": {"text": f"Effective cost {unit} (grey: fails the brief)"},
-            "xaxis": {"title": {"text": f"{currency} {unit}"}, "type": "log"},
+            "title": {"text": title},
+            "xaxis": {
+                "title": {"text": f"{currency} {unit}"},
+                "type": "linear",
+                "range": [0, axis_end],
+                "rangemode": "tozero",
+                "tickformat": ",~r",
+            },
             "yaxis": {"autorange": "reversed", "automargin": True},
-            "margin": {"l": 20, "t": 50},
+            "margin": {"l": 20, "t": 70 if any(cut) else 50},
             "font": FONT,
             "height": 120 + 26 * len(costed),
         },

@@ -3,6 +3,7 @@
 provider · model · model API. Two queries whatever the number of ids."""
 
 from collections.abc import Iterable
+from typing import Any
 
 from apps.catalog.models import Gpu
 from apps.quotes.models import ApiRoute, Quote
@@ -31,6 +32,42 @@ def offer_labels(
         for r in ApiRoute.objects.filter(pk__in=wanted).values("pk", "provider__name", "model"):
             routes[r["pk"]] = f"{r['provider__name']} · {r['model']} · model API"
     return quotes, routes
+
+
+# The label of a candidate row's price source among its facts (apps.finance.lines._facts, which
+# names the source by id: "quote #12, 30 days old"); the page says it in words instead.
+PRICE_FROM = "Price from"
+GONE = "a quote no longer listed"
+
+
+def price_from_text(row: dict[str, Any], quotes: dict[int, str], routes: dict[int, str]) -> str:
+    """Where a candidate row's price comes from, in words: provider · GPU · term · region and
+    the quote's age (and staleness), or provider · model · model API; never a bare id (the
+    JSON and the CSV keep ``quote_id`` and ``api_route_id``)."""
+    if row.get("quote_id"):
+        text = quotes.get(row["quote_id"], GONE)
+        age = row.get("quote_age_days")
+        if age is not None:
+            text += f", {age:,} day{'' if age == 1 else 's'} old"
+        if row.get("quote_stale"):
+            text += " (stale: ask for a new quote)"
+        return text
+    return routes.get(row.get("api_route_id") or 0, "an API route no longer listed")
+
+
+def name_price_sources(
+    rows: list[dict[str, Any]], quotes: dict[int, str], routes: dict[int, str]
+) -> None:
+    """Each row's "Price from" fact in words (``display_facts`` as candidate_table_display
+    made it, with its id-named source replaced in place)."""
+    for row in rows:
+        if not (row.get("quote_id") or row.get("api_route_id")):
+            continue
+        text = price_from_text(row, quotes, routes)
+        row["display_facts"] = [
+            (label, text if label == PRICE_FROM else value)
+            for label, value in row.get("display_facts", [])
+        ]
 
 
 def gpu_name(slug: str | None) -> str:

@@ -21,7 +21,7 @@ from .assumptions import (
 from .capacity import capacity_model_page
 from .forms import MOVES, FinanceAssumptionsForm, FxRateForm, OrganisationAssumptionsForm
 from .fx import fx_rates_applied, rate_text
-from .labels import gpu_name, offer_labels
+from .labels import gpu_name, name_price_sources, offer_labels
 from .lines import (
     assumption_label,
     assumption_value,
@@ -127,12 +127,13 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
         row["checklist"] = checklist.get(row["quote_id"]) if row["quote_id"] else None
     leader = next((r for r in ranked if r["rank"] is not None), None)
     capacity = capacity_model_page(ranking["capacity_model"])
-    # The not-costed entries and the capacity options name quotes and routes by id (as the
-    # JSON does); the page names them in words.
-    offered = [*ranking["not_costed"], *capacity["capacity_options"]]
+    # The not-costed entries, the capacity options and the rows' price sources name quotes and
+    # routes by id (as the JSON does); the page names them in words (two queries for all).
+    offered = [*ranking["not_costed"], *capacity["capacity_options"], *shown]
     quote_words, route_words = offer_labels(
         [o.get("quote_id") for o in offered], [o.get("api_route_id") for o in offered]
     )
+    name_price_sources(shown, quote_words, route_words)
     not_costed = [
         {
             **entry,

@@ -21,7 +21,6 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from apps.catalog.models import Gpu
-from apps.core.middleware import MULTIPART_OVERHEAD_BYTES
 from apps.core.models import Team
 from apps.finance.services import candidate_tables_request_recompute
 
@@ -29,12 +28,14 @@ from .catalog_rows import FORMATS, CatalogFileError, CatalogQuote, read_catalog
 from .models import Provider, Quote
 from .services import IMPORT_BATCH_SIZE, QuoteImportError, RowError, _import_row_clean
 
-#: The largest catalog file: what a request body may carry (DATA_UPLOAD_MAX_MEMORY_SIZE, which
-#: apps/core/middleware.py enforces for this endpoint) less the multipart form around it.
-#: SkyPilot's whole AWS vms.csv is 2.5 MB (skypilot-catalog catalogs/v7/aws/vms.csv).
-MAX_CATALOG_BYTES = settings.DATA_UPLOAD_MAX_MEMORY_SIZE - MULTIPART_OVERHEAD_BYTES
-#: Rows a file may hold (GPU and CPU rows together): far more than a 5 MiB file of either
-#: format can, so the byte limit decides in practice; this bounds the work per request.
+#: The largest catalog file (settings.QUOTE_CATALOG_MAX_BYTES, 20 MiB): a larger file is a
+#: field-level 400 on ``file``; apps/core/middleware.py refuses a request body declared longer
+#: than this plus the multipart form around it with a 413, unread.
+MAX_CATALOG_BYTES = settings.QUOTE_CATALOG_MAX_BYTES
+#: Rows a file may hold (GPU and CPU rows together); this bounds the work per request (about
+#: 3 s of parsing on the 2-core development machine). A SkyPilot row with its GpuInfo is about
+#: 200 bytes, so a 20 MiB file of them is about 100,000 rows; a file of shorter rows reaches
+#: this before the byte limit and is refused in words ("split the file").
 MAX_CATALOG_ROWS = 100_000
 #: Both sources publish USD prices (SkyPilot: sky/catalog/common.py; gpuhunt: "price: $ per
 #: hour", _internal/models.py CatalogItem).
@@ -231,7 +232,7 @@ def catalog_upload_text(upload: UploadedFile) -> str:
     """An uploaded catalog file as text, or a ``ValueError`` in words (page and API)."""
     limit = MAX_CATALOG_BYTES
     if upload.size is not None and upload.size > limit:
-        raise ValueError(f"larger than {limit / 2**20:.1f} MB: split the file by region")
+        raise ValueError(f"larger than {limit / 2**20:g} MB: split the file by region")
     try:
         return upload.read().decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -29,7 +29,10 @@ class DateInput(forms.DateInput):
 
 
 class CatalogImportForm(forms.Form):
-    file = forms.FileField(help_text="A SkyPilot vms.csv or a gpuhunt catalog CSV (up to 5 MB).")
+    file = forms.FileField(
+        help_text="A SkyPilot vms.csv or a gpuhunt catalog CSV (up to "
+        f"{catalog_import.MAX_CATALOG_BYTES / 2**20:g} MB)."
+    )
     provider = forms.ModelChoiceField(
         queryset=Provider.objects.order_by("name"),
         help_text="The provider these prices are for (add it under Providers first).",

@@ -269,6 +269,11 @@ CELERY_TASK_DEFAULT_QUEUE = env("CELERY_QUEUE", default="gpuselect")
 QUOTE_MAX_AGE_DAYS = env.int("QUOTE_MAX_AGE_DAYS", default=90)
 # The quote CSV import (page and API): the largest file it takes.
 QUOTE_CSV_MAX_BYTES = 2 * 1024 * 1024
+# The catalog import (SkyPilot vms.csv, gpuhunt CSV; page and API): the largest file it takes.
+# SkyPilot's AWS vms.csv is 2.5 MB (skypilot-catalog catalogs/v7/aws/vms.csv) and a whole
+# cloud's catalog grows with every instance type, so 20 MiB (the benchmark import's limit)
+# leaves room for the largest without splitting.
+QUOTE_CATALOG_MAX_BYTES = env.int("QUOTE_CATALOG_MAX_BYTES", default=20 * 1024 * 1024)
 # Largest benchmark result file accepted for import.
 BENCHMARK_MAX_UPLOAD_BYTES = env.int("BENCHMARK_MAX_UPLOAD_BYTES", default=20 * 1024 * 1024)
 # Largest request body an endpoint without an upload takes (form fields, JSON): 5 MiB, over

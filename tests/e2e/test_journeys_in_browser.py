@@ -45,6 +45,8 @@ HEIGHT = 900
 RAW_FLOAT = re.compile(r"\d+\.\d{5,}")
 UPPER_SNAKE = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
 SNAKE_CASE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+# An engine name title-cased, as Django labels a choice written without words ("Cdna4").
+ENUM_LABEL = re.compile(r"\bCdna\s?\d|\bBlackwell_Ultra\b")
 # Names a person reads in their own files, so the page says them as the file does: the key of a
 # Hugging Face config.json that sets the weight precision (the brief form's help text).
 FILE_KEYS = ("quantization_config",)
@@ -196,9 +198,18 @@ def test_platform_writes_a_training_brief_and_reads_its_time_to_train(
 
     page.click("text=GPU catalog")
     page.wait_for_selector("#gpu-table")
-    j.look("gpu-catalog")
+    text = j.look("gpu-catalog")
+    # Architectures as vendors write them, figures with separators, each date on one line.
+    assert "CDNA 4" in text and "Blackwell Ultra" in text and not ENUM_LABEL.findall(text)
+    assert "2,516" in text and "8.000" not in text
+    lines = page.locator("#gpu-table td.date").evaluate_all(
+        "cells => cells.map(c => { const r = document.createRange(); r.selectNodeContents(c);"
+        " return r.getClientRects().length; })"
+    )  # fmt: skip
+    assert lines and set(lines) == {1}, lines
     page.locator("#gpu-table tbody a").first.click()
-    j.look("gpu-detail")
+    text = j.look("gpu-detail")
+    assert "CDNA 4" in text and not ENUM_LABEL.findall(text)
 
 
 def test_finance_reads_the_candidate_table_and_costs_the_missing_currency(

@@ -67,6 +67,17 @@ class TestRequestBodyLimit:
             response, reached = through_middleware(path, limit + 1)
             assert (response.status_code, reached) == (413, False)
 
+    def test_the_catalog_import_takes_up_to_its_own_20_mib_limit(self):
+        limit = 20 * 2**20 + MULTIPART_OVERHEAD_BYTES
+        assert settings.QUOTE_CATALOG_MAX_BYTES == 20 * 2**20
+        for path in ("/api/v1/quotes/import-catalog", "/quotes/import-catalog/"):
+            # 6 MiB: over the 5 MiB every other form or JSON body is held to.
+            assert through_middleware(path, 6 * 2**20)[1]
+            assert through_middleware(path, limit)[1]
+            response, reached = through_middleware(path, limit + 1)
+            assert (response.status_code, reached) == (413, False)
+            assert f"{limit:,} bytes" in response.content.decode()
+
     def test_a_body_within_the_limit_reaches_the_view(self):
         assert through_middleware("/api/v1/briefs/", 1000)[1]
 

@@ -78,6 +78,15 @@ class TestImportSkyPilot:
         assert "'skypilot_aws_vms.csv'" in quote.source
         assert "p5.48xlarge" in quote.source and "use1-az4" in quote.source
 
+    def test_the_quote_api_answers_each_quotes_import_key_and_fetch_date(self, api, aws):
+        post(api, fixture_file("skypilot_aws_vms.csv"), provider=aws.pk, fetched_date="2026-11-28")
+        quote = Quote.objects.get(import_key="skypilot:h100-sxm5-80gb:us-east-1:SPOT")
+
+        body = api.get(f"/api/v1/quotes/{quote.pk}/").json()
+
+        assert body["import_key"] == "skypilot:h100-sxm5-80gb:us-east-1:SPOT"
+        assert body["fetched_date"] == "2026-11-28"
+
     def test_the_gcp_column_order_and_host_vms(self, api, aws):
         response = post(api, fixture_file("skypilot_gcp_vms.csv"), provider=aws.pk)
         assert response.status_code == 201, response.content
@@ -186,6 +195,73 @@ class TestRecompute:
         assert response.json()["briefs_queued"] == 3
         # Ten quotes created, and each brief's table asked for once, in one send.
         assert [sorted(ids) for ids in sent] == [sorted(briefs)]
+
+
+MiB = 2**20
+GPU_INFO = (
+    "{'Gpus': [{'Name': 'H100', 'Manufacturer': 'NVIDIA', 'Count': 8, 'MemoryInfo': "
+    "{'SizeInMiB': 81920}}], 'TotalGpuMemoryInMiB': 655360}"
+)
+
+
+def catalog_of_size(size: int) -> str:
+    """A SkyPilot vms.csv of at least ``size`` bytes: H100 rows over 4 regions, one zone each."""
+    rows, length, zone = [AWS_HEADER], len(AWS_HEADER) + 1, 0
+    while length < size:
+        spot = f"{20 + zone % 1000 / 100:.2f}"
+        where = f"us-east-{zone % 4},use1-az{zone}"
+        row = f'p5.48xlarge,H100,8.0,192.0,2048.0,"{GPU_INFO}",55.04,{spot},{where}'
+        rows.append(row)
+        length += len(row) + 1
+        zone += 1
+    return "\n".join(rows) + "\n"
+
+
+class TestSizeLimit:
+    """The catalog import has its own limit (settings.QUOTE_CATALOG_MAX_BYTES, 20 MiB): larger
+    than the 5 MiB any other form or JSON body may be, as whole clouds' catalogs are."""
+
+    def test_a_6_mib_catalog_is_imported(self, api, aws):
+        text = catalog_of_size(6 * MiB)
+        assert 6 * MiB <= len(text) < 6.1 * MiB
+
+        response = post(api, text_file(text), provider=aws.pk)
+
+        assert response.status_code == 201, response.content[:500]
+        body = response.json()
+        assert body["rows"] == text.count("\n") - 1
+        assert (body["created"], Quote.objects.count()) == (8, 8)  # 4 regions x on demand, spot
+
+    def test_the_page_takes_a_6_mib_catalog_too(self, catalog, client, make_user, aws):
+        client.force_login(make_user(Role.PROCUREMENT))
+        response = client.post(
+            PAGE,
+            {"file": text_file(catalog_of_size(6 * MiB)), "provider": aws.pk,
+             "format": "skypilot"},
+        )  # fmt: skip
+        assert response.status_code == 200
+        assert "8 quotes added" in response.content.decode()
+
+    def test_a_file_one_byte_over_20_mib_is_a_400_on_the_file_field(self, api, aws):
+        response = post(api, text_file("x" * (20 * MiB + 1)), provider=aws.pk)
+
+        assert response.status_code == 400
+        assert response.json()["errors"]["file"] == ["larger than 20 MB: split the file by region"]
+        assert Quote.objects.count() == 0
+
+    def test_a_body_well_over_20_mib_is_a_413_before_it_is_read(self, api, aws):
+        response = post(api, text_file("x" * (21 * MiB)), provider=aws.pk)
+
+        assert response.status_code == 413
+        assert (
+            f"limit for this address is {20 * MiB + 64 * 1024:,} bytes"
+            in (response.json()["detail"])
+        )
+        assert Quote.objects.count() == 0
+
+    def test_the_form_names_the_limit(self, catalog, client, make_user):
+        client.force_login(make_user(Role.PROCUREMENT))
+        assert "(up to 20 MB)" in client.get(PAGE).content.decode()
 
 
 class TestRefusals:

@@ -12,6 +12,7 @@ from apps.core.roles import Role
 from apps.finance.capacity import capacity_model_page
 from apps.finance.lines import assumption_label, assumption_value
 from apps.finance.services import candidate_tables_request_recompute
+from apps.quotes.models import ApiRoute
 from tests.factories.briefs import BriefFactory
 from tests.factories.quotes import ApiRouteFactory, ProviderFactory, QuoteFactory
 
@@ -63,6 +64,33 @@ class TestNotCostedInWords:
         assert f"#{euro.pk}" not in listed
         body = token_client(Role.FINANCE).get(f"/api/v1/briefs/{brief.pk}/rankings").json()
         assert [e["quote_id"] for e in body["not_costed"]] == [euro.pk]
+
+
+class TestPriceSourceInWords:
+    def test_each_rows_details_name_the_quote_or_route_and_the_csv_keeps_the_ids(
+        self, offers, client, token_client, make_user
+    ):
+        brief, _ = offers
+        client.force_login(make_user(Role.FINANCE))
+        html = client.get(f"/briefs/{brief.pk}/finance/").content.decode()
+
+        sources = re.findall(r"<dt>Price from</dt><dd>([^<]*)</dd>", html)
+        assert sources, "no row names its price source"
+        assert not [s for s in sources if "#" in s], sources
+        days = r", \d+ days old"
+        for offer in ("Neocloud B · NVIDIA H100 SXM5 · On demand · us-east",
+                      "Neocloud B · NVIDIA H100 SXM5 · Reserved 1 year · us-east",
+                      "Own racks · NVIDIA H100 SXM5 · Owned (bought) · Frankfurt DC"):  # fmt: skip
+            assert [s for s in sources if re.fullmatch(re.escape(offer) + days, s)], (
+                offer,
+                sources,
+            )
+        route = ApiRoute.objects.get(provider__name="Token API")
+        assert f"Token API · {route.model} · model API" in sources
+        api = token_client(Role.FINANCE)
+        csv = api.get(f"/api/v1/briefs/{brief.pk}/rankings?format=csv").content.decode()
+        header = csv.splitlines()[0].split(",")
+        assert "quote_id" in header and "api_route_id" in header
 
 
 class TestCapacityTableFormatted:

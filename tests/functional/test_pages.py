@@ -1,5 +1,7 @@
 """The first pages: catalog and briefs, behind login, by role, with field-level errors."""
 
+import re
+
 import pytest
 
 from apps.briefs.models import WorkloadBrief
@@ -80,12 +82,37 @@ class TestCatalogPages:
         self, catalog, platform_client
     ):
         h100 = platform_client.get("/catalog/h100-sxm5-80gb/").content.decode()
-        assert "81559 MiB as the driver reports it" in h100
+        assert "81,559 MiB as the driver reports it" in h100
         b300 = platform_client.get("/catalog/b300-sxm-288gb/").content.decode()
         assert "no driver figure on file" in b300
 
     def test_unknown_gpu_is_404(self, catalog, platform_client):
         assert platform_client.get("/catalog/nope/").status_code == 404
+
+    def test_the_list_names_architectures_in_words_and_figures_with_separators(
+        self, catalog, platform_client
+    ):
+        html = platform_client.get("/catalog/").content.decode()
+        text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+        architectures = re.findall(r'<td class="architecture">([^<]*)</td>', html)
+        assert architectures[:4] == ["CDNA 4", "CDNA 3", "CDNA 3", "Blackwell Ultra"]
+        assert {"Ada Lovelace", "Hopper", "Ampere", "Blackwell"} <= set(architectures)
+        assert "Cdna" not in text and "Blackwell_Ultra" not in text
+        start = html.index("/catalog/mi355x-288gb/")
+        mi355x = html[start : html.index("</tr>", start)]
+        cells = re.findall(r'<td class="num">([^<]*)</td>', mi355x)
+        assert cells == ["288", "8", "2,516", "5,033", "10,066"]
+        assert re.findall(r'<td class="date">([^<]*)</td>', html)[0] == "2026-12-01"
+
+    def test_the_detail_page_in_words_and_separated_figures(self, catalog, platform_client):
+        html = platform_client.get("/catalog/mi355x-288gb/").content.decode()
+
+        assert "AMD · CDNA 4" in html
+        assert "288 GB HBM3E, 8 TB/s" in html
+        assert "BF16 2,516 TFLOPS · FP8 5,033 TFLOPS · FP4 10,066 TFLOPS" in html
+        assert "1,400 W" in html and "1,075 GB/s bidirectional" in html
+        assert '(checked <span class="date">2026-12-01</span>)' in html
 
 
 class TestBriefPages:

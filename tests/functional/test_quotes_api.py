@@ -24,6 +24,7 @@ QUOTE_KEYS = {
     "quote_date", "valid_until", "source", "retired", "version", "stale", "age_days",
     "created_at", "updated_at", "capex_per_gpu", "depreciation_months", "power_kw_per_gpu",
     "pue", "electricity_per_kwh", "hosting_per_kw_month", "ops_hours_per_month",
+    "import_key", "fetched_date",
 }  # fmt: skip
 ROUTE_KEYS = {
     "id", "provider", "provider_name", "model", "model_preset", "input_price_per_mtok",
@@ -201,6 +202,8 @@ class TestQuoteCreate:
             "version": 1,
             "stale": False,
             "age_days": 10,
+            "import_key": "",
+            "fetched_date": None,
         }
         quote = Quote.objects.get(pk=body["id"])
         assert quote.gpu.slug == "h100-sxm5-80gb"
@@ -376,12 +379,16 @@ class TestQuoteUpdate:
             procurement_api,
             "patch",
             f"/api/v1/quotes/{quote.pk}/",
-            {"retired": True, "version": 99, "stale": True, "region": "eu-west"},
-        )
+            {"retired": True, "version": 99, "stale": True, "region": "eu-west",
+             "import_key": "skypilot:h100-sxm5-80gb:us-east:SPOT", "fetched_date": "2026-11-28"},
+        )  # fmt: skip
         assert response.status_code == 400
-        assert set(response.json()["errors"]) == {"retired", "version", "stale"}
+        assert set(response.json()["errors"]) == {
+            "retired", "version", "stale", "import_key", "fetched_date",
+        }  # fmt: skip
         quote.refresh_from_db()
         assert (quote.retired, quote.version, quote.region) == (False, 1, "us-east")
+        assert (quote.import_key, quote.fetched_date) == ("", None)
 
     def test_a_misspelt_field_is_named_not_silently_dropped(self, procurement_api):
         quote = FreshQuoteFactory()

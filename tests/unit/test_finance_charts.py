@@ -150,6 +150,59 @@ class TestParetoFront:
         assert legend_is_beside_the_plot(figure["layout"])
 
 
+class TestUnitCostBars:
+    """A linear axis from 0, so that a bar's length is its cost; outliers cut and said so."""
+
+    def bars(self, *costs, meets=True):
+        rows = [row(i, c, 900, meets=meets) for i, c in enumerate(costs, start=1)]
+        figure = charts.unit_cost_figure(rows, "per 1M accepted tokens", "USD")
+        return figure["data"][0], figure["layout"]
+
+    def test_lengths_are_costs_on_a_linear_axis_from_zero(self):
+        bars, layout = self.bars("2.00", "2.40", "9.5")
+
+        assert layout["xaxis"]["type"] == "linear"
+        assert layout["xaxis"]["range"][0] == 0
+        assert bars["x"] == [2.0, 2.4, 9.5]  # 2.40 is 1.2 times as long as 2.00, as it costs
+        assert layout["xaxis"]["range"][1] > 9.5  # room for the cost written beside the bar
+
+    def test_each_bar_has_its_cost_written_as_the_table_writes_it(self):
+        bars, _ = self.bars("12.5", "14.567", "1234.5")
+
+        assert bars["text"] == ["USD\u00a012.50", "USD\u00a014.57", "USD\u00a01,235"]
+        assert bars["customdata"] == bars["text"]  # the hover says the same
+        assert bars["textposition"] == ["outside"] * 3
+        assert bars["cliponaxis"] is False
+
+    def test_a_range_within_the_span_is_drawn_whole(self):
+        bars, layout = self.bars("1", "100")  # exactly 100 times: nothing cut
+
+        assert bars["x"] == [1.0, 100.0]
+        assert bars["marker"]["pattern"]["shape"] == ["", ""]
+        assert "cut" not in layout["title"]["text"]
+
+    def test_bars_beyond_the_span_are_cut_at_the_axis_end_hatched_and_noted(self):
+        bars, layout = self.bars("0.5", "3", "40", "900", "5000")
+        end = layout["xaxis"]["range"][1]
+
+        assert bars["x"][:3] == [0.5, 3.0, 40.0]
+        assert bars["x"][3:] == [end, end]  # 900 and 5,000: over 100 x 0.5
+        assert end == pytest.approx(40 * (1 + charts.BAR_TEXT_ROOM))
+        assert bars["marker"]["pattern"]["shape"] == ["", "", "", "/", "/"]
+        assert bars["text"][3:] == [
+            "USD\u00a0900 (cut: beyond the axis)", "USD\u00a05,000 (cut: beyond the axis)",
+        ]  # fmt: skip
+        assert bars["textposition"] == ["outside"] * 3 + ["inside"] * 2
+        assert bars["customdata"][3:] == ["USD\u00a0900", "USD\u00a05,000"]  # the hover too
+        assert "2 bars over 100\u00d7 the cheapest cut at the axis end" in layout["title"]["text"]
+        # The cheapest bar is at least a hundredth of the axis: seen, not a sliver.
+        assert bars["x"][0] / end >= 1 / (charts.UNIT_COST_SPAN * (1 + charts.BAR_TEXT_ROOM))
+
+    def test_failing_candidates_stay_grey_whatever_their_length(self):
+        bars, _ = self.bars("1", "500", meets=False)
+        assert bars["marker"]["color"] == [charts.FAILS_COLOUR] * 2
+
+
 class TestLabelsInWords:
     @pytest.mark.parametrize(
         ("term", "words"),

@@ -119,6 +119,7 @@ def test_a_brief_choice_set_is_its_engine_enum(derived, enum):
         Quote.PricingTerm,
         DecisionRecord.CapacityModel,
         ModelPreset.Kind,
+        Gpu.Architecture,
     ],
     ids=lambda c: c.__qualname__,
 )

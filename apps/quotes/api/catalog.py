@@ -31,7 +31,10 @@ def provider_lookup(value: str) -> Provider | None:
 
 
 class CatalogImportInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
-    file = serializers.FileField(help_text="The catalog file: a SkyPilot vms.csv or a gpuhunt CSV.")
+    file = serializers.FileField(
+        help_text="The catalog file: a SkyPilot vms.csv or a gpuhunt CSV, up to "
+        f"{catalog_import.MAX_CATALOG_BYTES:,} bytes (20 MiB by default)."
+    )
     provider = serializers.CharField(
         max_length=120, help_text="The provider the prices are for: its id, or its name."
     )

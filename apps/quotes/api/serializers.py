@@ -75,8 +75,12 @@ class QuoteOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-a
             "pricing_term", "hourly_price_per_gpu", "currency", "storage_price_per_tb_month",
             "egress_price_per_gb", "network_monthly", "monthly_extras",
             "minimum_commitment_months", *OWNED_FIELDS, "quote_date", "valid_until", "source",
-            "retired", "version", "stale", "age_days", "created_at", "updated_at",
+            "retired", "version", "stale", "age_days", "import_key", "fetched_date",
+            "created_at", "updated_at",
         ]  # fmt: skip
+        # Set by the catalog import (apps/quotes/catalog_import.py) alone; empty and null on a
+        # quote entered by hand or from the quote CSV.
+        read_only_fields = ["import_key", "fetched_date"]
 
     def _today(self) -> date:
         return self.context.get("today") or timezone.localdate()
