@@ -57,8 +57,8 @@ class ApiRouteForm(forms.ModelForm):  # type: ignore[type-arg]
         model = ApiRoute
         fields = [
             "provider", "model", "model_preset", "input_price_per_mtok",
-            "output_price_per_mtok", "currency", "batch_discount", "rate_limit_rpm",
-            "quote_date", "source",
+            "output_price_per_mtok", "cached_input_price_per_mtok", "currency", "batch_discount",
+            "rate_limit_rpm", "quote_date", "source",
         ]  # fmt: skip
         widgets = {"quote_date": DateInput()}
 

@@ -28,8 +28,8 @@ QUOTE_KEYS = {
 }  # fmt: skip
 ROUTE_KEYS = {
     "id", "provider", "provider_name", "model", "model_preset", "input_price_per_mtok",
-    "output_price_per_mtok", "currency", "batch_discount", "rate_limit_rpm", "quote_date",
-    "source", "retired", "version", "created_at", "updated_at",
+    "output_price_per_mtok", "cached_input_price_per_mtok", "currency", "batch_discount",
+    "rate_limit_rpm", "quote_date", "source", "retired", "version", "created_at", "updated_at",
 }  # fmt: skip
 NOT_PROCUREMENT = (Role.PLATFORM, Role.FINANCE, Role.API_CLIENT)
 CSV_HEADER = (
@@ -696,6 +696,7 @@ class TestApiRoutes:
             "model_preset": "llama-3.1-8b",
             "input_price_per_mtok": "0.1000",
             "output_price_per_mtok": "0.3000",
+            "cached_input_price_per_mtok": None,
             "currency": "USD",
             "batch_discount": "0.5000",
             "rate_limit_rpm": 600,
@@ -718,6 +719,22 @@ class TestApiRoutes:
             "0.4500",
             2,
         )
+
+    def test_the_cached_input_price_is_kept_and_a_negative_one_refused(self, procurement_api, acme):
+        body = {**route_body(acme), "cached_input_price_per_mtok": "0.025"}
+        response = send(procurement_api, "post", "/api/v1/api-routes/", body)
+        assert response.status_code == 201, response.json()
+        assert response.json()["cached_input_price_per_mtok"] == "0.0250"
+        route_id = response.json()["id"]
+        bad = send(
+            procurement_api,
+            "patch",
+            f"/api/v1/api-routes/{route_id}/",
+            {"cached_input_price_per_mtok": "-1"},
+        )
+        assert bad.status_code == 400
+        assert "cached_input_price_per_mtok" in bad.json()["errors"]
+        assert ApiRoute.objects.get(pk=route_id).cached_input_price_per_mtok == Decimal("0.025")
 
     def test_retire_keeps_the_row_hides_it_by_default_and_shows_it_with_retired_true(
         self, procurement_api, acme

@@ -99,8 +99,8 @@ class ApiRouteInputSerializer(StrictJsonTypes, serializers.ModelSerializer):  # 
         model = ApiRoute
         fields = [
             "provider", "model", "model_preset", "input_price_per_mtok",
-            "output_price_per_mtok", "currency", "batch_discount", "rate_limit_rpm",
-            "quote_date", "source",
+            "output_price_per_mtok", "cached_input_price_per_mtok", "currency", "batch_discount",
+            "rate_limit_rpm", "quote_date", "source",
         ]  # fmt: skip
         validators: list[Any] = []  # the live-route uniqueness is checked by the service
 
@@ -112,6 +112,7 @@ class ApiRouteOutputSerializer(serializers.ModelSerializer):  # type: ignore[typ
         model = ApiRoute
         fields = [
             "id", "provider", "provider_name", "model", "model_preset", "input_price_per_mtok",
-            "output_price_per_mtok", "currency", "batch_discount", "rate_limit_rpm",
+            "output_price_per_mtok", "cached_input_price_per_mtok", "currency", "batch_discount",
+            "rate_limit_rpm",
             "quote_date", "source", "retired", "version", "created_at", "updated_at",
         ]  # fmt: skip
