@@ -237,6 +237,21 @@ def as_object(value: object) -> JsonObject:
     return value if isinstance(value, dict) else {}
 
 
+def optional_object(
+    container: JsonObject, key: str, parent: str = "", hint: str = ""
+) -> JsonObject:
+    """The JSON object at ``container[key]`` (an empty dict if absent or null); anything else
+    refuses the file, naming the field's path (``parent.key``) and, optionally, what belongs
+    there (``hint``)."""
+    value = container.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        path = f"{parent}.{key}" if parent else key
+        raise ImportFormatError(f"{path} is not an object{hint}")
+    return value
+
+
 def number(container: Mapping[str, Any], key: str, what: str) -> float | None:
     """A finite, non-negative number at ``container[key]``; None if absent/null."""
     if key not in container:

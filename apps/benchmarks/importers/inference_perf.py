@@ -56,6 +56,7 @@ from .common import (
     as_object,
     count,
     number,
+    optional_object,
 )
 
 #: Statistics keys mapped onto the canonical stats (p0p1, p1..p25, p75, p99p9 are not kept).
@@ -128,18 +129,9 @@ def parse(data: object) -> list[CanonicalRun]:
     )
 
 
-def _object(container: JsonObject, key: str, where: str) -> JsonObject:
-    value = container.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ImportFormatError(f"{where}.{key} is not an object")
-    return value
-
-
 def _latency(b: RunBuilder, latency: JsonObject, where: str) -> None:
     for name, canon, units, note in _LATENCY:
-        stats = _object(latency, name, where)
+        stats = optional_object(latency, name, where)
         if not stats:
             continue
         path = f"{where}.{name}"
@@ -155,7 +147,7 @@ def _latency(b: RunBuilder, latency: JsonObject, where: str) -> None:
             value = number(stats, key, f"{path}.{key}")
             if value is not None:
                 b.stat(canon, stat, value * factor, f"{path}.{key} ({conv}{note})")
-    if _object(latency, "normalized_time_per_output_token", where):
+    if optional_object(latency, "normalized_time_per_output_token", where):
         b.note("normalized_time_per_output_token", _NTPOT_NOTE)
 
 
@@ -180,7 +172,7 @@ def _requests(b: RunBuilder, requests: JsonObject, where: str) -> None:
         ("input_length", "input_tokens_mean"),
         ("output_length", "output_tokens_mean"),
     ):
-        stats = _object(requests, key, where)
+        stats = optional_object(requests, key, where)
         if stats:
             unit = stats.get("units")
             if unit != "count":
@@ -201,7 +193,7 @@ def _rate(
     where: str,
 ) -> None:
     for name in names:
-        stats = _object(throughput, name, where)
+        stats = optional_object(throughput, name, where)
         if not stats:
             continue
         path = f"{where}.{name}"
@@ -232,13 +224,13 @@ def _iso_seconds(text: object, where: str) -> float | None:
 
 def _parse_v02(data: JsonObject, version: str) -> CanonicalRun:
     b = RunBuilder(INFERENCE_PERF)
-    results = _object(data, "results", "")
-    perf = _object(results, "request_performance", "results")
-    agg = _object(perf, "aggregate", "results.request_performance")
+    results = optional_object(data, "results", "")
+    perf = optional_object(results, "request_performance", "results")
+    agg = optional_object(perf, "aggregate", "results.request_performance")
     root = "results.request_performance.aggregate"
-    _latency(b, _object(agg, "latency", root), f"{root}.latency")
-    _requests(b, _object(agg, "requests", root), f"{root}.requests")
-    throughput = _object(agg, "throughput", root)
+    _latency(b, optional_object(agg, "latency", root), f"{root}.latency")
+    _requests(b, optional_object(agg, "requests", root), f"{root}.requests")
+    throughput = optional_object(agg, "throughput", root)
     where = f"{root}.throughput"
     _rate(
         b,
@@ -250,12 +242,14 @@ def _parse_v02(data: JsonObject, version: str) -> CanonicalRun:
     )
     _rate(b, throughput, ("output_token_rate",), "output_tokens_per_s", _TOKEN_RATE_UNITS, where)
     _rate(b, throughput, ("total_token_rate",), "total_tokens_per_s", _TOKEN_RATE_UNITS, where)
-    run = _object(data, "run", "")
-    duration = _iso_seconds(_object(run, "time", "run").get("duration"), "run.time.duration")
+    run = optional_object(data, "run", "")
+    duration = _iso_seconds(
+        optional_object(run, "time", "run").get("duration"), "run.time.duration"
+    )
     b.scalar("duration_s", duration, "run.time.duration (ISO-8601, s)")
 
-    scenario = _object(data, "scenario", "")
-    load = _object(scenario, "load", "scenario")
+    scenario = optional_object(data, "scenario", "")
+    load = optional_object(scenario, "load", "scenario")
     standard = as_object(load.get("standardized"))
     native_config = as_object(as_object(load.get("native")).get("config"))
     server = as_object(native_config.get("server"))
@@ -302,10 +296,10 @@ def _engine_component(stack: object) -> JsonObject:
 
 def _parse_v01(data: JsonObject) -> CanonicalRun:
     b = RunBuilder(INFERENCE_PERF)
-    metrics = _object(data, "metrics", "")
-    _latency(b, _object(metrics, "latency", "metrics"), "metrics.latency")
-    _requests(b, _object(metrics, "requests", "metrics"), "metrics.requests")
-    throughput = _object(metrics, "throughput", "metrics")
+    metrics = optional_object(data, "metrics", "")
+    _latency(b, optional_object(metrics, "latency", "metrics"), "metrics.latency")
+    _requests(b, optional_object(metrics, "requests", "metrics"), "metrics.requests")
+    throughput = optional_object(metrics, "throughput", "metrics")
     for key, canon, unit in (
         ("requests_per_sec", "request_throughput_rps", "req/s"),
         ("output_tokens_per_sec", "output_tokens_per_s", "tok/s"),
@@ -313,12 +307,12 @@ def _parse_v01(data: JsonObject) -> CanonicalRun:
     ):
         path = f"metrics.throughput.{key}"
         b.scalar(canon, number(throughput, key, path), f"{path} ({unit}; whole stack)")
-    time = _object(metrics, "time", "metrics")
+    time = optional_object(metrics, "time", "metrics")
     b.scalar(
         "duration_s", number(time, "duration", "metrics.time.duration"), "metrics.time.duration (s)"
     )
 
-    scenario = _object(data, "scenario", "")
+    scenario = optional_object(data, "scenario", "")
     model = as_object(scenario.get("model"))
     load = as_object(scenario.get("load"))
     args = as_object(load.get("args"))
@@ -375,10 +369,10 @@ MS_PER_S: Final = 1000.0
 
 def _parse_lifecycle(data: JsonObject) -> CanonicalRun:
     b = RunBuilder(INFERENCE_PERF)
-    successes = _object(data, "successes", "")
-    latency = _object(successes, "latency", "successes")
+    successes = optional_object(data, "successes", "")
+    latency = optional_object(successes, "latency", "successes")
     for name, canon, _units, note in _LATENCY:
-        summary = _object(latency, name, "successes.latency")
+        summary = optional_object(latency, name, "successes.latency")
         path = f"successes.latency.{name}"
         for stat, keys in _LIFECYCLE_STATS:
             key = next((k for k in keys if k in summary), None)
@@ -391,10 +385,10 @@ def _parse_lifecycle(data: JsonObject) -> CanonicalRun:
                 None if value is None else value * MS_PER_S,
                 f"{path}.{key} (s, x1000{note})",
             )
-    if _object(latency, "normalized_time_per_output_token", "successes.latency"):
+    if optional_object(latency, "normalized_time_per_output_token", "successes.latency"):
         b.note("normalized_time_per_output_token", _NTPOT_NOTE)
 
-    throughput = _object(successes, "throughput", "successes")
+    throughput = optional_object(successes, "throughput", "successes")
     for key, canon, unit in (
         ("requests_per_sec", "request_throughput_rps", "req/s"),
         ("output_tokens_per_sec", "output_tokens_per_s", "tok/s"),
@@ -403,14 +397,14 @@ def _parse_lifecycle(data: JsonObject) -> CanonicalRun:
         path = f"successes.throughput.{key}"
         b.scalar(canon, number(throughput, key, path), f"{path} ({unit})")
     b.scalar("completed", count(successes, "count", "successes.count"), "successes.count")
-    failures = _object(data, "failures", "")
+    failures = optional_object(data, "failures", "")
     b.scalar("failed", count(failures, "count", "failures.count"), "failures.count")
     for keys, canon in (
         (("prompt_tokens", "prompt_len"), "input_tokens_mean"),
         (("output_len",), "output_tokens_mean"),
     ):
         for key in keys:
-            summary = _object(successes, key, "successes")
+            summary = optional_object(successes, key, "successes")
             if summary:
                 path = f"successes.{key}.mean"
                 b.scalar(canon, number(summary, "mean", path), f"{path} (tokens)")
@@ -420,7 +414,7 @@ def _parse_lifecycle(data: JsonObject) -> CanonicalRun:
         number(data, "benchmark_time_seconds", "benchmark_time_seconds"),
         "benchmark_time_seconds (s)",
     )
-    load = _object(data, "load_summary", "")
+    load = optional_object(data, "load_summary", "")
     conditions: dict[str, Any] = {
         "harness": "inference-perf",
         "request_rate": load.get("requested_rate"),

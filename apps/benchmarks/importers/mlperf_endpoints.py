@@ -39,6 +39,7 @@ from .common import (
     as_object,
     count,
     number,
+    optional_object,
 )
 
 NS_PER_MS: Final = 1_000_000.0
@@ -58,6 +59,9 @@ _ROLLUPS: Final = (
 )
 
 
+_ROLLUP = " (a rollup with avg/percentiles)"  # what every metric block of the file is
+
+
 def looks_like(data: dict[str, Any]) -> bool:
     return (
         "n_samples_completed" in data
@@ -66,17 +70,8 @@ def looks_like(data: dict[str, Any]) -> bool:
     )
 
 
-def _rollup(data: JsonObject, name: str) -> JsonObject:
-    value = data.get(name)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ImportFormatError(f"{name} is not an object (a rollup with avg/percentiles)")
-    return value
-
-
 def _latency(b: RunBuilder, data: JsonObject, name: str, canon: str, note: str) -> None:
-    rollup = _rollup(data, name)
+    rollup = optional_object(data, name, hint=_ROLLUP)
     if not rollup:
         return
     unit = f"ns, /1e6{note}"
@@ -121,8 +116,8 @@ def parse(data: object) -> list[CanonicalRun]:
     duration_ns = number(data, "duration_ns", "duration_ns")
     duration_s = None if not duration_ns else duration_ns / NS_PER_S
     b.scalar("duration_s", duration_s, "duration_ns (ns, /1e9)")
-    osl = _rollup(data, "output_sequence_lengths")
-    isl = _rollup(data, "input_sequence_lengths")
+    osl = optional_object(data, "output_sequence_lengths", hint=_ROLLUP)
+    isl = optional_object(data, "input_sequence_lengths", hint=_ROLLUP)
     b.scalar(
         "output_tokens_mean",
         number(osl, "avg", "output_sequence_lengths.avg"),

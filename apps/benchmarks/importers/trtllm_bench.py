@@ -38,6 +38,7 @@ from .common import (
     as_object,
     count,
     number,
+    optional_object,
 )
 
 _STATS: Final = (
@@ -62,15 +63,6 @@ def looks_like(data: dict[str, Any]) -> bool:
     )
 
 
-def _block(container: JsonObject, key: str, where: str) -> JsonObject:
-    value = container.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ImportFormatError(f"{where}{key} is not an object")
-    return value
-
-
 def _percentiles(b: RunBuilder, canon: str, block: JsonObject, path: str, note: str) -> None:
     for stat, key in _STATS:
         value = number(block, key, f"{path}.{key}")
@@ -80,22 +72,22 @@ def _percentiles(b: RunBuilder, canon: str, block: JsonObject, path: str, note: 
 def parse(data: object) -> list[CanonicalRun]:
     if not isinstance(data, dict):
         raise ImportFormatError("not a trtllm-bench report: expected a JSON object")
-    perf = _block(data, "performance", "")
-    streaming = _block(data, "streaming_metrics", "")
+    perf = optional_object(data, "performance")
+    streaming = optional_object(data, "streaming_metrics")
     if not streaming:
         raise ImportFormatError(NO_STREAMING)
     b = RunBuilder(TRTLLM_BENCH)
-    ttft = _block(streaming, "ttft_percentiles", "streaming_metrics.")
+    ttft = optional_object(streaming, "ttft_percentiles", "streaming_metrics")
     _percentiles(b, "ttft_ms", ttft, "streaming_metrics.ttft_percentiles", "")
     if "mean" not in b.latency["ttft_ms"]:
         value = number(streaming, "avg_ttft_ms", "streaming_metrics.avg_ttft_ms")
         b.stat("ttft_ms", "mean", value, "streaming_metrics.avg_ttft_ms (ms)")
-    tpot = _block(streaming, "tpot_percentiles", "streaming_metrics.")
+    tpot = optional_object(streaming, "tpot_percentiles", "streaming_metrics")
     _percentiles(b, "tpot_ms", tpot, "streaming_metrics.tpot_percentiles", "; first token excluded")
     if "mean" not in b.latency["tpot_ms"]:
         value = number(streaming, "avg_tpot_ms", "streaming_metrics.avg_tpot_ms")
         b.stat("tpot_ms", "mean", value, "streaming_metrics.avg_tpot_ms (ms; first token excluded)")
-    e2e = _block(perf, "request_latency_percentiles_ms", "performance.")
+    e2e = optional_object(perf, "request_latency_percentiles_ms", "performance")
     _percentiles(b, "e2e_latency_ms", e2e, "performance.request_latency_percentiles_ms", "")
     if "mean" not in b.latency["e2e_latency_ms"]:
         value = number(perf, "avg_request_latency_ms", "performance.avg_request_latency_ms")
@@ -134,7 +126,7 @@ def parse(data: object) -> list[CanonicalRun]:
         "not used: a per-request speed (includes TTFT), not a system rate",
     )
 
-    info = _block(data, "request_info", "")
+    info = optional_object(data, "request_info")
     b.scalar(
         "completed",
         count(info, "num_requests", "request_info.num_requests"),
@@ -157,8 +149,8 @@ def parse(data: object) -> list[CanonicalRun]:
         "performance.total_latency_ms (ms, /1000: first request start to last request end)",
     )
 
-    engine = _block(data, "engine", "")
-    world = _block(data, "world_info", "")
+    engine = optional_object(data, "engine")
+    world = optional_object(data, "world_info")
     machine = as_object(data.get("machine"))
     decoding = as_object(data.get("decoding_stats"))
     conditions: dict[str, Any] = {
