@@ -23,6 +23,7 @@ from fpdf.fonts import FontFace
 from apps.briefs.choices import SuccessUnit, WorkloadType
 from apps.core.currency import BASE_CURRENCY
 from apps.core.roles import Role
+from apps.engine.presets import PRESETS
 from apps.finance.exports import ranking_csv
 from apps.finance.units import unit_of_snapshot, unit_words
 from apps.quotes.models import Quote
@@ -486,6 +487,17 @@ def _money(value: Any, currency: str) -> str:
     except InvalidOperation:
         return str(value)
     return f"{d:,.0f} {currency}" if abs(d) >= 1000 else f"{d:,.2f} {currency}"
+
+
+def _model_words(model: dict[str, Any]) -> str:
+    """The brief's model as its card names it ("Llama 3.1 8B"), else the preset as written."""
+    if not model:
+        return "-"
+    preset = model.get("preset")
+    if preset:
+        spec = PRESETS.get(str(preset))
+        return spec.name if spec is not None else str(preset)
+    return "a pasted config.json" if model.get("hf_config") else "custom"
 
 
 def _latency(target: Any) -> str:
@@ -1024,7 +1036,7 @@ def decision_record_pdf(report: dict[str, Any]) -> bytes:
 
     brief = report["brief"]
     model = brief.get("model") or {}
-    model_name = (model.get("preset") or model.get("hf_config") or "custom") if model else "-"
+    model_name = _model_words(model)
     _heading(pdf, "Brief")
     _facts(
         pdf,

@@ -161,6 +161,8 @@ class TestDecisionRecordPdf:
         assert "1.4.0" in text
         assert "In review" in text  # the status in words, never its code
         assert "IN_REVIEW" not in text
+        assert "Llama 3.1 8B" in text  # the model as its card names it, not the preset slug
+        assert "llama-3.1-8b" not in text
 
     def test_symbols_outside_latin_1_are_spelled_out_not_fatal(self):
         text = pdf_text(decision_record_pdf(report()))
