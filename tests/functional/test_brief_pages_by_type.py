@@ -151,6 +151,13 @@ class TestBriefPageByWorkloadType:
         assert re.search(r'<a href="/catalog/h100-sxm5-80gb/">[^<]*H100[^<]*</a>', html)
         assert ">h100-sxm5-80gb<" not in html
 
+    def test_the_model_is_named_as_its_card_names_it(self, catalog, page, team):
+        brief = qlora_brief(team)
+        detail = page.get(f"/briefs/{brief.pk}/").content.decode()
+        assert "<dt>Model</dt><dd>Llama 3.1 70B</dd>" in detail
+        listing = page.get("/briefs/").content.decode()
+        assert "<td>Llama 3.1 70B</td>" in listing and "<td>llama-3.1-70b</td>" not in listing
+
     def test_numbers_are_readable(self, catalog, page, team):
         html = page.get(f"/briefs/{BriefFactory(team=team).pk}/").content.decode()
         table = html[html.index('id="fit-table"') : html.index("</table>")]
