@@ -468,7 +468,10 @@ def _cost_all(
         except FxMissing as exc:
             not_costed.append({"quote_id": facts["pk"], "reason": str(exc)})
             continue
-        if row is not None:
+        if row is None:  # nothing is dropped without a word (issue 14: "or anything else")
+            reason = "the engine has no estimate for this quote's GPU for this brief"
+            not_costed.append({"quote_id": facts["pk"], "reason": reason})
+        else:
             rows.append(row)
     for facts in routes:
         try:

@@ -150,6 +150,20 @@ class TestRepricing:
         assert CandidateRow.objects.filter(quote=eur).count() == len(briefs)
         assert_same_as_fresh(briefs)
 
+    def test_a_quote_whose_gpu_the_stored_answer_lacks_is_listed_not_dropped(self, market):
+        """A quote the engine has no estimate for (here: a table stored before its GPU was
+        answered) is listed under not_costed with why, never silently left out."""
+        brief, a100 = market["briefs"][0], market["quotes"]["a100"]
+        table = CandidateTable.objects.get(brief=brief)
+        table.estimates = [e for e in table.estimates if e["gpu"] != "a100-sxm4-80gb"]
+        table.save(update_fields=["estimates"])
+        quote_update(quote=a100, hourly_price_per_gpu=Decimal("1.60"))
+        recompute_all(market["briefs"])
+        table.refresh_from_db()
+        listed = {e.get("quote_id"): e["reason"] for e in table.inputs["not_costed"]}
+        assert "no estimate for this quote's GPU" in listed[a100.pk]
+        assert not CandidateRow.objects.filter(table=table, quote=a100).exists()
+
 
 class TestWhatStillRecomputesInFull:
     def test_a_brief_edit_after_a_price_change_recomputes_that_table_in_full(self, market):
