@@ -1,5 +1,6 @@
 """Reads of the catalog, and the one place catalog rows become engine inputs."""
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -32,7 +33,41 @@ def system_list_for_gpu(gpu: Gpu) -> QuerySet[GpuSystem]:
     return GpuSystem.objects.filter(gpu=gpu).order_by("slug")
 
 
-def gpu_spec_from_row(gpu: Gpu) -> GpuSpec:
+# "8x 400 Gb/s InfiniBand NDR" (NICs per node) or "ConnectX-8 SuperNIC (800 Gb/s) per GPU": the
+# two ways apps/catalog/data/systems.csv states a node's scale-out network (from the systems'
+# datasheets cited there).
+_NICS_PER_NODE = re.compile(r"^\s*(\d+)\s*x\s*(\d+(?:\.\d+)?)\s*Gb/s", re.IGNORECASE)
+_PER_GPU = re.compile(r"(\d+(?:\.\d+)?)\s*Gb/s\)?\s*per GPU", re.IGNORECASE)
+BITS_PER_BYTE = 8
+
+
+def scale_out_gb_per_s_per_gpu(network: str, gpus_per_node: int) -> float | None:
+    """A system's node-to-node bandwidth per GPU in GB/s per direction, read from its stated
+    scale-out network; None when the text gives no rate the node's GPUs share ("ConnectX-7 /
+    BlueField-3 per tray"), so the engine takes its documented default."""
+    per_gpu = _PER_GPU.search(network)
+    if per_gpu:
+        return float(per_gpu.group(1)) / BITS_PER_BYTE
+    nics = _NICS_PER_NODE.search(network)
+    if nics and gpus_per_node > 0:
+        return int(nics.group(1)) * float(nics.group(2)) / gpus_per_node / BITS_PER_BYTE
+    return None
+
+
+def system_scale_out(systems: Any) -> dict[int, float]:
+    """GPU id -> the scale-out bandwidth per GPU its catalog systems state, for the GPUs whose
+    systems all state the same figure (a GPU sold in differently networked systems keeps the
+    engine's default: the estimate is per GPU, not per system)."""
+    found: dict[int, set[float]] = {}
+    for system in systems:
+        rate = scale_out_gb_per_s_per_gpu(system.scale_out_network, system.gpus_per_node)
+        found.setdefault(system.gpu_id, set()).add(rate if rate is not None else -1.0)
+    return {
+        gpu: rates.pop() for gpu, rates in found.items() if len(rates) == 1 and -1.0 not in rates
+    }
+
+
+def gpu_spec_from_row(gpu: Gpu, scale_out_gb_per_s: float | None = None) -> GpuSpec:
     def opt(value: object) -> float | None:
         return float(value) if value is not None else None  # type: ignore[arg-type]
 
@@ -53,6 +88,7 @@ def gpu_spec_from_row(gpu: Gpu) -> GpuSpec:
         interconnect_gbps=float(gpu.interconnect_gbps_bidirectional),
         max_gpus_per_node=gpu.max_gpus_per_node,
         architecture=gpu.architecture,
+        scale_out_gb_per_s=scale_out_gb_per_s,
     )
 
 
@@ -62,7 +98,7 @@ BASIS_CALIBRATED = Basis.CALIBRATED.value
 # The engine factors that benchmark runs may calibrate (apps.engine.estimate_at).
 CALIBRATED_FACTORS = ("decode_bw_efficiency", "prefill_mfu", "training_mfu")
 
-_SPECS_CACHE: dict[tuple[int, Any], tuple[GpuSpec, ...]] = {}
+_SPECS_CACHE: dict[tuple[Any, ...], tuple[GpuSpec, ...]] = {}
 
 
 def gpu_specs() -> tuple[GpuSpec, ...]:
@@ -72,10 +108,14 @@ def gpu_specs() -> tuple[GpuSpec, ...]:
     once per catalog version (row count + last update), checked with one aggregate query.
     """
     version = Gpu.objects.aggregate(n=Count("id"), last=Max("updated_at"))
-    key = (version["n"], version["last"])
+    systems = GpuSystem.objects.aggregate(n=Count("id"), last=Max("updated_at"))
+    key = (version["n"], version["last"], systems["n"], systems["last"])
     cached = _SPECS_CACHE.get(key)
     if cached is None:
-        cached = tuple(gpu_spec_from_row(g) for g in Gpu.objects.order_by("slug"))
+        scale_out = system_scale_out(GpuSystem.objects.all())
+        cached = tuple(
+            gpu_spec_from_row(g, scale_out.get(g.pk)) for g in Gpu.objects.order_by("slug")
+        )
         _SPECS_CACHE.clear()
         _SPECS_CACHE[key] = cached
     return cached
