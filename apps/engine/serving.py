@@ -19,7 +19,6 @@ from apps.engine.memory import (
     breakdown_of,
     gpu_capacity_source,
     kv_cost,
-    memory_fit,
     serving_memory,
     utilization_advice,
     utilization_needed,
@@ -204,8 +203,90 @@ def _prefill_for(sm: ServingModel, tokens: int) -> float:
     return seconds
 
 
+@dataclass(slots=True)
+class _LayoutPlan:
+    """What `_estimate_layout` needs of one (model, GPU, layout, precisions, calibration,
+    framework, speculative or not), none of which depends on the request's shapes or
+    concurrency: the memoised setup, the serving model as the framework's scheduler and MoE
+    kernel run it, the scheduler limits, the Marlin padding, the layout's words and the memory
+    thresholds. One memo lookup per evaluation instead of six."""
+
+    model: ModelSpec  # kept alive, so the ids in the memo key are not reused
+    gpu: GpuSpec
+    setup: ServingSetup
+    sm: ServingModel  # with_scheduler and with_moe_kernel applied
+    limits: SchedulerLimits
+    max_seqs: int  # limits.max_seqs x setup.seq_ranks (one scheduler per DP / attention-DP rank)
+    padding: float  # marlin_moe_padding_bytes
+    weights: float  # setup.weights_per_gpu + padding
+    logits_per_seq: float
+    label: str
+    layout_note: str
+    fits_bytes: float  # memory_fit's thresholds for setup.capacity_per_gpu
+    tight_bytes: float
+    weights_fit: bool  # the weights alone fit the tight share (else no batch or context can)
+
+
+_PlanKey = tuple[int, int, Layout, Precision, Precision, float, float, Framework | None, bool]
+_PLANS: dict[_PlanKey, _LayoutPlan] = {}
+
+
+def _plan_for(
+    req: EstimateRequest, gpu: GpuSpec, layout: Layout, bw_scale: float, mfu_scale: float
+) -> _LayoutPlan:
+    """The memoised `_LayoutPlan`, keyed by the model and GPU objects' identity (as
+    `_setup_for`)."""
+    model = req.model
+    framework = req.framework
+    speculative = req.speculative is not None
+    wp = req.weight_precision
+    key = (
+        id(model),
+        id(gpu),
+        layout,
+        wp,
+        req.kv_cache_precision,
+        bw_scale,
+        mfu_scale,
+        framework,
+        speculative,
+    )
+    hit = _PLANS.get(key)
+    if hit is not None and hit.model is model and hit.gpu is gpu:
+        return hit
+    setup = _setup_for(model, gpu, layout, wp, req.kv_cache_precision, bw_scale, mfu_scale)
+    limits = _limits_for(gpu, framework, speculative)
+    sm = with_scheduler(setup.sm, framework, limits.max_batched_tokens)  # SGLang: own passes
+    sm = with_moe_kernel(sm, model, gpu, wp, framework)  # vLLM Marlin MoE
+    padding = marlin_moe_padding_bytes(model, gpu, wp, framework, layout)
+    label, layout_note = _words_for(layout, model, gpu)
+    capacity = setup.capacity_per_gpu
+    plan = _LayoutPlan(
+        model=model,
+        gpu=gpu,
+        setup=setup,
+        sm=sm,
+        limits=limits,
+        max_seqs=limits.max_seqs * setup.seq_ranks,
+        padding=padding,
+        weights=setup.weights_per_gpu + padding,
+        logits_per_seq=model.vocab_size * c.LOGITS_BYTES,
+        label=label,
+        layout_note=layout_note,
+        fits_bytes=capacity * c.USABLE_MEMORY_FRACTION,
+        tight_bytes=capacity * c.TIGHT_MEMORY_FRACTION,
+        weights_fit=setup.weights_per_gpu + setup.overhead_per_gpu
+        <= capacity * c.TIGHT_MEMORY_FRACTION,
+    )
+    if len(_PLANS) >= _SETUPS_MAX:
+        _PLANS.clear()
+    _PLANS[key] = plan
+    return plan
+
+
 def clear_serving_caches() -> None:
     _SETUPS.clear()
+    _PLANS.clear()
     _PREFILLS.clear()
     _LIMITS.clear()
     _WORDS.clear()
@@ -465,16 +546,15 @@ def _estimate_layout(
     the replica at the estimate's batch, or with a latency target at the largest concurrency
     that meets it (0 when none does)."""
     model = req.model
-    setup = _setup_for(
-        model,
+    plan = _plan_for(
+        req,
         gpu,
         layout,
-        req.weight_precision,
-        req.kv_cache_precision,
         calibration.get("decode_bw_efficiency", 1.0) if calibration else 1.0,
         calibration.get("prefill_mfu", 1.0) if calibration else 1.0,
     )
-    sm = setup.sm
+    setup = plan.setup
+    sm = plan.sm
     notes: list[str] = []
     if setup.note:
         notes.append(setup.note)
@@ -486,12 +566,10 @@ def _estimate_layout(
             f"{model.max_context_tokens}-token window"
         )
     explicit_conc = req.concurrency
-    limits = _limits_for(gpu, req.framework, req.speculative is not None)
-    sm = with_scheduler(sm, req.framework, limits.max_batched_tokens)  # SGLang: own prefill passes
-    sm = with_moe_kernel(sm, model, gpu, req.weight_precision, req.framework)  # vLLM Marlin MoE
+    limits = plan.limits
     # Each data-parallel engine / attention-DP rank runs its own scheduler (vLLM "Data Parallel
     # Deployment": one engine core per DP rank; SGLang DP attention: one scheduler per DP worker).
-    max_seqs = limits.max_seqs * setup.seq_ranks
+    max_seqs = plan.max_seqs
     chunk = min(limits.max_batched_tokens, max(in95, 1) * (explicit_conc or 1))
     # vLLM: its profiled peak also holds the sampler warm-up (at max_num_seqs requests offline).
     realtime = req.workload_type is WorkloadType.REALTIME_INFERENCE
@@ -502,9 +580,8 @@ def _estimate_layout(
     )
     kv = setup.kv
     kv_per_seq = kv.sequence_bytes(ctx_p95)
-    padding = marlin_moe_padding_bytes(model, gpu, req.weight_precision, req.framework, layout)
-    fixed = setup.weights_per_gpu + padding + activations + setup.overhead_per_gpu
-    logits_per_seq = model.vocab_size * c.LOGITS_BYTES
+    fixed = plan.weights + activations + setup.overhead_per_gpu
+    logits_per_seq = plan.logits_per_seq
     free = max(setup.usable_per_gpu - fixed, 0.0)
     # DEP: each GPU holds its own sequences whole, so a replica holds ranks x what one GPU does.
     ranks = setup.seq_ranks
@@ -540,7 +617,13 @@ def _estimate_layout(
     # FITS is exactly "within the usable share of the GPU"; TIGHT first tries a larger share,
     # then a smaller batch or shorter context at the default share.
     capacity = setup.capacity_per_gpu
-    fit = memory_fit(required, capacity)
+    # memory_fit, its thresholds computed once per plan
+    if required <= plan.fits_bytes:
+        fit = Fit.FITS
+    elif required <= plan.tight_bytes:
+        fit = Fit.TIGHT
+    else:
+        fit = Fit.NO
     fit_advice: str | None = None
     if fit is Fit.TIGHT:
         # The figures describe the deployment as advised: at the larger share of the GPU.
@@ -574,12 +657,12 @@ def _estimate_layout(
     notes.append(_PERFORMANCE_NOTE)
     if req.speculative is not None:
         notes.append(speculative_note(model, req.speculative))
-    label, layout_note = _words_for(layout, model, gpu)
-    notes.append(layout_note)
+    label = plan.label
+    notes.append(plan.layout_note)
     memory = breakdown_of(
         gpu_count,
         setup.capacity_per_gpu,
-        setup.weights_per_gpu + padding,
+        plan.weights,
         kv_used,
         activations + logits,
         0.0,
@@ -781,12 +864,7 @@ def estimate_serving(
     bw = cal.get("decode_bw_efficiency", 1.0) if cal else 1.0
     mfu = cal.get("prefill_mfu", 1.0) if cal else 1.0
     for lay in layouts[1:]:
-        setup = _setup_for(
-            req.model, gpu, lay, req.weight_precision, req.kv_cache_precision, bw, mfu
-        )
-        if setup.weights_per_gpu + setup.overhead_per_gpu > (
-            setup.capacity_per_gpu * c.TIGHT_MEMORY_FRACTION
-        ):
+        if not _plan_for(req, gpu, lay, bw, mfu).weights_fit:
             continue  # the weights alone do not fit: no batch or context can make it fit
         e, score = _estimate_layout(req, gpu, gpu_count, calibration, lay)
         tried.append((e.layout, _tried(e, score)))
