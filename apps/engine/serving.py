@@ -16,7 +16,6 @@ from apps.engine.frameworks import (
 )
 from apps.engine.memory import (
     KvCost,
-    breakdown_of,
     gpu_capacity_source,
     kv_cost,
     serving_memory,
@@ -48,6 +47,7 @@ from apps.engine.types import (
     fast_init,
     new_capacity_plan,
     new_estimate,
+    new_memory_breakdown,
     new_performance,
 )
 
@@ -225,24 +225,57 @@ class _LayoutPlan:
     fits_bytes: float  # memory_fit's thresholds for setup.capacity_per_gpu
     tight_bytes: float
     weights_fit: bool  # the weights alone fit the tight share (else no batch or context can)
+    layout: Layout  # kept alive, as model and gpu (the memo's first key holds its id)
+    sampler_default: float  # profiled_sampler_bytes at the framework's default max sequences
+    samplers: dict[
+        int, float
+    ]  # profiled_sampler_bytes by the sequences the deployment is sized for
+    # breakdown_of's per-layout parts for the replica's gpu_count GPUs, in GB
+    per_gb: float  # gpu_count / c.GB
+    weights_gb: float
+    overhead_gb: float
+    capacity_gb: float
+    safety_gb: float
+    zero_gb: float  # gradients, optimizer and adapters: none when serving
+    capacity_gb_per_gpu: float
 
 
-_PlanKey = tuple[int, int, Layout, Precision, Precision, float, float, Framework | None, bool]
+_PlanKey = tuple[int, int, int, Layout, Precision, Precision, float, float, Framework | None, bool]
 _PLANS: dict[_PlanKey, _LayoutPlan] = {}
+# The same plans keyed by the identity of the layout and precisions too (hashing a Layout, a
+# generated dataclass __hash__, costs more than the rest of the key): the candidate layouts are
+# memoised objects, and the enum members live for ever.
+_PLANS_BY_ID: dict[tuple[float, ...], _LayoutPlan] = {}
+_SAMPLERS_MAX = 64
 
 
 def _plan_for(
     req: EstimateRequest, gpu: GpuSpec, layout: Layout, bw_scale: float, mfu_scale: float
 ) -> _LayoutPlan:
-    """The memoised `_LayoutPlan`, keyed by the model and GPU objects' identity (as
-    `_setup_for`)."""
+    """The memoised `_LayoutPlan` for `layout.gpus` x `gpu`, keyed by the model and GPU
+    objects' identity (as `_setup_for`)."""
     model = req.model
     framework = req.framework
     speculative = req.speculative is not None
     wp = req.weight_precision
+    id_key = (
+        id(model),
+        id(gpu),
+        id(layout),
+        id(wp),
+        id(req.kv_cache_precision),
+        bw_scale,
+        mfu_scale,
+        id(framework),
+        speculative,
+    )
+    hit = _PLANS_BY_ID.get(id_key)
+    if hit is not None and hit.model is model and hit.gpu is gpu and hit.layout is layout:
+        return hit
     key = (
         id(model),
         id(gpu),
+        layout.gpus,
         layout,
         wp,
         req.kv_cache_precision,
@@ -252,8 +285,26 @@ def _plan_for(
         speculative,
     )
     hit = _PLANS.get(key)
-    if hit is not None and hit.model is model and hit.gpu is gpu:
-        return hit
+    if hit is None or hit.model is not model or hit.gpu is not gpu:
+        hit = _new_plan(req, gpu, layout, bw_scale, mfu_scale)
+        if len(_PLANS) >= _SETUPS_MAX:
+            _PLANS.clear()
+        _PLANS[key] = hit
+    elif hit.layout is not layout:
+        hit = replace(hit, layout=layout)  # an equal layout: keep this one alive for its id
+    if len(_PLANS_BY_ID) >= _SETUPS_MAX:
+        _PLANS_BY_ID.clear()
+    _PLANS_BY_ID[id_key] = hit
+    return hit
+
+
+def _new_plan(
+    req: EstimateRequest, gpu: GpuSpec, layout: Layout, bw_scale: float, mfu_scale: float
+) -> _LayoutPlan:
+    model = req.model
+    framework = req.framework
+    speculative = req.speculative is not None
+    wp = req.weight_precision
     setup = _setup_for(model, gpu, layout, wp, req.kv_cache_precision, bw_scale, mfu_scale)
     limits = _limits_for(gpu, framework, speculative)
     sm = with_scheduler(setup.sm, framework, limits.max_batched_tokens)  # SGLang: own passes
@@ -261,7 +312,9 @@ def _plan_for(
     padding = marlin_moe_padding_bytes(model, gpu, wp, framework, layout)
     label, layout_note = _words_for(layout, model, gpu)
     capacity = setup.capacity_per_gpu
-    plan = _LayoutPlan(
+    n = layout.gpus / c.GB
+    capacity_gb = capacity * n
+    return _LayoutPlan(
         model=model,
         gpu=gpu,
         setup=setup,
@@ -277,16 +330,26 @@ def _plan_for(
         tight_bytes=capacity * c.TIGHT_MEMORY_FRACTION,
         weights_fit=setup.weights_per_gpu + setup.overhead_per_gpu
         <= capacity * c.TIGHT_MEMORY_FRACTION,
+        layout=layout,
+        sampler_default=profiled_sampler_bytes(model.vocab_size, gpu, limits, None),
+        samplers={},
+        per_gb=n,
+        weights_gb=(setup.weights_per_gpu + padding) * n,
+        overhead_gb=setup.overhead_per_gpu * n,
+        capacity_gb=capacity_gb,
+        safety_gb=capacity_gb * _SAFETY_FRACTION,
+        zero_gb=0.0 * n,
+        capacity_gb_per_gpu=capacity / c.GB,
     )
-    if len(_PLANS) >= _SETUPS_MAX:
-        _PLANS.clear()
-    _PLANS[key] = plan
-    return plan
+
+
+_SAFETY_FRACTION = 1.0 - c.USABLE_MEMORY_FRACTION  # as memory.breakdown_of's safety margin
 
 
 def clear_serving_caches() -> None:
     _SETUPS.clear()
     _PLANS.clear()
+    _PLANS_BY_ID.clear()
     _PREFILLS.clear()
     _LIMITS.clear()
     _WORDS.clear()
@@ -574,10 +637,16 @@ def _estimate_layout(
     # vLLM: its profiled peak also holds the sampler warm-up (at max_num_seqs requests offline).
     realtime = req.workload_type is WorkloadType.REALTIME_INFERENCE
     warm = explicit_conc if explicit_conc is not None else (1 if realtime else None)
-    activations = max(
-        max(chunk, 1) * setup.activation_per_token,
-        profiled_sampler_bytes(model.vocab_size, gpu, limits, warm),
-    )
+    if warm is None:
+        sampler = plan.sampler_default
+    else:
+        sampler = plan.samplers.get(warm)  # type: ignore[assignment]
+        if sampler is None:
+            sampler = profiled_sampler_bytes(model.vocab_size, gpu, limits, warm)
+            if len(plan.samplers) >= _SAMPLERS_MAX:
+                plan.samplers.clear()
+            plan.samplers[warm] = sampler
+    activations = max(max(chunk, 1) * setup.activation_per_token, sampler)
     kv = setup.kv
     kv_per_seq = kv.sequence_bytes(ctx_p95)
     fixed = plan.weights + activations + setup.overhead_per_gpu
@@ -648,7 +717,9 @@ def _estimate_layout(
     # tokens of the requests that replace finished ones (conc x in_p50 / out_p50).
     step_s, memory_s, compute_s, comm_s = _throughput_step(sm, req, conc)
     tok_s = conc / step_s
-    has_target = req.has_latency_target
+    has_target = (  # req.has_latency_target, without the property's call
+        req.ttft_p95_ms is not None or req.itl_p95_ms is not None or req.e2e_p95_s is not None
+    )
     meets = _meets(req, ttft, itl, e2e) if has_target else None
     if fit is Fit.NO:
         notes.append(_DOES_NOT_FIT_NOTE)
@@ -659,16 +730,22 @@ def _estimate_layout(
         notes.append(speculative_note(model, req.speculative))
     label = plan.label
     notes.append(plan.layout_note)
-    memory = breakdown_of(
-        gpu_count,
-        setup.capacity_per_gpu,
-        plan.weights,
-        kv_used,
-        activations + logits,
-        0.0,
-        0.0,
-        0.0,
-        setup.overhead_per_gpu,
+    # breakdown_of(gpu_count, capacity, plan.weights, kv_used, activations + logits, 0, 0, 0,
+    # overhead), its per-layout parts from the plan (adding the three zeros changes no sum)
+    n = plan.per_gb
+    total = (plan.weights + kv_used + (activations + logits) + setup.overhead_per_gpu) * n
+    memory = new_memory_breakdown(
+        plan.weights_gb,
+        kv_used * n,
+        (activations + logits) * n,
+        plan.zero_gb,
+        plan.zero_gb,
+        plan.zero_gb,
+        plan.overhead_gb,
+        plan.safety_gb,
+        total,
+        plan.capacity_gb,
+        plan.capacity_gb - total,
     )
     capacity_plan = _capacity(
         sm, req, gpu_count, mem_max, conc, prefill_s, has_target, at_conc, max_seqs
@@ -684,7 +761,7 @@ def _estimate_layout(
         fits,
         fit,
         fit_advice,
-        setup.capacity_per_gpu / c.GB,
+        plan.capacity_gb_per_gpu,
         setup.capacity_source,
         memory,
         max(mem_max, 0),
