@@ -401,7 +401,9 @@ def _throughput_step(
     speculative decoding, the times per token each sequence gains (so conc / seconds is still
     the output rate)."""
     in50 = req.input_tokens_p50
-    out50 = max(req.output_tokens_p50, 1)
+    out50 = req.output_tokens_p50
+    if out50 < 1:  # max(out_p50, 1)
+        out50 = 1
     if req.speculative is not None:
         spec = req.speculative
         return per_token_times(
@@ -518,6 +520,7 @@ def largest_meeting(
     return lo
 
 
+_MAX_SEARCHED = c.BATCH_INFERENCE_MAX_CONCURRENCY * 64  # the capacity search's top concurrency
 _NO_PLAN = CapacityPlan(
     max_concurrency_at_target=0, replicas=None, gpus_total=None, gpu_hours_per_month=None
 )
@@ -537,22 +540,24 @@ def _capacity(
     """`at_conc` is `_latency(sm, req, conc, prefill_s)`, already computed by the caller."""
     if mem_max < 1:
         return _NO_PLAN
-    hi = min(mem_max, c.BATCH_INFERENCE_MAX_CONCURRENCY * 64)  # mem_max >= 1
+    hi = _MAX_SEARCHED if mem_max > _MAX_SEARCHED else mem_max  # min(...); mem_max >= 1
     if has_target:
         at_one = at_conc if conc == 1 else _latency(sm, req, 1, prefill_s)
         if not _meets(req, *at_one):
             return _NO_PLAN
         best = largest_meeting(sm, req, hi, prefill_s, conc, at_conc, at_one)
     else:
-        best = min(hi, max_seqs)
+        best = max_seqs if max_seqs < hi else hi  # min(hi, max_seqs)
     if req.requests_per_second is not None:
         e2e = (at_conc if best == conc else _latency(sm, req, best, prefill_s))[2]
         demand = req.requests_per_second * e2e  # Little's law: requests in flight
     elif req.concurrency is not None:
         demand = float(req.concurrency)
     else:
-        demand = float(min(conc, best))
-    replicas = max(1, math.ceil(demand / best - 1e-9))
+        demand = float(best if best < conc else conc)  # min(conc, best)
+    replicas = math.ceil(demand / best - 1e-9)
+    if replicas < 1:  # max(1, ...)
+        replicas = 1
     gpus_total = replicas * gpu_count
     return new_capacity_plan(best, replicas, gpus_total, gpus_total * req.hours_per_month)
 
@@ -633,7 +638,11 @@ def _estimate_layout(
     # Each data-parallel engine / attention-DP rank runs its own scheduler (vLLM "Data Parallel
     # Deployment": one engine core per DP rank; SGLang DP attention: one scheduler per DP worker).
     max_seqs = plan.max_seqs
-    chunk = min(limits.max_batched_tokens, max(in95, 1) * (explicit_conc or 1))
+    # min(max_batched_tokens, max(in95, 1) x (concurrency or 1)), spelled out (as below: max(a, b)
+    # is `b if b > a else a`, min(a, b) `b if b < a else a`, the first on ties, as the builtins)
+    chunk = (in95 if in95 > 1 else 1) * (explicit_conc or 1)
+    if chunk > limits.max_batched_tokens:
+        chunk = limits.max_batched_tokens
     # vLLM: its profiled peak also holds the sampler warm-up (at max_num_seqs requests offline).
     realtime = req.workload_type is WorkloadType.REALTIME_INFERENCE
     warm = explicit_conc if explicit_conc is not None else (1 if realtime else None)
@@ -646,12 +655,16 @@ def _estimate_layout(
             if len(plan.samplers) >= _SAMPLERS_MAX:
                 plan.samplers.clear()
             plan.samplers[warm] = sampler
-    activations = max(max(chunk, 1) * setup.activation_per_token, sampler)
+    activations = (chunk if chunk > 1 else 1) * setup.activation_per_token
+    if sampler > activations:  # max(chunk activations, sampler)
+        activations = sampler
     kv = setup.kv
     kv_per_seq = kv.sequence_bytes(ctx_p95)
     fixed = plan.weights + activations + setup.overhead_per_gpu
     logits_per_seq = plan.logits_per_seq
-    free = max(setup.usable_per_gpu - fixed, 0.0)
+    free = setup.usable_per_gpu - fixed
+    if free < 0.0:  # max(..., 0.0)
+        free = 0.0
     # DEP: each GPU holds its own sequences whole, so a replica holds ranks x what one GPU does.
     ranks = setup.seq_ranks
     mem_max = _sequences_fitting(free, kv_per_seq + logits_per_seq, ranks)
@@ -681,8 +694,10 @@ def _estimate_layout(
     kv_used = local * kv_per_seq
     logits = local * logits_per_seq
     required = fixed + kv_used + logits
-    kv_room = max(free - logits, 0.0) / max(local, 1)
-    max_ctx = int(min(kv.max_context(kv_room), model.max_context_tokens))
+    kv_room = free - logits
+    kv_room = (0.0 if kv_room < 0.0 else kv_room) / (local if local > 1 else 1)
+    max_ctx_f = kv.max_context(kv_room)
+    max_ctx = int(model.max_context_tokens if model.max_context_tokens < max_ctx_f else max_ctx_f)
     # FITS is exactly "within the usable share of the GPU"; TIGHT first tries a larger share,
     # then a smaller batch or shorter context at the default share.
     capacity = setup.capacity_per_gpu
@@ -764,8 +779,8 @@ def _estimate_layout(
         plan.capacity_gb_per_gpu,
         setup.capacity_source,
         memory,
-        max(mem_max, 0),
-        max(max_ctx, 0),
+        mem_max if mem_max > 0 else 0,
+        max_ctx if max_ctx > 0 else 0,
         new_performance(
             tok_s,
             tok_s / gpu_count,
@@ -794,7 +809,8 @@ def _sequences_fitting(free: float, per_sequence: float, ranks: int) -> int:
     per_gpu = free / per_sequence if per_sequence > 0 else float(c.MAX_REPORTED_CONCURRENCY)
     if ranks > 1:
         per_gpu = math.floor(per_gpu) * ranks
-    return int(min(per_gpu, c.MAX_REPORTED_CONCURRENCY))
+    top = c.MAX_REPORTED_CONCURRENCY
+    return int(top if top < per_gpu else per_gpu)  # int(min(per_gpu, top))
 
 
 @lru_cache(maxsize=4096)  # the same for every batch and count of a layout
