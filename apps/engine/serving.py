@@ -227,9 +227,10 @@ class _LayoutPlan:
     weights_fit: bool  # the weights alone fit the tight share (else no batch or context can)
     layout: Layout  # kept alive, as model and gpu (the memo's first key holds its id)
     sampler_default: float  # profiled_sampler_bytes at the framework's default max sequences
-    samplers: dict[
-        int, float
-    ]  # profiled_sampler_bytes by the sequences the deployment is sized for
+    # profiled_sampler_bytes by the sequences a deployment is sized for, and sm.prefill_seconds
+    # by prompt tokens (as `_prefill_for`), each memoised per plan
+    samplers: dict[int, float]
+    prefills: dict[int, float]
     # breakdown_of's per-layout parts for the replica's gpu_count GPUs, in GB
     per_gb: float  # gpu_count / c.GB
     weights_gb: float
@@ -242,11 +243,11 @@ class _LayoutPlan:
 
 _PlanKey = tuple[int, int, int, Layout, Precision, Precision, float, float, Framework | None, bool]
 _PLANS: dict[_PlanKey, _LayoutPlan] = {}
-# The same plans keyed by the identity of the layout and precisions too (hashing a Layout, a
-# generated dataclass __hash__, costs more than the rest of the key): the candidate layouts are
-# memoised objects, and the enum members live for ever.
-_PLANS_BY_ID: dict[tuple[float, ...], _LayoutPlan] = {}
-_SAMPLERS_MAX = 64
+# The same plans keyed by the layout's identity too (hashing a Layout, a generated dataclass
+# __hash__, costs more than the rest of the key): the candidate layouts are memoised objects.
+_PlanIdKey = tuple[int, int, int, Precision, Precision, float, float, Framework | None, bool]
+_PLANS_BY_ID: dict[_PlanIdKey, _LayoutPlan] = {}
+_SAMPLERS_MAX = 64  # entries of a plan's per-concurrency and per-prompt-length memos
 
 
 def _plan_for(
@@ -262,11 +263,11 @@ def _plan_for(
         id(model),
         id(gpu),
         id(layout),
-        id(wp),
-        id(req.kv_cache_precision),
+        wp,
+        req.kv_cache_precision,
         bw_scale,
         mfu_scale,
-        id(framework),
+        framework,
         speculative,
     )
     hit = _PLANS_BY_ID.get(id_key)
@@ -333,6 +334,7 @@ def _new_plan(
         layout=layout,
         sampler_default=profiled_sampler_bytes(model.vocab_size, gpu, limits, None),
         samplers={},
+        prefills={},
         per_gb=n,
         weights_gb=(setup.weights_per_gpu + padding) * n,
         overhead_gb=setup.overhead_per_gpu * n,
@@ -725,7 +727,12 @@ def _estimate_layout(
             fit = Fit.TIGHT
     fits = fit is not Fit.NO
 
-    prefill_s = _prefill_for(sm, in95)
+    prefill_s = plan.prefills.get(in95)
+    if prefill_s is None:
+        prefill_s = _prefill_for(sm, in95)
+        if len(plan.prefills) >= _SAMPLERS_MAX:
+            plan.prefills.clear()
+        plan.prefills[in95] = prefill_s
     at_conc = _latency(sm, req, conc, prefill_s)
     ttft, itl, e2e = at_conc
     # Throughput at the median shapes: each step decodes `conc` tokens and carries the prompt
