@@ -225,7 +225,6 @@ class _LayoutPlan:
     fits_bytes: float  # memory_fit's thresholds for setup.capacity_per_gpu
     tight_bytes: float
     weights_fit: bool  # the weights alone fit the tight share (else no batch or context can)
-    layout: Layout  # kept alive, as model and gpu (the memo's first key holds its id)
     sampler_default: float  # profiled_sampler_bytes at the framework's default max sequences
     # profiled_sampler_bytes by the sequences a deployment is sized for, and sm.prefill_seconds
     # by prompt tokens (as `_prefill_for`), each memoised per plan
@@ -241,12 +240,12 @@ class _LayoutPlan:
     capacity_gb_per_gpu: float
 
 
-_PlanKey = tuple[int, int, int, Layout, Precision, Precision, float, float, Framework | None, bool]
+# The layout keys by its four fields: hashing a Layout (its generated __hash__, a Python call)
+# costs more than the rest of the key, and callers may build an equal Layout on every call.
+_PlanKey = tuple[
+    int, int, int, int, int, int, Precision, Precision, float, float, Framework | None, bool
+]
 _PLANS: dict[_PlanKey, _LayoutPlan] = {}
-# The same plans keyed by the layout's identity too (hashing a Layout, a generated dataclass
-# __hash__, costs more than the rest of the key): the candidate layouts are memoised objects.
-_PlanIdKey = tuple[int, int, int, Precision, Precision, float, float, Framework | None, bool]
-_PLANS_BY_ID: dict[_PlanIdKey, _LayoutPlan] = {}
 _SAMPLERS_MAX = 64  # entries of a plan's per-concurrency and per-prompt-length memos
 
 
@@ -256,47 +255,28 @@ def _plan_for(
     """The memoised `_LayoutPlan` for `layout.gpus` x `gpu`, keyed by the model and GPU
     objects' identity (as `_setup_for`)."""
     model = req.model
-    framework = req.framework
-    speculative = req.speculative is not None
-    wp = req.weight_precision
-    id_key = (
-        id(model),
-        id(gpu),
-        id(layout),
-        wp,
-        req.kv_cache_precision,
-        bw_scale,
-        mfu_scale,
-        framework,
-        speculative,
-    )
-    hit = _PLANS_BY_ID.get(id_key)
-    if hit is not None and hit.model is model and hit.gpu is gpu and hit.layout is layout:
-        return hit
     key = (
         id(model),
         id(gpu),
-        layout.gpus,
-        layout,
-        wp,
+        layout.tp,
+        layout.pp,
+        layout.dep,
+        layout.replicas,
+        req.weight_precision,
         req.kv_cache_precision,
         bw_scale,
         mfu_scale,
-        framework,
-        speculative,
+        req.framework,
+        req.speculative is not None,
     )
     hit = _PLANS.get(key)
-    if hit is None or hit.model is not model or hit.gpu is not gpu:
-        hit = _new_plan(req, gpu, layout, bw_scale, mfu_scale)
-        if len(_PLANS) >= _SETUPS_MAX:
-            _PLANS.clear()
-        _PLANS[key] = hit
-    elif hit.layout is not layout:
-        hit = replace(hit, layout=layout)  # an equal layout: keep this one alive for its id
-    if len(_PLANS_BY_ID) >= _SETUPS_MAX:
-        _PLANS_BY_ID.clear()
-    _PLANS_BY_ID[id_key] = hit
-    return hit
+    if hit is not None and hit.model is model and hit.gpu is gpu:
+        return hit
+    plan = _new_plan(req, gpu, layout, bw_scale, mfu_scale)
+    if len(_PLANS) >= _SETUPS_MAX:
+        _PLANS.clear()
+    _PLANS[key] = plan
+    return plan
 
 
 def _new_plan(
@@ -331,7 +311,6 @@ def _new_plan(
         tight_bytes=capacity * c.TIGHT_MEMORY_FRACTION,
         weights_fit=setup.weights_per_gpu + setup.overhead_per_gpu
         <= capacity * c.TIGHT_MEMORY_FRACTION,
-        layout=layout,
         sampler_default=profiled_sampler_bytes(model.vocab_size, gpu, limits, None),
         samplers={},
         prefills={},
@@ -351,7 +330,6 @@ _SAFETY_FRACTION = 1.0 - c.USABLE_MEMORY_FRACTION  # as memory.breakdown_of's sa
 def clear_serving_caches() -> None:
     _SETUPS.clear()
     _PLANS.clear()
-    _PLANS_BY_ID.clear()
     _PREFILLS.clear()
     _LIMITS.clear()
     _WORDS.clear()
