@@ -88,7 +88,7 @@ def expert_width_efficiency(model: ModelSpec, gpu: GpuSpec, path: ComputePath, s
 
 
 def bound_of(memory_s: float, compute_s: float, comm_s: float) -> Bound:
-    if comm_s > max(memory_s, compute_s):
+    if comm_s > memory_s and comm_s > compute_s:  # comm_s > max(memory_s, compute_s)
         return Bound.COMMUNICATION
     return Bound.COMPUTE if compute_s >= memory_s else Bound.MEMORY
 
@@ -207,6 +207,8 @@ class ServingModel:
                 d[2] + passes * f[2],
                 d[3] + passes * f[3],
             )
+        if self.pp <= 1:  # `_staged` without pipeline stages, one call fewer
+            return self._pass(decode_seqs, context, prefill_tokens, prefill_context)
         return self._staged(decode_seqs, context, prefill_tokens, prefill_context)
 
     def _staged(
@@ -300,6 +302,10 @@ class ServingModel:
     def seconds(
         self, decode_seqs: float, context: float, prefill_tokens: float, prefill_context: float
     ) -> float:
+        """`times(...)[0]`; for one engine of one stage whose prompts are mixed into the steps
+        (where `times` is `_pass`), `_pass` directly: the capacity search calls this most."""
+        if self.replicas <= 1 and self.pp <= 1 and not self.prefill_pass_tokens:
+            return self._pass(decode_seqs, context, prefill_tokens, prefill_context)[0]
         return self.times(decode_seqs, context, prefill_tokens, prefill_context)[0]
 
     def step(

@@ -16,10 +16,8 @@ from apps.engine.frameworks import (
 )
 from apps.engine.memory import (
     KvCost,
-    breakdown_of,
     gpu_capacity_source,
     kv_cost,
-    memory_fit,
     serving_memory,
     utilization_advice,
     utilization_needed,
@@ -49,6 +47,7 @@ from apps.engine.types import (
     fast_init,
     new_capacity_plan,
     new_estimate,
+    new_memory_breakdown,
     new_performance,
 )
 
@@ -204,8 +203,133 @@ def _prefill_for(sm: ServingModel, tokens: int) -> float:
     return seconds
 
 
+@dataclass(slots=True)
+class _LayoutPlan:
+    """What `_estimate_layout` needs of one (model, GPU, layout, precisions, calibration,
+    framework, speculative or not), none of which depends on the request's shapes or
+    concurrency: the memoised setup, the serving model as the framework's scheduler and MoE
+    kernel run it, the scheduler limits, the Marlin padding, the layout's words and the memory
+    thresholds. One memo lookup per evaluation instead of six."""
+
+    model: ModelSpec  # kept alive, so the ids in the memo key are not reused
+    gpu: GpuSpec
+    setup: ServingSetup
+    sm: ServingModel  # with_scheduler and with_moe_kernel applied
+    limits: SchedulerLimits
+    max_seqs: int  # limits.max_seqs x setup.seq_ranks (one scheduler per DP / attention-DP rank)
+    padding: float  # marlin_moe_padding_bytes
+    weights: float  # setup.weights_per_gpu + padding
+    logits_per_seq: float
+    label: str
+    layout_note: str
+    fits_bytes: float  # memory_fit's thresholds for setup.capacity_per_gpu
+    tight_bytes: float
+    weights_fit: bool  # the weights alone fit the tight share (else no batch or context can)
+    sampler_default: float  # profiled_sampler_bytes at the framework's default max sequences
+    # profiled_sampler_bytes by the sequences a deployment is sized for, and sm.prefill_seconds
+    # by prompt tokens (as `_prefill_for`), each memoised per plan
+    samplers: dict[int, float]
+    prefills: dict[int, float]
+    # breakdown_of's per-layout parts for the replica's gpu_count GPUs, in GB
+    per_gb: float  # gpu_count / c.GB
+    weights_gb: float
+    overhead_gb: float
+    capacity_gb: float
+    safety_gb: float
+    zero_gb: float  # gradients, optimizer and adapters: none when serving
+    capacity_gb_per_gpu: float
+
+
+# The layout keys by its four fields: hashing a Layout (its generated __hash__, a Python call)
+# costs more than the rest of the key, and callers may build an equal Layout on every call.
+_PlanKey = tuple[
+    int, int, int, int, int, int, Precision, Precision, float, float, Framework | None, bool
+]
+_PLANS: dict[_PlanKey, _LayoutPlan] = {}
+_SAMPLERS_MAX = 64  # entries of a plan's per-concurrency and per-prompt-length memos
+
+
+def _plan_for(
+    req: EstimateRequest, gpu: GpuSpec, layout: Layout, bw_scale: float, mfu_scale: float
+) -> _LayoutPlan:
+    """The memoised `_LayoutPlan` for `layout.gpus` x `gpu`, keyed by the model and GPU
+    objects' identity (as `_setup_for`)."""
+    model = req.model
+    key = (
+        id(model),
+        id(gpu),
+        layout.tp,
+        layout.pp,
+        layout.dep,
+        layout.replicas,
+        req.weight_precision,
+        req.kv_cache_precision,
+        bw_scale,
+        mfu_scale,
+        req.framework,
+        req.speculative is not None,
+    )
+    hit = _PLANS.get(key)
+    if hit is not None and hit.model is model and hit.gpu is gpu:
+        return hit
+    plan = _new_plan(req, gpu, layout, bw_scale, mfu_scale)
+    if len(_PLANS) >= _SETUPS_MAX:
+        _PLANS.clear()
+    _PLANS[key] = plan
+    return plan
+
+
+def _new_plan(
+    req: EstimateRequest, gpu: GpuSpec, layout: Layout, bw_scale: float, mfu_scale: float
+) -> _LayoutPlan:
+    model = req.model
+    framework = req.framework
+    speculative = req.speculative is not None
+    wp = req.weight_precision
+    setup = _setup_for(model, gpu, layout, wp, req.kv_cache_precision, bw_scale, mfu_scale)
+    limits = _limits_for(gpu, framework, speculative)
+    sm = with_scheduler(setup.sm, framework, limits.max_batched_tokens)  # SGLang: own passes
+    sm = with_moe_kernel(sm, model, gpu, wp, framework)  # vLLM Marlin MoE
+    padding = marlin_moe_padding_bytes(model, gpu, wp, framework, layout)
+    label, layout_note = _words_for(layout, model, gpu)
+    capacity = setup.capacity_per_gpu
+    n = layout.gpus / c.GB
+    capacity_gb = capacity * n
+    return _LayoutPlan(
+        model=model,
+        gpu=gpu,
+        setup=setup,
+        sm=sm,
+        limits=limits,
+        max_seqs=limits.max_seqs * setup.seq_ranks,
+        padding=padding,
+        weights=setup.weights_per_gpu + padding,
+        logits_per_seq=model.vocab_size * c.LOGITS_BYTES,
+        label=label,
+        layout_note=layout_note,
+        fits_bytes=capacity * c.USABLE_MEMORY_FRACTION,
+        tight_bytes=capacity * c.TIGHT_MEMORY_FRACTION,
+        weights_fit=setup.weights_per_gpu + setup.overhead_per_gpu
+        <= capacity * c.TIGHT_MEMORY_FRACTION,
+        sampler_default=profiled_sampler_bytes(model.vocab_size, gpu, limits, None),
+        samplers={},
+        prefills={},
+        per_gb=n,
+        weights_gb=(setup.weights_per_gpu + padding) * n,
+        overhead_gb=setup.overhead_per_gpu * n,
+        capacity_gb=capacity_gb,
+        safety_gb=capacity_gb * _SAFETY_FRACTION,
+        zero_gb=0.0 * n,
+        capacity_gb_per_gpu=capacity / c.GB,
+    )
+
+
+_SAFETY_FRACTION = 1.0 - c.USABLE_MEMORY_FRACTION  # as memory.breakdown_of's safety margin
+
+
 def clear_serving_caches() -> None:
     _SETUPS.clear()
+    _PLANS.clear()
     _PREFILLS.clear()
     _LIMITS.clear()
     _WORDS.clear()
@@ -257,7 +381,9 @@ def _throughput_step(
     speculative decoding, the times per token each sequence gains (so conc / seconds is still
     the output rate)."""
     in50 = req.input_tokens_p50
-    out50 = max(req.output_tokens_p50, 1)
+    out50 = req.output_tokens_p50
+    if out50 < 1:  # max(out_p50, 1)
+        out50 = 1
     if req.speculative is not None:
         spec = req.speculative
         return per_token_times(
@@ -374,6 +500,7 @@ def largest_meeting(
     return lo
 
 
+_MAX_SEARCHED = c.BATCH_INFERENCE_MAX_CONCURRENCY * 64  # the capacity search's top concurrency
 _NO_PLAN = CapacityPlan(
     max_concurrency_at_target=0, replicas=None, gpus_total=None, gpu_hours_per_month=None
 )
@@ -393,22 +520,24 @@ def _capacity(
     """`at_conc` is `_latency(sm, req, conc, prefill_s)`, already computed by the caller."""
     if mem_max < 1:
         return _NO_PLAN
-    hi = min(mem_max, c.BATCH_INFERENCE_MAX_CONCURRENCY * 64)  # mem_max >= 1
+    hi = _MAX_SEARCHED if mem_max > _MAX_SEARCHED else mem_max  # min(...); mem_max >= 1
     if has_target:
         at_one = at_conc if conc == 1 else _latency(sm, req, 1, prefill_s)
         if not _meets(req, *at_one):
             return _NO_PLAN
         best = largest_meeting(sm, req, hi, prefill_s, conc, at_conc, at_one)
     else:
-        best = min(hi, max_seqs)
+        best = max_seqs if max_seqs < hi else hi  # min(hi, max_seqs)
     if req.requests_per_second is not None:
         e2e = (at_conc if best == conc else _latency(sm, req, best, prefill_s))[2]
         demand = req.requests_per_second * e2e  # Little's law: requests in flight
     elif req.concurrency is not None:
         demand = float(req.concurrency)
     else:
-        demand = float(min(conc, best))
-    replicas = max(1, math.ceil(demand / best - 1e-9))
+        demand = float(best if best < conc else conc)  # min(conc, best)
+    replicas = math.ceil(demand / best - 1e-9)
+    if replicas < 1:  # max(1, ...)
+        replicas = 1
     gpus_total = replicas * gpu_count
     return new_capacity_plan(best, replicas, gpus_total, gpus_total * req.hours_per_month)
 
@@ -465,16 +594,15 @@ def _estimate_layout(
     the replica at the estimate's batch, or with a latency target at the largest concurrency
     that meets it (0 when none does)."""
     model = req.model
-    setup = _setup_for(
-        model,
+    plan = _plan_for(
+        req,
         gpu,
         layout,
-        req.weight_precision,
-        req.kv_cache_precision,
         calibration.get("decode_bw_efficiency", 1.0) if calibration else 1.0,
         calibration.get("prefill_mfu", 1.0) if calibration else 1.0,
     )
-    sm = setup.sm
+    setup = plan.setup
+    sm = plan.sm
     notes: list[str] = []
     if setup.note:
         notes.append(setup.note)
@@ -486,26 +614,37 @@ def _estimate_layout(
             f"{model.max_context_tokens}-token window"
         )
     explicit_conc = req.concurrency
-    limits = _limits_for(gpu, req.framework, req.speculative is not None)
-    sm = with_scheduler(sm, req.framework, limits.max_batched_tokens)  # SGLang: own prefill passes
-    sm = with_moe_kernel(sm, model, gpu, req.weight_precision, req.framework)  # vLLM Marlin MoE
+    limits = plan.limits
     # Each data-parallel engine / attention-DP rank runs its own scheduler (vLLM "Data Parallel
     # Deployment": one engine core per DP rank; SGLang DP attention: one scheduler per DP worker).
-    max_seqs = limits.max_seqs * setup.seq_ranks
-    chunk = min(limits.max_batched_tokens, max(in95, 1) * (explicit_conc or 1))
+    max_seqs = plan.max_seqs
+    # min(max_batched_tokens, max(in95, 1) x (concurrency or 1)), spelled out (as below: max(a, b)
+    # is `b if b > a else a`, min(a, b) `b if b < a else a`, the first on ties, as the builtins)
+    chunk = (in95 if in95 > 1 else 1) * (explicit_conc or 1)
+    if chunk > limits.max_batched_tokens:
+        chunk = limits.max_batched_tokens
     # vLLM: its profiled peak also holds the sampler warm-up (at max_num_seqs requests offline).
     realtime = req.workload_type is WorkloadType.REALTIME_INFERENCE
     warm = explicit_conc if explicit_conc is not None else (1 if realtime else None)
-    activations = max(
-        max(chunk, 1) * setup.activation_per_token,
-        profiled_sampler_bytes(model.vocab_size, gpu, limits, warm),
-    )
+    if warm is None:
+        sampler = plan.sampler_default
+    else:
+        sampler = plan.samplers.get(warm)  # type: ignore[assignment]
+        if sampler is None:
+            sampler = profiled_sampler_bytes(model.vocab_size, gpu, limits, warm)
+            if len(plan.samplers) >= _SAMPLERS_MAX:
+                plan.samplers.clear()
+            plan.samplers[warm] = sampler
+    activations = (chunk if chunk > 1 else 1) * setup.activation_per_token
+    if sampler > activations:  # max(chunk activations, sampler)
+        activations = sampler
     kv = setup.kv
     kv_per_seq = kv.sequence_bytes(ctx_p95)
-    padding = marlin_moe_padding_bytes(model, gpu, req.weight_precision, req.framework, layout)
-    fixed = setup.weights_per_gpu + padding + activations + setup.overhead_per_gpu
-    logits_per_seq = model.vocab_size * c.LOGITS_BYTES
-    free = max(setup.usable_per_gpu - fixed, 0.0)
+    fixed = plan.weights + activations + setup.overhead_per_gpu
+    logits_per_seq = plan.logits_per_seq
+    free = setup.usable_per_gpu - fixed
+    if free < 0.0:  # max(..., 0.0)
+        free = 0.0
     # DEP: each GPU holds its own sequences whole, so a replica holds ranks x what one GPU does.
     ranks = setup.seq_ranks
     mem_max = _sequences_fitting(free, kv_per_seq + logits_per_seq, ranks)
@@ -535,12 +674,20 @@ def _estimate_layout(
     kv_used = local * kv_per_seq
     logits = local * logits_per_seq
     required = fixed + kv_used + logits
-    kv_room = max(free - logits, 0.0) / max(local, 1)
-    max_ctx = int(min(kv.max_context(kv_room), model.max_context_tokens))
+    kv_room = free - logits
+    kv_room = (0.0 if kv_room < 0.0 else kv_room) / (local if local > 1 else 1)
+    max_ctx_f = kv.max_context(kv_room)
+    max_ctx = int(model.max_context_tokens if model.max_context_tokens < max_ctx_f else max_ctx_f)
     # FITS is exactly "within the usable share of the GPU"; TIGHT first tries a larger share,
     # then a smaller batch or shorter context at the default share.
     capacity = setup.capacity_per_gpu
-    fit = memory_fit(required, capacity)
+    # memory_fit, its thresholds computed once per plan
+    if required <= plan.fits_bytes:
+        fit = Fit.FITS
+    elif required <= plan.tight_bytes:
+        fit = Fit.TIGHT
+    else:
+        fit = Fit.NO
     fit_advice: str | None = None
     if fit is Fit.TIGHT:
         # The figures describe the deployment as advised: at the larger share of the GPU.
@@ -558,14 +705,21 @@ def _estimate_layout(
             fit = Fit.TIGHT
     fits = fit is not Fit.NO
 
-    prefill_s = _prefill_for(sm, in95)
+    prefill_s = plan.prefills.get(in95)
+    if prefill_s is None:
+        prefill_s = _prefill_for(sm, in95)
+        if len(plan.prefills) >= _SAMPLERS_MAX:
+            plan.prefills.clear()
+        plan.prefills[in95] = prefill_s
     at_conc = _latency(sm, req, conc, prefill_s)
     ttft, itl, e2e = at_conc
     # Throughput at the median shapes: each step decodes `conc` tokens and carries the prompt
     # tokens of the requests that replace finished ones (conc x in_p50 / out_p50).
     step_s, memory_s, compute_s, comm_s = _throughput_step(sm, req, conc)
     tok_s = conc / step_s
-    has_target = req.has_latency_target
+    has_target = (  # req.has_latency_target, without the property's call
+        req.ttft_p95_ms is not None or req.itl_p95_ms is not None or req.e2e_p95_s is not None
+    )
     meets = _meets(req, ttft, itl, e2e) if has_target else None
     if fit is Fit.NO:
         notes.append(_DOES_NOT_FIT_NOTE)
@@ -574,18 +728,24 @@ def _estimate_layout(
     notes.append(_PERFORMANCE_NOTE)
     if req.speculative is not None:
         notes.append(speculative_note(model, req.speculative))
-    label, layout_note = _words_for(layout, model, gpu)
-    notes.append(layout_note)
-    memory = breakdown_of(
-        gpu_count,
-        setup.capacity_per_gpu,
-        setup.weights_per_gpu + padding,
-        kv_used,
-        activations + logits,
-        0.0,
-        0.0,
-        0.0,
-        setup.overhead_per_gpu,
+    label = plan.label
+    notes.append(plan.layout_note)
+    # breakdown_of(gpu_count, capacity, plan.weights, kv_used, activations + logits, 0, 0, 0,
+    # overhead), its per-layout parts from the plan (adding the three zeros changes no sum)
+    n = plan.per_gb
+    total = (plan.weights + kv_used + (activations + logits) + setup.overhead_per_gpu) * n
+    memory = new_memory_breakdown(
+        plan.weights_gb,
+        kv_used * n,
+        (activations + logits) * n,
+        plan.zero_gb,
+        plan.zero_gb,
+        plan.zero_gb,
+        plan.overhead_gb,
+        plan.safety_gb,
+        total,
+        plan.capacity_gb,
+        plan.capacity_gb - total,
     )
     capacity_plan = _capacity(
         sm, req, gpu_count, mem_max, conc, prefill_s, has_target, at_conc, max_seqs
@@ -601,11 +761,11 @@ def _estimate_layout(
         fits,
         fit,
         fit_advice,
-        setup.capacity_per_gpu / c.GB,
+        plan.capacity_gb_per_gpu,
         setup.capacity_source,
         memory,
-        max(mem_max, 0),
-        max(max_ctx, 0),
+        mem_max if mem_max > 0 else 0,
+        max_ctx if max_ctx > 0 else 0,
         new_performance(
             tok_s,
             tok_s / gpu_count,
@@ -634,7 +794,8 @@ def _sequences_fitting(free: float, per_sequence: float, ranks: int) -> int:
     per_gpu = free / per_sequence if per_sequence > 0 else float(c.MAX_REPORTED_CONCURRENCY)
     if ranks > 1:
         per_gpu = math.floor(per_gpu) * ranks
-    return int(min(per_gpu, c.MAX_REPORTED_CONCURRENCY))
+    top = c.MAX_REPORTED_CONCURRENCY
+    return int(top if top < per_gpu else per_gpu)  # int(min(per_gpu, top))
 
 
 @lru_cache(maxsize=4096)  # the same for every batch and count of a layout
@@ -781,12 +942,7 @@ def estimate_serving(
     bw = cal.get("decode_bw_efficiency", 1.0) if cal else 1.0
     mfu = cal.get("prefill_mfu", 1.0) if cal else 1.0
     for lay in layouts[1:]:
-        setup = _setup_for(
-            req.model, gpu, lay, req.weight_precision, req.kv_cache_precision, bw, mfu
-        )
-        if setup.weights_per_gpu + setup.overhead_per_gpu > (
-            setup.capacity_per_gpu * c.TIGHT_MEMORY_FRACTION
-        ):
+        if not _plan_for(req, gpu, lay, bw, mfu).weights_fit:
             continue  # the weights alone do not fit: no batch or context can make it fit
         e, score = _estimate_layout(req, gpu, gpu_count, calibration, lay)
         tried.append((e.layout, _tried(e, score)))

@@ -24,17 +24,46 @@ def _fields_of(cls: type[Any], user: str) -> tuple[Any, ...]:
 def positional_constructor(cls: type[Any]) -> Any:
     """`new(field1, field2, ...)`: build `cls` from every field, positionally, in declaration
     order, without keyword matching; for the engine's per-evaluation hot paths. Annotate the
-    result with a precise `Callable[[...], cls]` where it is assigned."""
+    result with a precise `Callable[[...], cls]` where it is assigned.
+
+    A frozen class's slots can only be set through their descriptors (a method call per field,
+    ~40 ns). For a class whose slots are exactly its fields (on `object`), `new` fills an
+    instance of a plain slotted twin of the same layout with ordinary attribute stores, then
+    makes it a `cls` by `__class__` assignment (allowed between classes that add the same
+    slots to the same base): the result is an ordinary, frozen `cls` instance, built 2-3x faster.
+    Any other class keeps the descriptor calls."""
     namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
     names = [f.name for f in _fields_of(cls, "positional_constructor")]
-    for name in names:
-        namespace[f"_s_{name}"] = vars(cls)[name].__set__
-    body = "".join(f"    _s_{name}(self, {name})\n" for name in names)
-    src = f"def new({', '.join(names)}):\n    self = _new(_cls)\n{body}    return self\n"
-    exec(src, namespace)  # noqa: S102 - source built above from the class's own field names
+    args = ", ".join(names)
+    twin = _slotted_twin(cls, names)
+    if twin is not None:
+        namespace["_twin"] = twin
+        body = "".join(f"    self.{name} = {name}\n" for name in names)
+        src = f"def new({args}):\n    self = _new(_twin)\n{body}    self.__class__ = _cls\n"
+    else:
+        for name in names:
+            namespace[f"_s_{name}"] = vars(cls)[name].__set__
+        body = "".join(f"    _s_{name}(self, {name})\n" for name in names)
+        src = f"def new({args}):\n    self = _new(_cls)\n{body}"
+    exec(src + "    return self\n", namespace)  # noqa: S102 - source built from the field names
     new = namespace["new"]
     new.__qualname__ = new.__name__ = f"new_{cls.__name__}"
     return new
+
+
+def _slotted_twin(cls: type[Any], names: list[str]) -> type[Any] | None:
+    """A plain (unfrozen) class with `cls`'s slots, whose instances may become `cls` instances
+    by `__class__` assignment; None when `cls` has other slots or bases, or the assignment is
+    refused."""
+    if cls.__bases__ != (object,) or tuple(vars(cls)["__slots__"]) != tuple(names):
+        return None
+    twin = type(f"_{cls.__name__}Draft", (), {"__slots__": tuple(names), "__module__": __name__})
+    probe: Any = object.__new__(twin)
+    try:
+        probe.__class__ = cls
+    except TypeError:
+        return None
+    return twin
 
 
 def fast_init[T](cls: type[T]) -> type[T]:
