@@ -57,6 +57,37 @@ _MAX_SEQS_SETTING = {
     Framework.SGLANG: "--max-running-requests",
     Framework.TENSORRT_LLM: "max_batch_size",
 }
+# The setting that caps one sequence's context, as each framework spells it: vLLM engine
+# arguments (--max-model-len), SGLang server arguments (--context-length), TensorRT-LLM LLM API
+# arguments (max_seq_len; tensorrt_llm/llmapi/llm_args.py).
+_MAX_CONTEXT_SETTING = {
+    Framework.VLLM: "--max-model-len",
+    Framework.SGLANG: "--context-length",
+    Framework.TENSORRT_LLM: "max_seq_len",
+}
+# How each framework is given a larger share of the GPU, formatted with that share: vLLM's
+# --gpu-memory-utilization and SGLang's --mem-fraction-static are fractions of the whole GPU
+# (weights + KV cache; SGLang server arguments); TensorRT-LLM's
+# kv_cache_config.free_gpu_memory_fraction is a share of the memory left after the weights
+# (llm_args.py KvCacheConfig), so no whole-GPU figure is quoted for it.
+_MEMORY_SHARE_SETTING = {
+    Framework.VLLM: "vLLM --gpu-memory-utilization {:.2f}",
+    Framework.SGLANG: "SGLang --mem-fraction-static {:.2f}",
+    Framework.TENSORRT_LLM: "a larger TensorRT-LLM kv_cache_config.free_gpu_memory_fraction",
+}
+
+
+def setting_words(framework: Framework | None) -> tuple[str, str, str]:
+    """How the brief's framework (None: vLLM) spells the three settings TIGHT advice names: a
+    larger share of the GPU (a format string taking the share), the sequences in flight and the
+    context per sequence, each prefixed with the framework's name."""
+    fw = framework or Framework.VLLM
+    name = FRAMEWORK_NAMES[fw]
+    return (
+        _MEMORY_SHARE_SETTING[fw],
+        f"{name} {_MAX_SEQS_SETTING[fw]}",
+        f"{name} {_MAX_CONTEXT_SETTING[fw]}",
+    )
 
 
 @fast_init

@@ -13,6 +13,7 @@ from apps.engine.frameworks import (
     marlin_moe_padding_bytes,
     profiled_sampler_bytes,
     scheduler_limits,
+    setting_words,
 )
 from apps.engine.memory import (
     KvCost,
@@ -547,26 +548,32 @@ _PERFORMANCE_NOTE = (
     "layout's communication: tensor-parallel all-reduces, expert all-to-all, pipeline sends); "
     "latencies at p95 shapes, throughput at p50 shapes"
 )
-# The serving framework's memory knob, as TIGHT advice quotes it (vLLM engine arguments).
+# The serving framework's memory knob, as TIGHT advice quotes it (frameworks.setting_words).
 _UTILIZATION_SETTING = (
-    "fits with vLLM --gpu-memory-utilization {:.2f}, which eats into the engine's "
-    f"{1 - c.USABLE_MEMORY_FRACTION:.0%} safety margin"
+    f"fits with {{}}, which eats into the engine's {1 - c.USABLE_MEMORY_FRACTION:.0%} safety margin"
 )
 
 
-def _smaller_workload(conc: int, mem_max: int, ctx_p95: int, max_ctx: int) -> str | None:
+def _utilization_setting(framework: Framework | None) -> str:
+    return _UTILIZATION_SETTING.format(setting_words(framework)[0])
+
+
+def _smaller_workload(
+    conc: int, mem_max: int, ctx_p95: int, max_ctx: int, framework: Framework | None
+) -> str | None:
     """TIGHT advice when the brief fits the default memory share at a smaller batch or a shorter
-    context that keeps at least TIGHT_MIN_WORKLOAD_FRACTION of what it asked; else None."""
+    context that keeps at least TIGHT_MIN_WORKLOAD_FRACTION of what it asked, in the settings of
+    the brief's framework (None: vLLM); else None."""
     keep = c.TIGHT_MIN_WORKLOAD_FRACTION
     if conc > 1 and mem_max >= math.ceil(conc * keep):
         return (
             f"fits with at most {mem_max} sequence{'s' if mem_max != 1 else ''} in flight per "
-            f"replica (asked {conc}): set vLLM --max-num-seqs {mem_max}"
+            f"replica (asked {conc}): set {setting_words(framework)[1]} {mem_max}"
         )
     if max_ctx >= 1 and max_ctx >= math.ceil(ctx_p95 * keep):
         return (
             f"fits at a context of at most {max_ctx} tokens per sequence (asked {ctx_p95} at "
-            f"p95) with {conc} in flight: set vLLM --max-model-len {max_ctx}"
+            f"p95) with {conc} in flight: set {setting_words(framework)[2]} {max_ctx}"
         )
     return None
 
@@ -691,8 +698,8 @@ def _estimate_layout(
     fit_advice: str | None = None
     if fit is Fit.TIGHT:
         # The figures describe the deployment as advised: at the larger share of the GPU.
-        fit_advice = utilization_advice(required, capacity, _UTILIZATION_SETTING)
-        smaller = _smaller_workload(conc, mem_max, ctx_p95, max_ctx)
+        fit_advice = utilization_advice(required, capacity, _utilization_setting(req.framework))
+        smaller = _smaller_workload(conc, mem_max, ctx_p95, max_ctx, req.framework)
         if smaller is not None:
             fit_advice += f"; or, at the default, {smaller}"
         free = max(capacity * utilization_needed(required, capacity) - fixed, 0.0)
@@ -700,7 +707,7 @@ def _estimate_layout(
         kv_room = max(free - logits, 0.0) / max(local, 1)
         max_ctx = int(min(kv.max_context(kv_room), model.max_context_tokens))
     elif fit is Fit.NO:
-        fit_advice = _smaller_workload(conc, mem_max, ctx_p95, max_ctx)
+        fit_advice = _smaller_workload(conc, mem_max, ctx_p95, max_ctx, req.framework)
         if fit_advice is not None:
             fit = Fit.TIGHT
     fits = fit is not Fit.NO

@@ -25,6 +25,7 @@ from apps.engine.memory import (
     memory_fit,
     training_fit,
 )
+from apps.engine.types import Framework
 
 
 def _serving(
@@ -100,6 +101,33 @@ class TestServingVerdict:
         assert e.max_concurrency >= 1 and e.max_context_tokens >= 8000
         # ... and a shorter context at the default share is offered too (it keeps > half).
         assert "--max-model-len 4735" in e.fit_advice
+
+    @pytest.mark.parametrize(
+        ("framework", "share", "context"),
+        [
+            (Framework.VLLM, "vLLM --gpu-memory-utilization 0.92", "vLLM --max-model-len 4735"),
+            (
+                Framework.SGLANG,
+                "SGLang --mem-fraction-static 0.92",
+                "SGLang --context-length 4735",
+            ),
+            (
+                Framework.TENSORRT_LLM,
+                "a larger TensorRT-LLM kv_cache_config.free_gpu_memory_fraction",
+                "TensorRT-LLM max_seq_len 4735",
+            ),
+        ],
+    )
+    def test_tight_advice_names_the_briefs_framework_settings(
+        self, framework: Framework, share: str, context: str
+    ) -> None:
+        req = _serving("llama-3.1-70b", Precision.FP8, tokens_in=7000, tokens_out=1000, conc=1)
+        e = estimate_at(dataclasses.replace(req, framework=framework), gpu("h100-sxm5-80gb"), 1)
+        assert e.fit is Fit.TIGHT and e.fit_advice is not None
+        assert share in e.fit_advice and context in e.fit_advice
+        own = {Framework.VLLM: "vLLM", Framework.SGLANG: "SGLang"}.get(framework, "TensorRT-LLM")
+        for other in {"vLLM", "SGLang", "TensorRT-LLM"} - {own}:
+            assert other not in e.fit_advice
 
     def test_tight_when_a_smaller_batch_fits_and_says_how_small(self) -> None:
         req = _serving("llama-3.1-8b", Precision.BF16, tokens_in=1000, tokens_out=200, conc=32)
