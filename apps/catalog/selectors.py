@@ -67,6 +67,13 @@ def system_scale_out(systems: Any) -> dict[int, float]:
     }
 
 
+def preset_name(slug: Any) -> str:
+    """A catalog preset as its model card names it ("Llama 3.1 70B"); an unknown one as
+    written."""
+    spec = PRESETS.get(str(slug))
+    return spec.name if spec is not None else str(slug)
+
+
 def gpu_spec_from_row(gpu: Gpu, scale_out_gb_per_s: float | None = None) -> GpuSpec:
     def opt(value: object) -> float | None:
         return float(value) if value is not None else None  # type: ignore[arg-type]
@@ -101,15 +108,26 @@ CALIBRATED_FACTORS = ("decode_bw_efficiency", "prefill_mfu", "training_mfu")
 _SPECS_CACHE: dict[tuple[Any, ...], tuple[GpuSpec, ...]] = {}
 
 
+def catalog_version() -> tuple[Any, ...]:
+    """Count and last change of the GPU and system rows, in one aggregate query (every system
+    belongs to a GPU, so the join sees them all): what the engine's view of the catalog and a
+    quote's joined facts depend on."""
+    v = Gpu.objects.aggregate(
+        gpu_rows=Count("id", distinct=True),
+        gpu_last=Max("updated_at"),
+        system_rows=Count("systems", distinct=True),
+        system_last=Max("systems__updated_at"),
+    )
+    return (v["gpu_rows"], v["gpu_last"], v["system_rows"], v["system_last"])
+
+
 def gpu_specs() -> tuple[GpuSpec, ...]:
     """Every catalog GPU as the engine sees it.
 
     The catalog changes rarely and the engine runs on every request, so the specs are built
-    once per catalog version (row count + last update), checked with one aggregate query.
+    once per catalog version (`catalog_version`, one aggregate query).
     """
-    version = Gpu.objects.aggregate(n=Count("id"), last=Max("updated_at"))
-    systems = GpuSystem.objects.aggregate(n=Count("id"), last=Max("updated_at"))
-    key = (version["n"], version["last"], systems["n"], systems["last"])
+    key = catalog_version()
     cached = _SPECS_CACHE.get(key)
     if cached is None:
         scale_out = system_scale_out(GpuSystem.objects.all())

@@ -21,9 +21,9 @@ from fpdf.enums import MethodReturnValue, XPos, YPos
 from fpdf.fonts import FontFace
 
 from apps.briefs.choices import SuccessUnit, WorkloadType
+from apps.catalog.selectors import preset_name
 from apps.core.currency import BASE_CURRENCY
 from apps.core.roles import Role
-from apps.engine.presets import PRESETS
 from apps.finance.exports import ranking_csv
 from apps.finance.units import unit_of_snapshot, unit_words
 from apps.quotes.models import Quote
@@ -495,8 +495,7 @@ def _model_words(model: dict[str, Any]) -> str:
         return "-"
     preset = model.get("preset")
     if preset:
-        spec = PRESETS.get(str(preset))
-        return spec.name if spec is not None else str(preset)
+        return preset_name(preset)
     return "a pasted config.json" if model.get("hf_config") else "custom"
 
 

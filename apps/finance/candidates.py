@@ -17,13 +17,10 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, Max
-
 from apps.benchmarks.selectors import calibration_for_brief, throughput_runs_for_brief
 from apps.briefs.contract import demand_for_brief, request_for_brief
 from apps.briefs.models import WorkloadBrief
-from apps.catalog.models import Gpu, GpuSystem
-from apps.catalog.selectors import engine_estimates
+from apps.catalog.selectors import catalog_version, engine_estimates
 from apps.engine import ENGINE_VERSION, EngineInputError
 from apps.engine.costing import (
     ApiRouteTerms,
@@ -426,18 +423,10 @@ _FACTS: dict[int, tuple[Any, Any, Any, dict[str, Any]]] = {}
 FACTS_CACHE_SIZE = 50_000
 
 
-def _catalog_stamp() -> Any:
-    """Count and last change of the GPU and system rows a quote's facts join."""
-    return (
-        Gpu.objects.aggregate(n=Count("id"), last=Max("updated_at")),
-        GpuSystem.objects.aggregate(n=Count("id"), last=Max("updated_at")),
-    )
-
-
 def _quote_facts(seen: list[tuple[int, int, Any]]) -> list[dict[str, Any]]:
     """QUOTE_FACTS of the quotes ``seen`` ((id, version, updated_at), in order), read from the
     database only where this process has not read that version of the quote yet."""
-    stamp = _catalog_stamp()
+    stamp = catalog_version()  # the GPU and system rows a quote's facts join
     missing = [
         pk
         for pk, version, updated_at in seen

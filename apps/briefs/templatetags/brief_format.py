@@ -5,7 +5,7 @@ from typing import Any
 from django import template
 
 from apps.briefs.display import number
-from apps.engine.presets import PRESETS
+from apps.catalog.selectors import preset_name
 
 register = template.Library()
 
@@ -21,5 +21,4 @@ def readable(value: Any) -> str:
 @register.filter
 def model_name(preset: Any) -> str:
     """A catalog preset as its model card names it ("Llama 3.1 70B"); an unknown one as written."""
-    spec = PRESETS.get(str(preset))
-    return spec.name if spec is not None else str(preset)
+    return preset_name(preset)
