@@ -24,8 +24,9 @@ from apps.briefs.choices import SuccessUnit, WorkloadType
 from apps.catalog.selectors import preset_name
 from apps.core.currency import BASE_CURRENCY
 from apps.core.roles import Role
+from apps.engine.energy import energy_per_output
 from apps.finance.exports import ranking_csv
-from apps.finance.units import unit_of_snapshot, unit_words
+from apps.finance.units import unit_for, unit_of_snapshot, unit_words
 from apps.quotes.models import Quote
 
 from .checklist import SECTIONS
@@ -913,7 +914,27 @@ def commercial_summary(report: dict[str, Any]) -> list[tuple[str, str]]:
             else f"{NOT_RECORDED} (the quote's commitment was not frozen)",
         )
     )
+    energy = energy_words(row, (report.get("brief") or {}).get("success_unit") or "")
+    if energy:
+        facts.append(("Energy", energy))
     return facts
+
+
+def energy_words(row: dict[str, Any], success_unit: str) -> str | None:
+    """A GPU row's modelled energy in words (None for an API route or a row frozen before
+    energy was costed): kWh a month, per accepted output, and kg CO2e when finance gave a
+    carbon intensity."""
+    kwh = row.get("energy_kwh_per_month")
+    if kwh is None:
+        return None
+    text = f"{_figure(Decimal(kwh).quantize(Decimal(1)))} kWh a month"
+    if row.get("energy_j_per_output") is not None:
+        figure, unit = energy_per_output(Decimal(row["energy_j_per_output"]), success_unit)
+        output = unit_for(success_unit)
+        text += f" ({_figure(figure)} {unit} per {output.output if output else 'accepted output'})"
+    if row.get("co2e_kg_per_month") is not None:
+        text += f"; {_figure(Decimal(row['co2e_kg_per_month']).quantize(Decimal(1)))} kg CO2e"
+    return text + " (modelled from TDP and utilisation, facility PUE included)"
 
 
 def _days_left(valid_until: Any, frozen_at: Any) -> str:

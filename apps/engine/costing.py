@@ -82,6 +82,7 @@ from apps.engine.costing_work import (
     demand_volumes,
     gpu_workload,
 )
+from apps.engine.energy import EnergyFigures, candidate_energy
 from apps.engine.types import DutyCycle, WorkloadType
 
 __all__ = [
@@ -207,6 +208,10 @@ class GpuCostBasis:
     # By (pricing term, operating model), as met: the platform labour hours and the notes of
     # a quote of that term and model around its rate notes (``_term_notes``).
     by_term: dict[tuple[PricingTerm, OperatingModel], tuple[Decimal, tuple[str, ...]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    # By (committed or not, TDP, PUE), as met: the energy of a quote of that kind (``_energy``).
+    energy_by: dict[tuple[bool, Decimal, Decimal], EnergyFigures] = field(
         default_factory=dict, compare=False, repr=False
     )
 
@@ -364,11 +369,42 @@ def _term_notes(
     return found
 
 
+# Work that keeps the GPU's compute busy whatever its batch draws the saturated share.
+_COMPUTE_BOUND = frozenset({CostKind.TRAINING, CostKind.MEDIA})
+
+
+def _energy(basis: GpuCostBasis, quote: QuoteTerms) -> EnergyFigures | None:
+    """The month's energy of a quote of the basis (None without the GPU's TDP): the same for
+    every quote of one kind of term, TDP and PUE, worked out once."""
+    if quote.gpu_tdp_w is None:
+        return None
+    committed = quote.pricing_term in COMMITTED_TERMS
+    pue = basis.finance.pue if quote.pue is None else quote.pue
+    key = (committed, quote.gpu_tdp_w, pue)
+    found = basis.energy_by.get(key)
+    if found is None:
+        found = basis.energy_by[key] = candidate_energy(
+            tdp_w=quote.gpu_tdp_w,
+            busy_gpu_hours=basis.work_hours,
+            paid_gpu_hours=basis.committed_paid if committed else basis.work_hours,
+            batch=basis.capacity.batch_per_replica,
+            pue=pue,
+            accepted_outputs=basis.accepted_q,
+            compute_bound=basis.kind in _COMPUTE_BOUND,
+            carbon_kg_per_kwh=basis.finance.carbon_kg_per_kwh,
+        )
+    return found
+
+
 def _cost_quote(basis: GpuCostBasis, quote: QuoteTerms) -> CandidateCost:
     demand, finance, kind, work = basis.demand, basis.finance, basis.kind, basis.work
     term = quote.pricing_term
     operating_model = quote.operating_model
-    rate, rate_notes = gpu_hourly_rate(quote, finance)
+    energy = _energy(basis, quote)
+    # A bought GPU's electricity is its modelled average draw (GPU + host share), not its
+    # nameplate kW all month.
+    average_kw = energy.average_kw_per_gpu if energy is not None and quote.is_bought else None
+    rate, rate_notes = gpu_hourly_rate(quote, finance, average_kw)
     hours, term_notes = _term_notes(basis, term, operating_model)
     notes = (*basis.lead_notes, *rate_notes, *term_notes) if rate_notes else None
     if term in COMMITTED_TERMS:
@@ -446,6 +482,7 @@ def _cost_quote(basis: GpuCostBasis, quote: QuoteTerms) -> CandidateCost:
         gpus_paid=gpus,
         busy_gpu_hours_per_month=basis.work_hours_q,
         paid_gpu_hours_per_month=paid_q,
+        energy=energy,
     )
 
 

@@ -64,12 +64,13 @@ class OwnedGpuMonth:
     names the inputs taken from the finance assumptions rather than the quote)."""
 
     depreciation: Decimal  # capex / depreciation months
-    power: Decimal  # kW x PUE x 730 h x electricity price (powered all month)
+    power: Decimal  # average kW x PUE x 730 h x electricity price
     hosting: Decimal  # kW x hosting per kW-month
     operations: Decimal  # datacentre hands-on hours x labour rate
     capex_per_gpu: Decimal
     depreciation_months: int
-    kw_per_gpu: Decimal
+    kw_per_gpu: Decimal  # provisioned (hosting is rented by it)
+    average_kw_per_gpu: Decimal  # drawn on average over the month (the energy bill)
     pue: Decimal
     electricity_per_kwh: Decimal
     hosting_per_kw_month: Decimal
@@ -82,11 +83,16 @@ class OwnedGpuMonth:
         return self.depreciation + self.power + self.hosting + self.operations
 
 
-def owned_gpu_month(quote: QuoteTerms, finance: FinanceAssumptions) -> OwnedGpuMonth:
+def owned_gpu_month(
+    quote: QuoteTerms, finance: FinanceAssumptions, average_kw: Decimal | None = None
+) -> OwnedGpuMonth:
     """The monthly cost of one GPU of an owned quote with capex: depreciation + power + hosting
-    + operations. Power draw: the quote's kW per GPU, else the GPU's TDP plus the host's share
-    (`HOST_KW_PER_GPU`); PUE, electricity, hosting per kW-month and hands-on hours: the quote's,
-    else the finance assumptions'. Operations are per GPU (hands-on work scales with servers)."""
+    + operations. Provisioned draw (what hosting is rented by): the quote's kW per GPU, else the
+    GPU's TDP plus the host's share (`HOST_KW_PER_GPU`). Energy: the quote's kW per GPU when it
+    gives one, else ``average_kw`` (the energy model's average over the month at the candidate's
+    utilisation, apps.engine.energy) when the caller has it, else the provisioned draw all
+    month. PUE, electricity, hosting per kW-month and hands-on hours: the quote's, else the
+    finance assumptions'. Operations are per GPU (hands-on work scales with servers)."""
     if quote.capex_per_gpu is None or quote.depreciation_months is None:
         raise EngineInputError("capex_per_gpu", "an owned quote needs capex and depreciation")
     defaulted: list[str] = []
@@ -103,6 +109,7 @@ def owned_gpu_month(quote: QuoteTerms, finance: FinanceAssumptions) -> OwnedGpuM
         defaulted.append("power_kw_per_gpu")
         tdp = quote.gpu_tdp_w if quote.gpu_tdp_w is not None else ZERO
         kw = tdp / WATTS_PER_KW + HOST_KW_PER_GPU
+    drawn = kw if quote.power_kw_per_gpu is not None or average_kw is None else average_kw
     pue = pick("pue", quote.pue, finance.pue)
     electricity = pick(
         "electricity_per_kwh", quote.electricity_per_kwh, finance.power_price_per_kwh
@@ -111,12 +118,13 @@ def owned_gpu_month(quote: QuoteTerms, finance: FinanceAssumptions) -> OwnedGpuM
     hours = pick("ops_hours_per_month", quote.ops_hours_per_month, finance.ops_hours_per_gpu_month)
     return OwnedGpuMonth(
         depreciation=quote.capex_per_gpu / Decimal(quote.depreciation_months),
-        power=kw * pue * HOURS_PER_MONTH * electricity,
+        power=drawn * pue * HOURS_PER_MONTH * electricity,
         hosting=kw * hosting,
         operations=hours * finance.labour_rate_per_hour,
         capex_per_gpu=quote.capex_per_gpu,
         depreciation_months=quote.depreciation_months,
         kw_per_gpu=kw,
+        average_kw_per_gpu=drawn,
         pue=pue,
         electricity_per_kwh=electricity,
         hosting_per_kw_month=hosting,
@@ -129,9 +137,12 @@ def owned_gpu_month(quote: QuoteTerms, finance: FinanceAssumptions) -> OwnedGpuM
 def owned_note(owned: OwnedGpuMonth, currency: str) -> str:
     """The owned GPU-month in words, with every input (a row's notes, the decision record)."""
     defaults = f"; finance defaults for {', '.join(owned.defaulted)}" if owned.defaulted else ""
+    modelled = owned.average_kw_per_gpu != owned.kw_per_gpu
+    drawn = " on average (energy model at this candidate's utilisation)" if modelled else ""
     return (
         f"owned GPU: capex {owned.capex_per_gpu:.2f} / {owned.depreciation_months} months = "
-        f"{owned.depreciation:.2f}; power {owned.kw_per_gpu:.3f} kW x PUE {owned.pue} x 730 h x "
+        f"{owned.depreciation:.2f}; power {owned.average_kw_per_gpu:.3f} kW{drawn} x PUE "
+        f"{owned.pue} x 730 h x "
         f"{owned.electricity_per_kwh:.4f}/kWh = {owned.power:.2f}; hosting {owned.kw_per_gpu:.3f} "
         f"kW x {owned.hosting_per_kw_month:.2f}/kW-month = {owned.hosting:.2f}; operations "
         f"{owned.ops_hours_per_month} h x {owned.labour_rate_per_hour:.2f}/h = "
@@ -140,11 +151,14 @@ def owned_note(owned: OwnedGpuMonth, currency: str) -> str:
     )
 
 
-def gpu_hourly_rate(quote: QuoteTerms, finance: FinanceAssumptions) -> tuple[Decimal, list[str]]:
-    """The effective price of one GPU-hour under the quote, and how it was reached."""
+def gpu_hourly_rate(
+    quote: QuoteTerms, finance: FinanceAssumptions, average_kw: Decimal | None = None
+) -> tuple[Decimal, list[str]]:
+    """The effective price of one GPU-hour under the quote, and how it was reached
+    (``average_kw``: a bought GPU's modelled average draw, see ``owned_gpu_month``)."""
     price = quote.hourly_price_per_gpu
     if quote.is_bought:
-        owned = owned_gpu_month(quote, finance)
+        owned = owned_gpu_month(quote, finance, average_kw)
         return owned.total / HOURS_PER_MONTH, [owned_note(owned, finance.reporting_currency)]
     if quote.pricing_term is PricingTerm.SPOT:
         rate = price * (ONE + SPOT_INTERRUPTION_OVERHEAD)

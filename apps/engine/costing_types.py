@@ -26,6 +26,7 @@ from apps.engine.costing_constants import (
     PLATFORM_LABOUR_HOURS_MANAGED_ENDPOINT,
     PLATFORM_LABOUR_HOURS_SELF_MANAGED,
 )
+from apps.engine.energy import EnergyFigures
 from apps.engine.types import DutyCycle, EngineInputError, WorkloadType
 
 ZERO = Decimal(0)
@@ -216,6 +217,10 @@ class FinanceAssumptions:
     labour_allocation: LabourAllocation = LabourAllocation.PER_DEPLOYMENT
     platform_labour_pool_hours: Decimal | None = None
     self_managed_gpu_hours_per_month: Decimal | None = None
+    # Grid carbon intensity, kg CO2e per kWh (None: no CO2e figure). A finance input: e.g. the
+    # world average 0.436 (Ember, Global Electricity Review 2023, 2022 data) or a country's
+    # figure from Our World in Data's carbon-intensity-electricity table.
+    carbon_kg_per_kwh: Decimal | None = None
 
     def __post_init__(self) -> None:
         _share("observability_share", self.observability_share, upper_open=True)
@@ -234,6 +239,7 @@ class FinanceAssumptions:
             "platform_hours_managed_endpoint",
             "platform_hours_api",
             "platform_labour_pool_hours",
+            "carbon_kg_per_kwh",
         ):
             _not_negative(name, getattr(self, name))
         if self.labour_allocation is LabourAllocation.SHARED_BY_GPU_HOURS:
@@ -346,6 +352,9 @@ class CapacityFigures:
     items_per_hour_per_replica: Decimal | None = None  # images or clips
     records_per_s_per_replica: Decimal | None = None  # embeddings
     measured_failed_share: Decimal | None = None  # overrides finance failure_rate
+    # Sequences in flight on one replica while it works (the energy model's batch); None:
+    # unknown, drawn at the saturated share (apps.engine.energy).
+    batch_per_replica: int | None = None
 
     def __post_init__(self) -> None:
         if self.gpu_count < 1 or self.replicas < 1:
@@ -433,3 +442,4 @@ class CandidateCost:
     gpus_paid: int  # GPUs billed (0 for an API route)
     busy_gpu_hours_per_month: Decimal
     paid_gpu_hours_per_month: Decimal
+    energy: EnergyFigures | None = None  # GPU candidates (apps.engine.energy); None for an API

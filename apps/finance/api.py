@@ -71,6 +71,21 @@ class RankingRowSerializer(serializers.Serializer):  # type: ignore[type-arg]
         allow_null=True,
         help_text="GPU-hours a month the candidate pays for, busy or idle (null: an API route)",
     )
+    energy_kwh_per_month = serializers.CharField(
+        allow_null=True,
+        help_text="kWh a month at the facility meter (GPUs and their host share, x PUE) at the "
+        "modelled utilisation; null for an API route",
+    )
+    energy_j_per_output = serializers.CharField(
+        allow_null=True,
+        help_text="Joules per accepted output (per success unit, not scaled); null for an API "
+        "route or when nothing is accepted",
+    )
+    co2e_kg_per_month = serializers.CharField(
+        allow_null=True,
+        help_text="kg CO2e a month at finance's carbon intensity; null without one, and for an "
+        "API route",
+    )
     quote_age_days = serializers.IntegerField(allow_null=True)
     quote_stale = serializers.BooleanField(allow_null=True)
     notes = serializers.ListField(child=serializers.CharField())

@@ -32,6 +32,7 @@ FALLBACKS: dict[str, Any] = {
     "labour_allocation": LabourAllocation.PER_DEPLOYMENT.value,
     "platform_labour_pool_hours": None,
     "self_managed_gpu_hours_per_month": None,
+    "carbon_kg_per_kwh": None,  # no CO2e figure unless finance gives the grid's intensity
 }
 FIELDS = tuple(FALLBACKS)
 

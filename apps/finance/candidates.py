@@ -12,6 +12,7 @@ engine's costing dataclasses; the arithmetic is all in apps.engine.costing.
 
 import hashlib
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -32,6 +33,7 @@ from apps.engine.costing import (
     cost_gpu_quote,
     gpu_cost_basis,
 )
+from apps.engine.energy import EnergyFigures
 from apps.quotes.models import OWNED_FIELDS, ApiRoute, Quote
 from apps.quotes.selectors import quotes_for_team
 
@@ -54,6 +56,8 @@ from .fx import FxMissing, fx_convert
 from .models import CandidateRow, CandidateTable
 from .stored import engine_stamp, values_encode
 
+ENERGY_COLUMNS = ("energy_kwh_per_month", "energy_j_per_output", "co2e_kg_per_month")
+_Q4, _Q6 = Decimal("0.0001"), Decimal("0.000001")  # the columns' decimal places
 QUOTE_FACTS = (
     "pk", "version", "pricing_term", "hourly_price_per_gpu", "currency",
     "storage_price_per_tb_month", "egress_price_per_gb", "network_monthly", "monthly_extras",
@@ -187,7 +191,20 @@ def _row(
         "why_not": reasons,
         "notes": [*notes, *cost.notes],
         "paid_gpu_hours_per_month": cost.paid_gpu_hours_per_month if cost.gpus_paid else None,
+        **energy_columns(cost.energy),
         **extra,
+    }
+
+
+def energy_columns(energy: EnergyFigures | None) -> dict[str, Decimal | None]:
+    """A row's energy columns, rounded as stored (None for an API route)."""
+    if energy is None:
+        return dict.fromkeys(ENERGY_COLUMNS)
+    j, co2e = energy.j_per_output, energy.kg_co2e_per_month
+    return {
+        "energy_kwh_per_month": energy.kwh_per_month.quantize(_Q4),
+        "energy_j_per_output": None if j is None else j.quantize(_Q6),
+        "co2e_kg_per_month": None if co2e is None else co2e.quantize(_Q4),
     }
 
 
@@ -204,7 +221,25 @@ def _configured_capacity(ctx: TableContext, rung: dict[str, Any], meets: bool) -
     if capacity.gpu_hours_per_month <= 0 and not ctx.brief.is_training:
         gpus = capacity.gpu_count * capacity.replicas
         changes["gpu_hours_per_month"] = Decimal(gpus) * Decimal(ctx.brief.hours_per_month or 0)
+    in_flight = _in_flight_per_replica(ctx.brief, rung, capacity.replicas)
+    if in_flight is not None and capacity.batch_per_replica is not None:
+        changes["batch_per_replica"] = max(1, min(capacity.batch_per_replica, in_flight))
     return replace(capacity, **changes) if changes else capacity
+
+
+def _in_flight_per_replica(brief: WorkloadBrief, rung: dict[str, Any], replicas: int) -> int | None:
+    """A real-time brief's requests in flight on each replica: its concurrency, or its rate x
+    the rung's end-to-end latency (Little's law), spread over the replicas; None otherwise."""
+    if brief.workload_type != "REALTIME_INFERENCE":
+        return None
+    if brief.concurrency:
+        total = float(brief.concurrency)
+    else:
+        e2e = rung["performance"].get("e2e_latency_s")
+        if not brief.requests_per_second or not e2e:
+            return None
+        total = float(brief.requests_per_second) * e2e
+    return math.ceil(total / max(replicas, 1))
 
 
 def _rung(ctx: TableContext, slug: str, limit: int) -> tuple[dict[str, Any], str | None] | None:

@@ -141,4 +141,15 @@ def capacity_from_estimate(estimate: dict[str, Any]) -> CapacityFigures:
         items_per_hour_per_replica=_d(items),
         records_per_s_per_replica=_d(perf.get("records_per_s")),
         measured_failed_share=_d(estimate.get("measured_failed_share")),
+        batch_per_replica=batch_of(estimate),
     )
+
+
+def batch_of(estimate: dict[str, Any]) -> int | None:
+    """Sequences in flight on a replica at full load: the most that meet the latency target,
+    else the most that fit (the energy model's batch; None for training and media)."""
+    capacity = estimate.get("capacity") or {}
+    for found in (capacity.get("max_concurrency_at_target"), estimate.get("max_concurrency")):
+        if isinstance(found, int) and found > 0:
+            return found
+    return None

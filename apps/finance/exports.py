@@ -11,12 +11,14 @@ COLUMNS = (
     "rank", "candidate_kind", "provider", "gpu", "system", "api_model", "gpu_count", "replicas",
     "pricing_term", "quote_id", "api_route_id", "monthly_cost", "accepted_outputs_per_month",
     "effective_unit_cost", "currency", "unit", "meets_constraints", "why_not", "basis",
-    "p95_latency_ms", "memory_headroom_gb", "layout", "paid_gpu_hours_per_month", "quote_age_days",
+    "p95_latency_ms", "memory_headroom_gb", "layout", "paid_gpu_hours_per_month",
+    "energy_kwh_per_month", "energy_j_per_output", "co2e_kg_per_month", "quote_age_days",
     "quote_stale", "notes",
 )  # fmt: skip
 DECIMAL_COLUMNS = frozenset(
     {"monthly_cost", "accepted_outputs_per_month", "effective_unit_cost", "p95_latency_ms",
-     "memory_headroom_gb", "paid_gpu_hours_per_month"}
+     "memory_headroom_gb", "paid_gpu_hours_per_month", "energy_kwh_per_month",
+     "energy_j_per_output", "co2e_kg_per_month"}
 )  # fmt: skip
 # The table's, repeated on each row.
 TABLE_COLUMNS = frozenset({"currency", "unit"})

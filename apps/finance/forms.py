@@ -23,13 +23,14 @@ MOVES = {
     "acceptance_rate": "accepted outputs, so every unit cost",
     # Owned hardware: the defaults of owned quotes that do not give their own figure.
     "power_price_per_kwh": "owned GPUs' power (buy)",
-    "pue": "owned GPUs' power (buy)",
+    "pue": "every GPU candidate's energy; owned GPUs' power (buy)",
     "hosting_per_kw_month": "owned GPUs' hosting (buy)",
     "ops_hours_per_gpu_month": "owned GPUs' operations (buy), at the labour rate",
     "platform_hours_self_managed": "each self-managed candidate's platform labour (per deployment)",
     "labour_allocation": "platform labour of every self-managed candidate",
     "platform_labour_pool_hours": "platform labour of self-managed candidates (shared)",
     "self_managed_gpu_hours_per_month": "each self-managed candidate's share of the pool (shared)",
+    "carbon_kg_per_kwh": "every GPU candidate's kg CO2e a month",
 }
 # Each assumption's name in words (the model's verbose names read "Pue", "Hosting per kw month").
 ASSUMPTION_LABELS = {
@@ -38,6 +39,7 @@ ASSUMPTION_LABELS = {
     "pue": "Power usage effectiveness (PUE)",
     "hosting_per_kw_month": "Hosting per kW a month",
     "ops_hours_per_gpu_month": "Operations hours per owned GPU a month",
+    "carbon_kg_per_kwh": "Carbon intensity, kg CO2e per kWh",
 }
 # Assumptions that are a share (0.05): shown as a percentage.
 SHARE_ASSUMPTIONS = frozenset(

@@ -15,6 +15,7 @@ from django.core.exceptions import FieldDoesNotExist
 
 from apps.briefs.choices import SuccessUnit, WorkloadType
 from apps.catalog.models import Gpu, GpuSystem
+from apps.engine.energy import energy_per_output
 from apps.quotes.models import Quote
 
 from .forms import ASSUMPTION_LABELS, SHARE_ASSUMPTIONS
@@ -282,6 +283,8 @@ def candidate_table_display(
     currency: str,
     values: dict[str, Any] | None = None,
     outputs: str = "accepted outputs",
+    output: str = "accepted output",
+    success_unit: str = "",
 ) -> tuple[list[str], list[str]]:
     """Ready the shown rows for the page: each row gets its cells in words and formatted
     (``display_candidate``, ``display_term``, ``display_configuration``, ``display_layout``,
@@ -325,11 +328,25 @@ def candidate_table_display(
         row["display_total_12"], beyond_12 = _total_texts(row_total.get(12), currency)
         row["display_total_36"], beyond_36 = _total_texts(row_total.get(36), currency)
         row["display_commitment"] = [t for t in (beyond_12, beyond_36) if t]
+        row["display_energy"], row["display_energy_per"] = energy_texts(row, output, success_unit)
         row["display_facts"] = _facts(row, outputs)
         row["display_notes"] = [readable(n) for n in row["notes"]]
         # Only for rows that meet the brief: the others have no unit cost to mislead.
         row["warning"] = dominant_assumption(row, currency) if row["meets_constraints"] else None
     return names, [line_label(n) for n in names]
+
+
+def energy_texts(row: dict[str, Any], output: str, success_unit: str) -> tuple[str, str]:
+    """(kWh a month, energy per accepted output) of a row in words; "—" for an API route,
+    whose provider does not publish its energy."""
+    kwh, joules = row.get("energy_kwh_per_month"), row.get("energy_j_per_output")
+    if kwh is None:
+        return "—", ""
+    per = ""
+    if joules is not None:
+        figure, unit = energy_per_output(Decimal(joules), success_unit)
+        per = f"{figure_text(figure)} {unit} per {output}"
+    return f"{figure_text(kwh)} kWh", per
 
 
 def _facts(row: dict[str, Any], outputs: str) -> list[tuple[str, str]]:
@@ -343,6 +360,8 @@ def _facts(row: dict[str, Any], outputs: str) -> list[tuple[str, str]]:
         facts.append(("Memory headroom", f"{figure_text(row['memory_headroom_gb'], 3)} GB"))
     if row.get("paid_gpu_hours_per_month") is not None:
         facts.append(("GPU-hours paid a month", figure_text(row["paid_gpu_hours_per_month"])))
+    if row.get("co2e_kg_per_month") is not None:
+        facts.append(("CO2e a month", f"{figure_text(row['co2e_kg_per_month'])} kg"))
     if row.get("quote_id"):
         age = row.get("quote_age_days")
         quoted = f"quote #{row['quote_id']}"

@@ -87,6 +87,14 @@ class FinanceAssumptions(BaseModel):
         validators=[NOT_NEGATIVE, MaxValueValidator(Decimal(730))],
     )  # fmt: skip
     # --- end of owned hardware
+    # Energy: the grid's carbon intensity, for every GPU candidate's kg CO2e a month (blank:
+    # none shown; apps.engine.costing_types.FinanceAssumptions cites example sources).
+    carbon_kg_per_kwh = models.DecimalField(
+        "carbon intensity, kg CO2e per kWh",
+        max_digits=5, decimal_places=3, null=True, blank=True,
+        validators=[NOT_NEGATIVE, MaxValueValidator(Decimal(2))],
+        help_text="The grid's carbon intensity (world average 0.436, Ember 2023)",
+    )  # fmt: skip
     # Platform labour (apps.engine.costing_labour).
     platform_hours_self_managed = models.DecimalField(
         "platform hours per self-managed deployment",
@@ -307,6 +315,15 @@ class CandidateRow(BaseModel):
     paid_gpu_hours_per_month = models.DecimalField(
         max_digits=16, decimal_places=4, null=True, blank=True
     )
+    # Energy (apps.engine.energy): kWh a month at the facility meter, joules per accepted
+    # output, and kg CO2e a month when finance gives a carbon intensity; null for an API route.
+    energy_kwh_per_month = models.DecimalField(
+        max_digits=16, decimal_places=4, null=True, blank=True
+    )
+    energy_j_per_output = models.DecimalField(
+        max_digits=24, decimal_places=6, null=True, blank=True
+    )
+    co2e_kg_per_month = models.DecimalField(max_digits=16, decimal_places=4, null=True, blank=True)
     notes = models.JSONField(default=list, blank=True)
 
     class Meta:

@@ -17,9 +17,12 @@ COLUMNS = (
     "table_id", "candidate_kind", "quote_id", "api_route_id", "gpu_id", "gpu_count", "replicas",
     "pricing_term", "cost_lines", "monthly_cost", "accepted_outputs_per_month",
     "effective_unit_cost", "meets_constraints", "why_not", "basis", "p95_latency_ms",
-    "memory_headroom_gb", "layout", "paid_gpu_hours_per_month", "notes", "created_at",
-    "updated_at",
+    "memory_headroom_gb", "layout", "paid_gpu_hours_per_month", "energy_kwh_per_month",
+    "energy_j_per_output", "co2e_kg_per_month", "notes", "created_at", "updated_at",
 )  # fmt: skip
+
+
+_NO_ENERGY = dict.fromkeys(("energy_kwh_per_month", "energy_j_per_output", "co2e_kg_per_month"))
 
 
 def rows_insert(table: CandidateTable, rows: list[dict[str, Any]]) -> None:
@@ -33,8 +36,8 @@ def rows_insert_many(tables: list[tuple[CandidateTable, list[dict[str, Any]]]]) 
         return
     if connection.vendor != "postgresql":
         records = [
-            {"paid_gpu_hours_per_month": None, "layout": "", **row, "table_id": table.pk,
-             "created_at": now, "updated_at": now}
+            {"paid_gpu_hours_per_month": None, "layout": "", **_NO_ENERGY, **row,
+             "table_id": table.pk, "created_at": now, "updated_at": now}
             for table, rows in tables
             for row in rows
         ]  # fmt: skip
@@ -120,6 +123,11 @@ def _copy_text(
             gpu_count, replicas = row["gpu_count"], row["replicas"]
             unit_cost, latency = row["effective_unit_cost"], row["p95_latency_ms"]
             headroom, paid = row["memory_headroom_gb"], get("paid_gpu_hours_per_month")
+            kwh, joules, co2e = (
+                get("energy_kwh_per_month"),
+                get("energy_j_per_output"),
+                get("co2e_kg_per_month"),
+            )
             out.append(
                 "\t".join(
                     (
@@ -142,6 +150,9 @@ def _copy_text(
                         null if headroom is None else str(headroom),
                         word(get("layout", "")),
                         null if paid is None else str(paid),
+                        null if kwh is None else str(kwh),
+                        null if joules is None else str(joules),
+                        null if co2e is None else str(co2e),
                         json_list(row["notes"]),
                         stamp,
                         stamp,

@@ -120,7 +120,12 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
     table_unit = unit_for(ranking["success_unit"])
     outputs = table_unit.outputs if table_unit else "accepted outputs"
     line_names, line_headers = candidate_table_display(
-        shown, currency=currency, values=values, outputs=outputs
+        shown,
+        currency=currency,
+        values=values,
+        outputs=outputs,
+        output=table_unit.output if table_unit else "accepted output",
+        success_unit=ranking["success_unit"] or "",
     )
     checklist = checklist_completeness_by_quote([r["quote_id"] for r in shown if r["quote_id"]])
     for row in shown:
@@ -167,6 +172,7 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             "line_headers": line_headers,
             "sort": sort,
             "unit_cost_label": unit,
+            "table_output": table_unit.output if table_unit else "accepted output",
             "outputs": outputs,
             "labour_policy": labour_policy_text(values, sources),
             "leader_warning": dominant_assumption(leader, currency) if leader else None,

@@ -3,7 +3,9 @@
 capacity, finance assumptions and quotes, also when one basis costs many quotes in turn (its
 memo by pricing term and operating model must not carry one quote's figures to the next).
 
-The reference is the costing as it was before the split (commit ad3a378), kept verbatim."""
+The reference is the costing as it was before the split (commit ad3a378), kept verbatim but for
+the energy model issue 16 added (each candidate's energy, and a bought GPU's electricity at its
+modelled average draw)."""
 
 from __future__ import annotations
 
@@ -48,6 +50,7 @@ from apps.engine.costing_rates import (
 )
 from apps.engine.costing_types import COMMITTED_TERMS, LINES_BY_KIND, ONE, ZERO, cost_kind
 from apps.engine.costing_work import accepted_share, gpu_workload
+from apps.engine.energy import EnergyFigures, candidate_energy
 from tests.unit.costing.test_costing_properties import capacities, demands, finances, quotes
 
 # --- the reference: apps/engine/costing.py before the split ----------------------------------
@@ -69,6 +72,7 @@ def _finish(
     gpus: int,
     busy: Decimal,
     paid: Decimal,
+    energy: EnergyFigures | None = None,
 ) -> CandidateCost:
     lines = {key: money(raw.get(key, ZERO)) for key in LINES_BY_KIND[kind]}
     monthly = sum(lines.values(), ZERO)
@@ -93,6 +97,7 @@ def _finish(
         gpus_paid=gpus,
         busy_gpu_hours_per_month=busy.quantize(OUTPUT_QUANTUM),
         paid_gpu_hours_per_month=paid.quantize(OUTPUT_QUANTUM),
+        energy=energy,
     )
 
 
@@ -105,8 +110,7 @@ def _cost_gpu(
     notes = list(work.notes)
     why_not = list(work.why_not)
     term = quote.pricing_term
-    rate, rate_notes = gpu_hourly_rate(quote, finance)
-    notes.extend(rate_notes)
+    rate_notes_at = len(notes)  # the rate's notes go here once the rate is known (below)
 
     failure = finance.failure_rate
     if capacity.measured_failed_share is not None:
@@ -145,6 +149,26 @@ def _cost_gpu(
     else:
         paid, idle_hours, utilization = work_hours, ZERO, ONE
         notes.append(f"{term}: billed for the {work_hours:.2f} GPU-h the work runs")
+    # Energy (added with issue 16): the GPU's modelled draw over the paid hours; a bought GPU's
+    # electricity is that average, not its nameplate kW all month.
+    energy = None
+    if quote.gpu_tdp_w is not None:
+        energy = candidate_energy(
+            tdp_w=quote.gpu_tdp_w,
+            busy_gpu_hours=work_hours,
+            paid_gpu_hours=paid,
+            batch=capacity.batch_per_replica,
+            pue=finance.pue if quote.pue is None else quote.pue,
+            accepted_outputs=(
+                work.volumes.generated
+                * accepted_share(failure_rate=failure, acceptance_rate=acceptance)
+            ).quantize(OUTPUT_QUANTUM),
+            compute_bound=kind in (CostKind.TRAINING, CostKind.MEDIA),
+            carbon_kg_per_kwh=finance.carbon_kg_per_kwh,
+        )
+    average_kw = energy.average_kw_per_gpu if energy is not None and quote.is_bought else None
+    rate, rate_notes = gpu_hourly_rate(quote, finance, average_kw)
+    notes[rate_notes_at:rate_notes_at] = rate_notes
 
     raw: dict[str, Decimal] = {
         "gpu_compute": busy * rate,
@@ -231,6 +255,7 @@ def _cost_gpu(
         gpus=gpus,
         busy=work_hours,
         paid=paid,
+        energy=energy,
     )
 
 

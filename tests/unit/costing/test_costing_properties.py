@@ -64,7 +64,7 @@ demands = st.builds(
 )
 
 capacities = st.builds(
-    lambda gpus, replicas, hours, tok_s, train_h, ckpt_s, items, recs, fits: CapacityFigures(
+    lambda gpus, replicas, hours, tok_s, train_h, ckpt_s, items, recs, fits, batch: CapacityFigures(
         gpu_count=gpus,
         replicas=replicas,
         gpu_hours_per_month=hours,
@@ -74,6 +74,7 @@ capacities = st.builds(
         checkpoint_write_s=ckpt_s,
         items_per_hour_per_replica=items,
         records_per_s_per_replica=recs,
+        batch_per_replica=batch,
     ),
     st.sampled_from([1, 2, 4, 8]),
     st.integers(1, 8),
@@ -84,6 +85,7 @@ capacities = st.builds(
     st.one_of(st.none(), dec("1", "5000", 1)),
     st.one_of(st.none(), dec("1", "20000", 1)),
     st.booleans(),
+    st.one_of(st.none(), st.integers(1, 512)),
 )
 
 quotes = st.builds(

@@ -105,10 +105,15 @@ class TestOverrides:
         assert row.cost_lines["gpu_compute"] == D("431.2000")
 
     def test_owned_capex_is_depreciated_with_power_hosting_and_operations(self):
-        """$36,000 / 60 months = 600; 0.7 kW TDP + 0.575 kW host share = 1.275 kW x PUE 1.56 x
-        730 h x $0.10 = 145.197; 1.275 kW x $150 = 191.25 hosting; 0.5 h x $100 = 50
-        operations: 986.447 a GPU-month; 2 GPUs = 1,972.894 split into busy and idle."""
+        """$36,000 / 60 months = 600. Power at the energy model's average draw: 2 GPUs x 730 h =
+        1,460 paid GPU-h, 400 of them busy at batch 16 (0.43 x (1 + log2 16 / log2 128) = 0.43 x
+        11/7 of 700 W = 473 W), 1,060 idle at 0.15 x 700 = 105 W, and the 575 W host share on all
+        1,460: 189,200 + 111,300 + 839,500 Wh = 1,140 kWh, 0.78082 kW a GPU on average; x PUE
+        1.56 x 730 h x $0.10 = 88.92. Hosting is rented by the provisioned 0.7 + 0.575 = 1.275
+        kW x $150 = 191.25; 0.5 h x $100 = 50 operations: 930.17 a GPU-month; 2 GPUs =
+        1,860.34 split into busy and idle."""
         row = gpu_row(
+            capacity=realtime_capacity(batch_per_replica=16),
             quote=quote(
                 PricingTerm.OWNED,
                 "0",
@@ -120,8 +125,9 @@ class TestOverrides:
 
         lines = row.cost_lines
         gpu_bill = lines["gpu_compute"] + lines["retry_waste"] + lines["idle_capacity"]
-        assert abs(gpu_bill - D("1972.894")) <= D("0.00015")  # three lines rounded to 4 dp
-        assert any("986.45 USD per GPU-month" in note for note in row.notes)
+        assert abs(gpu_bill - D("1860.34")) <= D("0.00015")  # three lines rounded to 4 dp
+        assert any("930.17 USD per GPU-month" in note for note in row.notes)
+        assert any("power 0.781 kW on average" in note for note in row.notes)
         # platform labour is the team's 40 hours; the datacentre hours are in the GPU-month
         assert lines["platform_labour"] == D("4000.0000")
 
