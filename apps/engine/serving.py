@@ -529,8 +529,12 @@ def _capacity(
         best = largest_meeting(sm, req, hi, prefill_s, conc, at_conc, at_one)
     else:
         best = max_seqs if max_seqs < hi else hi  # min(hi, max_seqs)
-    if req.requests_per_second is not None:
+    rate_at_target = None
+    if has_target or req.requests_per_second is not None:
         e2e = (at_conc if best == conc else _latency(sm, req, best, prefill_s))[2]
+        if has_target and e2e > 0:
+            rate_at_target = best / e2e  # Little's law: in flight / time in the system
+    if req.requests_per_second is not None:
         demand = req.requests_per_second * e2e  # Little's law: requests in flight
     elif req.concurrency is not None:
         demand = float(req.concurrency)
@@ -540,7 +544,9 @@ def _capacity(
     if replicas < 1:  # max(1, ...)
         replicas = 1
     gpus_total = replicas * gpu_count
-    return new_capacity_plan(best, replicas, gpus_total, gpus_total * req.hours_per_month)
+    return new_capacity_plan(
+        best, replicas, gpus_total, gpus_total * req.hours_per_month, rate_at_target
+    )
 
 
 _PERFORMANCE_NOTE = (

@@ -500,6 +500,9 @@ class CapacityPlan:
     replicas: int | None
     gpus_total: int | None
     gpu_hours_per_month: float | None
+    # Requests a second one replica completes at the latency target: the most sequences in
+    # flight that meet it over their end-to-end latency (Little's law); None without a target.
+    requests_per_s_at_target: float | None = None
 
 
 @fast_init
@@ -553,9 +556,9 @@ new_performance: Callable[
     ],
     Performance,
 ] = positional_constructor(Performance)
-new_capacity_plan: Callable[[int | None, int | None, int | None, float | None], CapacityPlan] = (
-    positional_constructor(CapacityPlan)
-)
+new_capacity_plan: Callable[
+    [int | None, int | None, int | None, float | None, float | None], CapacityPlan
+] = positional_constructor(CapacityPlan)
 new_training_result: Callable[[float, float | None, float, float, float], TrainingResult] = (
     positional_constructor(TrainingResult)
 )

@@ -257,7 +257,7 @@ def estimate_training(
         training.sequence_length if fits else 0,
         new_performance(None, None, None, None, None, Bound.COMPUTE, tok_s_gpu, None, None, None),
         None,
-        new_capacity_plan(None, 1, gpu_count, gpu_count * month_hours),
+        new_capacity_plan(None, 1, gpu_count, gpu_count * month_hours, None),
         new_training_result(tok_s_total, hours, ckpt / c.GB, ckpt_s, mfu),
         BASIS_ESTIMATED,
         tuple(notes),

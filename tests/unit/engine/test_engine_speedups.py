@@ -93,13 +93,13 @@ def test_fast_constructors_keep_dataclass_behaviour():
         Performance(nonsense=1.0)  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         CapacityPlan(max_concurrency_at_target=1)  # type: ignore[call-arg]
-    assert new_capacity_plan(1, 2, 3, 4.0) == CapacityPlan(
+    assert new_capacity_plan(1, 2, 3, 4.0, None) == CapacityPlan(
         max_concurrency_at_target=1, replicas=2, gpus_total=3, gpu_hours_per_month=4.0
     )
 
 
 def test_positionally_built_results_are_ordinary_frozen_instances():
-    built = new_capacity_plan(1, 2, 3, 4.0)
+    built = new_capacity_plan(1, 2, 3, 4.0, 5.0)
     assert type(built) is CapacityPlan  # the slotted draft it was filled in is gone
     assert hash(built) == hash(dataclasses.replace(built))
     assert pickle.loads(pickle.dumps(built)) == built  # noqa: S301 - our own bytes
