@@ -49,7 +49,7 @@ INPUT_EDGES = (0.0, 0.5, 0.8, 0.95, 1.0)
 OUTPUT_EDGES = (0.0, 0.5, 0.9, 1.0)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class SizeBucket:
     """`share` of the requests have `input_tokens` in and `output_tokens` out; share in (0, 1]."""
 
@@ -87,7 +87,12 @@ def validate_buckets(buckets: Sequence[SizeBucket]) -> tuple[SizeBucket, ...]:
     total = math.fsum(b.share for b in buckets)
     if abs(total - 1.0) > SHARE_SUM_TOLERANCE:
         raise EngineInputError(FIELD, f"shares must sum to 1; they sum to {total:.6g}")
-    return tuple(SizeBucket(b.input_tokens, b.output_tokens, b.share / total) for b in buckets)
+    return tuple(
+        SizeBucket(
+            input_tokens=b.input_tokens, output_tokens=b.output_tokens, share=b.share / total
+        )
+        for b in buckets
+    )
 
 
 def _bins(p50: int, p95: int, edges: tuple[float, ...]) -> list[tuple[int, float]]:
@@ -134,4 +139,9 @@ def lognormal_buckets(
     for tin, pin in _bins(input_p50, input_p95, INPUT_EDGES):
         for tout, pout in _bins(output_p50, output_p95, OUTPUT_EDGES):
             cells[(tin, tout)] = cells.get((tin, tout), 0.0) + pin * pout
-    return validate_buckets([SizeBucket(i, o, share) for (i, o), share in cells.items()])
+    return validate_buckets(
+        [
+            SizeBucket(input_tokens=i, output_tokens=o, share=share)
+            for (i, o), share in cells.items()
+        ]
+    )

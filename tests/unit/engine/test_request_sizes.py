@@ -18,9 +18,13 @@ from apps.engine.request_sizes import (
 from apps.engine.types import EngineInputError
 
 
+def _b(input_tokens: int, output_tokens: int, share: float) -> SizeBucket:
+    return SizeBucket(input_tokens=input_tokens, output_tokens=output_tokens, share=share)
+
+
 class TestValidateBuckets:
     def test_normalises_shares_within_tolerance_to_exactly_one(self):
-        got = validate_buckets([SizeBucket(100, 10, 0.6004), SizeBucket(2000, 300, 0.4)])
+        got = validate_buckets([_b(100, 10, 0.6004), _b(2000, 300, 0.4)])
         assert math.fsum(b.share for b in got) == pytest.approx(1.0, abs=1e-15)
         assert got[0].share == pytest.approx(0.6004 / 1.0004)
         assert (got[1].input_tokens, got[1].output_tokens) == (2000, 300)
@@ -29,14 +33,14 @@ class TestValidateBuckets:
         ("buckets", "words"),
         [
             ([], "at least one"),
-            ([SizeBucket(1, 1, 1 / 17)] * 17, "at most 16"),
-            ([SizeBucket(0, 10, 1.0)], "input_tokens"),
-            ([SizeBucket(10, 10_000_001, 1.0)], "output_tokens"),
-            ([SizeBucket(10, 10, 1.0), SizeBucket(20, 20, 0.0)], "bucket 1: share"),
-            ([SizeBucket(10, 10, -0.5), SizeBucket(20, 20, 1.5)], "bucket 0: share"),
-            ([SizeBucket(10, 10, math.nan)], "share"),
-            ([SizeBucket(10, 10, 0.5), SizeBucket(20, 20, 0.49)], "they sum to 0.99"),
-            ([SizeBucket(10, 10, 0.5), SizeBucket(20, 20, 0.502)], "they sum to 1.002"),
+            ([_b(1, 1, 1 / 17)] * 17, "at most 16"),
+            ([_b(0, 10, 1.0)], "input_tokens"),
+            ([_b(10, 10_000_001, 1.0)], "output_tokens"),
+            ([_b(10, 10, 1.0), _b(20, 20, 0.0)], "bucket 1: share"),
+            ([_b(10, 10, -0.5), _b(20, 20, 1.5)], "bucket 0: share"),
+            ([_b(10, 10, math.nan)], "share"),
+            ([_b(10, 10, 0.5), _b(20, 20, 0.49)], "they sum to 0.99"),
+            ([_b(10, 10, 0.5), _b(20, 20, 0.502)], "they sum to 1.002"),
         ],
     )
     def test_bad_buckets_raise_naming_the_field(self, buckets, words):
@@ -46,12 +50,12 @@ class TestValidateBuckets:
         assert words in err.value.message
 
     def test_sixteen_buckets_are_allowed(self):
-        assert len(validate_buckets([SizeBucket(1, i + 1, 1 / 16) for i in range(16)])) == 16
+        assert len(validate_buckets([_b(1, i + 1, 1 / 16) for i in range(16)])) == 16
         assert MAX_BUCKETS == 16
 
     def test_a_fractional_token_count_is_rejected(self):
         with pytest.raises(EngineInputError, match="whole number"):
-            validate_buckets([SizeBucket(10.5, 10, 1.0)])  # type: ignore[arg-type]
+            validate_buckets([_b(10.5, 10, 1.0)])  # type: ignore[arg-type]
 
 
 class TestLognormalBuckets:
@@ -74,7 +78,7 @@ class TestLognormalBuckets:
         assert got[(1384, 113)] == pytest.approx(0.15)
 
     def test_sigma_zero_gives_one_bin_in_that_dimension(self):
-        assert lognormal_buckets(500, 500, 64, 64) == (SizeBucket(500, 64, 1.0),)
+        assert lognormal_buckets(500, 500, 64, 64) == (_b(500, 64, 1.0),)
         got = lognormal_buckets(500, 500, 200, 800)
         assert [b.input_tokens for b in got] == [500, 500, 500]
         assert [b.share for b in got] == pytest.approx([0.5, 0.4, 0.1])
