@@ -112,6 +112,7 @@ def brief_to_body(brief: WorkloadBrief) -> dict[str, Any]:
         p50, p95 = getattr(brief, f"{key}_p50"), getattr(brief, f"{key}_p95")
         body[key] = {"p50": p50, "p95": p95} if p50 is not None else None
     body["latency_target"] = latency_body(brief)
+    body["request_size_buckets"] = list(brief.request_size_buckets or []) or None
     if brief.image_width or brief.image_height:
         media = {"width": brief.image_width, "height": brief.image_height}
         if brief.workload_type == "VIDEO_GENERATION":
@@ -133,7 +134,10 @@ def estimate_body_for_brief(brief: WorkloadBrief) -> dict[str, Any]:
     framework = framework_from_tooling(brief.tooling or [])
     if framework is not None:  # the scheduler limits of the brief's serving framework
         body["framework"] = framework.value
-    for key in ("name", "description", "success_unit", "operating_boundary", "tooling"):
+    for key in (
+        "name", "description", "success_unit", "operating_boundary", "tooling",
+        "request_size_buckets",  # the GPU mix's, not the engine's per-GPU estimate's
+    ):  # fmt: skip
         body.pop(key, None)
     latency = body.get("latency_target")
     if isinstance(latency, dict):
@@ -190,6 +194,15 @@ def body_to_fields(body: dict[str, Any]) -> dict[str, Any]:
             fields["itl_target_ms"] = latency.get(f"itl_{suffix}_ms")
             e2e = latency.get(f"e2e_{suffix}_s")
             fields["e2e_target_ms"] = round(e2e * 1000) if e2e is not None else None
+    if "request_size_buckets" in body:
+        fields["request_size_buckets"] = [
+            {
+                "input_tokens": b["input_tokens"],
+                "output_tokens": b["output_tokens"],
+                "share": float(b["share"]),
+            }
+            for b in body["request_size_buckets"] or []
+        ]
     media = body.get("image") or body.get("video")
     if media:
         fields["image_width"] = media.get("width")

@@ -28,7 +28,7 @@ FIELDSETS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "input_tokens_p50", "input_tokens_p95", "output_tokens_p50", "output_tokens_p95",
             "concurrency", "requests_per_second", "records_per_job", "image_width",
-            "image_height", "clip_seconds",
+            "image_height", "clip_seconds", "request_size_buckets",
         ),
     ),
     ("Success", ("success_unit", "acceptance_rate")),
@@ -69,6 +69,7 @@ LABELS = {
     "weight_precision": "Weight precision",
     "kv_cache_precision": "KV cache precision",
     "context_window": "Context window (tokens)",
+    "request_size_buckets": "Request sizes (prompt tokens, output tokens, share)",
     "input_tokens_p50": "Prompt tokens, median (p50)",
     "input_tokens_p95": "Prompt tokens, p95",
     "output_tokens_p50": "Output tokens, median (p50)",
@@ -156,6 +157,7 @@ APPLIES: dict[str, frozenset[str]] = {
     "image_width": MEDIA,
     "image_height": MEDIA,
     "clip_seconds": frozenset({engine.WorkloadType.VIDEO_GENERATION}),
+    "request_size_buckets": frozenset({engine.WorkloadType.REALTIME_INFERENCE}),
     "latency_percentile": SERVING | MEDIA,
     "ttft_target_ms": SERVING,
     "itl_target_ms": SERVING,
@@ -176,6 +178,12 @@ APPLIES: dict[str, frozenset[str]] = {
     ),
 }  # fmt: skip
 
+
+HELP_TEXT_BUCKETS = (
+    "Optional, real-time serving: one bucket a line, shares summing to 1, at most 16. Blank: "
+    "derived from the prompt and output p50 and p95 as a log-normal. The GPU mix serves each "
+    "bucket on the GPUs that meet the latency target for it."
+)
 
 # What WorkloadBrief.missing_fields names besides single fields, in words.
 MISSING_WORDS = {
@@ -237,8 +245,47 @@ class HfConfigField(forms.CharField):
         return parsed
 
 
+class RequestSizesField(forms.CharField):
+    """Request-size buckets as lines of "prompt tokens, output tokens, share" (one bucket a
+    line), kept as the brief stores them; the brief's clean() checks the buckets."""
+
+    widget = forms.Textarea(attrs={"rows": 3, "placeholder": "512, 128, 0.7\n4000, 512, 0.3"})
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return "\n".join(
+                f"{b['input_tokens']}, {b['output_tokens']}, {b['share']:g}"
+                for b in value
+                if isinstance(b, dict) and {"input_tokens", "output_tokens", "share"} <= set(b)
+            )
+        return value
+
+    def to_python(self, value: Any) -> list[dict[str, Any]]:  # type: ignore[override]
+        text = super().to_python(value) or ""
+        buckets = []
+        for number, line in enumerate((ln for ln in text.splitlines() if ln.strip()), start=1):
+            parts = [p.strip() for p in line.replace(";", ",").split(",")]
+            if len(parts) != 3:
+                raise forms.ValidationError(
+                    f"Line {number}: give prompt tokens, output tokens and share, "
+                    "separated by commas (512, 128, 0.7)."
+                )
+            try:
+                tokens_in, tokens_out, share = int(parts[0]), int(parts[1]), float(parts[2])
+            except ValueError as exc:
+                raise forms.ValidationError(
+                    f"Line {number}: token counts are whole numbers and the share a number "
+                    "(512, 128, 0.7)."
+                ) from exc
+            buckets.append({"input_tokens": tokens_in, "output_tokens": tokens_out, "share": share})
+        return buckets
+
+
 class BriefForm(forms.ModelForm):  # type: ignore[type-arg]
     model_preset = forms.ChoiceField(required=False)
+    request_size_buckets = RequestSizesField(
+        required=False, label=LABELS["request_size_buckets"], help_text=HELP_TEXT_BUCKETS
+    )
     model_hf_config = HfConfigField(required=False, label="Hugging Face config.json")
     tooling = forms.MultipleChoiceField(
         choices=Tooling.choices, required=False, widget=forms.CheckboxSelectMultiple

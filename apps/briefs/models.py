@@ -15,6 +15,14 @@ from apps.engine import types as engine
 from apps.engine.constants import MAX_TOKENS_PER_REQUEST
 from apps.engine.costing import SuccessUnit as EngineSuccessUnit
 from apps.engine.request import parse_model
+from apps.engine.request_sizes import (
+    FIELD as BUCKETS_FIELD,
+)
+from apps.engine.request_sizes import (
+    SizeBucket,
+    lognormal_buckets,
+    validate_buckets,
+)
 from apps.engine.speculative import SPECULATIVE_MAX_TOKENS
 from apps.engine.units import table_unit, unit_applies
 
@@ -177,6 +185,16 @@ class WorkloadBrief(BaseModel):
         null=True, blank=True, validators=_between(1, LATENCY_TARGET_MAX_MS)
     )
 
+    # The request-size distribution, as [{"input_tokens", "output_tokens", "share"}] (at most
+    # MAX_BUCKETS; shares sum to 1). Empty: derived from the p50/p95 token counts as a
+    # log-normal grid (apps.engine.request_sizes.lognormal_buckets). The GPU mix reads it.
+    request_size_buckets = models.JSONField(
+        default=list,
+        blank=True,
+        verbose_name="request sizes",
+        help_text="Request-size buckets and their shares; blank: derived from p50 and p95.",
+    )
+
     duty_cycle = models.CharField(max_length=16, choices=DutyCycle.choices, blank=True)
     hours_per_month = models.DecimalField(
         max_digits=5,
@@ -323,6 +341,15 @@ class WorkloadBrief(BaseModel):
         tokens and acceptance rate) or not at all. Errors are collected per field, in words
         (the check constraints are the database's backstop)."""
         errors: dict[str, str] = {}
+        if self.request_size_buckets:
+            try:
+                size_buckets_of(self.request_size_buckets)
+            except EngineInputError as exc:
+                errors["request_size_buckets"] = exc.message
+            if self.workload_type != EngineWorkloadType.REALTIME_INFERENCE:
+                errors["request_size_buckets"] = (
+                    "only real-time inference briefs use request-size buckets (the GPU mix)"
+                )
         self._clean_speculative()
         self._clean_order(errors)
         spec = self._clean_model(errors)
@@ -502,3 +529,42 @@ class WorkloadBrief(BaseModel):
     @property
     def is_complete(self) -> bool:
         return not self.missing_fields()
+
+
+def size_buckets_of(raw: Any) -> tuple[SizeBucket, ...]:
+    """Stored request-size buckets ([{"input_tokens", "output_tokens", "share"}]) as the
+    engine's, checked (EngineInputError naming the field and, where one is, the bucket)."""
+    if not isinstance(raw, list):
+        raise EngineInputError(BUCKETS_FIELD, "must be a list of buckets")
+    buckets = []
+    for i, item in enumerate(raw, start=1):
+        if not isinstance(item, dict) or set(item) != {"input_tokens", "output_tokens", "share"}:
+            raise EngineInputError(
+                BUCKETS_FIELD, f"bucket {i}: give input_tokens, output_tokens and share"
+            )
+        tokens_in, tokens_out, share = item["input_tokens"], item["output_tokens"], item["share"]
+        if any(isinstance(v, bool) or not isinstance(v, int) for v in (tokens_in, tokens_out)):
+            raise EngineInputError(BUCKETS_FIELD, f"bucket {i}: token counts must be whole numbers")
+        if isinstance(share, bool) or not isinstance(share, int | float | Decimal):
+            raise EngineInputError(BUCKETS_FIELD, f"bucket {i}: share must be a number")
+        buckets.append(
+            SizeBucket(input_tokens=tokens_in, output_tokens=tokens_out, share=float(share))
+        )
+    return validate_buckets(buckets)
+
+
+def brief_size_buckets(brief: "WorkloadBrief") -> tuple[tuple[SizeBucket, ...], str]:
+    """The brief's request-size buckets and where they came from (its own, or the log-normal
+    default from its p50/p95 token counts)."""
+    if brief.request_size_buckets:
+        return size_buckets_of(brief.request_size_buckets), "the brief's request-size buckets"
+    p50_in, p50_out = brief.input_tokens_p50 or 1, brief.output_tokens_p50 or 1
+    return (
+        lognormal_buckets(
+            p50_in,
+            max(p50_in, brief.input_tokens_p95 or p50_in),
+            p50_out,
+            max(p50_out, brief.output_tokens_p95 or p50_out),
+        ),
+        "log-normal request sizes from the brief's p50 and p95 token counts",
+    )

@@ -67,6 +67,20 @@ def system_scale_out(systems: Any) -> dict[int, float]:
     }
 
 
+_NAMES_CACHE: dict[tuple[Any, ...], dict[str, str]] = {}
+
+
+def gpu_names() -> dict[str, str]:
+    """Every catalog GPU's name by slug ("h100-sxm5-80gb": "H100 SXM5 80GB"), read once per
+    catalog version."""
+    key = catalog_version()
+    found = _NAMES_CACHE.get(key)
+    if found is None:
+        _NAMES_CACHE.clear()
+        found = _NAMES_CACHE[key] = dict(Gpu.objects.values_list("slug", "name"))
+    return found
+
+
 def preset_name(slug: Any) -> str:
     """A catalog preset as its model card names it ("Llama 3.1 70B"); an unknown one as
     written."""

@@ -26,6 +26,7 @@ from apps.core.currency import BASE_CURRENCY
 from apps.core.roles import Role
 from apps.engine.energy import energy_per_output
 from apps.finance.exports import ranking_csv
+from apps.finance.lines import PLAN_WORDS, plan_parts, plan_text
 from apps.finance.units import unit_for, unit_of_snapshot, unit_words
 from apps.quotes.models import Quote
 
@@ -594,7 +595,11 @@ def _gpus_short(row: dict[str, Any]) -> str:
 
 
 def row_label(row: dict[str, Any], report: dict[str, Any]) -> str:
-    """provider - GPU name (system) (quote #n), or provider - model (API route #n)."""
+    """provider - GPU name (system) (quote #n), or provider - model (API route #n), or a
+    serving plan's kind and GPUs."""
+    if row.get("candidate_kind") in PLAN_WORDS:
+        names = {q.get("gpu"): q.get("gpu_name") for q in report.get("quotes") or [] if q}
+        return f"{PLAN_WORDS[row['candidate_kind']]}: {plan_text(row, names)}"
     if row.get("candidate_kind") == "API_ROUTE":
         return (
             f"{row.get('provider')} - {row.get('api_model')} (API route #{row.get('api_route_id')})"
@@ -611,6 +616,9 @@ def row_label(row: dict[str, Any], report: dict[str, Any]) -> str:
 def _term(row: dict[str, Any]) -> str:
     if row.get("candidate_kind") == "API_ROUTE":
         return "Per token (API)"
+    if row.get("candidate_kind") in PLAN_WORDS:
+        terms = sorted({words(p.get("pricing_term"), TERM_WORDS) for p in plan_parts(row)})
+        return ", ".join(terms) or "-"
     return words(row.get("pricing_term"), TERM_WORDS)
 
 

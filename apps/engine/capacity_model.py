@@ -175,7 +175,12 @@ def compare_capacity_models(
             if option not in best:
                 continue
             index, offered, cost = best[option]
-            rate = None if offered is None else money(gpu_hourly_rate(offered, finance)[0])
+            rate = None
+            if offered is not None:  # a bought GPU's power at the row's modelled average draw
+                drawn = (
+                    cost.energy.average_kw_per_gpu if cost.energy and offered.is_bought else None
+                )
+                rate = money(gpu_hourly_rate(offered, finance, drawn)[0])
             curve = OptionCurve.of(cost, utilization) if cost.meets_constraints else None
             options.append(
                 OptionCost(

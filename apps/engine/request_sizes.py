@@ -77,13 +77,13 @@ def validate_buckets(buckets: Sequence[SizeBucket]) -> tuple[SizeBucket, ...]:
         for name in ("input_tokens", "output_tokens"):
             value = getattr(b, name)
             if isinstance(value, bool) or not isinstance(value, int):
-                raise EngineInputError(FIELD, f"bucket {i}: {name} must be a whole number")
+                raise EngineInputError(FIELD, f"bucket {i + 1}: {name} must be a whole number")
             if not MIN_TOKENS <= value <= MAX_TOKENS:
                 raise EngineInputError(
-                    FIELD, f"bucket {i}: {name} must be {MIN_TOKENS} to {MAX_TOKENS:,}"
+                    FIELD, f"bucket {i + 1}: {name} must be {MIN_TOKENS} to {MAX_TOKENS:,}"
                 )
         if not isinstance(b.share, int | float) or not math.isfinite(b.share) or b.share <= 0:
-            raise EngineInputError(FIELD, f"bucket {i}: share must be a number above 0")
+            raise EngineInputError(FIELD, f"bucket {i + 1}: share must be a number above 0")
     total = math.fsum(b.share for b in buckets)
     if abs(total - 1.0) > SHARE_SUM_TOLERANCE:
         raise EngineInputError(FIELD, f"shares must sum to 1; they sum to {total:.6g}")

@@ -70,6 +70,7 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
             "replicas": cap.replicas,
             "gpus_total": cap.gpus_total,
             "gpu_hours_per_month": _r(cap.gpu_hours_per_month, 1),
+            "requests_per_s_at_target": _r(cap.requests_per_s_at_target, 4),
         }
     if e.training is not None:
         t = e.training

@@ -530,12 +530,17 @@ def _capacity(
     else:
         best = max_seqs if max_seqs < hi else hi  # min(hi, max_seqs)
     rate_at_target = None
+    in_system = 0.0
     if has_target or req.requests_per_second is not None:
-        e2e = (at_conc if best == conc else _latency(sm, req, best, prefill_s))[2]
-        if has_target and e2e > 0:
-            rate_at_target = best / e2e  # Little's law: in flight / time in the system
+        ttft, itl = (at_conc if best == conc else _latency(sm, req, best, prefill_s))[:2]
+        # Little's law takes the MEAN time a request spends in the system: the prompt's time
+        # to first token and the median output's decode steps (the p95 output would size every
+        # request as the longest; the latency check above already holds the p95 to the target).
+        in_system = ttft + req.output_tokens_p50 * itl
+        if has_target and in_system > 0:
+            rate_at_target = best / in_system  # requests a replica completes a second
     if req.requests_per_second is not None:
-        demand = req.requests_per_second * e2e  # Little's law: requests in flight
+        demand = req.requests_per_second * in_system  # Little's law: requests in flight
     elif req.concurrency is not None:
         demand = float(req.concurrency)
     else:

@@ -40,7 +40,7 @@ FILTER_PARAMS = (
 
 class RankingRowSerializer(serializers.Serializer):  # type: ignore[type-arg]
     rank = serializers.IntegerField(allow_null=True)
-    candidate_kind = serializers.ChoiceField(choices=["GPU", "API_ROUTE"])
+    candidate_kind = serializers.ChoiceField(choices=CandidateRow.Kind.values)
     provider = serializers.CharField(allow_null=True)
     gpu = serializers.CharField(allow_null=True)
     system = serializers.CharField(allow_null=True)
@@ -85,6 +85,27 @@ class RankingRowSerializer(serializers.Serializer):  # type: ignore[type-arg]
         allow_null=True,
         help_text="kg CO2e a month at finance's carbon intensity; null without one, and for an "
         "API route",
+    )
+    mix = serializers.ListField(
+        child=serializers.DictField(),
+        allow_null=True,
+        help_text="MIX rows: the GPU mix, one entry per GPU type: gpu, gpu_count (per "
+        "replica), replicas, quote_id, pricing_term, request_share, monthly_cost, and the "
+        "buckets it serves (input_tokens, output_tokens, share_served: the share of that "
+        "bucket's requests); null for other rows",
+    )
+    pools = serializers.ListField(
+        child=serializers.DictField(),
+        allow_null=True,
+        help_text="DISAGG rows: the prefill and decode pools (role, quote_id, gpu, "
+        "gpus_per_instance, instances, layout, requests_per_s_per_instance); null otherwise",
+    )
+    plan = serializers.DictField(
+        allow_null=True,
+        help_text="MIX and DISAGG rows: the whole plan (MIX: rate_rps, buckets, parts, "
+        "best_single, saving_monthly and saving_share against the best single quote under the "
+        "same request sizes; DISAGG: pools, ttft_ms (p95 estimate), ttft_mean_ms, transfer_ms, "
+        "itl_ms); null for GPU and API rows",
     )
     quote_age_days = serializers.IntegerField(allow_null=True)
     quote_stale = serializers.BooleanField(allow_null=True)

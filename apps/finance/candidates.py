@@ -21,7 +21,7 @@ from typing import Any
 from apps.benchmarks.selectors import calibration_for_brief, throughput_runs_for_brief
 from apps.briefs.contract import demand_for_brief, request_for_brief
 from apps.briefs.models import WorkloadBrief
-from apps.catalog.selectors import catalog_version, engine_estimates
+from apps.catalog.selectors import catalog_version, engine_estimates, gpu_names
 from apps.engine import ENGINE_VERSION, EngineInputError
 from apps.engine.costing import (
     ApiRouteTerms,
@@ -54,6 +54,7 @@ from .estimates import (
 )
 from .fx import FxMissing, fx_convert
 from .models import CandidateRow, CandidateTable
+from .plans import plan_rows, plans_unchanged
 from .stored import engine_stamp, values_encode
 
 ENERGY_COLUMNS = ("energy_kwh_per_month", "energy_j_per_output", "co2e_kg_per_month")
@@ -92,6 +93,10 @@ class TableContext:
     engine_stamp: str = ""
     # The quotes' plans for this table's rates (see _quote_plan).
     terms: dict[int, tuple[dict[str, Any], tuple[int, str, int, QuoteTerms]]] | None = None
+    # The engine's request and calibration, for the serving plans (apps.finance.plans); None
+    # on a context rebuilt from what a table stored (apps.finance.repricing) until needed.
+    request: Any = None
+    calibration: dict[str, Any] | None = None
 
 
 @dataclass
@@ -104,6 +109,8 @@ class BuiltTable:
     replace_all: bool = True
     stale_quote_ids: list[int] = field(default_factory=list)
     stale_route_ids: list[int] = field(default_factory=list)
+    # Drop the table's serving-plan rows (MIX, DISAGG) too: ``rows`` holds their new ones.
+    replace_plans: bool = True
     context: TableContext | None = None
     capacity_model_affected: bool = True
 
@@ -221,6 +228,14 @@ def _configured_capacity(ctx: TableContext, rung: dict[str, Any], meets: bool) -
     if capacity.gpu_hours_per_month <= 0 and not ctx.brief.is_training:
         gpus = capacity.gpu_count * capacity.replicas
         changes["gpu_hours_per_month"] = Decimal(gpus) * Decimal(ctx.brief.hours_per_month or 0)
+    at_target = (rung.get("capacity") or {}).get("requests_per_s_at_target")
+    if ctx.brief.requests_per_second and at_target and capacity.basis != "MEASURED":
+        # A brief given as a rate: a replica's throughput is what it completes at the latency
+        # target (the engine's Little's-law figure the replicas were sized by), not the
+        # single-request throughput the estimate's performance holds for such a brief.
+        changes["output_tokens_per_s_per_replica"] = (
+            Decimal(str(at_target)) * ctx.demand.output_tokens_mean
+        ).quantize(Decimal("0.1"))
     in_flight = _in_flight_per_replica(ctx.brief, rung, capacity.replicas)
     if in_flight is not None and capacity.batch_per_replica is not None:
         changes["batch_per_replica"] = max(1, min(capacity.batch_per_replica, in_flight))
@@ -427,6 +442,8 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
         fingerprint=fingerprint,
         assumptions_version=versions,
         engine_stamp=engine_stamp(),
+        request=request,
+        calibration=calibration,
     )
 
 
@@ -435,9 +452,12 @@ def table_inputs(
     quote_versions: dict[Any, int],
     route_versions: dict[Any, int],
     not_costed: list[dict[str, Any]],
+    plans: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """What a table records of the inputs its rows were computed from."""
+    """What a table records of the inputs its rows were computed from (``plans``: what the
+    serving plans were chosen from, apps.finance.plans)."""
     return {
+        "plans": plans or {},
         "fingerprint": ctx.fingerprint,
         "brief_version": ctx.brief.inputs_version,
         "quotes": {str(pk): v for pk, v in quote_versions.items()},
@@ -537,17 +557,24 @@ def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> Bui
         routes = live_routes(brief).values(*ROUTE_FACTS)
         stale_quotes, stale_routes = [], []
     rows, not_costed = _cost_all(ctx, quotes, routes)
+    replace_plans = True
+    if incremental and plans_unchanged(ctx, before.get("plans"), quotes, stale_quotes, _quote_plan):
+        plans, replace_plans = before.get("plans"), False
+    else:
+        plan, plans = plan_rows(ctx, _quote_facts(seen), _quote_plan, gpu_names())
+        rows += plan
     fields: dict[str, Any] = {
         **base_fields,
         "currency": ctx.values["reporting_currency"],
         "no_ranking_reason": "",
-        "inputs": table_inputs(ctx, quote_versions, route_versions, not_costed),
+        "inputs": table_inputs(ctx, quote_versions, route_versions, not_costed, plans),
     }
     if not incremental:  # the engine's answer is unchanged on the incremental path
         fields.update(estimates_key=ctx.estimates_key, estimates=ctx.estimates)
     return BuiltTable(
         rows=rows,
         replace_all=not incremental,
+        replace_plans=replace_plans,
         stale_quote_ids=stale_quotes,
         stale_route_ids=stale_routes,
         context=ctx,

@@ -6,7 +6,7 @@ from typing import Any
 from apps.engine.costing_breakeven import CAPACITY_OPTION_LABELS, CapacityOption
 from apps.quotes.models import Quote
 
-from .lines import line_label, unit_amount_text
+from .lines import PLAN_WORDS, line_label, plan_text, unit_amount_text
 
 # The capacity model's curve keys (apps.finance.capacity) and the label a person reads.
 OPTION_LABELS = {option.value.lower(): label for option, label in CAPACITY_OPTION_LABELS.items()}
@@ -82,6 +82,8 @@ def _label(row: dict[str, Any]) -> str:
     """A candidate in words: provider · GPUs · term (quote number)."""
     if row["candidate_kind"] == "API_ROUTE":
         return f"{row['provider']} · {row['api_model']} (API)"
+    if row["candidate_kind"] in PLAN_WORDS:
+        return f"{PLAN_WORDS[row['candidate_kind']]}: {plan_text(row, {})}"
     term = row["pricing_term"] or ""
     term_text = TERM_LABELS.get(term, term.replace("_", " ").capitalize())
     return (

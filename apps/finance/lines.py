@@ -251,9 +251,40 @@ def layout_text(row: dict[str, Any]) -> str | None:
     return readable(str(layout))
 
 
+# The serving plans' rows (apps.finance.plans), in words.
+PLAN_WORDS = {
+    "MIX": "GPU mix by request size",
+    "DISAGG": "Disaggregated prefill and decode pools",
+}
+
+
+def plan_parts(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """A plan row's parts: a mix's GPU types, or the prefill and decode pools."""
+    plan = row.get("plan") or {}
+    if row.get("candidate_kind") == "DISAGG":
+        return list(plan.get("pools") or [])
+    return list(plan.get("parts") or [])
+
+
+def plan_text(row: dict[str, Any], gpu_names: dict[str, str]) -> str:
+    """A plan in words, its GPUs by type: "2 x H100 SXM + 3 x L4" (with a times sign), or
+    "Prefill 2 x H100 SXM, decode 1 x H200"."""
+    parts = []
+    for part in plan_parts(row):
+        gpu = gpu_names.get(part["gpu"], part["gpu"])
+        if row.get("candidate_kind") == "DISAGG":
+            count = part["instances"] * part["gpus_per_instance"]
+            parts.append(f"{part['role'].capitalize()} {count} \u00d7 {gpu}")
+        else:
+            parts.append(f"{part['replicas'] * part['gpu_count']} \u00d7 {gpu}")
+    joiner = ", " if row.get("candidate_kind") == "DISAGG" else " + "
+    return joiner.join(parts) or PLAN_WORDS.get(row.get("candidate_kind") or "", "")
+
+
 def _names(rows: list[dict[str, Any]]) -> tuple[dict[str, str], dict[str, str]]:
     """(GPU names, system names) by slug, for the rows' candidates: two queries in all."""
     gpus = {r["gpu"] for r in rows if r.get("gpu")}
+    gpus |= {p["gpu"] for r in rows for p in plan_parts(r)}
     systems = {r["system"] for r in rows if r.get("system")}
     return (
         dict(Gpu.objects.filter(slug__in=gpus).values_list("slug", "name")) if gpus else {},
@@ -306,6 +337,9 @@ def candidate_table_display(
         if row["candidate_kind"] == "API_ROUTE":
             row["display_candidate"] = f"{row['provider']} \u00b7 {row['api_model']}"
             row["display_term"] = "Model API, priced per token"
+        elif row["candidate_kind"] in PLAN_WORDS:
+            row["display_candidate"] = plan_text(row, gpu_names)
+            row["display_term"] = PLAN_WORDS[row["candidate_kind"]]
         else:
             gpu = gpu_names.get(row["gpu"], row["gpu"] or "GPU")
             system = system_names.get(row["system"]) if row.get("system") else None
@@ -336,6 +370,55 @@ def candidate_table_display(
     return names, [line_label(n) for n in names]
 
 
+def _plan_facts(row: dict[str, Any]) -> list[tuple[str, str]]:
+    """A plan row's make-up, for its disclosure: what each part serves, and the saving."""
+    plan = row.get("plan") or {}
+    out: list[tuple[str, str]] = []
+    if row.get("candidate_kind") == "MIX":
+        buckets = plan.get("buckets") or []
+        for part in plan.get("parts") or []:
+            sizes = ", ".join(
+                f"{figure_text(b['input_tokens'])} in / {figure_text(b['output_tokens'])} out"
+                for b, served in zip(buckets, part["bucket_shares"], strict=False)
+                if served > 0
+            )
+            out.append(
+                (
+                    f"Quote #{part['quote_id']}: {_plural(part['replicas'], 'replica')} of "
+                    f"{_plural(part['gpu_count'], 'GPU')}",
+                    f"{Decimal(str(part['request_share'])) * 100:.1f}% of requests "
+                    f"(prompt and output tokens {sizes})",
+                )
+            )
+        if plan.get("saving_share") is not None:
+            single = plan.get("best_single") or {}
+            replicas = _plural(single.get("replicas") or 0, "replica")
+            out.append(
+                (
+                    "Against the best single quote",
+                    f"saves {Decimal(plan['saving_share']) * 100:.1f}% a month "
+                    f"(quote #{single.get('quote_id')}, {replicas}, same request sizes)",
+                )
+            )
+    elif row.get("candidate_kind") == "DISAGG":
+        for pool in plan.get("pools") or []:
+            out.append(
+                (
+                    f"{pool['role'].capitalize()} pool, quote #{pool['quote_id']}",
+                    f"{_plural(pool['instances'], 'instance')} of "
+                    f"{_plural(pool['gpus_per_instance'], 'GPU')} ({pool['layout']})",
+                )
+            )
+        out.append(
+            (
+                "Time to first token",
+                f"{figure_text(plan.get('ttft_ms'))} ms (p95 estimate), of which "
+                f"{figure_text(plan.get('transfer_ms'))} ms moves the KV cache",
+            )
+        )
+    return out
+
+
 def energy_texts(row: dict[str, Any], output: str, success_unit: str) -> tuple[str, str]:
     """(kWh a month, energy per accepted output) of a row in words; "—" for an API route,
     whose provider does not publish its energy."""
@@ -360,6 +443,7 @@ def _facts(row: dict[str, Any], outputs: str) -> list[tuple[str, str]]:
         facts.append(("Memory headroom", f"{figure_text(row['memory_headroom_gb'], 3)} GB"))
     if row.get("paid_gpu_hours_per_month") is not None:
         facts.append(("GPU-hours paid a month", figure_text(row["paid_gpu_hours_per_month"])))
+    facts += _plan_facts(row)
     if row.get("co2e_kg_per_month") is not None:
         facts.append(("CO2e a month", f"{figure_text(row['co2e_kg_per_month'])} kg"))
     if row.get("quote_id"):

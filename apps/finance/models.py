@@ -279,6 +279,8 @@ class CandidateRow(BaseModel):
     class Kind(models.TextChoices):
         GPU = "GPU", "GPU capacity"
         API_ROUTE = "API_ROUTE", "Model / API route"
+        MIX = "MIX", "GPU mix by request size"
+        DISAGG = "DISAGG", "Disaggregated prefill / decode"
 
     # ESTIMATED, CALIBRATED (estimated, factors learnt from runs of the same model), MEASURED.
     Basis = text_choices(costing.Basis, name="CandidateRow.Basis")
@@ -325,6 +327,9 @@ class CandidateRow(BaseModel):
     )
     co2e_kg_per_month = models.DecimalField(max_digits=16, decimal_places=4, null=True, blank=True)
     notes = models.JSONField(default=list, blank=True)
+    # A serving plan's make-up (apps.finance.plans): MIX {"parts", "buckets", "best_single",
+    # ...}, DISAGG {"pools", "ttft_ms", ...}; empty for a GPU or API row.
+    plan = models.JSONField(default=dict, blank=True)
 
     class Meta:
         constraints = [
@@ -335,6 +340,11 @@ class CandidateRow(BaseModel):
                 | (
                     Q(candidate_kind="API_ROUTE")
                     & Q(api_route__isnull=False)
+                    & Q(quote__isnull=True)
+                )
+                | (
+                    Q(candidate_kind__in=["MIX", "DISAGG"])
+                    & Q(api_route__isnull=True)
                     & Q(quote__isnull=True)
                 ),
                 name="row_kind_matches_candidate",

@@ -18,9 +18,11 @@ from typing import Any
 from django.db import connection
 from django.db.models import OuterRef, Subquery
 
-from apps.briefs.contract import demand_for_brief
+from apps.benchmarks.selectors import calibration_for_brief
+from apps.briefs.contract import demand_for_brief, request_for_brief
 from apps.briefs.models import WorkloadBrief
-from apps.engine import ENGINE_VERSION
+from apps.catalog.selectors import gpu_names
+from apps.engine import ENGINE_VERSION, EngineInputError
 from apps.quotes.models import ApiRoute, Quote
 
 from .assumptions import engine_finance
@@ -30,11 +32,13 @@ from .candidates import (
     BuiltTable,
     TableContext,
     _cost_all,
+    _quote_plan,
     capacity_model_touched,
     table_inputs,
 )
 from .estimates import e2e_latencies_s
 from .models import CandidateRow, CandidateTable
+from .plans import plan_rows, plans_unchanged
 from .stored import engine_stamp, values_decode
 
 
@@ -223,6 +227,11 @@ def tables_reprice(states: list[dict[str, Any]]) -> tuple[list[Repriced], list[i
         routes = [route_facts[pk] for pk in r_changed if pk in route_facts]
         rows, not_costed = _cost_all(ctx, quotes, routes)
         stale_quotes, stale_routes = q_changed + q_gone, r_changed + r_gone
+        stored_plans = (table.inputs or {}).get("plans")
+        replace_plans = not plans_unchanged(ctx, stored_plans, quotes, q_gone, _quote_plan)
+        if replace_plans:  # rare: a quote the plans could choose from changed
+            plan, stored_plans = _plans_again(ctx, quote_versions)
+            rows += plan
         before = (table.inputs or {}).get("not_costed") or []
         not_costed = _not_costed_merged(before, not_costed, set(stale_quotes), set(stale_routes))
         best = table.capacity_model.get("gpu") if table.capacity_model else None
@@ -238,12 +247,13 @@ def tables_reprice(states: list[dict[str, Any]]) -> tuple[list[Repriced], list[i
             "engine_version": ENGINE_VERSION,
             "currency": ctx.values["reporting_currency"],
             "no_ranking_reason": "",
-            "inputs": table_inputs(ctx, quote_versions, route_versions, not_costed),
+            "inputs": table_inputs(ctx, quote_versions, route_versions, not_costed, stored_plans),
         }
         built = BuiltTable(
             rows=rows,
             table_fields=fields,
             replace_all=False,
+            replace_plans=replace_plans,
             stale_quote_ids=stale_quotes,
             stale_route_ids=stale_routes,
             context=ctx,
@@ -259,6 +269,21 @@ def tables_reprice(states: list[dict[str, Any]]) -> tuple[list[Repriced], list[i
             )
         )
     return out, fallback
+
+
+def _plans_again(
+    ctx: TableContext, quote_versions: dict[Any, int]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """A table's serving plans rebuilt over every quote its team sees (apps.finance.plans),
+    with the engine's request and calibration read for it."""
+    try:
+        ctx.request = request_for_brief(ctx.brief)
+    except EngineInputError:
+        return [], {}
+    ctx.calibration = calibration_for_brief(ctx.brief)
+    ids = [int(pk) for pk in quote_versions]
+    facts = list(Quote.objects.filter(pk__in=ids).values(*QUOTE_FACTS))
+    return plan_rows(ctx, facts, _quote_plan, gpu_names())
 
 
 def _best_gpu_costs(table_ids: list[int]) -> dict[int, Decimal]:

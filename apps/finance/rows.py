@@ -18,7 +18,7 @@ COLUMNS = (
     "pricing_term", "cost_lines", "monthly_cost", "accepted_outputs_per_month",
     "effective_unit_cost", "meets_constraints", "why_not", "basis", "p95_latency_ms",
     "memory_headroom_gb", "layout", "paid_gpu_hours_per_month", "energy_kwh_per_month",
-    "energy_j_per_output", "co2e_kg_per_month", "notes", "created_at", "updated_at",
+    "energy_j_per_output", "co2e_kg_per_month", "notes", "plan", "created_at", "updated_at",
 )  # fmt: skip
 
 
@@ -36,7 +36,7 @@ def rows_insert_many(tables: list[tuple[CandidateTable, list[dict[str, Any]]]]) 
         return
     if connection.vendor != "postgresql":
         records = [
-            {"paid_gpu_hours_per_month": None, "layout": "", **_NO_ENERGY, **row,
+            {"paid_gpu_hours_per_month": None, "layout": "", "plan": {}, **_NO_ENERGY, **row,
              "table_id": table.pk, "created_at": now, "updated_at": now}
             for table, rows in tables
             for row in rows
@@ -154,6 +154,7 @@ def _copy_text(
                         null if joules is None else str(joules),
                         null if co2e is None else str(co2e),
                         json_list(row["notes"]),
+                        _text(json.dumps(plan)) if (plan := get("plan")) else "{}",
                         stamp,
                         stamp,
                     )

@@ -25,7 +25,7 @@ ROW_VALUES = (
     "pricing_term", "cost_lines", "monthly_cost", "accepted_outputs_per_month",
     "effective_unit_cost", "meets_constraints", "why_not", "basis", "p95_latency_ms",
     "memory_headroom_gb", "layout", "paid_gpu_hours_per_month", "energy_kwh_per_month",
-    "energy_j_per_output", "co2e_kg_per_month", "notes", "quote__provider__name",
+    "energy_j_per_output", "co2e_kg_per_month", "notes", "plan", "quote__provider__name",
     "quote__system__slug", "quote__quote_date", "quote__valid_until",
     "api_route__provider__name", "api_route__model",
 )  # fmt: skip
@@ -151,12 +151,44 @@ def _full_rows(
                 "energy_kwh_per_month": _s(r["energy_kwh_per_month"]),
                 "energy_j_per_output": _s(r["energy_j_per_output"]),
                 "co2e_kg_per_month": _s(r["co2e_kg_per_month"]),
+                "mix": mix_parts(r["plan"]) if r["candidate_kind"] == "MIX" else None,
+                "pools": (r["plan"] or {}).get("pools")
+                if r["candidate_kind"] == "DISAGG"
+                else None,
+                "plan": r["plan"] or None,
                 "quote_age_days": age,
                 "quote_stale": stale,
                 "notes": notes,
             }
         )
     return rows
+
+
+def mix_parts(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    """A MIX row's parts as the rankings give them: each GPU type, its count and replicas, its
+    quote, and the buckets it serves (with the share of each bucket's requests it takes)."""
+    buckets = plan.get("buckets") or []
+    return [
+        {
+            "gpu": part["gpu"],
+            "gpu_count": part["gpu_count"],
+            "replicas": part["replicas"],
+            "quote_id": part["quote_id"],
+            "pricing_term": part["pricing_term"],
+            "request_share": part["request_share"],
+            "monthly_cost": part["monthly_cost"],
+            "buckets": [
+                {
+                    "input_tokens": b["input_tokens"],
+                    "output_tokens": b["output_tokens"],
+                    "share_served": served,
+                }
+                for b, served in zip(buckets, part["bucket_shares"], strict=False)
+                if served > 0
+            ],
+        }
+        for part in plan.get("parts") or []
+    ]
 
 
 def _matches(row: dict[str, Any], filters: dict[str, str]) -> bool:

@@ -124,7 +124,10 @@ def _leading_rows(table: CandidateTable, team_id: int) -> list[dict[str, Any]]:
     ``services.candidate_rows_drop_invisible``, so the check is on the few rows read."""
     rows = list(
         CandidateRow.objects.filter(
-            table=table, meets_constraints=True, effective_unit_cost__isnull=False
+            table=table,
+            meets_constraints=True,
+            effective_unit_cost__isnull=False,
+            candidate_kind__in=("GPU", "API_ROUTE"),  # one quote or route each to re-cost
         )
         .order_by("effective_unit_cost", "pk")
         .values("quote_id", "api_route_id", "effective_unit_cost", "monthly_cost")[

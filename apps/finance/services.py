@@ -26,9 +26,11 @@ from kombu.exceptions import OperationalError as KombuOperationalError
 
 from apps.briefs.models import WorkloadBrief
 from apps.core.currency import BASE_CURRENCY, Currency
+from apps.quotes.models import Quote
 
 from .candidates import candidate_table_build
 from .models import CandidateRow, CandidateTable, FinanceAssumptions, FxRate
+from .plans import PLAN_KINDS
 from .repricing import tables_reprice
 from .writes import tables_write
 
@@ -441,6 +443,18 @@ def candidate_rows_drop_invisible(
     if quote_ids is not None:
         rows = rows.filter(quote_id__in=list(quote_ids))
     found = list(rows.values_list("pk", "table_id"))
+    # A serving plan (MIX, DISAGG) may hold any quote its table's team saw: the plans of the
+    # affected tables go too (the recompute already requested rebuilds them from what the team
+    # sees now).
+    plans = CandidateRow.objects.filter(candidate_kind__in=PLAN_KINDS)
+    if brief_ids is not None:
+        plans = plans.filter(table__brief_id__in=list(brief_ids))
+    if quote_ids is not None:
+        teams = Quote.objects.filter(pk__in=list(quote_ids), confidential_to__isnull=False)
+        plans = plans.exclude(table__brief__team_id__in=teams.values("confidential_to_id"))
+        if not teams.exists():
+            plans = plans.none()
+    found = list(dict([*found, *plans.values_list("pk", "table_id")]).items())
     if not found:
         return 0
     CandidateRow.objects.filter(pk__in=[pk for pk, _ in found]).delete()

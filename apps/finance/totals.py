@@ -55,6 +55,11 @@ def row_totals(
             out[i] = none
             continue
         quote = None
+        if (row.get("plan") or {}).get("committed"):
+            # A serving plan with a committed part binds beyond its months in ways one
+            # quote's terms do not tell: no total rather than one that leaves that out.
+            out[i] = none
+            continue
         if row.get("quote_id"):
             fact = facts.get(row["quote_id"])
             if fact is None or fact["pricing_term"] not in PricingTerm.__members__:

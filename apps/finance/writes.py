@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from .capacity import capacity_model_for
 from .models import CandidateRow, CandidateTable
+from .plans import PLAN_KINDS
 from .rows import rows_insert_many
 from .sensitivity import sensitivity_update
 
@@ -31,6 +32,9 @@ def tables_write(items: list[tuple[CandidateTable, Any, int]]) -> None:
         gone |= Q(table_id__in=tables, quote_id__in=ids)
     for ids, tables in stale_groups([(t.pk, b.stale_route_ids) for t, b in partial]).items():
         gone |= Q(table_id__in=tables, api_route_id__in=ids)
+    plans = [table.pk for table, built in partial if built.replace_plans]
+    if plans:  # serving plans depend on every quote: rebuilt whole (apps.finance.plans)
+        gone |= Q(table_id__in=plans, candidate_kind__in=PLAN_KINDS)
     if gone:
         CandidateRow.objects.filter(gone).delete()
     rows_insert_many([(table, built.rows) for table, built, _ in items])

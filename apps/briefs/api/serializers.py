@@ -28,6 +28,7 @@ from apps.briefs.contract import (
 from apps.briefs.models import CONCURRENCY_MAX, HOURS_PER_MONTH_MAX, TOKENS_MAX, WorkloadBrief
 from apps.core.api import FreeFormJson, StrictJsonTypes
 from apps.engine import PRESETS, EngineInputError, model_from_hf_config
+from apps.engine.request_sizes import MAX_BUCKETS
 from apps.engine.speculative import SPECULATIVE_MAX_TOKENS
 from apps.engine.types import LLM_SERVING_TYPES, Framework
 
@@ -170,6 +171,14 @@ class LatencyTargetField(serializers.Field):  # type: ignore[type-arg]
         return value
 
 
+class SizeBucketSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
+    """One request-size bucket: its prompt and output tokens and its share of the requests."""
+
+    input_tokens = serializers.IntegerField(min_value=1, max_value=MAX_TOKENS)
+    output_tokens = serializers.IntegerField(min_value=1, max_value=MAX_TOKENS)
+    share = serializers.FloatField(min_value=0, max_value=1)
+
+
 class MediaSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
     width = serializers.IntegerField(min_value=64, max_value=16384)
     height = serializers.IntegerField(min_value=64, max_value=16384)
@@ -253,6 +262,16 @@ class BriefInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: ig
         required=False,
     )
     latency_target = LatencyTargetField(required=False)
+    # max_length is a ListSerializer argument (DRF's LIST_SERIALIZER_KWARGS) the stubs lack.
+    request_size_buckets = SizeBucketSerializer(  # type: ignore[call-arg]
+        many=True,
+        required=False,
+        allow_null=True,
+        max_length=MAX_BUCKETS,
+        help_text="Real-time briefs: the request-size distribution the GPU mix serves, as "
+        "buckets whose shares sum to 1; null or left out: derived from the input and output "
+        "p50/p95 as a log-normal grid.",
+    )
     duty_cycle = serializers.ChoiceField(choices=DutyCycle.choices, required=False)
     hours_per_month = serializers.DecimalField(
         max_digits=5,
@@ -326,6 +345,7 @@ class BriefOutputSerializer(serializers.Serializer):  # type: ignore[type-arg]
     success_unit = serializers.CharField()
     acceptance_rate = serializers.FloatField(allow_null=True)
     latency_target = serializers.JSONField(allow_null=True)
+    request_size_buckets = SizeBucketSerializer(many=True, allow_null=True)
     duty_cycle = serializers.CharField()
     hours_per_month = serializers.FloatField(allow_null=True)
     operating_boundary = serializers.CharField()

@@ -117,7 +117,10 @@ class TestOptionsAreTheTableRows:
         with_capex = compare(busy_for(730), quote(PricingTerm.ON_DEMAND, "2.50"), owned())
 
         assert without.option(BUY) is None
-        assert with_capex.option(BUY).hourly_rate_per_gpu == D("1.3513")  # 986.447 / 730
+        # Busy all month at the saturated draw (0.86 x 700 W + 575 W host = 1.177 kW): 600
+        # depreciation + 1.177 x 1.56 x 730 x 0.10 = 134.0392 power + 191.25 hosting (by the
+        # provisioned 1.275 kW) + 50 operations = 975.2892 a GPU-month, / 730 h
+        assert with_capex.option(BUY).hourly_rate_per_gpu == D("1.3360")
 
 
 class TestTheCurveIsTheOptionsFigures:

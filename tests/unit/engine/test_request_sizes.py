@@ -36,8 +36,8 @@ class TestValidateBuckets:
             ([_b(1, 1, 1 / 17)] * 17, "at most 16"),
             ([_b(0, 10, 1.0)], "input_tokens"),
             ([_b(10, 10_000_001, 1.0)], "output_tokens"),
-            ([_b(10, 10, 1.0), _b(20, 20, 0.0)], "bucket 1: share"),
-            ([_b(10, 10, -0.5), _b(20, 20, 1.5)], "bucket 0: share"),
+            ([_b(10, 10, 1.0), _b(20, 20, 0.0)], "bucket 2: share"),  # counted from 1
+            ([_b(10, 10, -0.5), _b(20, 20, 1.5)], "bucket 1: share"),
             ([_b(10, 10, math.nan)], "share"),
             ([_b(10, 10, 0.5), _b(20, 20, 0.49)], "they sum to 0.99"),
             ([_b(10, 10, 0.5), _b(20, 20, 0.502)], "they sum to 1.002"),

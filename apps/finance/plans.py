@@ -1,0 +1,593 @@
+"""Serving plans that no single quote is: a heterogeneous GPU mix by request size (``MIX``) and
+disaggregated prefill / decode pools (``DISAGG``), each costed into one candidate row.
+
+Both are for real-time LLM briefs with a latency target, and both are built from the same
+quotes the table's GPU rows are (the brief's team's, in the reporting currency):
+
+- A quote's cost per replica is found by the costing itself: the quote costed for one replica
+  and for two (``_probe``); the difference is what each replica adds (GPU-hours, serving
+  stack, observability, shared labour), the rest what using the quote at all costs (storage,
+  network, extras, a deployment's platform labour). A quote whose probe misses the brief for a
+  reason of its own (a commitment beyond the horizon, bought hardware in a public-cloud brief,
+  self-managed GPUs for a managed-API brief) is left out of both plans.
+- ``MIX``: every bucket of the brief's request sizes (apps.briefs.models.brief_size_buckets) is
+  estimated on every GPU at the GPU count the table's GPU rows use; a replica's capacity in a
+  bucket is the requests a second it completes at the latency target
+  (``CapacityPlan.requests_per_s_at_target``). ``apps.engine.mix.solve_mix`` (HiGHS) picks the
+  replicas of each quote and the buckets they serve. Its saving is reported against the best
+  single quote under the same request sizes (``best_single``), costed the same way.
+- ``DISAGG``: ``apps.engine.disagg.plan_disagg`` sizes a prefill pool for the TTFT target and a
+  decode pool for the ITL target over every pair of GPU types, at the cheapest quote of each
+  (GPU, count).
+
+Each part of a plan is costed as a GPU row is (``cost_gpu_quote``) and the parts' lines summed.
+A mix part serves its share of the requests, so the parts' accepted outputs add up to the
+brief's. A disaggregated plan's outputs are the decode pool's: its prefill pool adds only its
+own GPUs' lines (and the extras of its quote when that is another quote); storage, egress and
+the deployment's platform labour are counted once, with the decode pool. The KV hand-off
+between the pools is not priced (traffic inside the cluster's fabric).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from typing import Any
+
+from apps.briefs.models import brief_size_buckets
+from apps.catalog.selectors import engine_estimates, gpu_specs
+from apps.engine import EngineInputError
+from apps.engine.costing import (
+    CandidateCost,
+    CapacityFigures,
+    QuoteTerms,
+    cost_gpu_quote,
+    gpu_cost_basis,
+)
+from apps.engine.costing_constants import SECONDS_PER_HOUR
+from apps.engine.costing_rates import significant
+from apps.engine.costing_types import COMMITTED_TERMS, Basis
+from apps.engine.disagg import DisaggPlan, PoolOption, plan_disagg
+from apps.engine.energy import JOULES_PER_KWH
+from apps.engine.mix import MixOption, MixPlan, best_single, solve_mix
+from apps.engine.request_sizes import SizeBucket
+
+from .fx import FxMissing
+
+# The kinds of rows this module builds (CandidateRow.Kind); each table's are rebuilt on every
+# recompute, since any quote may change them.
+PLAN_KINDS = ("MIX", "DISAGG")
+
+# A disaggregated plan's prefill pool carries these lines of its own GPUs; the rest of the
+# month's lines are the decode pool's (see the module doc).
+PREFILL_POOL_LINES = frozenset(
+    {"gpu_compute", "retry_waste", "idle_capacity", "serving_stack", "observability"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Offer:
+    """A quote as the plans use it: its GPU at the table's GPU count, and its costs."""
+
+    facts: dict[str, Any]
+    gpu_id: int
+    slug: str
+    gpu_count: int
+    terms: QuoteTerms
+    replica_cost: Decimal  # a month, each replica
+    fixed_cost: Decimal  # a month, once the quote is used
+
+
+def _probe_capacity(ctx: Any, gpu_count: int, replicas: int) -> CapacityFigures:
+    hours = Decimal(ctx.brief.hours_per_month or 0)
+    return CapacityFigures(
+        gpu_count=gpu_count,
+        replicas=replicas,
+        gpu_hours_per_month=gpu_count * replicas * hours,
+        fits=True,
+        meets_latency_target=True,
+    )
+
+
+def _offers(ctx: Any, quotes: Iterable[dict[str, Any]], plan_of: Any) -> list[_Offer]:
+    """The quotes the plans may use: of a GPU the engine fits, offering the GPU count the
+    table's GPU rows use, in the reporting currency, and not missing the brief on their own."""
+    probes: dict[int, tuple[Any, ...]] = {}
+    out: list[_Offer] = []
+    for facts in quotes:
+        try:
+            gpu_id, slug, limit, terms = plan_of(ctx, facts)
+        except FxMissing:
+            continue
+        estimate = ctx.by_gpu.get(slug)
+        if estimate is None or not estimate["fits"] or limit < estimate["gpu_count"]:
+            continue
+        count = estimate["gpu_count"]
+        if count not in probes:
+            probes[count] = tuple(
+                gpu_cost_basis(
+                    demand=ctx.demand, capacity=_probe_capacity(ctx, count, n), finance=ctx.finance
+                )
+                for n in (1, 2)
+            )
+        one, two = (cost_gpu_quote(basis, terms) for basis in probes[count])
+        if one.why_not:
+            continue
+        per_replica = two.monthly_cost - one.monthly_cost
+        out.append(
+            _Offer(
+                facts=facts,
+                gpu_id=gpu_id,
+                slug=slug,
+                gpu_count=count,
+                terms=terms,
+                replica_cost=per_replica,
+                fixed_cost=max(one.monthly_cost - per_replica, Decimal(0)),
+            )
+        )
+    return out
+
+
+def _rate_rps(ctx: Any) -> float | None:
+    """The brief's requests a second over its active hours, retries included (a retried
+    request is served again)."""
+    requests = ctx.demand.requests_per_month
+    hours = ctx.demand.hours_per_month
+    if not requests or not hours:
+        return None
+    return float(requests / (hours * SECONDS_PER_HOUR) / (1 - ctx.finance.retry_rate))
+
+
+def _eligible(ctx: Any) -> str | None:
+    """Why the brief gets no plans, or None."""
+    brief = ctx.brief
+    if brief.workload_type != "REALTIME_INFERENCE":
+        return "real-time serving briefs only"
+    if not (brief.ttft_target_ms or brief.itl_target_ms or brief.e2e_target_ms):
+        return "the brief has no latency target"
+    if ctx.request is None or _rate_rps(ctx) is None:
+        return "the brief has no request rate"
+    return None
+
+
+# --- costing a plan's parts --------------------------------------------------------------------
+
+
+def _part_cost(
+    ctx: Any, offer: _Offer, replicas: int, request_share: float, batch: int | None
+) -> CandidateCost:
+    """One part of a plan costed as a GPU row: ``replicas`` of the offer serving
+    ``request_share`` of the brief's requests."""
+    hours = Decimal(ctx.brief.hours_per_month or 0)
+    estimate = ctx.by_gpu[offer.slug]
+    capacity = CapacityFigures(
+        gpu_count=offer.gpu_count,
+        replicas=replicas,
+        gpu_hours_per_month=offer.gpu_count * replicas * hours,
+        fits=True,
+        meets_latency_target=True,
+        memory_headroom_gb=None,
+        basis=Basis(estimate.get("basis", "ESTIMATED")),
+        batch_per_replica=batch,
+    )
+    requests = ctx.demand.requests_per_month * Decimal(repr(request_share))
+    demand = replace(ctx.demand, requests_per_month=requests)
+    basis = gpu_cost_basis(demand=demand, capacity=capacity, finance=ctx.finance)
+    return cost_gpu_quote(basis, offer.terms)
+
+
+def _summed(
+    costs: Sequence[tuple[CandidateCost, frozenset[str] | None]], accepted: Decimal
+) -> dict[str, Any]:
+    """The row figures of parts costed apart: each part's lines (all, or those named), summed
+    line by line in the first part's order; the energy of every part over ``accepted``."""
+    lines: dict[str, Decimal] = {}
+    for cost, only in costs:
+        for name, amount in cost.cost_lines.items():
+            if only is None or name in only:
+                lines[name] = lines.get(name, Decimal(0)) + amount
+    monthly = sum(lines.values(), Decimal(0))
+    energies = [cost.energy for cost, _ in costs]
+    kwh = co2e = None
+    if all(e is not None for e in energies):
+        kwh = sum((e.kwh_per_month for e in energies if e), Decimal(0))
+        if all(e and e.kg_co2e_per_month is not None for e in energies):
+            co2e = sum((e.kg_co2e_per_month or Decimal(0) for e in energies if e), Decimal(0))
+    why_not = sorted({w for cost, _ in costs for w in cost.why_not})
+    basis = Basis.CALIBRATED if any(c.basis is Basis.CALIBRATED for c, _ in costs) else None
+    return {
+        "cost_lines": {name: str(amount) for name, amount in lines.items()},
+        "monthly_cost": monthly,
+        "accepted_outputs_per_month": accepted,
+        "effective_unit_cost": (
+            significant(monthly / accepted) if accepted > 0 and not why_not else None
+        ),
+        "meets_constraints": not why_not and accepted > 0,
+        "why_not": why_not,
+        "basis": (basis or Basis.ESTIMATED).value,
+        "paid_gpu_hours_per_month": sum((c.paid_gpu_hours_per_month for c, _ in costs), Decimal(0)),
+        "energy_kwh_per_month": None if kwh is None else kwh.quantize(Decimal("0.0001")),
+        "energy_j_per_output": (
+            None
+            if kwh is None or accepted <= 0
+            else (kwh * JOULES_PER_KWH / accepted).quantize(Decimal("0.000001"))
+        ),
+        "co2e_kg_per_month": None if co2e is None else co2e.quantize(Decimal("0.0001")),
+    }
+
+
+def _plan_row(
+    kind: str, figures: dict[str, Any], notes: list[str], plan: dict[str, Any], **columns: Any
+) -> dict[str, Any]:
+    return {
+        "candidate_kind": kind,
+        "quote_id": None,
+        "api_route_id": None,
+        "gpu_id": None,
+        "pricing_term": "",
+        "memory_headroom_gb": None,
+        "layout": "",
+        "p95_latency_ms": None,
+        **figures,
+        **columns,
+        "notes": notes,
+        "plan": plan,
+    }
+
+
+def _quote_words(offer: _Offer, names: dict[str, str]) -> str:
+    gpu = names.get(offer.slug, offer.slug)
+    return (
+        f"{offer.gpu_count} x {gpu} on quote #{offer.facts['pk']} ({offer.facts['pricing_term']})"
+    )
+
+
+def _committed(offers: Iterable[_Offer]) -> bool:
+    return any(o.terms.pricing_term in COMMITTED_TERMS for o in offers)
+
+
+# --- MIX ----------------------------------------------------------------------------------------
+
+
+def bucket_capacities(
+    ctx: Any, buckets: tuple[SizeBucket, ...]
+) -> tuple[dict[str, list[float]], dict[str, list[int]]]:
+    """Per GPU the engine fits (at the table's GPU count): requests a second one replica
+    completes at the latency target in each bucket (0 where it cannot), and the sequences it
+    then has in flight. One engine call per bucket and GPU count."""
+    by_count: dict[int, list[str]] = {}
+    for slug, estimate in ctx.by_gpu.items():
+        if estimate["fits"] and not estimate.get("training"):
+            by_count.setdefault(estimate["gpu_count"], []).append(slug)
+    rates: dict[str, list[float]] = {s: [0.0] * len(buckets) for g in by_count.values() for s in g}
+    batches: dict[str, list[int]] = {s: [0] * len(buckets) for s in rates}
+    for count, slugs in by_count.items():
+        for b, bucket in enumerate(buckets):
+            request = replace(
+                ctx.request,
+                input_tokens_p50=bucket.input_tokens,
+                input_tokens_p95=bucket.input_tokens,
+                output_tokens_p50=bucket.output_tokens,
+                output_tokens_p95=bucket.output_tokens,
+                gpus=tuple(slugs),
+                gpu_count=count,
+            )
+            try:
+                found = engine_estimates(request, calibration=ctx.calibration)
+            except EngineInputError:
+                continue  # e.g. the bucket does not fit the model's context window
+            for e in found:
+                plan = e.capacity
+                if e.fits and plan is not None and plan.requests_per_s_at_target:
+                    rates[e.gpu][b] = plan.requests_per_s_at_target
+                    batches[e.gpu][b] = plan.max_concurrency_at_target or 0
+    return rates, batches
+
+
+def mix_row(
+    ctx: Any, offers: list[_Offer], names: dict[str, str]
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The MIX row, or why there is none."""
+    rate = _rate_rps(ctx)
+    assert rate is not None  # noqa: S101 - _eligible checked
+    buckets, source = brief_size_buckets(ctx.brief)
+    shares = [b.share for b in buckets]
+    rates, batches = bucket_capacities(ctx, buckets)
+    usable = [o for o in offers if any(rates.get(o.slug, ()))]
+    options = [
+        MixOption(
+            key=str(i),
+            label=_quote_words(o, names),
+            replica_cost_per_month=float(o.replica_cost),
+            fixed_cost_per_month=float(o.fixed_cost),
+            requests_per_s_per_replica=tuple(rates[o.slug]),
+        )
+        for i, o in enumerate(usable)
+    ]
+    if not options:
+        return None, "no quote's GPU meets the latency target at any request size"
+    solved = solve_mix(rate_rps=rate, shares=shares, options=options)
+    if not isinstance(solved, MixPlan):
+        sizes = ", ".join(
+            f"{buckets[b].input_tokens} in / {buckets[b].output_tokens} out"
+            for b in solved.unservable_buckets
+        )
+        return None, solved.reason + (f" (requests of {sizes} tokens)" if sizes else "")
+    single = best_single(rate_rps=rate, shares=shares, options=options)
+
+    def costed(plan: MixPlan) -> tuple[dict[str, Any], list[dict[str, Any]], list[_Offer]]:
+        parts, used, costs = [], [], []
+        accepted = Decimal(0)
+        for part in plan.parts:
+            offer = usable[int(part.key)]
+            served = [s * share for s, share in zip(part.bucket_shares, shares, strict=True)]
+            request_share = math.fsum(served)
+            in_flight = math.fsum(x * batches[offer.slug][b] for b, x in enumerate(served) if x) / (
+                request_share or 1
+            )
+            load = part.load_replicas / part.replicas if part.replicas else 0
+            batch = max(1, round(in_flight * load))
+            cost = _part_cost(ctx, offer, part.replicas, request_share, batch)
+            costs.append((cost, None))
+            used.append(offer)
+            accepted += cost.accepted_outputs_per_month
+            parts.append(
+                {
+                    "quote_id": offer.facts["pk"],
+                    "gpu": offer.slug,
+                    "gpu_count": offer.gpu_count,
+                    "replicas": part.replicas,
+                    "pricing_term": offer.facts["pricing_term"],
+                    "request_share": round(request_share, 6),
+                    "bucket_shares": [round(x, 6) for x in part.bucket_shares],
+                    "monthly_cost": str(cost.monthly_cost),
+                }
+            )
+        return _summed(costs, accepted), parts, used
+
+    figures, parts, used = costed(solved)
+    notes = [
+        f"GPU mix by request size: {len(buckets)} bucket{'s' if len(buckets) != 1 else ''} "
+        f"({source}) at {rate:.3g} requests a second, retries included; each served by the "
+        "quotes whose GPU meets the latency target at that size (Mélange's integer program, "
+        f"solved by HiGHS in {solved.solve_s * 1000:.0f} ms over {solved.options_considered} "
+        "quotes after pruning)",
+    ]
+    for part, offer in zip(parts, used, strict=True):
+        served = [
+            f"{b.input_tokens}/{b.output_tokens}"
+            for b, x in zip(buckets, part["bucket_shares"], strict=True)
+            if x > 0
+        ]
+        notes.append(
+            f"{part['replicas']} replica{'s' if part['replicas'] != 1 else ''} of "
+            f"{_quote_words(offer, names)} serve {part['request_share']:.1%} of requests "
+            f"(prompt/output tokens {', '.join(served)})"
+        )
+    plan: dict[str, Any] = {
+        "rate_rps": round(rate, 6),
+        "bucket_source": source,
+        "buckets": [
+            {"input_tokens": b.input_tokens, "output_tokens": b.output_tokens, "share": b.share}
+            for b in buckets
+        ],
+        "parts": parts,
+        "best_single": None,
+        "saving_monthly": None,
+        "saving_share": None,
+        "committed": _committed(used),
+    }
+    if single is not None:
+        single_figures, single_parts, single_used = costed(single)
+        saving = single_figures["monthly_cost"] - figures["monthly_cost"]
+        share = saving / single_figures["monthly_cost"] if single_figures["monthly_cost"] else 0
+        plan.update(
+            best_single={**single_parts[0], "monthly_cost": str(single_figures["monthly_cost"])},
+            saving_monthly=str(saving.quantize(Decimal("0.01"))),
+            saving_share=str(Decimal(share).quantize(Decimal("0.0001"))),
+        )
+        if len(parts) == 1 and saving <= 0:
+            notes.append(
+                "no saving: the cheapest mix is one GPU type, the best single quote under the "
+                "same request sizes"
+            )
+        else:
+            notes.append(
+                f"saves {share:.1%} a month ({saving:,.2f} {ctx.values['reporting_currency']}) "
+                f"against the best single quote under the same request sizes: "
+                f"{_quote_words(single_used[0], names)}, {single_parts[0]['replicas']} replicas, "
+                f"{single_figures['monthly_cost']:,.2f}"
+            )
+    total_gpus = sum(p["gpu_count"] * p["replicas"] for p in parts)
+    return (
+        _plan_row(
+            "MIX",
+            figures,
+            notes,
+            plan,
+            gpu_count=total_gpus,
+            replicas=sum(p["replicas"] for p in parts),
+        ),
+        None,
+    )
+
+
+# --- DISAGG ---------------------------------------------------------------------------------------
+
+
+def disagg_row(
+    ctx: Any, offers: list[_Offer], names: dict[str, str]
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The DISAGG row, or why there is none."""
+    brief = ctx.brief
+    if not (brief.ttft_target_ms and brief.itl_target_ms):
+        return None, "disaggregated pools are sized for a TTFT and an ITL target; give both"
+    rate = _rate_rps(ctx)
+    specs = {s.slug: s for s in gpu_specs()}
+    cheapest: dict[tuple[str, int], _Offer] = {}
+    for o in offers:  # quotes of one GPU and count perform alike: the cheapest per GPU-month
+        key = (o.slug, o.gpu_count)
+        if key not in cheapest or o.replica_cost < cheapest[key].replica_cost:
+            cheapest[key] = o
+    chosen = [o for o in cheapest.values() if o.slug in specs]
+    options = [
+        PoolOption(
+            key=str(i),
+            label=_quote_words(o, names),
+            gpu=specs[o.slug],
+            gpus_per_instance=o.gpu_count,
+            cost_per_gpu_month=float(o.replica_cost / o.gpu_count),
+        )
+        for i, o in enumerate(chosen)
+    ]
+    if not options:
+        return None, "no quote's GPU fits the model"
+    request = replace(ctx.request, requests_per_second=rate, concurrency=None)
+    try:
+        found = plan_disagg(request, options)
+    except EngineInputError as exc:
+        return None, f"{exc.field}: {exc.message}"
+    if not isinstance(found, DisaggPlan):
+        return None, found.reason
+    prefill, decode = chosen[int(found.prefill.key)], chosen[int(found.decode.key)]
+    decode_cost = _part_cost(ctx, decode, found.decode.instances, 1.0, found.decode.batch)
+    prefill_lines = set(PREFILL_POOL_LINES)
+    if prefill.facts["pk"] != decode.facts["pk"]:
+        prefill_lines.add("provider_extras")
+    prefill_cost = _part_cost(ctx, prefill, found.prefill.instances, 1.0, None)
+    figures = _summed(
+        [(decode_cost, None), (prefill_cost, frozenset(prefill_lines))],
+        decode_cost.accepted_outputs_per_month,
+    )
+    pools = [
+        {
+            "role": "prefill",
+            "quote_id": prefill.facts["pk"],
+            "gpu": prefill.slug,
+            "gpus_per_instance": found.prefill.gpus_per_instance,
+            "instances": found.prefill.instances,
+            "layout": found.prefill.layout,
+            "pricing_term": prefill.facts["pricing_term"],
+            "requests_per_s_per_instance": round(found.prefill.goodput_rps_per_instance, 4),
+        },
+        {
+            "role": "decode",
+            "quote_id": decode.facts["pk"],
+            "gpu": decode.slug,
+            "gpus_per_instance": found.decode.gpus_per_instance,
+            "instances": found.decode.instances,
+            "layout": found.decode.layout,
+            "pricing_term": decode.facts["pricing_term"],
+            "requests_per_s_per_instance": round(found.decode.rps_per_instance, 4),
+            "batch": found.decode.batch,
+        },
+    ]
+    notes = [
+        f"disaggregated serving (DistServe, NVIDIA Dynamo): prefill on {found.prefill.instances} "
+        f"x {_quote_words(prefill, names)}, sized for the TTFT target; decode on "
+        f"{found.decode.instances} x {_quote_words(decode, names)}, sized for the ITL target",
+        f"TTFT {found.ttft_ms:.0f} ms (p95 estimate; mean {found.ttft_mean_ms:.0f} ms) including "
+        f"{found.transfer_ms:.1f} ms to move the prompt's KV cache to the decode pool; ITL "
+        f"{found.itl_ms:.1f} ms at {found.decode.batch} sequences in flight",
+        "the prefill pool adds its GPUs' lines; storage, egress and platform labour are the "
+        "decode pool's, counted once; the KV transfer inside the fabric is not priced",
+        *found.notes,
+    ]
+    plan = {
+        "pools": pools,
+        "ttft_ms": round(found.ttft_ms, 2),
+        "ttft_mean_ms": round(found.ttft_mean_ms, 2),
+        "transfer_ms": round(found.transfer_ms, 3),
+        "itl_ms": round(found.itl_ms, 3),
+        "committed": _committed((prefill, decode)),
+    }
+    return (
+        _plan_row(
+            "DISAGG",
+            figures,
+            notes,
+            plan,
+            gpu_count=found.gpus_total,
+            replicas=found.prefill.instances + found.decode.instances,
+            p95_latency_ms=Decimal(str(round(found.e2e_s * 1000, 2))),
+        ),
+        None,
+    )
+
+
+def _frontier(offers: list[_Offer]) -> list[_Offer]:
+    """Per GPU and count (whose quotes perform alike), the quotes no other of the group beats on
+    both the cost per replica and the fixed cost: the only ones either plan can choose."""
+    groups: dict[tuple[str, int], list[_Offer]] = {}
+    for o in offers:
+        groups.setdefault((o.slug, o.gpu_count), []).append(o)
+    kept: list[_Offer] = []
+    for group in groups.values():
+        lowest_fixed: Decimal | None = None
+        for o in sorted(group, key=lambda o: (o.replica_cost, o.fixed_cost, o.facts["pk"])):
+            if lowest_fixed is None or o.fixed_cost < lowest_fixed:
+                kept.append(o)
+                lowest_fixed = o.fixed_cost
+    return kept
+
+
+def _frontier_entry(o: _Offer) -> dict[str, Any]:
+    return {
+        "quote_id": o.facts["pk"],
+        "gpu": o.slug,
+        "gpu_count": o.gpu_count,
+        "replica_cost": str(o.replica_cost),
+        "fixed_cost": str(o.fixed_cost),
+    }
+
+
+def plan_rows(
+    ctx: Any, quotes: Iterable[dict[str, Any]], plan_of: Any, names: dict[str, str]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The MIX and DISAGG rows of a table, and what the table keeps of them (``inputs["plans"]``:
+    the quotes they could choose from, and for each plan that could not be built, why)."""
+    why = _eligible(ctx)
+    if why is not None:
+        return [], {"frontier": [], "missing": [], "not_eligible": why}
+    offers = _frontier(_offers(ctx, quotes, plan_of))
+    rows, missing = [], []
+    for kind, build in (("MIX", mix_row), ("DISAGG", disagg_row)):
+        row, reason = build(ctx, offers, names)
+        if row is not None:
+            rows.append(row)
+        elif reason:
+            missing.append({"candidate_kind": kind, "reason": reason})
+    return rows, {"frontier": [_frontier_entry(o) for o in offers], "missing": missing}
+
+
+def plans_unchanged(
+    ctx: Any,
+    stored: dict[str, Any] | None,
+    changed: Iterable[dict[str, Any]],
+    gone: Iterable[int],
+    plan_of: Any,
+) -> bool:
+    """Whether a table's plans still hold after the quotes ``changed`` (their new facts) and
+    ``gone`` changed: none of them was a quote the plans could choose from, and none of the
+    changed ones now beats one of those on both costs or offers a GPU and count they lacked."""
+    if stored is None or "frontier" not in stored:
+        return False
+    if stored.get("not_eligible"):
+        return True  # the brief gets no plans whatever the quotes
+    frontier = stored["frontier"]
+    ids = {entry["quote_id"] for entry in frontier}
+    changed = list(changed)
+    if ids & ({f["pk"] for f in changed} | set(gone)):
+        return False
+    by_group: dict[tuple[str, int], list[tuple[Decimal, Decimal]]] = {}
+    for entry in frontier:
+        by_group.setdefault((entry["gpu"], entry["gpu_count"]), []).append(
+            (Decimal(entry["replica_cost"]), Decimal(entry["fixed_cost"]))
+        )
+    for offer in _offers(ctx, changed, plan_of):
+        beaten = by_group.get((offer.slug, offer.gpu_count), [])
+        if not any(r <= offer.replica_cost and f <= offer.fixed_cost for r, f in beaten):
+            return False
+    return True
