@@ -348,8 +348,9 @@ class BriefForm(forms.ModelForm):  # type: ignore[type-arg]
                 data[name] = (
                     False
                     if name == "activation_checkpointing"
+                    else [] if name == "request_size_buckets"
                     else ("" if isinstance(data[name], str) else None)
-                )
+                )  # fmt: skip
         return data
 
     def weights(self) -> dict[str, str] | None:

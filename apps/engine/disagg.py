@@ -49,9 +49,10 @@ KV_TRANSFER_BW_EFFICIENCY: Final = c.A2A_BW_EFFICIENCY_SCALE_OUT
 # The queueing delay is scaled by ln(20) ~ 3.0, the p95 / mean of an exponential distribution:
 # Kingman's heavy-traffic approximation (Kingman 1961, "The single server queue in heavy
 # traffic") makes the M/G/1 waiting time approximately exponential. Engine choice, checked by a
-# Lindley-recursion simulation of M/D/1 in /work/notes/disagg-accuracy.md: p95 / mean waiting is
-# 3.1-3.5 at utilisations 0.7-0.95, where goodput usually binds, but larger at low utilisation
-# (4.1 at 0.5, 9.7 at 0.1), where the queueing term is small next to the prompt's own time.
+# Lindley-recursion simulation of M/D/1 (bench/accuracy.md, "Disaggregated prefill and decode"):
+# p95 / mean waiting is 3.1-3.5 at utilisations 0.7-0.95, where goodput usually binds, but
+# larger at low utilisation (4.1 at 0.5, 9.7 at 0.1), where the queueing term is small next to
+# the prompt's own time.
 TTFT_QUEUE_P95_FACTOR: Final = math.log(20.0)
 
 _NO_CALIBRATION: Mapping[str, float] = {}
@@ -123,14 +124,19 @@ def md1_mean_ttft(prefill_s: float, rate: float) -> float:
     return prefill_s + rate * prefill_s * prefill_s / (2.0 * (1.0 - rho))
 
 
-def md1_goodput(prefill_s: float, budget_s: float, queue_factor: float = 1.0) -> float:
-    """The largest arrival rate r with D + f r D^2 / (2 (1 - r D)) <= budget (f: the factor on the
-    queueing term, 1 for the mean). With s = budget - D > 0, f r D^2 = 2 s (1 - r D) gives
-    r = 2 s / (D (f D + 2 s)). 0 when the prompt alone takes the whole budget or more."""
+def md1_goodput(
+    prefill_s: float, budget_s: float, queue_factor: float = 1.0, service_s: float | None = None
+) -> float:
+    """The largest arrival rate r with D + f r S^2 / (2 (1 - r S)) <= budget: D the prompt's own
+    prefill, S the service time of the queue (the typical prompt's prefill; D when not given),
+    f the factor on the queueing term (1 for the mean). With s = budget - D > 0,
+    f r S^2 = 2 s (1 - r S) gives r = 2 s / (S (f S + 2 s)). 0 when the prompt alone takes the
+    whole budget or more."""
     slack = budget_s - prefill_s
-    if slack <= 0.0 or prefill_s <= 0.0:
+    service = prefill_s if service_s is None else service_s
+    if slack <= 0.0 or prefill_s <= 0.0 or service <= 0.0:
         return 0.0
-    return 2.0 * slack / (prefill_s * (queue_factor * prefill_s + 2.0 * slack))
+    return 2.0 * slack / (service * (queue_factor * service + 2.0 * slack))
 
 
 def kv_transfer_seconds(
@@ -149,6 +155,10 @@ class _Figures:
     layout: str
     engines: int  # independent engines per instance, each prefilling its own prompt
     prefill_s: float  # inf: the model does not fit
+    # The queue's service time: the median prompt's prefill. Prompts queue for the engine at
+    # their typical length (Pollaczek-Khinchine's M/G/1 wait with the median standing in for
+    # the mean, deterministic); the p95 prompt's own prefill is what the target adds on top.
+    service_s: float
     batch: int  # 0: cannot decode within the ITL target
     itl_s: float
     rps: float
@@ -177,6 +187,7 @@ def _figures(
             layout=label,
             engines=layout.replicas,
             prefill_s=math.inf,
+            service_s=math.inf,
             batch=0,
             itl_s=math.inf,
             rps=0.0,
@@ -186,6 +197,11 @@ def _figures(
     mfu = cal.get("prefill_mfu", 1.0)
     sm = _plan_for(req, gpu, layout, bw, mfu).sm
     prefill_s = sm.prefill_seconds(req.input_tokens_p95)
+    service_s = (
+        prefill_s
+        if req.input_tokens_p50 == req.input_tokens_p95
+        else sm.prefill_seconds(req.input_tokens_p50)
+    )
     # ITL at the p95 context, as the engine's colocated estimate (serving._latency); no prompt
     # tokens mixed into the steps. The largest batch the KV cache holds that meets the target.
     ctx = req.input_tokens_p95 + req.output_tokens_p95
@@ -202,6 +218,7 @@ def _figures(
         layout=label,
         engines=layout.replicas,
         prefill_s=prefill_s,
+        service_s=service_s,
         batch=lo,
         itl_s=itl_s,
         rps=rps,
@@ -316,7 +333,9 @@ def plan_disagg(
             if dkey is None:
                 continue
             budget = ttft_s - kv_transfer_seconds(model, kvp, in95, lvl)
-            goodput = f.engines * md1_goodput(f.prefill_s, budget, TTFT_QUEUE_P95_FACTOR)
+            goodput = f.engines * md1_goodput(
+                f.prefill_s, budget, TTFT_QUEUE_P95_FACTOR, f.service_s
+            )
             if goodput <= 0.0:
                 continue
             gpus = _instances(rate, goodput) * o.gpus_per_instance
@@ -342,18 +361,20 @@ def _plan(
     assert req.ttft_p95_ms is not None and req.itl_p95_ms is not None  # noqa: S101 - _check
     transfer = kv_transfer_seconds(req.model, req.kv_cache_precision, req.input_tokens_p95, fabric)
     goodput = pf.engines * md1_goodput(
-        pf.prefill_s, req.ttft_p95_ms / 1e3 - transfer, TTFT_QUEUE_P95_FACTOR
+        pf.prefill_s, req.ttft_p95_ms / 1e3 - transfer, TTFT_QUEUE_P95_FACTOR, pf.service_s
     )
     n_p = _instances(rate, goodput)
     lam = rate / (n_p * pf.engines)  # per engine: DistServe's replication, R -> R / N
-    wait = md1_mean_ttft(pf.prefill_s, lam) - pf.prefill_s
+    wait = md1_mean_ttft(pf.service_s, lam) - pf.service_s
     ttft = pf.prefill_s + TTFT_QUEUE_P95_FACTOR * wait + transfer
     cost = n_p * po.gpus_per_instance * po.cost_per_gpu_month
     cost += n_d * do.gpus_per_instance * do.cost_per_gpu_month
     notes = [
         f"prefill pool: {n_p} x {po.label} ({pf.layout}); the p95 prompt takes "
-        f"{pf.prefill_s * 1e3:.1f} ms alone; goodput {goodput:.2f} requests/s per instance is "
-        "the largest rate whose M/D/1 TTFT (DistServe arXiv 2401.09670 section 3.1, Eq. 1) with "
+        f"{pf.prefill_s * 1e3:.1f} ms alone, the median {pf.service_s * 1e3:.1f} ms; goodput "
+        f"{goodput:.2f} requests/s per instance is the largest rate whose TTFT (the p95 prompt "
+        "after an M/D/1 queue of median prompts: DistServe arXiv 2401.09670 section 3.1, Eq. 1) "
+        "with "
         f"its queueing term x {TTFT_QUEUE_P95_FACTOR:.2f} (ln 20, the p95 of an exponential "
         "wait; Kingman) fits the TTFT target less the KV transfer; instances = ceil(rate / "
         "goodput) (DistServe section 4.1; Dynamo SLA planner)",

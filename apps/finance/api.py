@@ -213,6 +213,13 @@ class RankingSerializer(serializers.Serializer):  # type: ignore[type-arg]
         "without a ranked row"
     )
     total_rows = serializers.IntegerField(help_text="Rows that match the filters, before limit.")
+    serving_plans_not_listed = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="The serving plans (candidate_kind MIX or DISAGG) that have no row, each with "
+        "why: not built (no latency target, nothing meets it) or no cheaper than a single "
+        "quote's own row",
+    )
     rows = RankingRowSerializer(many=True)
     not_costed = NotCostedSerializer(
         many=True, help_text="Quotes and API routes left out of the rows, each with why"

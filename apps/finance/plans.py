@@ -53,7 +53,9 @@ from apps.engine.disagg import DisaggPlan, PoolOption, plan_disagg
 from apps.engine.energy import JOULES_PER_KWH
 from apps.engine.mix import MixOption, MixPlan, best_single, solve_mix
 from apps.engine.request_sizes import SizeBucket
+from apps.quotes.models import Quote
 
+from .configuration import LADDER_KEY
 from .fx import FxMissing
 
 # The kinds of rows this module builds (CandidateRow.Kind); each table's are rebuilt on every
@@ -91,9 +93,18 @@ def _probe_capacity(ctx: Any, gpu_count: int, replicas: int) -> CapacityFigures:
     )
 
 
+def plan_counts(estimate: dict[str, Any]) -> list[int]:
+    """The GPUs per replica a plan may use of a GPU: the count the table's GPU rows use, and the
+    fewest on which the model fits (small requests may need no more; big ones the first)."""
+    if not estimate["fits"]:
+        return []
+    fitting = [r["gpu_count"] for r in estimate.get(LADDER_KEY) or [] if r.get("fits")]
+    return sorted({estimate["gpu_count"], *fitting[:1]})
+
+
 def _offers(ctx: Any, quotes: Iterable[dict[str, Any]], plan_of: Any) -> list[_Offer]:
-    """The quotes the plans may use: of a GPU the engine fits, offering the GPU count the
-    table's GPU rows use, in the reporting currency, and not missing the brief on their own."""
+    """The quotes the plans may use, at each GPU count of ``plan_counts`` the quote offers: of
+    a GPU the engine fits, in the reporting currency, and not missing the brief on their own."""
     probes: dict[int, tuple[Any, ...]] = {}
     out: list[_Offer] = []
     for facts in quotes:
@@ -102,32 +113,47 @@ def _offers(ctx: Any, quotes: Iterable[dict[str, Any]], plan_of: Any) -> list[_O
         except FxMissing:
             continue
         estimate = ctx.by_gpu.get(slug)
-        if estimate is None or not estimate["fits"] or limit < estimate["gpu_count"]:
+        if estimate is None:
             continue
-        count = estimate["gpu_count"]
-        if count not in probes:
-            probes[count] = tuple(
-                gpu_cost_basis(
-                    demand=ctx.demand, capacity=_probe_capacity(ctx, count, n), finance=ctx.finance
-                )
-                for n in (1, 2)
-            )
-        one, two = (cost_gpu_quote(basis, terms) for basis in probes[count])
-        if one.why_not:
-            continue
-        per_replica = two.monthly_cost - one.monthly_cost
-        out.append(
-            _Offer(
-                facts=facts,
-                gpu_id=gpu_id,
-                slug=slug,
-                gpu_count=count,
-                terms=terms,
-                replica_cost=per_replica,
-                fixed_cost=max(one.monthly_cost - per_replica, Decimal(0)),
-            )
-        )
+        for count in plan_counts(estimate):
+            if count <= limit:
+                offer = _offer(ctx, probes, facts, gpu_id, slug, count, terms)
+                if offer is not None:
+                    out.append(offer)
     return out
+
+
+def _offer(
+    ctx: Any,
+    probes: dict[int, tuple[Any, ...]],
+    facts: dict[str, Any],
+    gpu_id: int,
+    slug: str,
+    count: int,
+    terms: QuoteTerms,
+) -> _Offer | None:
+    """A quote at ``count`` GPUs per replica, costed by its two probes; None when it misses
+    the brief on its own."""
+    if count not in probes:
+        probes[count] = tuple(
+            gpu_cost_basis(
+                demand=ctx.demand, capacity=_probe_capacity(ctx, count, n), finance=ctx.finance
+            )
+            for n in (1, 2)
+        )
+    one, two = (cost_gpu_quote(basis, terms) for basis in probes[count])
+    if one.why_not:
+        return None
+    per_replica = two.monthly_cost - one.monthly_cost
+    return _Offer(
+        facts=facts,
+        gpu_id=gpu_id,
+        slug=slug,
+        gpu_count=count,
+        terms=terms,
+        replica_cost=per_replica,
+        fixed_cost=max(one.monthly_cost - per_replica, Decimal(0)),
+    )
 
 
 def _rate_rps(ctx: Any) -> float | None:
@@ -237,11 +263,19 @@ def _plan_row(
     }
 
 
+_TERM_WORDS = dict(Quote.PricingTerm.choices)
+
+
 def _quote_words(offer: _Offer, names: dict[str, str]) -> str:
+    """ "2 x NVIDIA H100 SXM5 on quote #7 (on demand)": an offer in a plan's notes."""
     gpu = names.get(offer.slug, offer.slug)
-    return (
-        f"{offer.gpu_count} x {gpu} on quote #{offer.facts['pk']} ({offer.facts['pricing_term']})"
-    )
+    term = _TERM_WORDS.get(offer.facts["pricing_term"], offer.facts["pricing_term"]).lower()
+    gpus = f"{offer.gpu_count} x {gpu}" if offer.gpu_count != 1 else gpu
+    return f"{gpus} on quote #{offer.facts['pk']} ({term})"
+
+
+def _instances(n: int) -> str:
+    return f"{n} instance{'s' if n != 1 else ''}"
 
 
 def _committed(offers: Iterable[_Offer]) -> bool:
@@ -253,16 +287,17 @@ def _committed(offers: Iterable[_Offer]) -> bool:
 
 def bucket_capacities(
     ctx: Any, buckets: tuple[SizeBucket, ...]
-) -> tuple[dict[str, list[float]], dict[str, list[int]]]:
-    """Per GPU the engine fits (at the table's GPU count): requests a second one replica
+) -> tuple[dict[tuple[str, int], list[float]], dict[tuple[str, int], list[int]]]:
+    """Per GPU the engine fits and GPU count (``plan_counts``): requests a second one replica
     completes at the latency target in each bucket (0 where it cannot), and the sequences it
     then has in flight. One engine call per bucket and GPU count."""
     by_count: dict[int, list[str]] = {}
     for slug, estimate in ctx.by_gpu.items():
-        if estimate["fits"] and not estimate.get("training"):
-            by_count.setdefault(estimate["gpu_count"], []).append(slug)
-    rates: dict[str, list[float]] = {s: [0.0] * len(buckets) for g in by_count.values() for s in g}
-    batches: dict[str, list[int]] = {s: [0] * len(buckets) for s in rates}
+        for count in plan_counts(estimate):
+            by_count.setdefault(count, []).append(slug)
+    keys = [(s, n) for n, group in by_count.items() for s in group]
+    rates: dict[tuple[str, int], list[float]] = {k: [0.0] * len(buckets) for k in keys}
+    batches: dict[tuple[str, int], list[int]] = {k: [0] * len(buckets) for k in keys}
     for count, slugs in by_count.items():
         for b, bucket in enumerate(buckets):
             request = replace(
@@ -281,8 +316,8 @@ def bucket_capacities(
             for e in found:
                 plan = e.capacity
                 if e.fits and plan is not None and plan.requests_per_s_at_target:
-                    rates[e.gpu][b] = plan.requests_per_s_at_target
-                    batches[e.gpu][b] = plan.max_concurrency_at_target or 0
+                    rates[(e.gpu, count)][b] = plan.requests_per_s_at_target
+                    batches[(e.gpu, count)][b] = plan.max_concurrency_at_target or 0
     return rates, batches
 
 
@@ -295,14 +330,14 @@ def mix_row(
     buckets, source = brief_size_buckets(ctx.brief)
     shares = [b.share for b in buckets]
     rates, batches = bucket_capacities(ctx, buckets)
-    usable = [o for o in offers if any(rates.get(o.slug, ()))]
+    usable = [o for o in offers if any(rates.get((o.slug, o.gpu_count), ()))]
     options = [
         MixOption(
             key=str(i),
             label=_quote_words(o, names),
             replica_cost_per_month=float(o.replica_cost),
             fixed_cost_per_month=float(o.fixed_cost),
-            requests_per_s_per_replica=tuple(rates[o.slug]),
+            requests_per_s_per_replica=tuple(rates[(o.slug, o.gpu_count)]),
         )
         for i, o in enumerate(usable)
     ]
@@ -324,9 +359,9 @@ def mix_row(
             offer = usable[int(part.key)]
             served = [s * share for s, share in zip(part.bucket_shares, shares, strict=True)]
             request_share = math.fsum(served)
-            in_flight = math.fsum(x * batches[offer.slug][b] for b, x in enumerate(served) if x) / (
-                request_share or 1
-            )
+            at_target = batches[(offer.slug, offer.gpu_count)]
+            in_flight = math.fsum(x * at_target[b] for b, x in enumerate(served) if x)
+            in_flight /= request_share or 1
             load = part.load_replicas / part.replicas if part.replicas else 0
             batch = max(1, round(in_flight * load))
             cost = _part_cost(ctx, offer, part.replicas, request_share, batch)
@@ -352,8 +387,7 @@ def mix_row(
         f"GPU mix by request size: {len(buckets)} bucket{'s' if len(buckets) != 1 else ''} "
         f"({source}) at {rate:.3g} requests a second, retries included; each served by the "
         "quotes whose GPU meets the latency target at that size (Mélange's integer program, "
-        f"solved by HiGHS in {solved.solve_s * 1000:.0f} ms over {solved.options_considered} "
-        "quotes after pruning)",
+        f"solved by HiGHS over {solved.options_considered} GPU and quote options after pruning)",
     ]
     for part, offer in zip(parts, used, strict=True):
         served = [
@@ -485,9 +519,10 @@ def disagg_row(
         },
     ]
     notes = [
-        f"disaggregated serving (DistServe, NVIDIA Dynamo): prefill on {found.prefill.instances} "
-        f"x {_quote_words(prefill, names)}, sized for the TTFT target; decode on "
-        f"{found.decode.instances} x {_quote_words(decode, names)}, sized for the ITL target",
+        "disaggregated serving (DistServe, NVIDIA Dynamo): prefill on "
+        f"{_instances(found.prefill.instances)} of {_quote_words(prefill, names)}, sized for the "
+        f"TTFT target; decode on {_instances(found.decode.instances)} of "
+        f"{_quote_words(decode, names)}, sized for the ITL target",
         f"TTFT {found.ttft_ms:.0f} ms (p95 estimate; mean {found.ttft_mean_ms:.0f} ms) including "
         f"{found.transfer_ms:.1f} ms to move the prompt's KV cache to the decode pool; ITL "
         f"{found.itl_ms:.1f} ms at {found.decode.batch} sequences in flight",
@@ -552,14 +587,59 @@ def plan_rows(
     if why is not None:
         return [], {"frontier": [], "missing": [], "not_eligible": why}
     offers = _frontier(_offers(ctx, quotes, plan_of))
-    rows, missing = [], []
+    built: dict[str, dict[str, Any]] = {}
+    missing = []
     for kind, build in (("MIX", mix_row), ("DISAGG", disagg_row)):
         row, reason = build(ctx, offers, names)
         if row is not None:
-            rows.append(row)
+            built[kind] = row
         elif reason:
             missing.append({"candidate_kind": kind, "reason": reason})
+    rows, unlisted = _worth_listing(built, ctx.values["reporting_currency"])
+    missing += unlisted
     return rows, {"frontier": [_frontier_entry(o) for o in offers], "missing": missing}
+
+
+def _worth_listing(
+    built: dict[str, dict[str, Any]], currency: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The plans that are a candidate of their own, and why the others are not listed. A mix
+    is listed when it uses more than one quote and costs less than the best single quote under
+    the same request sizes (otherwise it is that quote's own row again); disaggregated pools
+    when they cost less a month than that best single quote, colocated."""
+    rows, unlisted = [], []
+    mix = built.get("MIX")
+    single = None
+    if mix is not None:
+        plan = mix["plan"]
+        single = plan.get("best_single")
+        if len(plan["parts"]) > 1 and Decimal(plan.get("saving_monthly") or 0) > 0:
+            rows.append(mix)
+        else:
+            unlisted.append(
+                {
+                    "candidate_kind": "MIX",
+                    "reason": "the cheapest mix for the brief's request sizes is one quote, "
+                    f"quote #{plan['parts'][0]['quote_id']} with "
+                    f"{plan['parts'][0]['replicas']} replicas: the same as its own row",
+                }
+            )
+    disagg = built.get("DISAGG")
+    if disagg is not None:
+        colocated = Decimal(single["monthly_cost"]) if single else None
+        if colocated is None or disagg["monthly_cost"] < colocated:
+            rows.append(disagg)
+        else:
+            unlisted.append(
+                {
+                    "candidate_kind": "DISAGG",
+                    "reason": f"separate prefill and decode pools cost "
+                    f"{disagg['monthly_cost']:,.2f} {currency} a month, more than serving "
+                    f"colocated on quote #{single['quote_id'] if single else ''} "
+                    f"({colocated:,.2f} {currency}) under the same request sizes",
+                }
+            )
+    return rows, unlisted
 
 
 def plans_unchanged(

@@ -94,6 +94,19 @@ def not_costed_for(table: CandidateTable | None, team_id: int) -> list[dict[str,
     return [e for e in entries if e.get("quote_id") not in hidden or not e.get("quote_id")]
 
 
+def plans_not_listed(table: CandidateTable | None) -> list[dict[str, Any]]:
+    """The serving plans (apps.finance.plans) the last compute built no row for, each with why
+    ({"candidate_kind": "MIX", "reason": ...})."""
+    if table is None:
+        return []
+    found = (
+        CandidateTable.objects.filter(pk=table.pk)
+        .values_list("inputs__plans__missing", flat=True)
+        .first()
+    )
+    return [e for e in (found or []) if isinstance(e, dict)]
+
+
 def _full_rows(
     table: CandidateTable,
     wanted: list[dict[str, Any]],
@@ -298,4 +311,5 @@ def _ranking(
         "total_rows": total,
         "rows": rows,
         "not_costed": not_costed_for(table, team_id),
+        "serving_plans_not_listed": plans_not_listed(table),
     }

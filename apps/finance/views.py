@@ -23,6 +23,7 @@ from .forms import MOVES, FinanceAssumptionsForm, FxRateForm, OrganisationAssump
 from .fx import fx_rates_applied, rate_text
 from .labels import gpu_name, name_price_sources, offer_labels
 from .lines import (
+    PLAN_WORDS,
     assumption_label,
     assumption_value,
     candidate_table_display,
@@ -195,6 +196,10 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             "tornado": charts.tornado_figure(ranking["sensitivity"]),
             "checklist_complete": checklist,  # (answered, total) per shown quote id
             "not_costed": not_costed,
+            "serving_plans": [
+                {**p, "label": PLAN_WORDS.get(p.get("candidate_kind"), "Serving plan")}
+                for p in ranking["serving_plans_not_listed"]
+            ],
             **capacity,
         },
     )

@@ -112,7 +112,7 @@ def page(brief, client, make_user):
 
 
 class TestWhatTheTableShows:
-    def test_ten_columns_in_words(self, page):
+    def test_eleven_columns_in_words(self, page):
         headers = re.findall(r'<th scope="col"[^>]*>(.*?)</th>', page.content.decode())
         words = [re.sub(r"<[^>]+>", " ", h).split() for h in headers]
         assert [w[0] for w in words] == [
@@ -123,6 +123,7 @@ class TestWhatTheTableShows:
             "Monthly",
             "12",
             "36",
+            "Energy",
             "Meets",
             "Basis",
             "Decision",

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db
 TOP_LEVEL = {"brief", "computed_at", "stale", "currency", "unit", "rows"}
 TOP_LEVEL_EXTRAS = {
     "pending", "no_ranking_reason", "capacity_model", "total_rows", "not_costed", "sensitivity",
-    "success_unit", "unit_scale",
+    "success_unit", "unit_scale", "serving_plans_not_listed",
 }  # fmt: skip
 ROW = {
     "rank", "candidate_kind", "provider", "gpu", "gpu_count", "replicas", "pricing_term",
@@ -32,7 +32,10 @@ ROW = {
     "effective_unit_cost", "meets_constraints", "why_not", "basis", "p95_latency_ms",
     "memory_headroom_gb", "layout", "quote_age_days", "notes",
 }  # fmt: skip
-ROW_EXTRAS = {"system", "api_model", "quote_stale", "paid_gpu_hours_per_month"}
+ROW_EXTRAS = {
+    "system", "api_model", "quote_stale", "paid_gpu_hours_per_month", "energy_kwh_per_month",
+    "energy_j_per_output", "co2e_kg_per_month", "mix", "pools", "plan",
+}  # fmt: skip
 FORMULA_NAMES = ['=HYPERLINK("http://x")', "+1", "-2+3", "@SUM(A1)", "\tTab Cloud", "\rCR Cloud"]
 
 
