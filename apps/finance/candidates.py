@@ -236,7 +236,19 @@ def _configured_capacity(ctx: TableContext, rung: dict[str, Any], meets: bool) -
         changes["output_tokens_per_s_per_replica"] = (
             Decimal(str(at_target)) * ctx.demand.output_tokens_mean
         ).quantize(Decimal("0.1"))
-    in_flight = _in_flight_per_replica(ctx.brief, rung, capacity.replicas)
+        # The engine sized the replicas for the brief's rate; retried requests are served
+        # again (the costing's retry rate), so the replicas carry rate / (1 - retry rate).
+        retried = float(ctx.brief.requests_per_second) / (1 - float(ctx.finance.retry_rate))
+        needed = math.ceil(retried / at_target - 1e-9)
+        if meets and needed > capacity.replicas:
+            changes["replicas"] = needed
+            changes["gpu_hours_per_month"] = (
+                changes.get("gpu_hours_per_month", capacity.gpu_hours_per_month)
+                * needed
+                / capacity.replicas
+            )
+    replicas = changes.get("replicas", capacity.replicas)
+    in_flight = _in_flight_per_replica(ctx.brief, rung, replicas)
     if in_flight is not None and capacity.batch_per_replica is not None:
         changes["batch_per_replica"] = max(1, min(capacity.batch_per_replica, in_flight))
     return replace(capacity, **changes) if changes else capacity
@@ -247,8 +259,13 @@ def _in_flight_per_replica(brief: WorkloadBrief, rung: dict[str, Any], replicas:
     the rung's end-to-end latency (Little's law), spread over the replicas; None otherwise."""
     if brief.workload_type != "REALTIME_INFERENCE":
         return None
+    plan = rung.get("capacity") or {}
+    at_target, most = plan.get("requests_per_s_at_target"), plan.get("max_concurrency_at_target")
     if brief.concurrency:
         total = float(brief.concurrency)
+    elif brief.requests_per_second and at_target and most:
+        # rate x the mean time in the system, which is most / at_target (Little's law)
+        total = float(brief.requests_per_second) * most / at_target
     else:
         e2e = rung["performance"].get("e2e_latency_s")
         if not brief.requests_per_second or not e2e:
@@ -299,7 +316,12 @@ def _configuration(ctx: TableContext, slug: str, limit: int) -> tuple[Any, ...] 
     rung, missed = found
     capacity = _configured_capacity(ctx, rung, meets=missed is None)
     notes = _basis_notes(rung)
-    replicas = (rung.get("capacity") or {}).get("replicas") or 1
+    replicas = capacity.replicas
+    if replicas > ((rung.get("capacity") or {}).get("replicas") or 1):
+        notes.append(
+            f"replicas raised to {replicas} to serve retried requests too (retry rate "
+            f"{ctx.finance.retry_rate})"
+        )
     notes.append(
         f"configuration: {replicas} replica{'s' if replicas != 1 else ''} x "
         f"{rung['gpu_count']} GPU{'s' if rung['gpu_count'] != 1 else ''} "

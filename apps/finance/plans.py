@@ -274,6 +274,11 @@ def _quote_words(offer: _Offer, names: dict[str, str]) -> str:
     return f"{gpus} on quote #{offer.facts['pk']} ({term})"
 
 
+def _rate_words(rate: float) -> str:
+    """2,040 or 20.4 or 0.46: a rate as people write it."""
+    return f"{rate:,.0f}" if rate >= 100 else f"{rate:.3g}"
+
+
 def _instances(n: int) -> str:
     return f"{n} instance{'s' if n != 1 else ''}"
 
@@ -385,8 +390,8 @@ def mix_row(
     figures, parts, used = costed(solved)
     notes = [
         f"GPU mix by request size: {len(buckets)} bucket{'s' if len(buckets) != 1 else ''} "
-        f"({source}) at {rate:.3g} requests a second, retries included; each served by the "
-        "quotes whose GPU meets the latency target at that size (Mélange's integer program, "
+        f"({source}) at {_rate_words(rate)} requests a second, retries included; each served "
+        "by the quotes whose GPU meets the latency target at that size (Mélange's integer program, "
         f"solved by HiGHS over {solved.options_considered} GPU and quote options after pruning)",
     ]
     for part, offer in zip(parts, used, strict=True):
@@ -619,9 +624,11 @@ def _worth_listing(
             unlisted.append(
                 {
                     "candidate_kind": "MIX",
-                    "reason": "the cheapest mix for the brief's request sizes is one quote, "
-                    f"quote #{plan['parts'][0]['quote_id']} with "
-                    f"{plan['parts'][0]['replicas']} replicas: the same as its own row",
+                    "reason": "the cheapest plan for the brief's request sizes uses one quote "
+                    f"alone (quote #{plan['parts'][0]['quote_id']}, "
+                    f"{plan['parts'][0]['replicas']} replicas of {plan['parts'][0]['gpu_count']} "
+                    "GPUs): no mix to list; that quote's own row sizes every request at the "
+                    "brief's p50 and p95 token counts",
                 }
             )
     disagg = built.get("DISAGG")
