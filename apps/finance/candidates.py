@@ -21,7 +21,7 @@ from typing import Any
 from apps.benchmarks.selectors import calibration_for_brief, throughput_runs_for_brief
 from apps.briefs.contract import demand_for_brief, request_for_brief
 from apps.briefs.models import WorkloadBrief
-from apps.catalog.selectors import catalog_version, engine_estimates, gpu_names
+from apps.catalog.selectors import catalog_version, engine_estimates
 from apps.engine import ENGINE_VERSION, EngineInputError
 from apps.engine.costing import (
     ApiRouteTerms,
@@ -54,7 +54,7 @@ from .estimates import (
 )
 from .fx import FxMissing, fx_convert
 from .models import CandidateRow, CandidateTable
-from .plans import plan_rows, plans_unchanged
+from .plans import plan_catalog, plan_rows, plans_unchanged
 from .stored import engine_stamp, values_encode
 
 ENERGY_COLUMNS = ("energy_kwh_per_month", "energy_j_per_output", "co2e_kg_per_month")
@@ -97,6 +97,8 @@ class TableContext:
     # on a context rebuilt from what a table stored (apps.finance.repricing) until needed.
     request: Any = None
     calibration: dict[str, Any] | None = None
+    # The serving plans' bucket capacities as the table last kept them (apps.finance.plans).
+    plan_capacities: dict[str, Any] | None = None
 
 
 @dataclass
@@ -583,7 +585,8 @@ def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> Bui
     if incremental and plans_unchanged(ctx, before.get("plans"), quotes, stale_quotes, _quote_plan):
         plans, replace_plans = before.get("plans"), False
     else:
-        plan, plans = plan_rows(ctx, _quote_facts(seen), _quote_plan, gpu_names())
+        ctx.plan_capacities = (before.get("plans") or {}).get("capacities")
+        plan, plans = plan_rows(ctx, _quote_facts(seen), _quote_plan, plan_catalog())
         rows += plan
     fields: dict[str, Any] = {
         **base_fields,

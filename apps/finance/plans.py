@@ -30,14 +30,16 @@ between the pools is not priced (traffic inside the cluster's fabric).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import astuple, dataclass, replace
 from decimal import Decimal
 from typing import Any
 
 from apps.briefs.models import brief_size_buckets
-from apps.catalog.selectors import engine_estimates, gpu_specs
+from apps.catalog.selectors import engine_estimates, gpu_names, gpu_specs
 from apps.engine import EngineInputError
 from apps.engine.costing import (
     CandidateCost,
@@ -291,7 +293,7 @@ def _committed(offers: Iterable[_Offer]) -> bool:
 
 
 def bucket_capacities(
-    ctx: Any, buckets: tuple[SizeBucket, ...]
+    ctx: Any, buckets: tuple[SizeBucket, ...], wanted: set[tuple[str, int]] | None = None
 ) -> tuple[dict[tuple[str, int], list[float]], dict[tuple[str, int], list[int]]]:
     """Per GPU the engine fits and GPU count (``plan_counts``): requests a second one replica
     completes at the latency target in each bucket (0 where it cannot), and the sequences it
@@ -299,7 +301,8 @@ def bucket_capacities(
     by_count: dict[int, list[str]] = {}
     for slug, estimate in ctx.by_gpu.items():
         for count in plan_counts(estimate):
-            by_count.setdefault(count, []).append(slug)
+            if wanted is None or (slug, count) in wanted:  # only what some quote offers
+                by_count.setdefault(count, []).append(slug)
     keys = [(s, n) for n, group in by_count.items() for s in group]
     rates: dict[tuple[str, int], list[float]] = {k: [0.0] * len(buckets) for k in keys}
     batches: dict[tuple[str, int], list[int]] = {k: [0] * len(buckets) for k in keys}
@@ -326,15 +329,63 @@ def bucket_capacities(
     return rates, batches
 
 
+def _capacities_key(ctx: Any, buckets: tuple[SizeBucket, ...]) -> str:
+    """What bucket capacities depend on: the engine's answer for the brief (its estimates key:
+    request, catalog, calibration, engine version) and the buckets."""
+    blob = json.dumps([ctx.estimates_key, [list(astuple(b)) for b in buckets]])
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _stored_or_estimated(
+    ctx: Any, buckets: tuple[SizeBucket, ...], wanted: set[tuple[str, int]]
+) -> tuple[dict[tuple[str, int], list[float]], dict[tuple[str, int], list[int]]]:
+    """``bucket_capacities`` for ``wanted``, from what the table kept of its last compute when
+    that still holds (``ctx.plan_capacities``: a price change re-solves the plans without the
+    engine), else from the engine; kept on the context either way (``inputs["plans"]``)."""
+    key = _capacities_key(ctx, buckets)
+    stored = ctx.plan_capacities or {}
+    if stored.get("key") == key:
+        rates = {_pair(k): v for k, v in stored["rates"].items()}
+        if wanted <= set(rates):
+            batches = {_pair(k): v for k, v in stored["batches"].items()}
+            return rates, batches
+    rates, batches = bucket_capacities(ctx, buckets, wanted)
+    ctx.plan_capacities = {
+        "key": key,
+        "rates": {f"{s}|{n}": v for (s, n), v in rates.items()},
+        "batches": {f"{s}|{n}": v for (s, n), v in batches.items()},
+    }
+    return rates, batches
+
+
+def _pair(text: str) -> tuple[str, int]:
+    slug, count = text.rsplit("|", 1)
+    return slug, int(count)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanCatalog:
+    """The catalog as the plans read it: GPU names for their notes, specs for the engine."""
+
+    names: dict[str, str]
+    specs: dict[str, Any]
+
+
+def plan_catalog() -> PlanCatalog:
+    """Read once per recompute, or once for a batch of tables re-costed together."""
+    return PlanCatalog(names=gpu_names(), specs={s.slug: s for s in gpu_specs()})
+
+
 def mix_row(
-    ctx: Any, offers: list[_Offer], names: dict[str, str]
+    ctx: Any, offers: list[_Offer], catalog: PlanCatalog
 ) -> tuple[dict[str, Any] | None, str | None]:
     """The MIX row, or why there is none."""
+    names = catalog.names
     rate = _rate_rps(ctx)
     assert rate is not None  # noqa: S101 - _eligible checked
     buckets, source = brief_size_buckets(ctx.brief)
     shares = [b.share for b in buckets]
-    rates, batches = bucket_capacities(ctx, buckets)
+    rates, batches = _stored_or_estimated(ctx, buckets, {(o.slug, o.gpu_count) for o in offers})
     usable = [o for o in offers if any(rates.get((o.slug, o.gpu_count), ()))]
     options = [
         MixOption(
@@ -457,14 +508,15 @@ def mix_row(
 
 
 def disagg_row(
-    ctx: Any, offers: list[_Offer], names: dict[str, str]
+    ctx: Any, offers: list[_Offer], catalog: PlanCatalog
 ) -> tuple[dict[str, Any] | None, str | None]:
     """The DISAGG row, or why there is none."""
+    names = catalog.names
     brief = ctx.brief
     if not (brief.ttft_target_ms and brief.itl_target_ms):
         return None, "disaggregated pools are sized for a TTFT and an ITL target; give both"
     rate = _rate_rps(ctx)
-    specs = {s.slug: s for s in gpu_specs()}
+    specs = catalog.specs
     cheapest: dict[tuple[str, int], _Offer] = {}
     for o in offers:  # quotes of one GPU and count perform alike: the cheapest per GPU-month
         key = (o.slug, o.gpu_count)
@@ -584,7 +636,7 @@ def _frontier_entry(o: _Offer) -> dict[str, Any]:
 
 
 def plan_rows(
-    ctx: Any, quotes: Iterable[dict[str, Any]], plan_of: Any, names: dict[str, str]
+    ctx: Any, quotes: Iterable[dict[str, Any]], plan_of: Any, catalog: PlanCatalog
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The MIX and DISAGG rows of a table, and what the table keeps of them (``inputs["plans"]``:
     the quotes they could choose from, and for each plan that could not be built, why)."""
@@ -595,14 +647,18 @@ def plan_rows(
     built: dict[str, dict[str, Any]] = {}
     missing = []
     for kind, build in (("MIX", mix_row), ("DISAGG", disagg_row)):
-        row, reason = build(ctx, offers, names)
+        row, reason = build(ctx, offers, catalog)
         if row is not None:
             built[kind] = row
         elif reason:
             missing.append({"candidate_kind": kind, "reason": reason})
     rows, unlisted = _worth_listing(built, ctx.values["reporting_currency"])
     missing += unlisted
-    return rows, {"frontier": [_frontier_entry(o) for o in offers], "missing": missing}
+    return rows, {
+        "frontier": [_frontier_entry(o) for o in offers],
+        "missing": missing,
+        "capacities": ctx.plan_capacities or {},
+    }
 
 
 def _worth_listing(

@@ -21,7 +21,6 @@ from django.db.models import OuterRef, Subquery
 from apps.benchmarks.selectors import calibration_for_brief
 from apps.briefs.contract import demand_for_brief, request_for_brief
 from apps.briefs.models import WorkloadBrief
-from apps.catalog.selectors import gpu_names
 from apps.engine import ENGINE_VERSION, EngineInputError
 from apps.quotes.models import ApiRoute, Quote
 
@@ -38,7 +37,7 @@ from .candidates import (
 )
 from .estimates import e2e_latencies_s
 from .models import CandidateRow, CandidateTable
-from .plans import plan_rows, plans_unchanged
+from .plans import PlanCatalog, plan_catalog, plan_rows, plans_unchanged
 from .stored import engine_stamp, values_decode
 
 
@@ -210,6 +209,8 @@ def tables_reprice(states: list[dict[str, Any]]) -> tuple[list[Repriced], list[i
         )
     }
     best_costs = _best_gpu_costs([plan[1].pk for plan in plans])
+    every_quote: dict[int, dict[str, Any]] | None = None
+    catalog: PlanCatalog | None = None
 
     out = []
     for (
@@ -229,8 +230,15 @@ def tables_reprice(states: list[dict[str, Any]]) -> tuple[list[Repriced], list[i
         stale_quotes, stale_routes = q_changed + q_gone, r_changed + r_gone
         stored_plans = (table.inputs or {}).get("plans")
         replace_plans = not plans_unchanged(ctx, stored_plans, quotes, q_gone, _quote_plan)
-        if replace_plans:  # rare: a quote the plans could choose from changed
-            plan, stored_plans = _plans_again(ctx, quote_versions)
+        if replace_plans:  # a quote the plans could choose from changed: re-solve them
+            if every_quote is None:  # every live quote's facts, one read for all the tables
+                every_quote = {
+                    f["pk"]: f for f in Quote.objects.filter(retired=False).values(*QUOTE_FACTS)
+                }
+            if catalog is None:
+                catalog = plan_catalog()
+            ctx.plan_capacities = (stored_plans or {}).get("capacities")
+            plan, stored_plans = _plans_again(ctx, quote_versions, every_quote, catalog)
             rows += plan
         before = (table.inputs or {}).get("not_costed") or []
         not_costed = _not_costed_merged(before, not_costed, set(stale_quotes), set(stale_routes))
@@ -272,18 +280,22 @@ def tables_reprice(states: list[dict[str, Any]]) -> tuple[list[Repriced], list[i
 
 
 def _plans_again(
-    ctx: TableContext, quote_versions: dict[Any, int]
+    ctx: TableContext,
+    quote_versions: dict[Any, int],
+    every_quote: dict[int, dict[str, Any]],
+    catalog: PlanCatalog | None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """A table's serving plans rebuilt over every quote its team sees (apps.finance.plans),
-    with the engine's request and calibration read for it."""
+    from the bucket capacities the table kept (the engine's calibration is read only when
+    they no longer hold)."""
     try:
         ctx.request = request_for_brief(ctx.brief)
     except EngineInputError:
         return [], {}
-    ctx.calibration = calibration_for_brief(ctx.brief)
-    ids = [int(pk) for pk in quote_versions]
-    facts = list(Quote.objects.filter(pk__in=ids).values(*QUOTE_FACTS))
-    return plan_rows(ctx, facts, _quote_plan, gpu_names())
+    if not ctx.plan_capacities:
+        ctx.calibration = calibration_for_brief(ctx.brief)
+    facts = [every_quote[int(pk)] for pk in quote_versions if int(pk) in every_quote]
+    return plan_rows(ctx, facts, _quote_plan, catalog or plan_catalog())
 
 
 def _best_gpu_costs(table_ids: list[int]) -> dict[int, Decimal]:

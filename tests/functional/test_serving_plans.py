@@ -13,7 +13,14 @@ from apps.core.roles import Role
 from apps.engine.energy import JOULES_PER_KWH
 from apps.finance.candidates import _quote_facts, _quote_plan, table_context
 from apps.finance.models import CandidateRow, CandidateTable, FinanceAssumptions
-from apps.finance.plans import _frontier, _offers, _rate_rps, bucket_capacities, disagg_row
+from apps.finance.plans import (
+    _frontier,
+    _offers,
+    _rate_rps,
+    bucket_capacities,
+    disagg_row,
+    plan_catalog,
+)
 from apps.finance.services import candidate_table_recompute, candidate_tables_request_recompute
 from apps.quotes.selectors import quotes_for_team
 from apps.quotes.services import quote_update
@@ -224,7 +231,7 @@ class TestDisaggregatedPools:
         seen = list(quotes_for_team(brief.team_id).values_list("pk", "version", "updated_at"))
         offers = _frontier(_offers(ctx, _quote_facts(seen), _quote_plan))
 
-        row, reason = disagg_row(ctx, offers, {})
+        row, reason = disagg_row(ctx, offers, plan_catalog())
 
         assert reason is None and row is not None
         plan = row["plan"]
