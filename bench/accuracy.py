@@ -11,6 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "unit" / "engine"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from engine_accuracy_data import (  # noqa: E402
     FIT_METRICS,
@@ -20,6 +21,7 @@ from engine_accuracy_data import (  # noqa: E402
     load_rows,
     load_skipped,
 )
+from plans_accuracy import section as plans_section  # noqa: E402
 
 from apps.engine import ENGINE_VERSION, PRESETS  # noqa: E402
 
@@ -184,6 +186,7 @@ def main() -> None:
         "itself (DEP, pipeline, data-parallel engines) are not what these rows measured "
         "(bench/layouts.py prints them).",
         "",
+        *plans_section(),
     ]
     text = "\n".join(lines)
     OUT.write_text(text)
