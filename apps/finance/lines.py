@@ -231,10 +231,19 @@ def _plural(n: int, word: str) -> str:
 
 
 def configuration_text(row: dict[str, Any]) -> str:
-    """GPUs x replicas in words ("2 GPUs x 3 replicas", with a times sign); "—" for an API
-    route."""
+    """GPUs x replicas in words ("2 GPUs x 3 replicas", with a times sign); a serving plan's
+    GPUs in all ("338 GPUs in 338 replicas", "6 GPUs: 2 prefill and 1 decode instances"); "—"
+    for an API route."""
     if not row.get("gpu_count"):
         return "—"
+    if row.get("candidate_kind") == "MIX":
+        return f"{_plural(row['gpu_count'], 'GPU')} in {_plural(row['replicas'] or 1, 'replica')}"
+    if row.get("candidate_kind") == "DISAGG":
+        pools = {p["role"]: p["instances"] for p in plan_parts(row)}
+        return (
+            f"{_plural(row['gpu_count'], 'GPU')}: {pools.get('prefill', 0)} prefill and "
+            f"{_plural(pools.get('decode', 0), 'decode instance')}"
+        )
     return f"{_plural(row['gpu_count'], 'GPU')} \u00d7 {_plural(row['replicas'] or 1, 'replica')}"
 
 

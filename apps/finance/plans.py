@@ -488,7 +488,7 @@ def mix_row(
                 f"saves {share:.1%} a month ({saving:,.2f} {ctx.values['reporting_currency']}) "
                 f"against the best single quote under the same request sizes: "
                 f"{_quote_words(single_used[0], names)}, {single_parts[0]['replicas']} replicas, "
-                f"{single_figures['monthly_cost']:,.2f}"
+                f"{single_figures['monthly_cost']:,.2f} {ctx.values['reporting_currency']}"
             )
     total_gpus = sum(p["gpu_count"] * p["replicas"] for p in parts)
     return (

@@ -125,7 +125,7 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
         currency=currency,
         values=values,
         outputs=outputs,
-        output=table_unit.output if table_unit else "accepted output",
+        output=(table_unit.output if table_unit else "output").removeprefix("accepted "),
         success_unit=ranking["success_unit"] or "",
     )
     checklist = checklist_completeness_by_quote([r["quote_id"] for r in shown if r["quote_id"]])
@@ -173,7 +173,10 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             "line_headers": line_headers,
             "sort": sort,
             "unit_cost_label": unit,
-            "table_output": table_unit.output if table_unit else "accepted output",
+            # The energy column's per-output figure names the output without "accepted".
+            "table_output": (table_unit.output if table_unit else "output").removeprefix(
+                "accepted "
+            ),
             "outputs": outputs,
             "labour_policy": labour_policy_text(values, sources),
             "leader_warning": dominant_assumption(leader, currency) if leader else None,

@@ -282,8 +282,8 @@ class TestEnergyInTheRankings:
         html = client.get(f"/briefs/{brief.pk}/finance/").content.decode()
 
         table = html.split('id="candidate-table"')[1].split("</table>")[0]
-        assert "Energy a month" in table
-        assert " kWh" in table and "J per accepted token" in table
+        assert "kWh a month; per token" in table
+        assert " kWh" in table and " J per token" in table
 
 
 class TestRequestSizeBucketsOnTheBrief:

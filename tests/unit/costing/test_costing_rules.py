@@ -120,7 +120,7 @@ class TestOverrides:
                 capex_per_gpu=D(36000),
                 depreciation_months=60,
                 gpu_tdp_w=D(700),
-            )
+            ),
         )
 
         lines = row.cost_lines
