@@ -14,6 +14,7 @@ input and output tokens".
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -144,4 +145,52 @@ def lognormal_buckets(
             SizeBucket(input_tokens=i, output_tokens=o, share=share)
             for (i, o), share in cells.items()
         ]
+    )
+
+
+def _empirical_bins(values: Sequence[int], edges: tuple[float, ...]) -> list[int]:
+    """Each value's bin: values sorted, cut at the probability edges by rank (ties stay in one
+    bin: a bin ends after the last copy of its edge value)."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    n = len(values)
+    bins = [0] * n
+    cut = 0
+    for rank, i in enumerate(order):
+        while cut + 1 < len(edges) - 1 and rank >= edges[cut + 1] * n:
+            if rank > 0 and values[order[rank - 1]] == values[i]:
+                break  # the same size as the one before: the same bin
+            cut += 1
+        bins[i] = cut
+    return bins
+
+
+def buckets_from_requests(
+    input_tokens: Sequence[int], output_tokens: Sequence[int]
+) -> tuple[SizeBucket, ...]:
+    """The request-size buckets of a benchmark's request log (one prompt and one output length
+    per request): each dimension cut at INPUT_EDGES / OUTPUT_EDGES by rank, as the log-normal
+    default is by probability; a cell's sizes are the medians of its requests, its share their
+    count over all. Requests with a length below MIN_TOKENS are left out."""
+    pairs = [
+        (int(i), int(o))
+        for i, o in zip(input_tokens, output_tokens, strict=False)
+        if i >= MIN_TOKENS and o >= MIN_TOKENS
+    ]
+    if not pairs:
+        raise EngineInputError(FIELD, "the request log has no request with a prompt and an output")
+    in_bins = _empirical_bins([p[0] for p in pairs], INPUT_EDGES)
+    out_bins = _empirical_bins([p[1] for p in pairs], OUTPUT_EDGES)
+    cells: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for pair, a, b in zip(pairs, in_bins, out_bins, strict=True):
+        cells.setdefault((a, b), []).append(pair)
+    merged: dict[tuple[int, int], int] = {}
+    for members in cells.values():
+        size = (
+            min(MAX_TOKENS, round(statistics.median(p[0] for p in members))),
+            min(MAX_TOKENS, round(statistics.median(p[1] for p in members))),
+        )
+        merged[size] = merged.get(size, 0) + len(members)
+    return tuple(
+        SizeBucket(input_tokens=i, output_tokens=o, share=count / len(pairs))
+        for (i, o), count in sorted(merged.items())
     )

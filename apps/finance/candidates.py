@@ -20,7 +20,7 @@ from typing import Any
 
 from apps.benchmarks.selectors import calibration_for_brief, throughput_runs_for_brief
 from apps.briefs.contract import demand_for_brief, request_for_brief
-from apps.briefs.models import WorkloadBrief
+from apps.briefs.models import WorkloadBrief, size_buckets_of
 from apps.catalog.selectors import catalog_version, engine_estimates
 from apps.engine import ENGINE_VERSION, EngineInputError
 from apps.engine.costing import (
@@ -99,6 +99,9 @@ class TableContext:
     calibration: dict[str, Any] | None = None
     # The serving plans' bucket capacities as the table last kept them (apps.finance.plans).
     plan_capacities: dict[str, Any] | None = None
+    # The request sizes of the brief's latest benchmark run with a request log, and where they
+    # are from; on a context rebuilt from a table, the buckets its plans last used.
+    request_log: tuple[Any, str] | None = None
 
 
 @dataclass
@@ -454,6 +457,18 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
             default=str,
         ).encode()
     ).hexdigest()
+    logged = [r for r in runs.values() if (r.results or {}).get("request_size_buckets")]
+    request_log = None
+    if logged:
+        run = max(logged, key=lambda r: (r.created_at, r.pk))
+        try:
+            request_log = (
+                size_buckets_of(run.results["request_size_buckets"]),
+                f"the request log of benchmark run #{run.pk} "
+                f"({run.results.get('request_log_requests') or 'its'} requests)",
+            )
+        except EngineInputError:
+            request_log = None  # a run stored before its buckets were checked: not used
     return TableContext(
         brief=brief,
         values=values,
@@ -468,6 +483,7 @@ def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext |
         engine_stamp=engine_stamp(),
         request=request,
         calibration=calibration,
+        request_log=request_log,
     )
 
 

@@ -38,7 +38,7 @@ from dataclasses import astuple, dataclass, replace
 from decimal import Decimal
 from typing import Any
 
-from apps.briefs.models import brief_size_buckets
+from apps.briefs.models import brief_size_buckets, size_buckets_of
 from apps.catalog.selectors import engine_estimates, gpu_names, gpu_specs
 from apps.engine import EngineInputError
 from apps.engine.costing import (
@@ -329,6 +329,25 @@ def bucket_capacities(
     return rates, batches
 
 
+def plan_buckets(ctx: Any) -> tuple[tuple[SizeBucket, ...], str]:
+    """The request sizes a mix is planned for, and where they are from: the brief's own
+    buckets, else the request log of its latest benchmark run that has one, else log-normal
+    from its p50 and p95 token counts."""
+    if not ctx.brief.request_size_buckets and ctx.request_log is not None:
+        return ctx.request_log
+    return brief_size_buckets(ctx.brief)
+
+
+def stored_request_log(stored: dict[str, Any] | None) -> tuple[Any, str] | None:
+    """The buckets a table's plans last used when they came from a benchmark's request log
+    (a context rebuilt from the table reads no runs)."""
+    stored = stored or {}
+    source = stored.get("bucket_source") or ""
+    if not source.startswith("the request log") or not stored.get("buckets"):
+        return None
+    return size_buckets_of(stored["buckets"]), source
+
+
 def _capacities_key(ctx: Any, buckets: tuple[SizeBucket, ...]) -> str:
     """What bucket capacities depend on: the engine's answer for the brief (its estimates key:
     request, catalog, calibration, engine version) and the buckets."""
@@ -383,7 +402,7 @@ def mix_row(
     names = catalog.names
     rate = _rate_rps(ctx)
     assert rate is not None  # noqa: S101 - _eligible checked
-    buckets, source = brief_size_buckets(ctx.brief)
+    buckets, source = plan_buckets(ctx)
     shares = [b.share for b in buckets]
     rates, batches = _stored_or_estimated(ctx, buckets, {(o.slug, o.gpu_count) for o in offers})
     usable = [o for o in offers if any(rates.get((o.slug, o.gpu_count), ()))]
@@ -654,10 +673,16 @@ def plan_rows(
             missing.append({"candidate_kind": kind, "reason": reason})
     rows, unlisted = _worth_listing(built, ctx.values["reporting_currency"])
     missing += unlisted
+    buckets, source = plan_buckets(ctx)
     return rows, {
         "frontier": [_frontier_entry(o) for o in offers],
         "missing": missing,
         "capacities": ctx.plan_capacities or {},
+        "buckets": [
+            {"input_tokens": b.input_tokens, "output_tokens": b.output_tokens, "share": b.share}
+            for b in buckets
+        ],
+        "bucket_source": source,
     }
 
 

@@ -37,7 +37,13 @@ from .candidates import (
 )
 from .estimates import e2e_latencies_s
 from .models import CandidateRow, CandidateTable
-from .plans import PlanCatalog, plan_catalog, plan_rows, plans_unchanged
+from .plans import (
+    PlanCatalog,
+    plan_catalog,
+    plan_rows,
+    plans_unchanged,
+    stored_request_log,
+)
 from .stored import engine_stamp, values_decode
 
 
@@ -238,6 +244,7 @@ def tables_reprice(states: list[dict[str, Any]]) -> tuple[list[Repriced], list[i
             if catalog is None:
                 catalog = plan_catalog()
             ctx.plan_capacities = (stored_plans or {}).get("capacities")
+            ctx.request_log = stored_request_log(stored_plans)
             plan, stored_plans = _plans_again(ctx, quote_versions, every_quote, catalog)
             rows += plan
         before = (table.inputs or {}).get("not_costed") or []

@@ -48,16 +48,16 @@ def recompute(brief):
 
 
 def rate_brief(team, rps, **fields):
-    return BriefFactory(
-        team=team,
-        concurrency=None,
-        requests_per_second=Decimal(rps),
-        request_size_buckets=SHORT_AND_LONG,
-        ttft_target_ms=1500,
-        input_tokens_p95=32000,
-        output_tokens_p95=512,
+    values = {
+        "concurrency": None,
+        "requests_per_second": Decimal(rps),
+        "request_size_buckets": SHORT_AND_LONG,
+        "ttft_target_ms": 1500,
+        "input_tokens_p95": 32000,
+        "output_tokens_p95": 512,
         **fields,
-    )
+    }
+    return BriefFactory(team=team, **values)
 
 
 @pytest.fixture
@@ -333,3 +333,42 @@ class TestRequestSizeBucketsOnTheBrief:
 
         assert response.status_code == 400
         assert "real-time" in json.dumps(response.json()["errors"]["request_size_buckets"])
+
+
+class TestRequestSizesFromABenchmarkLog:
+    def test_the_latest_run_with_a_request_log_sets_the_mix_s_buckets(
+        self, catalog, team, make_user
+    ):
+        from apps.benchmarks.model_identity import brief_model_identity
+        from apps.benchmarks.models import BenchmarkRun
+
+        brief = rate_brief(team, 200, request_size_buckets=[])
+        QuoteFactory(gpu=gpu("h100-sxm5-80gb"), hourly_price_per_gpu=Decimal("2.50"))
+        run = BenchmarkRun.objects.create(
+            brief=brief,
+            team=team,
+            gpu=gpu("h100-sxm5-80gb"),
+            gpu_count=1,
+            phase=BenchmarkRun.Phase.THROUGHPUT_LATENCY,
+            tool=BenchmarkRun.Tool.VLLM,
+            model=brief_model_identity(brief),
+            created_by=make_user(Role.PLATFORM),
+            results={
+                "ttft_ms": {"p95": 300.0},
+                "tpot_ms": {"p95": 30.0},
+                "output_tokens_per_s": 5000.0,
+                "completed": 1000,
+                "request_size_buckets": SHORT_AND_LONG,
+                "request_log_requests": 1000,
+            },
+        )
+        table = recompute(brief)
+
+        plans = table.inputs["plans"]
+        assert plans["bucket_source"] == (
+            f"the request log of benchmark run #{run.pk} (1000 requests)"
+        )
+        assert [(b["input_tokens"], b["share"]) for b in plans["buckets"]] == [
+            (512, 0.9),
+            (32000, 0.1),
+        ]

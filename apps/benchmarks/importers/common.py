@@ -15,6 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from apps.engine.request_sizes import buckets_from_requests
+from apps.engine.types import EngineInputError
+
 VLLM: Final = "VLLM"
 GUIDELLM: Final = "GUIDELLM"
 AIPERF: Final = "AIPERF"
@@ -336,6 +339,7 @@ class RunBuilder:
         self.latency: dict[str, dict[str, float]] = {m: {} for m in LATENCY_METRICS}
         self.scalars: dict[str, Any] = dict.fromkeys(SCALARS)
         self.sources: dict[str, str] = {}
+        self.extra: dict[str, Any] = {}  # figures beyond the scalars (the request log's buckets)
 
     def stat(self, metric: str, stat: str, value: float | None, source: str) -> None:
         if value is None:
@@ -353,6 +357,33 @@ class RunBuilder:
         """Record why a figure was left out (e.g. a first-token-inclusive field)."""
         self.sources[key] = f"{self.prefix}: {text}"
 
+    def request_log(self, data: Mapping[str, Any], inputs: str, outputs: str) -> None:
+        """The run's request-size buckets from its per-request prompt and output lengths
+        (``data[inputs]``, ``data[outputs]``: lists of token counts, as a detailed result file
+        holds them), for a brief's GPU mix (apps.engine.request_sizes.buckets_from_requests).
+        Nothing when the file has no such lists; an error when they are not whole numbers."""
+        ins, outs = data.get(inputs), data.get(outputs)
+        if not isinstance(ins, list) or not isinstance(outs, list) or not ins:
+            return
+        if len(ins) != len(outs) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in [*ins, *outs]
+        ):
+            raise ImportFormatError(
+                f"{inputs} and {outputs} must be lists of whole token counts of the same length"
+            )
+        try:
+            buckets = buckets_from_requests(ins, outs)
+        except EngineInputError as exc:
+            raise ImportFormatError(f"{inputs} / {outputs}: {exc.message}") from exc
+        self.extra["request_size_buckets"] = [
+            {"input_tokens": b.input_tokens, "output_tokens": b.output_tokens, "share": b.share}
+            for b in buckets
+        ]
+        self.extra["request_log_requests"] = len(ins)
+        self.sources["request_size_buckets"] = (
+            f"{self.prefix}: {inputs} / {outputs} ({len(ins)} requests), bucketed"
+        )
+
     def build(
         self,
         *,
@@ -367,6 +398,7 @@ class RunBuilder:
             )
         results: dict[str, Any] = {m: dict(s) for m, s in self.latency.items() if s}
         results.update(self.scalars)
+        results.update(self.extra)
         clean = {k: condition_value(v) for k, v in conditions.items()}
         return CanonicalRun(
             tool=self.tool,

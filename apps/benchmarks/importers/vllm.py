@@ -125,6 +125,7 @@ def _parse_one(data: object, index: int | None) -> CanonicalRun:
             if total is not None:
                 b.scalar(canon, total / completed, f"derived {key} / completed (tokens)")
     b.scalar("duration_s", number(data, "duration", "duration"), "duration (s)")
+    b.request_log(data, "input_lens", "output_lens")  # --save-detailed files hold them
 
     conditions: dict[str, Any] = {k: data[k] for k in _CONDITION_KEYS if k in data}
     if "version" in data:

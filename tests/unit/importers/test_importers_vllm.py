@@ -1,6 +1,9 @@
+import json
+
 import pytest
 
 from apps.benchmarks.importers import VLLM, parse_result_file
+from apps.benchmarks.importers.common import ImportFormatError
 
 
 def one(raw: bytes):
@@ -90,3 +93,47 @@ def test_failed_derived_from_errors_list():
     run = one(raw)
     assert run.results["failed"] == 1
     assert "errors[]" in run.source_names["failed"]
+
+
+class TestTheRequestLog:
+    """A --save-detailed file's per-request lengths become the run's request-size buckets."""
+
+    def detailed(self, fixture_bytes, **lists):
+        data = json.loads(fixture_bytes("vllm_bench_serve_v0_11.json"))
+        data.update(lists)
+        return json.dumps(data).encode()
+
+    def test_the_lengths_are_bucketed_by_rank(self, fixture_bytes):
+        # 10 requests: prompts 100 x 5 then 1000 x 5, outputs 20 x 9 and one of 500. By rank,
+        # prompts split at the median (the 100s, then the 1000s: edges 0.5, 0.8, 0.95 fall in
+        # the 1000s, all one size, so one bin); outputs at 0.5 and 0.9 (the 20s, then the 500).
+        raw = self.detailed(
+            fixture_bytes,
+            input_lens=[100] * 5 + [1000] * 5,
+            output_lens=[20] * 9 + [500],
+        )
+        run = one(raw)
+        assert run.results["request_size_buckets"] == [
+            {"input_tokens": 100, "output_tokens": 20, "share": 0.5},
+            {"input_tokens": 1000, "output_tokens": 20, "share": 0.4},
+            {"input_tokens": 1000, "output_tokens": 500, "share": 0.1},
+        ]
+        assert run.results["request_log_requests"] == 10
+        assert "input_lens / output_lens (10 requests)" in run.source_names["request_size_buckets"]
+
+    def test_a_file_without_the_lists_has_no_buckets(self, fixture_bytes):
+        assert (
+            "request_size_buckets" not in one(fixture_bytes("vllm_bench_serve_v0_11.json")).results
+        )
+
+    @pytest.mark.parametrize(
+        "lists",
+        [
+            {"input_lens": [100, 200], "output_lens": [20]},
+            {"input_lens": [100, "x"], "output_lens": [20, 30]},
+            {"input_lens": [0, 0], "output_lens": [0, 0]},
+        ],
+    )
+    def test_bad_lists_are_refused_in_words(self, fixture_bytes, lists):
+        with pytest.raises(ImportFormatError, match="input_lens"):
+            parse_result_file(self.detailed(fixture_bytes, **lists))
