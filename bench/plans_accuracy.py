@@ -16,28 +16,15 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "unit" / "engine"))
 
 from engine_catalog import gpu  # noqa: E402
+from test_disagg import OPT13  # noqa: E402  (DistServe's motivating model, OPT-13B)
 
 from apps.engine import PRESETS, EstimateRequest, Precision, WorkloadType, estimate  # noqa: E402
 from apps.engine.disagg import DisaggPlan, PoolOption, plan_disagg  # noqa: E402
 from apps.engine.energy import busy_power_share  # noqa: E402
 from apps.engine.mix import MixOption, MixPlan, best_single, solve_mix  # noqa: E402
 from apps.engine.request_sizes import SizeBucket, lognormal_buckets  # noqa: E402
-from apps.engine.types import ModelSpec  # noqa: E402
 
 HOURS = 730
-# DistServe's motivating model, OPT-13B (facebook/opt-13b config.json), FP16.
-OPT13 = ModelSpec(
-    name="opt-13b",
-    params_billion=12.85,
-    layers=40,
-    hidden_size=5120,
-    attention_heads=40,
-    kv_heads=40,
-    head_dim=128,
-    vocab_size=50272,
-    intermediate_size=20480,
-    max_context_tokens=2048,
-)
 
 
 def _distserve(ttft_ms: float, itl_ms: float) -> tuple[float, float, str]:

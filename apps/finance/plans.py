@@ -60,8 +60,9 @@ from apps.quotes.models import Quote
 from .configuration import LADDER_KEY
 from .fx import FxMissing
 
-# The kinds of rows this module builds (CandidateRow.Kind); each table's are rebuilt on every
-# recompute, since any quote may change them.
+# The kinds of rows this module builds (CandidateRow.Kind). Any quote may change them: a full
+# recompute rebuilds them, a price change only when it touches a quote they could choose from
+# (``plans_unchanged``).
 PLAN_KINDS = ("MIX", "DISAGG")
 
 # A disaggregated plan's prefill pool carries these lines of its own GPUs; the rest of the
@@ -73,7 +74,7 @@ PREFILL_POOL_LINES = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class _Offer:
-    """A quote as the plans use it: its GPU at the table's GPU count, and its costs."""
+    """A quote as the plans use it: its GPU at one GPU count a replica, and its costs."""
 
     facts: dict[str, Any]
     gpu_id: int
@@ -107,8 +108,10 @@ def plan_counts(estimate: dict[str, Any]) -> list[int]:
 def _offers(ctx: Any, quotes: Iterable[dict[str, Any]], plan_of: Any) -> list[_Offer]:
     """The quotes the plans may use, at each GPU count of ``plan_counts`` the quote offers: of
     a GPU the engine fits, in the reporting currency, and not missing the brief on their own."""
-    probes: dict[int, tuple[Any, ...]] = {}
-    out: list[_Offer] = []
+    # Quotes of one GPU, the same GPU counts offered and the same terms but for the hourly
+    # price cost more the dearer they are, line by line: only the cheapest of them can be
+    # chosen, so only it is costed (the rest are never on the frontier).
+    cheapest: dict[tuple[Any, ...], tuple[dict[str, Any], int, str, QuoteTerms]] = {}
     for facts in quotes:
         try:
             gpu_id, slug, limit, terms = plan_of(ctx, facts)
@@ -117,11 +120,23 @@ def _offers(ctx: Any, quotes: Iterable[dict[str, Any]], plan_of: Any) -> list[_O
         estimate = ctx.by_gpu.get(slug)
         if estimate is None:
             continue
-        for count in plan_counts(estimate):
-            if count <= limit:
-                offer = _offer(ctx, probes, facts, gpu_id, slug, count, terms)
-                if offer is not None:
-                    out.append(offer)
+        counts = tuple(c for c in plan_counts(estimate) if c <= limit)
+        if not counts:
+            continue
+        key = (slug, counts, replace(terms, hourly_price_per_gpu=Decimal(0)))
+        found = cheapest.get(key)
+        if found is None or (terms.hourly_price_per_gpu, facts["pk"]) < (
+            found[3].hourly_price_per_gpu,
+            found[0]["pk"],
+        ):
+            cheapest[key] = (facts, gpu_id, slug, terms)
+    probes: dict[int, tuple[Any, ...]] = {}
+    out: list[_Offer] = []
+    for (_, counts, _), (facts, gpu_id, slug, terms) in cheapest.items():
+        for count in counts:
+            offer = _offer(ctx, probes, facts, gpu_id, slug, count, terms)
+            if offer is not None:
+                out.append(offer)
     return out
 
 
