@@ -584,10 +584,13 @@ def layout_words(layout: Any) -> str:
 
 
 def _gpus_short(row: dict[str, Any]) -> str:
-    """ "6 (3 replicas x 2)" or "1": the candidate table's GPUs column."""
+    """ "6 (3 replicas x 2)" or "1": the candidate table's GPUs column; a serving plan's GPUs in
+    all (its gpu_count)."""
     count, replicas = row.get("gpu_count"), row.get("replicas")
     if not count:
         return "-"
+    if row.get("candidate_kind") in PLAN_WORDS:
+        return str(count)
     total = int(count) * int(replicas or 1)
     if replicas and int(replicas) > 1:
         return f"{total} ({replicas} replicas x {count})"

@@ -372,3 +372,28 @@ class TestRequestSizesFromABenchmarkLog:
             (512, 0.9),
             (32000, 0.1),
         ]
+
+
+class TestAPlanInADecisionRecord:
+    def test_the_record_s_pdf_lists_the_mix_in_words_with_its_gpus_in_all(self, mixed, make_user):
+        from io import BytesIO
+
+        from pypdf import PdfReader
+
+        from apps.decisions.exports import decision_record_pdf
+        from apps.decisions.selectors import decision_record_report
+        from tests.factories.decisions import make_record
+
+        brief, quotes = mixed
+        mix = mix_row(recompute(brief))
+        record = make_record(brief=brief, user=make_user(Role.PROCUREMENT), quote=quotes["h100"])
+
+        report = decision_record_report(record)
+        text = " ".join(
+            page.extract_text() for page in PdfReader(BytesIO(decision_record_pdf(report))).pages
+        )
+        assert "GPU mix by request size:" in text
+        assert f" {mix.gpu_count} " in text  # its GPUs in all, not GPUs x replicas
+        assert f"{mix.gpu_count * mix.replicas:,}" not in text
+        assert f"{mix.gpu_count * mix.replicas}" not in text
+        assert "kWh a month" in text  # the chosen row's energy
