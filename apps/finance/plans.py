@@ -378,12 +378,16 @@ def _stored_or_estimated(
     engine), else from the engine; kept on the context either way (``inputs["plans"]``)."""
     key = _capacities_key(ctx, buckets)
     stored = ctx.plan_capacities or {}
+    rates: dict[tuple[str, int], list[float]] = {}
+    batches: dict[tuple[str, int], list[int]] = {}
     if stored.get("key") == key:
         rates = {_pair(k): v for k, v in stored["rates"].items()}
-        if wanted <= set(rates):
-            batches = {_pair(k): v for k, v in stored["batches"].items()}
-            return rates, batches
-    rates, batches = bucket_capacities(ctx, buckets, wanted)
+        batches = {_pair(k): v for k, v in stored["batches"].items()}
+    if wanted <= set(rates):  # kept only for what is wanted now, as a fresh compute keeps it
+        rates = {k: v for k, v in rates.items() if k in wanted}
+        batches = {k: v for k, v in batches.items() if k in wanted}
+    else:
+        rates, batches = bucket_capacities(ctx, buckets, wanted)
     ctx.plan_capacities = {
         "key": key,
         "rates": {f"{s}|{n}": v for (s, n), v in rates.items()},
@@ -656,7 +660,9 @@ def _frontier(offers: list[_Offer]) -> list[_Offer]:
             if lowest_fixed is None or o.fixed_cost < lowest_fixed:
                 kept.append(o)
                 lowest_fixed = o.fixed_cost
-    return kept
+    # In one order whatever order the quotes were read in: the solver breaks ties by it, and a
+    # price change's re-solve must give what a fresh compute gives.
+    return sorted(kept, key=lambda o: (o.slug, o.gpu_count, o.facts["pk"]))
 
 
 def _frontier_entry(o: _Offer) -> dict[str, Any]:
