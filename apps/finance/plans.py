@@ -445,10 +445,14 @@ def mix_row(
         )
         return None, solved.reason + (f" (requests of {sizes} tokens)" if sizes else "")
     single = best_single(rate_rps=rate, shares=shares, options=options)
+    # The parts serve the brief's whole demand: its accepted outputs, as a GPU row counts them
+    # (the parts' own, each rounded to 4 places, may sum a ten-thousandth off).
+    accepted = gpu_cost_basis(
+        demand=ctx.demand, capacity=_probe_capacity(ctx, 1, 1), finance=ctx.finance
+    ).accepted_q
 
     def costed(plan: MixPlan) -> tuple[dict[str, Any], list[dict[str, Any]], list[_Offer]]:
         parts, used, costs = [], [], []
-        accepted = Decimal(0)
         for part in plan.parts:
             offer = usable[int(part.key)]
             served = [s * share for s, share in zip(part.bucket_shares, shares, strict=True)]
@@ -461,7 +465,6 @@ def mix_row(
             cost = _part_cost(ctx, offer, part.replicas, request_share, batch)
             costs.append((cost, None))
             used.append(offer)
-            accepted += cost.accepted_outputs_per_month
             parts.append(
                 {
                     "quote_id": offer.facts["pk"],
