@@ -49,8 +49,8 @@ from apps.engine.costing import (
     gpu_cost_basis,
 )
 from apps.engine.costing_constants import SECONDS_PER_HOUR
-from apps.engine.costing_rates import significant
-from apps.engine.costing_types import COMMITTED_TERMS, Basis
+from apps.engine.costing_rates import gpu_hourly_rate, significant
+from apps.engine.costing_types import COMMITTED_TERMS, ZERO, Basis
 from apps.engine.disagg import DisaggPlan, PoolOption, plan_disagg
 from apps.engine.energy import JOULES_PER_KWH
 from apps.engine.mix import MixOption, MixPlan, best_single, solve_mix
@@ -108,10 +108,14 @@ def plan_counts(estimate: dict[str, Any]) -> list[int]:
 def _offers(ctx: Any, quotes: Iterable[dict[str, Any]], plan_of: Any) -> list[_Offer]:
     """The quotes the plans may use, at each GPU count of ``plan_counts`` the quote offers: of
     a GPU the engine fits, in the reporting currency, and not missing the brief on their own."""
-    # Quotes of one GPU, the same GPU counts offered and the same terms but for the hourly
-    # price cost more the dearer they are, line by line: only the cheapest of them can be
-    # chosen, so only it is costed (the rest are never on the frontier).
-    cheapest: dict[tuple[Any, ...], tuple[dict[str, Any], int, str, QuoteTerms]] = {}
+    # Of the quotes of one GPU, GPU counts, pricing term, operating model and commitment, one
+    # with no lower GPU-hour rate and no lower fixed monthly prices (storage, egress, network,
+    # extras) than another costs at least as much per replica and at least as much once used,
+    # and misses the brief for the same reasons: it is never chosen, so it is not costed.
+    volumes = gpu_cost_basis(
+        demand=ctx.demand, capacity=_probe_capacity(ctx, 1, 1), finance=ctx.finance
+    )
+    groups: dict[tuple[Any, ...], list[tuple[Decimal, Decimal, int, Any]]] = {}
     for facts in quotes:
         try:
             gpu_id, slug, limit, terms = plan_of(ctx, facts)
@@ -123,20 +127,32 @@ def _offers(ctx: Any, quotes: Iterable[dict[str, Any]], plan_of: Any) -> list[_O
         counts = tuple(c for c in plan_counts(estimate) if c <= limit)
         if not counts:
             continue
-        key = (slug, counts, replace(terms, hourly_price_per_gpu=Decimal(0)))
-        found = cheapest.get(key)
-        if found is None or (terms.hourly_price_per_gpu, facts["pk"]) < (
-            found[3].hourly_price_per_gpu,
-            found[0]["pk"],
-        ):
-            cheapest[key] = (facts, gpu_id, slug, terms)
+        key: tuple[Any, ...] = (
+            slug, counts, terms.pricing_term, terms.operating_model, terms.is_bought,
+            terms.minimum_commitment_months,
+            # A bought GPU's rate depends on its own power figures: each is costed alone.
+            facts["pk"] if terms.is_bought else None,
+        )  # fmt: skip
+        rate = ZERO if terms.is_bought else gpu_hourly_rate(terms, ctx.finance)[0]
+        fixed = (
+            terms.storage_price_per_tb_month * volumes.storage_tb
+            + terms.egress_price_per_gb * volumes.egress_gb
+            + terms.network_monthly
+            + terms.monthly_extras
+        )
+        groups.setdefault(key, []).append((rate, fixed, facts["pk"], (facts, gpu_id, slug, terms)))
     probes: dict[int, tuple[Any, ...]] = {}
     out: list[_Offer] = []
-    for (_, counts, _), (facts, gpu_id, slug, terms) in cheapest.items():
-        for count in counts:
-            offer = _offer(ctx, probes, facts, gpu_id, slug, count, terms)
-            if offer is not None:
-                out.append(offer)
+    for key, members in groups.items():
+        lowest_fixed: Decimal | None = None
+        for _, fixed, _, (facts, gpu_id, slug, terms) in sorted(members, key=lambda m: m[:3]):
+            if lowest_fixed is not None and fixed >= lowest_fixed:
+                continue  # a cheaper-rate quote of the group has fixed prices as low
+            lowest_fixed = fixed
+            for count in key[1]:
+                offer = _offer(ctx, probes, facts, gpu_id, slug, count, terms)
+                if offer is not None:
+                    out.append(offer)
     return out
 
 
