@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "unit" / "engine"))
 
 from engine_catalog import gpu  # noqa: E402
-from test_disagg import OPT13  # noqa: E402  (DistServe's motivating model, OPT-13B)
+from test_disagg import BRIEF  # noqa: E402  (DistServe's example: OPT-13B, 512 / 64, 10 rps)
 
 from apps.engine import PRESETS, EstimateRequest, Precision, WorkloadType, estimate  # noqa: E402
 from apps.engine.disagg import DisaggPlan, PoolOption, plan_disagg  # noqa: E402
@@ -30,19 +30,7 @@ HOURS = 730
 def _distserve(ttft_ms: float, itl_ms: float) -> tuple[float, float, str]:
     """(prefill goodput rps/GPU, decode rps/GPU, the plan for 10 rps) on one A100-80GB per
     instance, 512 prompt / 64 output tokens."""
-    request = EstimateRequest(
-        workload_type=WorkloadType.REALTIME_INFERENCE,
-        model=OPT13,
-        weight_precision=Precision.FP16,
-        kv_cache_precision=Precision.FP16,
-        input_tokens_p50=512,
-        input_tokens_p95=512,
-        output_tokens_p50=64,
-        output_tokens_p95=64,
-        requests_per_second=10.0,
-        ttft_p95_ms=ttft_ms,
-        itl_p95_ms=itl_ms,
-    )
+    request = replace(BRIEF, ttft_p95_ms=ttft_ms, itl_p95_ms=itl_ms)  # test_disagg's brief
     option = PoolOption(
         key="a100", label="A100", gpu=gpu("a100-sxm4-80gb"), gpus_per_instance=1,
         cost_per_gpu_month=1.0,
