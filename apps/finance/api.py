@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.briefs.selectors import brief_get_for_user
+from apps.core.api import StrictJsonTypes
 from apps.core.currency import BASE_CURRENCY, FX_CURRENCIES
 from apps.core.pagination import StandardPagination, paginated
 from apps.core.parsers import JSONParser
@@ -269,7 +270,7 @@ class BriefRankingsApi(APIView):
 FinanceWrites = role_permission(*FINANCE_EDITORS)
 
 
-class FxRateInputSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class FxRateInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
     currency = serializers.ChoiceField(
         choices=FX_CURRENCIES,
         help_text=f"A currency of the product's list other than the base {BASE_CURRENCY}",

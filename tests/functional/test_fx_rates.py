@@ -129,6 +129,10 @@ class TestFxRateApi:
             ("as_of", "yesterday"),
             ("source", ""),
             ("source", "x" * 201),
+            ("source", -508934206),  # a number where the schema says text
+            ("as_of", 20260101),
+            ("currency", ["JPY"]),
+            ("recorded_by", "me"),  # a field the endpoint does not take
         ],
     )
     def test_bad_input_is_a_400_naming_the_field_and_saves_nothing(
