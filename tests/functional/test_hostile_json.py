@@ -117,6 +117,32 @@ def test_a_deeply_nested_body_is_a_400_on_every_json_endpoint(client, objects, m
         assert "nested more than" in response.json()["detail"], name
 
 
+def _closed_operations() -> list[tuple[str, str]]:
+    """The JSON operations whose body is a documented object (a $ref), which the schema closes;
+    /estimate takes the engine's free-form contract body and is left open."""
+    return [
+        (method, path)
+        for method, path in OPERATIONS
+        if "$ref"
+        in SCHEMA["paths"][path][method]["requestBody"]["content"]["application/json"]["schema"]
+    ]
+
+
+CLOSED = _closed_operations()
+
+
+@pytest.mark.parametrize(("method", "path"), CLOSED, ids=[f"{m} {p}" for m, p in CLOSED])
+def test_every_json_endpoint_checks_its_body_strictly(client, objects, method, path):
+    """The schema closes every JSON body (additionalProperties: false), so each endpoint's
+    serializer must refuse what the schema refuses (apps.core.api.StrictJsonTypes): a field it
+    does not take is a 400 naming that field, not a silently ignored key. An input serializer
+    without the mixin also took a number for a text field and stored it as text (the live
+    fuzz's ST201 on the FX-rate table)."""
+    response = send(client, method, _url(path, objects), '{"not_a_field_here": 1}')
+    assert response.status_code == 400, (response.status_code, response.content[:200])
+    assert "not_a_field_here" in response.json()["errors"], response.content[:300]
+
+
 def test_every_api_view_parses_json_with_the_guarded_parser():
     """A view that names DRF's own JSONParser would take the bodies above again."""
     unguarded = []
