@@ -173,6 +173,33 @@ class TestUndominated:
         assert undominated((1.0, 0.0), [_opt("a", 1, (0, 5)), _opt("b", 2, (1, 0))]) == (1,)
 
 
+class TestSingleOptionBound:
+    # Best single is B at 2 replicas, $5,600 (TestWorkedExample). C serves everything at once but
+    # one replica and its fixed cost come to $5,700: no plan using it can beat single B.
+    C = _opt("c", 5000, (100, 100), fixed=700)
+
+    def test_an_option_dearer_on_one_replica_than_the_best_single_plan_is_not_considered(self):
+        plan = solve_mix(rate_rps=RATE, shares=SHARES, options=[A, B, self.C])
+        assert isinstance(plan, MixPlan)
+        assert plan.options_considered == 2
+        assert _replicas(plan) == {"a": 1, "b": 1}
+
+    def test_an_option_at_the_bound_is_still_considered(self):
+        c = _opt("c", 4900, (100, 100), fixed=700)  # $5,600: as dear as single B, kept
+        plan = solve_mix(rate_rps=RATE, shares=SHARES, options=[A, B, c])
+        assert isinstance(plan, MixPlan)
+        assert plan.options_considered == 3
+        assert plan.monthly_cost == 3800
+
+    def test_the_bound_never_drops_the_cheapest_plan(self):
+        # Cheaper than single B, C alone is the plan ($3,500 < $3,800 for A + B).
+        c = _opt("c", 3000, (100, 100), fixed=500)
+        plan = solve_mix(rate_rps=RATE, shares=SHARES, options=[A, B, c])
+        assert isinstance(plan, MixPlan)
+        assert _replicas(plan) == {"c": 1}
+        assert plan.monthly_cost == 3500
+
+
 def _brute_force(rate, shares, options):
     """The least monthly cost over every replica vector up to each option's need (or cap), each
     checked for a feasible split with an LP. Vectors are tried cheapest first."""
