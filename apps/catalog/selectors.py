@@ -1,7 +1,7 @@
 """Reads of the catalog, and the one place catalog rows become engine inputs."""
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -176,11 +176,17 @@ def estimates_for_request(
 
 
 def engine_estimates(
-    request: EstimateRequest, *, calibration: Mapping[str, Mapping[str, Any]] | None = None
+    request: EstimateRequest,
+    *,
+    calibration: Mapping[str, Mapping[str, Any]] | None = None,
+    specs: Sequence[GpuSpec] | None = None,
 ) -> list[Estimate]:
     """The engine's per-GPU answer for a typed request, typed: a GPU that benchmark runs of the
-    same model calibrated has basis ``CALIBRATED`` and a note naming the runs."""
-    specs = gpu_specs()
+    same model calibrated has basis ``CALIBRATED`` and a note naming the runs. ``specs``: the
+    catalog as ``gpu_specs()`` read it, for a caller making many calls in a row (each read
+    asks the database whether the catalog changed)."""
+    if specs is None:
+        specs = gpu_specs()
     if request.gpus is not None:
         unknown = [slug for slug in request.gpus if slug not in {spec.slug for spec in specs}]
         if unknown:

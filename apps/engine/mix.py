@@ -288,7 +288,9 @@ def solve_mix(
             reason=f"no option meets the latency target at the size of bucket(s) {names}",
         )
     keep = undominated(shares, options)
-    single = _best_single_cost(rate_rps, shares, options, target_utilisation)
+    single = best_single_cost(
+        rate_rps=rate_rps, shares=shares, options=options, target_utilisation=target_utilisation
+    )
     if single is not None:
         bound = single[0]
         keep = tuple(
@@ -399,7 +401,9 @@ def best_single(
     every bucket with a share within its max_replicas. Ties go to the option given first."""
     started = time.perf_counter()
     _check(rate_rps, shares, options)
-    best = _best_single_cost(rate_rps, shares, options, target_utilisation)
+    best = best_single_cost(
+        rate_rps=rate_rps, shares=shares, options=options, target_utilisation=target_utilisation
+    )
     if best is None:
         return None
     i = best[1]
@@ -416,11 +420,12 @@ def best_single(
     )
 
 
-def _best_single_cost(
+def best_single_cost(
+    *,
     rate_rps: float,
     shares: Sequence[float],
     options: Sequence[MixOption],
-    target_utilisation: float,
+    target_utilisation: float = MIX_TARGET_UTILISATION,
 ) -> tuple[float, int] | None:
     """(cost a month, index) of the cheapest option that serves every request alone, within its
     max_replicas; the first given on a tie. None when there is none."""

@@ -13,7 +13,7 @@ engine's costing dataclasses; the arithmetic is all in apps.engine.costing.
 import hashlib
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
@@ -97,6 +97,8 @@ class TableContext:
     # on a context rebuilt from what a table stored (apps.finance.repricing) until needed.
     request: Any = None
     calibration: dict[str, Any] | None = None
+    # On a rebuilt context, reads the calibration when the plans first need the engine.
+    calibration_loader: Callable[[], dict[str, Any] | None] | None = None
     # The serving plans' bucket capacities as the table last kept them (apps.finance.plans).
     plan_capacities: dict[str, Any] | None = None
     # The request sizes of the brief's latest benchmark run with a request log, and where they

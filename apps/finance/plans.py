@@ -53,7 +53,7 @@ from apps.engine.costing_rates import gpu_hourly_rate, significant
 from apps.engine.costing_types import COMMITTED_TERMS, ZERO, Basis
 from apps.engine.disagg import DisaggPlan, PoolOption, plan_disagg
 from apps.engine.energy import JOULES_PER_KWH
-from apps.engine.mix import MixOption, MixPlan, best_single, solve_mix
+from apps.engine.mix import MixOption, MixPlan, best_single, best_single_cost, solve_mix
 from apps.engine.request_sizes import SizeBucket
 from apps.quotes.models import Quote
 
@@ -324,11 +324,17 @@ def _committed(offers: Iterable[_Offer]) -> bool:
 
 
 def bucket_capacities(
-    ctx: Any, buckets: tuple[SizeBucket, ...], wanted: set[tuple[str, int]] | None = None
+    ctx: Any,
+    buckets: tuple[SizeBucket, ...],
+    wanted: set[tuple[str, int]] | None = None,
+    specs: Sequence[Any] | None = None,
 ) -> tuple[dict[tuple[str, int], list[float]], dict[tuple[str, int], list[int]]]:
     """Per GPU the engine fits and GPU count (``plan_counts``): requests a second one replica
     completes at the latency target in each bucket (0 where it cannot), and the sequences it
-    then has in flight. One engine call per bucket and GPU count."""
+    then has in flight. One engine call per bucket and GPU count, on ``specs`` (the catalog;
+    read here when not given)."""
+    if specs is None:
+        specs = gpu_specs()
     by_count: dict[int, list[str]] = {}
     for slug, estimate in ctx.by_gpu.items():
         for count in plan_counts(estimate):
@@ -349,7 +355,7 @@ def bucket_capacities(
                 gpu_count=count,
             )
             try:
-                found = engine_estimates(request, calibration=ctx.calibration)
+                found = engine_estimates(request, calibration=ctx.calibration, specs=specs)
             except EngineInputError:
                 continue  # e.g. the bucket does not fit the model's context window
             for e in found:
@@ -386,37 +392,6 @@ def _capacities_key(ctx: Any, buckets: tuple[SizeBucket, ...]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _stored_or_estimated(
-    ctx: Any, buckets: tuple[SizeBucket, ...], wanted: set[tuple[str, int]]
-) -> tuple[dict[tuple[str, int], list[float]], dict[tuple[str, int], list[int]]]:
-    """``bucket_capacities`` for ``wanted``, from what the table kept of its last compute when
-    that still holds (``ctx.plan_capacities``: a price change re-solves the plans without the
-    engine), else from the engine; kept on the context either way (``inputs["plans"]``)."""
-    key = _capacities_key(ctx, buckets)
-    stored = ctx.plan_capacities or {}
-    rates: dict[tuple[str, int], list[float]] = {}
-    batches: dict[tuple[str, int], list[int]] = {}
-    if stored.get("key") == key:
-        rates = {_pair(k): v for k, v in stored["rates"].items()}
-        batches = {_pair(k): v for k, v in stored["batches"].items()}
-    if wanted <= set(rates):  # kept only for what is wanted now, as a fresh compute keeps it
-        rates = {k: v for k, v in rates.items() if k in wanted}
-        batches = {k: v for k, v in batches.items() if k in wanted}
-    else:
-        rates, batches = bucket_capacities(ctx, buckets, wanted)
-    ctx.plan_capacities = {
-        "key": key,
-        "rates": {f"{s}|{n}": v for (s, n), v in rates.items()},
-        "batches": {f"{s}|{n}": v for (s, n), v in batches.items()},
-    }
-    return rates, batches
-
-
-def _pair(text: str) -> tuple[str, int]:
-    slug, count = text.rsplit("|", 1)
-    return slug, int(count)
-
-
 @dataclass(frozen=True, slots=True)
 class PlanCatalog:
     """The catalog as the plans read it: GPU names for their notes, specs for the engine."""
@@ -430,6 +405,102 @@ def plan_catalog() -> PlanCatalog:
     return PlanCatalog(names=gpu_names(), specs={s.slug: s for s in gpu_specs()})
 
 
+# Bucket capacities are estimated for this many (GPU, count) pairs at a time, the cheapest first,
+# until the best single-option plan bounds the rest out (``_mix_capacities``). A speed setting of
+# this module (bench/recompute.py), not a model figure: the plan is the same at any value.
+CAPACITY_BATCH = 4
+
+
+class _Capacities:
+    """Bucket capacities by (GPU, count): from what the table kept of its last compute when that
+    still holds (``ctx.plan_capacities``: a price change re-solves the plans without the engine
+    when it can), else from the engine, a batch of pairs at a time."""
+
+    def __init__(self, ctx: Any, buckets: tuple[SizeBucket, ...], specs: Sequence[Any]) -> None:
+        self.ctx, self.buckets, self.specs = ctx, buckets, specs
+        self.key = _capacities_key(ctx, buckets)
+        stored = ctx.plan_capacities or {}
+        self.rates: dict[tuple[str, int], list[float]] = {}
+        self.batches: dict[tuple[str, int], list[int]] = {}
+        if stored.get("key") == self.key:
+            self.rates = {_pair(k): v for k, v in stored["rates"].items()}
+            self.batches = {_pair(k): v for k, v in stored["batches"].items()}
+
+    def fetch(self, pairs: Iterable[tuple[str, int]]) -> None:
+        missing = {k for k in pairs if k not in self.rates}
+        if not missing:
+            return
+        if self.ctx.calibration_loader is not None:  # a context rebuilt from a table
+            self.ctx.calibration = self.ctx.calibration_loader()
+            self.ctx.calibration_loader = None
+        rates, batches = bucket_capacities(self.ctx, self.buckets, missing, self.specs)
+        for k in missing:  # a pair the engine no longer fits serves nothing
+            self.rates[k] = rates.get(k, [0.0] * len(self.buckets))
+            self.batches[k] = batches.get(k, [0] * len(self.buckets))
+
+    def keep(self, pairs: Iterable[tuple[str, int]]) -> None:
+        """Kept on the context (``inputs["plans"]``), for ``pairs`` only: what a fresh compute
+        of the same quotes keeps, whatever was stored before."""
+        self.ctx.plan_capacities = {
+            "key": self.key,
+            "rates": {f"{s}|{n}": self.rates[(s, n)] for s, n in pairs},
+            "batches": {f"{s}|{n}": self.batches[(s, n)] for s, n in pairs},
+        }
+
+
+def _mix_option(i: int, o: _Offer, rates: list[float], names: dict[str, str]) -> MixOption:
+    return MixOption(
+        key=str(i),
+        label=_quote_words(o, names),
+        replica_cost_per_month=float(o.replica_cost),
+        fixed_cost_per_month=float(o.fixed_cost),
+        requests_per_s_per_replica=tuple(rates),
+    )
+
+
+def _mix_capacities(
+    ctx: Any,
+    buckets: tuple[SizeBucket, ...],
+    rate: float,
+    offers: list[_Offer],
+    catalog: PlanCatalog,
+) -> tuple[list[tuple[str, int]], _Capacities]:
+    """The (GPU, count) pairs a cheapest mix may use, with their bucket capacities. A plan that
+    uses an offer pays at least one replica and its fixed cost; once the best single-option plan
+    among the pairs estimated costs less than that for every offer of the pairs left, none of
+    them can be in the cheapest mix (apps.engine.mix, "Pruning"), so they are not estimated.
+    The pairs are taken cheapest first, so the answer is the one estimating every pair gives."""
+    shares = [b.share for b in buckets]
+    floor: dict[tuple[str, int], float] = {}
+    for o in offers:
+        pair = (o.slug, o.gpu_count)
+        one = float(o.replica_cost) + float(o.fixed_cost)
+        floor[pair] = min(floor.get(pair, math.inf), one)
+    order = sorted(floor, key=lambda k: (floor[k], k))
+    known = _Capacities(ctx, buckets, tuple(catalog.specs.values()))
+    bound, done = math.inf, 0
+    while done < len(order) and floor[order[done]] <= bound:
+        known.fetch(order[done : done + CAPACITY_BATCH])
+        done += CAPACITY_BATCH
+        options = [
+            _mix_option(i, o, known.rates[(o.slug, o.gpu_count)], {})
+            for i, o in enumerate(offers)
+            if (o.slug, o.gpu_count) in known.rates
+        ]
+        single = best_single_cost(rate_rps=rate, shares=shares, options=options)
+        if single is not None:
+            bound = single[0]
+    needed = [k for k in order if floor[k] <= bound]
+    known.fetch(needed)  # the last batch may stop short of the pairs within the bound
+    known.keep(needed)
+    return needed, known
+
+
+def _pair(text: str) -> tuple[str, int]:
+    slug, count = text.rsplit("|", 1)
+    return slug, int(count)
+
+
 def mix_row(
     ctx: Any, offers: list[_Offer], catalog: PlanCatalog
 ) -> tuple[dict[str, Any] | None, str | None]:
@@ -439,18 +510,12 @@ def mix_row(
     assert rate is not None  # noqa: S101 - _eligible checked
     buckets, source = plan_buckets(ctx)
     shares = [b.share for b in buckets]
-    rates, batches = _stored_or_estimated(ctx, buckets, {(o.slug, o.gpu_count) for o in offers})
-    usable = [o for o in offers if any(rates.get((o.slug, o.gpu_count), ()))]
-    options = [
-        MixOption(
-            key=str(i),
-            label=_quote_words(o, names),
-            replica_cost_per_month=float(o.replica_cost),
-            fixed_cost_per_month=float(o.fixed_cost),
-            requests_per_s_per_replica=tuple(rates[(o.slug, o.gpu_count)]),
-        )
-        for i, o in enumerate(usable)
+    needed, known = _mix_capacities(ctx, buckets, rate, offers, catalog)
+    rates, batches, wanted = known.rates, known.batches, set(needed)
+    usable = [
+        o for o in offers if (o.slug, o.gpu_count) in wanted and any(rates[(o.slug, o.gpu_count)])
     ]
+    options = [_mix_option(i, o, rates[(o.slug, o.gpu_count)], names) for i, o in enumerate(usable)]
     if not options:
         return None, "no quote's GPU meets the latency target at any request size"
     solved = solve_mix(rate_rps=rate, shares=shares, options=options)

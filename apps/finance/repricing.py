@@ -294,13 +294,13 @@ def _plans_again(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """A table's serving plans rebuilt over every quote its team sees (apps.finance.plans),
     from the bucket capacities the table kept (the engine's calibration is read only when
-    they no longer hold)."""
+    a capacity it did not keep is needed)."""
     try:
         ctx.request = request_for_brief(ctx.brief)
     except EngineInputError:
         return [], {}
-    if not ctx.plan_capacities:
-        ctx.calibration = calibration_for_brief(ctx.brief)
+    brief = ctx.brief
+    ctx.calibration_loader = lambda: calibration_for_brief(brief)  # only if the engine runs
     facts = [every_quote[int(pk)] for pk in quote_versions if int(pk) in every_quote]
     return plan_rows(ctx, facts, _quote_plan, catalog or plan_catalog())
 

@@ -13,6 +13,7 @@ from apps.core.roles import Role
 from apps.engine.energy import JOULES_PER_KWH
 from apps.finance.candidates import _quote_facts, _quote_plan, table_context
 from apps.finance.models import CandidateRow, CandidateTable, FinanceAssumptions
+from apps.finance import plans
 from apps.finance.plans import (
     _frontier,
     _offers,
@@ -26,6 +27,7 @@ from apps.quotes.selectors import quotes_for_team
 from apps.quotes.services import quote_update
 from tests.factories.briefs import BriefFactory
 from tests.factories.quotes import ApiRouteFactory, QuoteFactory
+from tests.faults.driver import fresh_image, image_differences, table_image
 
 pytestmark = pytest.mark.django_db
 
@@ -221,6 +223,44 @@ class TestPlansAcrossPriceChanges:
 
         row = mix_row(CandidateTable.objects.get(brief=brief))
         assert quotes["h100_dear"].pk in {p["quote_id"] for p in row.plan["parts"]}
+
+
+class TestOnlyThePairsAMixCouldUseAreEstimated:
+    """The bucket capacities of a GPU whose every quote costs more for one replica than the
+    best single-quote plan are not estimated (apps.finance.plans._mix_capacities): the table is
+    the one estimating every GPU gives, and a price change that brings such a GPU within reach
+    estimates it then."""
+
+    @pytest.fixture
+    def with_a_dear_gpu(self, mixed):
+        brief, quotes = mixed
+        quotes["b200"] = QuoteFactory(gpu=gpu("b200-sxm-180gb"), hourly_price_per_gpu=Decimal("900"))
+        return brief, quotes
+
+    def test_the_table_is_the_one_estimating_every_gpu_gives(self, with_a_dear_gpu, monkeypatch):
+        brief, quotes = with_a_dear_gpu
+        table = recompute(brief)
+        kept = set(table.inputs["plans"]["capacities"]["rates"])
+        assert not any(k.startswith("b200-sxm-180gb|") for k in kept)
+        assert any(k.startswith("l40s-48gb|") for k in kept)
+        skipping = table_image(brief.pk)
+
+        monkeypatch.setattr(plans, "CAPACITY_BATCH", 10_000)  # every pair in the first batch
+        every = fresh_image(brief.pk)
+        assert image_differences(skipping, every) == []
+
+    def test_a_price_cut_brings_the_gpu_in_and_matches_a_fresh_compute(self, with_a_dear_gpu):
+        brief, quotes = with_a_dear_gpu
+        recompute(brief)
+
+        quote_update(quote=quotes["b200"], hourly_price_per_gpu=Decimal("0.05"))
+        candidate_table_recompute(brief_id=brief.pk)
+
+        table = CandidateTable.objects.get(brief=brief)
+        assert any(
+            k.startswith("b200-sxm-180gb|") for k in table.inputs["plans"]["capacities"]["rates"]
+        )
+        assert image_differences(table_image(brief.pk), fresh_image(brief.pk)) == []
 
 
 class TestDisaggregatedPools:
