@@ -3,7 +3,7 @@ conditions, and the figures the finance code calibrates with."""
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any, Final
 
@@ -223,10 +223,15 @@ def calibration_from_runs(runs: QuerySet[BenchmarkRun]) -> dict[str, dict[str, A
     ``prefill_mfu`` = geometric mean of estimated / measured TTFT (p50, else mean); each clamped
     to [0.25, 4] (1.0 when no run gives that ratio); ``runs`` = how many runs were used and
     ``run_ids`` which (the estimate names them)."""
+    rows = runs.order_by("id").values_list("pk", "gpu__slug", "results", "estimate_at_import")
+    return _calibration_from_rows(rows)
+
+
+def _calibration_from_rows(rows: Iterable[tuple[Any, ...]]) -> dict[str, dict[str, Any]]:
+    """``calibration_from_runs`` of (pk, GPU slug, results, estimate at import) rows, by pk."""
     decode: dict[str, list[float]] = defaultdict(list)
     prefill: dict[str, list[float]] = defaultdict(list)
     used: dict[str, list[int]] = defaultdict(list)
-    rows = runs.order_by("id").values_list("pk", "gpu__slug", "results", "estimate_at_import")
     for pk, slug, results, estimate in rows:
         if not isinstance(results, dict) or not isinstance(estimate, dict):
             continue
@@ -257,6 +262,42 @@ def calibration_from_runs(runs: QuerySet[BenchmarkRun]) -> dict[str, dict[str, A
 def calibration_for_brief(brief: WorkloadBrief) -> dict[str, dict[str, Any]]:
     """Per GPU slug, the calibration of this brief's estimates (``calibration_runs_for_brief``)."""
     return calibration_from_runs(calibration_runs_for_brief(brief))
+
+
+def calibrations_for_briefs(
+    briefs: Iterable[WorkloadBrief],
+) -> dict[int, dict[str, dict[str, Any]]]:
+    """``calibration_for_brief`` of each brief, by brief id, in one query: the runs of the
+    briefs' teams, each brief taking those ``calibration_runs_for_brief`` selects."""
+    briefs = list(briefs)
+    rows = list(
+        _current_throughput_runs()
+        .filter(team_id__in={b.team_id for b in briefs})
+        .order_by("id")
+        .values_list(
+            "pk", "gpu__slug", "results", "estimate_at_import", "team_id", "model", "proxy",
+            "brief_id",
+        )
+    )  # fmt: skip
+    out: dict[int, dict[str, dict[str, Any]]] = {}
+    for brief in briefs:
+        identity = brief_model_identity(brief)
+        out[brief.pk] = _calibration_from_rows(
+            row[:4] for row in rows if _calibrates(brief, identity, *row[4:])
+        )
+    return out
+
+
+def _calibrates(
+    brief: WorkloadBrief, identity: str, team: int, model: str, proxy: bool, run_brief: int | None
+) -> bool:
+    """Whether a run of these fields is one of ``calibration_runs_for_brief(brief)``."""
+    if team != brief.team_id:
+        return False
+    own = run_brief == brief.pk
+    if identity:
+        return (model == identity and not proxy) or (own and proxy)
+    return own
 
 
 def calibration_for_gpu_page(

@@ -11,6 +11,7 @@ instead of about twenty queries and the assumptions, calibration and runs read p
 The rows are written by ``apps.finance.services`` (one delete, one COPY, one update a table).
 """
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import OuterRef, Subquery
 
-from apps.benchmarks.selectors import calibration_for_brief
+from apps.benchmarks.selectors import calibration_for_brief, calibrations_for_briefs
 from apps.briefs.contract import demand_for_brief, request_for_brief
 from apps.briefs.models import WorkloadBrief
 from apps.engine import ENGINE_VERSION, EngineInputError
@@ -217,6 +218,7 @@ def tables_reprice(states: list[dict[str, Any]]) -> tuple[list[Repriced], list[i
     best_costs = _best_gpu_costs([plan[1].pk for plan in plans])
     every_quote: dict[int, dict[str, Any]] | None = None
     catalog: PlanCatalog | None = None
+    calibrations = _BatchCalibrations(briefs[plan[0]["brief_id"]] for plan in plans)
 
     out = []
     for (
@@ -245,7 +247,9 @@ def tables_reprice(states: list[dict[str, Any]]) -> tuple[list[Repriced], list[i
                 catalog = plan_catalog()
             ctx.plan_capacities = (stored_plans or {}).get("capacities")
             ctx.request_log = stored_request_log(stored_plans)
-            plan, stored_plans = _plans_again(ctx, quote_versions, every_quote, catalog)
+            plan, stored_plans = _plans_again(
+                ctx, quote_versions, every_quote, catalog, calibrations
+            )
             rows += plan
         before = (table.inputs or {}).get("not_costed") or []
         not_costed = _not_costed_merged(before, not_costed, set(stale_quotes), set(stale_routes))
@@ -286,11 +290,31 @@ def tables_reprice(states: list[dict[str, Any]]) -> tuple[list[Repriced], list[i
     return out, fallback
 
 
+class _BatchCalibrations:
+    """The calibration of the briefs of a batch of tables, read for all of them in one query
+    the first time one of their plans needs the engine (a capacity the table did not keep)."""
+
+    def __init__(self, briefs: Iterable[WorkloadBrief]) -> None:
+        self.briefs = list(briefs)
+        self.read: dict[int, dict[str, Any]] | None = None
+
+    def of(self, brief: WorkloadBrief) -> Callable[[], dict[str, Any]]:
+        def load() -> dict[str, Any]:
+            if self.read is None:
+                self.read = calibrations_for_briefs(self.briefs)
+            if brief.pk not in self.read:  # not one of the batch's briefs
+                return calibration_for_brief(brief)
+            return self.read[brief.pk]
+
+        return load
+
+
 def _plans_again(
     ctx: TableContext,
     quote_versions: dict[Any, int],
     every_quote: dict[int, dict[str, Any]],
     catalog: PlanCatalog | None,
+    calibrations: _BatchCalibrations,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """A table's serving plans rebuilt over every quote its team sees (apps.finance.plans),
     from the bucket capacities the table kept (the engine's calibration is read only when
@@ -299,8 +323,7 @@ def _plans_again(
         ctx.request = request_for_brief(ctx.brief)
     except EngineInputError:
         return [], {}
-    brief = ctx.brief
-    ctx.calibration_loader = lambda: calibration_for_brief(brief)  # only if the engine runs
+    ctx.calibration_loader = calibrations.of(ctx.brief)  # read only if the engine runs
     facts = [every_quote[int(pk)] for pk in quote_versions if int(pk) in every_quote]
     return plan_rows(ctx, facts, _quote_plan, catalog or plan_catalog())
 

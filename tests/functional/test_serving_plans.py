@@ -11,9 +11,9 @@ from apps.briefs.models import WorkloadBrief, brief_size_buckets
 from apps.catalog.models import Gpu
 from apps.core.roles import Role
 from apps.engine.energy import JOULES_PER_KWH
+from apps.finance import plans
 from apps.finance.candidates import _quote_facts, _quote_plan, table_context
 from apps.finance.models import CandidateRow, CandidateTable, FinanceAssumptions
-from apps.finance import plans
 from apps.finance.plans import (
     _frontier,
     _offers,
@@ -234,11 +234,12 @@ class TestOnlyThePairsAMixCouldUseAreEstimated:
     @pytest.fixture
     def with_a_dear_gpu(self, mixed):
         brief, quotes = mixed
-        quotes["b200"] = QuoteFactory(gpu=gpu("b200-sxm-180gb"), hourly_price_per_gpu=Decimal("900"))
+        b200 = gpu("b200-sxm-180gb")
+        quotes["b200"] = QuoteFactory(gpu=b200, hourly_price_per_gpu=Decimal("900"))
         return brief, quotes
 
     def test_the_table_is_the_one_estimating_every_gpu_gives(self, with_a_dear_gpu, monkeypatch):
-        brief, quotes = with_a_dear_gpu
+        brief, _ = with_a_dear_gpu
         table = recompute(brief)
         kept = set(table.inputs["plans"]["capacities"]["rates"])
         assert not any(k.startswith("b200-sxm-180gb|") for k in kept)

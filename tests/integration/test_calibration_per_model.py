@@ -271,3 +271,32 @@ class TestCalibrationIsPerTeamAndModel:
         line = page[page.index('id="calibration"') :]
         assert "ML Platform · llama-3.1-8b" in line and f"#{mine.pk}" in line
         assert "Other Team" not in line and f"#{theirs.pk})" not in line
+
+
+def test_one_read_for_many_briefs_gives_each_brief_its_own_calibration(
+    team, other_team, h100, user
+):
+    """The repricing path reads a batch's calibration in one query
+    (``calibrations_for_briefs``): each brief gets what ``calibration_for_brief`` gives it,
+    whatever the other briefs' teams, models and proxy runs."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from apps.benchmarks.selectors import calibration_for_brief, calibrations_for_briefs
+
+    importer, brief = BriefFactory(team=team), BriefFactory(team=team)
+    proxied, qwen = BriefFactory(team=team), BriefFactory(team=team, model_preset="qwen3-8b")
+    stranger = BriefFactory(team=other_team)
+    nameless = BriefFactory(team=team, model_preset="")
+    do_import(importer, h100, user, LLAMA_8B_FILE)  # calibrates the team's Llama briefs
+    do_import(proxied, h100, user, QWEN3_8B_FILE, proxy=True)  # this brief only
+    do_import(qwen, h100, user, QWEN3_8B_FILE)
+    briefs = [importer, brief, proxied, qwen, stranger, nameless]
+
+    with CaptureQueriesContext(connection) as queries:
+        together = calibrations_for_briefs(briefs)
+    assert len(queries) == 1
+    assert together == {b.pk: calibration_for_brief(b) for b in briefs}
+    assert together[brief.pk][H100]["runs"] == 1  # the team's Llama run
+    assert together[proxied.pk][H100]["runs"] == 2  # and its own proxy
+    assert together[stranger.pk] == {}
