@@ -12,7 +12,10 @@ Two layouts:
   completed / duration and the totals / completed give the token means.
 * 2025 (commit 0033168f): adds ``max_concurrency``, ``request_throughput``,
   ``input_throughput``, ``mean/median/std/p99`` of ``ttft``, ``tpot``, ``e2e_latency``,
-  ``mean/median/std/p95/p99`` of ``itl``, ``concurrency`` and ``accept_length``.
+  ``mean/median/std/p95/p99`` of ``itl``, ``concurrency`` and ``accept_length``. With
+  ``--output-details`` a line also holds ``input_lens``, ``output_lens``, ``ttfts``, ``itls``,
+  ``generated_texts`` and ``errors`` per request: the lengths become the run's request-size
+  buckets (as a vLLM ``--save-detailed`` file's), the rest is not read.
 
 Traps: all latencies are ms already. ``tpot`` = (latency - ttft) / (output_len - 1): first
 token EXCLUDED -> ``tpot_ms``; ``itl`` is the gaps between streamed chunks -> ``itl_ms``.
@@ -144,6 +147,10 @@ def _parse_one(data: object, index: int | None) -> CanonicalRun:
     if not b.latency["tpot_ms"]:
         derive_tpot_mean(b, "this SGLang file has no TPOT")
     measured = number(data, "concurrency", f"{where}concurrency")
+
+    # --output-details adds per-request input_lens / output_lens (commit 0033168f,
+    # ``result_details``; a failed request's output length is 0 and is left out).
+    b.request_log(data, "input_lens", "output_lens")
 
     conditions: dict[str, Any] = {k: data[k] for k in _CONDITION_KEYS if k in data}
     if measured is not None:

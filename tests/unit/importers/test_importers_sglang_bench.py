@@ -101,3 +101,35 @@ def test_bad_lines_name_the_line_and_field(fixture_bytes):
     del one["median_ttft_ms"]
     one["completed"] = 1000
     assert "missing required figure: ttft" in error_of(json.dumps(one).encode())
+
+
+class TestTheRequestLog:
+    """An --output-details line's per-request lengths become the run's request-size buckets,
+    as a vLLM --save-detailed file's do; a failed request (output length 0) is left out."""
+
+    def detailed(self, fixture_bytes, **lists):
+        line = fixture_bytes(NEW).replace(b"Infinity", b'"inf"')
+        data = {**json.loads(line), **lists, "errors": [""] * len(lists.get("input_lens", []))}
+        return json.dumps(data).replace('"inf"', "Infinity").encode()
+
+    def test_the_lengths_are_bucketed_and_failed_requests_left_out(self, fixture_bytes):
+        raw = self.detailed(
+            fixture_bytes,
+            input_lens=[100] * 5 + [1000] * 5 + [700],
+            output_lens=[20] * 9 + [500] + [0],  # the last request failed
+        )
+        (run,) = parse_result_file(raw)
+        assert run.results["request_size_buckets"] == [
+            {"input_tokens": 100, "output_tokens": 20, "share": 0.5},
+            {"input_tokens": 1000, "output_tokens": 20, "share": 0.4},
+            {"input_tokens": 1000, "output_tokens": 500, "share": 0.1},
+        ]
+        assert "input_lens / output_lens (11 requests)" in run.source_names["request_size_buckets"]
+
+    def test_a_line_without_details_has_no_buckets(self, fixture_bytes):
+        (run,) = parse_result_file(fixture_bytes(NEW))
+        assert "request_size_buckets" not in run.results
+
+    def test_bad_lists_are_refused_in_words(self, fixture_bytes):
+        raw = self.detailed(fixture_bytes, input_lens=[100, 200], output_lens=[20])
+        assert "input_lens and output_lens must be lists" in error_of(raw)
