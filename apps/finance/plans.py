@@ -471,27 +471,30 @@ def _mix_capacities(
     them can be in the cheapest mix (apps.engine.mix, "Pruning"), so they are not estimated.
     The pairs are taken cheapest first, so the answer is the one estimating every pair gives."""
     shares = [b.share for b in buckets]
-    floor: dict[tuple[str, int], float] = {}
+    by_pair: dict[tuple[str, int], list[_Offer]] = {}
     for o in offers:
-        pair = (o.slug, o.gpu_count)
-        one = float(o.replica_cost) + float(o.fixed_cost)
-        floor[pair] = min(floor.get(pair, math.inf), one)
+        by_pair.setdefault((o.slug, o.gpu_count), []).append(o)
+    floor = {  # the least a plan using the pair pays: one replica and the fixed cost
+        pair: min(float(o.replica_cost) + float(o.fixed_cost) for o in group)
+        for pair, group in by_pair.items()
+    }
     order = sorted(floor, key=lambda k: (floor[k], k))
     known = _Capacities(ctx, buckets, tuple(catalog.specs.values()))
     bound, done = math.inf, 0
     while done < len(order) and floor[order[done]] <= bound:
-        known.fetch(order[done : done + CAPACITY_BATCH])
+        batch = order[done : done + CAPACITY_BATCH]
         done += CAPACITY_BATCH
+        known.fetch(batch)
         options = [
-            _mix_option(i, o, known.rates[(o.slug, o.gpu_count)], {})
-            for i, o in enumerate(offers)
-            if (o.slug, o.gpu_count) in known.rates
+            _mix_option(i, o, known.rates[pair], catalog.names)
+            for pair in batch
+            for i, o in enumerate(by_pair[pair])
         ]
         single = best_single_cost(rate_rps=rate, shares=shares, options=options)
         if single is not None:
-            bound = single[0]
+            bound = min(bound, single[0])
+    # Every pair left has a floor above the bound: the bound is the best single plan of all.
     needed = [k for k in order if floor[k] <= bound]
-    known.fetch(needed)  # the last batch may stop short of the pairs within the bound
     known.keep(needed)
     return needed, known
 

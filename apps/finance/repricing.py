@@ -19,7 +19,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import OuterRef, Subquery
 
-from apps.benchmarks.selectors import calibration_for_brief, calibrations_for_briefs
+from apps.benchmarks.selectors import calibrations_for_briefs
 from apps.briefs.contract import demand_for_brief, request_for_brief
 from apps.briefs.models import WorkloadBrief
 from apps.engine import ENGINE_VERSION, EngineInputError
@@ -302,8 +302,6 @@ class _BatchCalibrations:
         def load() -> dict[str, Any]:
             if self.read is None:
                 self.read = calibrations_for_briefs(self.briefs)
-            if brief.pk not in self.read:  # not one of the batch's briefs
-                return calibration_for_brief(brief)
             return self.read[brief.pk]
 
         return load
