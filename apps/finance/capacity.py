@@ -109,13 +109,16 @@ def capacity_model_for(ctx: TableContext, table: CandidateTable) -> dict[str, An
     )
     if not comparison.options:
         return {"gpu": slug, "note": "no quote of this GPU offers renting, reserving or buying"}
-    return _as_json(comparison, slug, rung, display, offered, routes, ctx)
+    return _as_json(
+        comparison, slug, rung["gpu_count"], capacity.replicas, display, offered, routes, ctx
+    )
 
 
 def _as_json(
     comparison: CapacityComparison,
     slug: str,
-    rung: dict[str, Any],
+    gpu_count: int,
+    replicas: int,
     display: UnitDisplay,
     offered: list[tuple[int, Any]],
     routes: list[tuple[int, Any]],
@@ -124,10 +127,9 @@ def _as_json(
     recommended = comparison.option(comparison.recommended) if comparison.recommended else None
     return {
         "gpu": slug,
-        "configuration": {
-            "gpu_count": rung["gpu_count"],
-            "replicas": (rung.get("capacity") or {}).get("replicas") or 1,
-        },
+        # The configuration costed (as the rows are: replicas raised for retries), not the
+        # engine's rung it started from.
+        "configuration": {"gpu_count": gpu_count, "replicas": replicas},
         "unit": ctx.brief.success_unit,
         "unit_scale": str(display.scale),
         "unit_label": display.label,

@@ -161,6 +161,22 @@ class TestAMixThatBeatsEverySingleQuote:
         assert "ON_DEMAND" not in html.split('id="candidate-table"')[1].split("</table>")[0]
 
 
+def test_the_capacity_model_names_the_configuration_its_rows_are_costed_at(mixed):
+    """At 2,000 requests a second with retries, the rows' replicas are raised over the
+    engine's; the rent / reserve / buy / API answer names the same count as the best row."""
+    brief, _ = mixed
+    table = recompute(brief)
+    best = (
+        CandidateRow.objects.filter(table=table, candidate_kind="GPU", meets_constraints=True)
+        .order_by("effective_unit_cost")
+        .first()
+    )
+    assert table.capacity_model["configuration"] == {
+        "gpu_count": best.gpu_count,
+        "replicas": best.replicas,
+    }
+
+
 class TestWhenOneQuoteIsCheapest:
     def test_no_mix_row_and_the_reason_names_the_single_quote(self, catalog, team, token_client):
         brief = rate_brief(team, 200)
