@@ -47,10 +47,12 @@ PLAIN_FIELDS = (
     "name", "description", "workload_type", "weight_precision", "kv_cache_precision",
     "context_window", "concurrency", "requests_per_second", "records_per_job", "success_unit",
     "acceptance_rate", "duty_cycle", "hours_per_month", "operating_boundary", "tooling",
+    "tolerates_interruptions",
 )  # fmt: skip
 TRAINING_FIELDS = (
     "tokens", "sequence_length", "global_batch_tokens", "optimizer", "sharding",
     "activation_checkpointing", "lora_rank", "checkpoint_interval_minutes", "target_eval_score",
+    "deadline_days",
 )  # fmt: skip
 _TRAINING_TO_MODEL = {"tokens": "training_tokens"}
 
@@ -137,6 +139,7 @@ def estimate_body_for_brief(brief: WorkloadBrief) -> dict[str, Any]:
     for key in (
         "name", "description", "success_unit", "operating_boundary", "tooling",
         "request_size_buckets",  # the GPU mix's, not the engine's per-GPU estimate's
+        "tolerates_interruptions",  # the costing's (spot quotes), not the engine's
     ):  # fmt: skip
         body.pop(key, None)
     latency = body.get("latency_target")
@@ -149,6 +152,7 @@ def estimate_body_for_brief(brief: WorkloadBrief) -> dict[str, Any]:
     if isinstance(training, dict):
         interval = training.pop("checkpoint_interval_minutes", None)
         training.pop("target_eval_score", None)
+        training.pop("deadline_days", None)  # the costing's configuration, not the engine's
         body["training"] = {k: v for k, v in training.items() if v not in (None, "")}
         if interval:
             body["training"]["checkpoint_interval_hours"] = interval / 60
@@ -451,4 +455,5 @@ def demand_for_brief(brief: WorkloadBrief, e2e_latencies_s: Iterable[float]) -> 
         acceptance_rate=brief.acceptance_rate,
         operating_boundary=OperatingBoundary(brief.operating_boundary),
         clip_seconds=brief.clip_seconds,
+        tolerates_interruptions=brief.interruptions_tolerated,
     )

@@ -8,7 +8,6 @@ table has one, else throughput per GPU.
 """
 
 import math
-from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -118,37 +117,19 @@ def _per_gpu(value: Any, count: int) -> float | None:
     return None if value is None or not count else float(value) / count
 
 
-def _throughput_per_gpu(e: dict[str, Any], kind: str) -> float | None:
-    perf = e.get("performance") or {}
-    count = int(e.get("gpu_count") or 1)
-    if kind == TRAINING:
-        return perf.get("training_tokens_per_s_per_gpu")
-    if kind == SERVING:
-        return perf.get("output_tokens_per_s_per_gpu")
-    if kind == MEDIA:
-        return _per_gpu(perf.get("images_per_hour") or perf.get("clips_per_hour"), count)
-    return _per_gpu(perf.get("records_per_s"), count)
+def configuration_words(gpus: int, replicas: int, per_replica: int) -> str:
+    """ "18 GPUs (18 replicas x 1)", "8 GPUs (1 replica x 8)" (with a multiplication sign)."""
+    return (
+        f"{gpus} GPU{'s' if gpus != 1 else ''} ({replicas} replica{'s' if replicas != 1 else ''}"
+        f" \u00d7 {per_replica})"
+    )
 
 
-def _max_concurrency(e: dict[str, Any]) -> int | None:
-    """Concurrent requests one replica carries: within the latency target where the brief has
-    one (None where no concurrency meets it), else as many as its KV cache holds."""
-    if e.get("meets_latency_target") is None:
-        return e.get("max_concurrency")
-    return (e.get("capacity") or {}).get("max_concurrency_at_target")
-
-
-def fit_rows(
-    brief: WorkloadBrief,
-    estimates: list[dict[str, Any]],
-    *,
-    meets_target: Callable[[dict[str, Any]], bool],
-    gpus_total: Callable[[dict[str, Any]], int],
-) -> dict[str, Any]:
-    """The fit table: its columns and its rows (every cell already in words), sorted.
-    ``meets_target`` and ``gpus_total`` are finance's rules for a configuration
-    (apps.finance.configuration), passed in by the page: finance sits above briefs."""
-
+def fit_rows(brief: WorkloadBrief, configured: list[dict[str, Any]]) -> dict[str, Any]:
+    """The fit table: its columns and its rows (every cell already in words), sorted. Each row
+    is a GPU at the configuration its candidate rows are costed at (apps.finance.configuration
+    .fit_row, passed in by the page: finance sits above briefs), with the figures the engine
+    gives at it and the verdict taken on them."""
     kind = kind_of(brief.workload_type)
     names = {spec.slug: spec.name for spec in gpu_specs()}
     priced = best_costs(brief)
@@ -156,45 +137,52 @@ def fit_rows(
     per_run = unit is not None and unit.success_unit in PER_RUN_UNITS
     video = brief.workload_type == engine.WorkloadType.VIDEO_GENERATION
     rows = []
-    for e in estimates:
-        perf = e.get("performance") or {}
+    for c in configured:
+        e = c["estimate"]
+        figures = c["figures"]
         memory = e.get("memory") or {}
-        count = int(e.get("gpu_count") or 1)
-        total = gpus_total(e)
-        meets = bool(e.get("fits")) and meets_target(e)
-        cost = costs.get(e["gpu"])
-        training = e.get("training") or {}
+        count = int(c["gpus_per_replica"])
+        total = int(c["gpus"])
+        meets = bool(c["meets"])
+        cost = costs.get(c["gpu"])
+        fit = figures["fit"] or "NO"
+        throughput = figures["throughput"]
+        days = figures["time_to_train_days"]
         row = {
-            "slug": e["gpu"],
-            "name": names.get(e["gpu"], e["gpu"]),
-            "fit": e.get("fit") or ("FITS" if e.get("fits") else "NO"),
-            "fits": bool(e.get("fits")),
+            "slug": c["gpu"],
+            "name": names.get(c["gpu"], c["gpu"]),
+            "fit": fit,
+            "fits": fit != "NO",
             "fit_advice": e.get("fit_advice"),
             "meets": meets,
+            "why_not": "; ".join(c["why_not"]),
             "gpu_count": count,
-            "replicas": (e.get("capacity") or {}).get("replicas") or 1,
+            "replicas": c["replicas"],
             "gpus_total": total,
+            "configuration": configuration_words(total, int(c["replicas"]), count),
+            "layout": c["layout"] or "—",
             "memory_per_gpu": f"{number(_per_gpu(memory.get('total_gb'), count))} / "
             f"{number(e.get('memory_capacity_gb') or _per_gpu(memory.get('capacity_gb'), count))}",
             "memory_source": e.get("memory_capacity_source") or "datasheet",
             "cost": number(cost) if cost is not None else "—",
-            "basis": str(e.get("basis", "")).capitalize(),
-            "time_to_train": hours(training.get("time_to_train_hours")),
-            "training_tps_per_gpu": number(perf.get("training_tokens_per_s_per_gpu")),
-            "ttft": number(perf.get("ttft_ms")),
-            "itl": number(perf.get("itl_ms")),
-            "tokens_per_s": number(perf.get("output_tokens_per_s")),
-            "tokens_per_s_per_gpu": number(perf.get("output_tokens_per_s_per_gpu")),
-            "max_concurrency": number(_max_concurrency(e)),
+            "basis": str(c["basis"]).capitalize(),
+            "time_to_train": hours(days * 24 if days is not None else None),
+            "training_tps_per_gpu": number(_per_gpu(throughput, total)),
+            "ttft": number(figures["ttft_p95_ms"]),
+            "itl": number(figures["itl_p95_ms"]),
+            "latency": number(figures["latency_p95_ms"]),
+            "in_flight": number(figures["in_flight_per_replica"]),
+            "tokens_per_s": number(throughput),
+            "tokens_per_s_per_gpu": number(_per_gpu(throughput, total)),
             "context": number(e.get("max_context_tokens")),
-            "media_per_hour": number(perf.get("clips_per_hour" if video else "images_per_hour")),
-            "records_per_s": number(perf.get("records_per_s")),
+            "media_per_hour": number(throughput),
+            "records_per_s": number(throughput),
             "_key": (
                 not meets,
                 total,
                 float(cost) if cost is not None else math.inf,
-                -(_throughput_per_gpu(e, kind) or 0.0),
-                e["gpu"],
+                -(_per_gpu(throughput, total) or 0.0),
+                c["gpu"],
             ),
         }
         rows.append(row)

@@ -37,13 +37,19 @@ FIELDSETS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "Speculative decoding",
         ("speculative_method", "speculative_tokens", "speculative_acceptance_rate"),
     ),
-    ("Operations", ("duty_cycle", "hours_per_month", "operating_boundary", "tooling")),
+    (
+        "Operations",
+        (
+            "duty_cycle", "hours_per_month", "operating_boundary", "tooling",
+            "tolerates_interruptions",
+        ),
+    ),
     (
         "Training and fine-tuning",
         (
             "training_tokens", "sequence_length", "global_batch_tokens", "optimizer", "sharding",
             "activation_checkpointing", "lora_rank", "checkpoint_interval_minutes",
-            "target_eval_score",
+            "target_eval_score", "deadline_days",
         ),
     ),
 )  # fmt: skip
@@ -102,6 +108,8 @@ LABELS = {
     "lora_rank": "LoRA rank",
     "checkpoint_interval_minutes": "Checkpoint interval (minutes)",
     "target_eval_score": "Target evaluation score",
+    "deadline_days": "Deadline (days)",
+    "tolerates_interruptions": "Tolerates interruptions (spot capacity)",
 }
 HELP = {
     "model_preset": "A model the engine knows; or paste a config.json, or give the numbers.",
@@ -132,6 +140,12 @@ HELP = {
     "more compute.",
     "lora_rank": "The adapters' rank (8 to 64 is usual).",
     "checkpoint_interval_minutes": "How often the run saves a checkpoint.",
+    "deadline_days": "The run must finish within this many days; the table is costed at the "
+    "cheapest GPU count that does. Blank: 30 days for pre-training, 7 for a full fine-tune, "
+    "2 for LoRA / QLoRA.",
+    "tolerates_interruptions": "Can the work lose its GPUs at any moment and carry on? Only "
+    "then do spot quotes meet the brief. Blank: no for real-time and always-on services, yes "
+    "for batch work, evaluation and checkpointed training.",
 }
 SERVING = frozenset(TOKEN_SERVING_TYPES)
 TOKENS_IN = SERVING | {engine.WorkloadType.EMBEDDINGS}
@@ -170,7 +184,7 @@ APPLIES: dict[str, frozenset[str]] = {
         for name in (
             "training_tokens", "sequence_length", "global_batch_tokens", "optimizer",
             "sharding", "activation_checkpointing", "checkpoint_interval_minutes",
-            "target_eval_score",
+            "target_eval_score", "deadline_days",
         )
     },
     "lora_rank": frozenset(
@@ -289,6 +303,16 @@ class BriefForm(forms.ModelForm):  # type: ignore[type-arg]
     model_hf_config = HfConfigField(required=False, label="Hugging Face config.json")
     tooling = forms.MultipleChoiceField(
         choices=Tooling.choices, required=False, widget=forms.CheckboxSelectMultiple
+    )
+    tolerates_interruptions = forms.NullBooleanField(
+        required=False,
+        widget=forms.Select(
+            choices=[
+                ("unknown", "The default for this kind of work"),
+                ("true", "Yes: spot capacity can serve it"),
+                ("false", "No: it needs capacity that stays"),
+            ]
+        ),
     )
 
     class Meta:

@@ -68,6 +68,19 @@ LATENCY_TARGET_MAX_MS = 10**7
 IMAGE_SIDE_MIN, IMAGE_SIDE_MAX = 64, 16384
 LORA_RANK_MAX = 65536
 CHECKPOINT_INTERVAL_MAX_MINUTES = 100_000
+# A training deadline: up to five years (the longest horizon a quote or a capex depreciation
+# takes here).
+DEADLINE_DAYS_MAX = 1826
+
+
+def interruptions_tolerated_by_default(workload_type: str, duty_cycle: str) -> bool:
+    """Spot capacity serves work that can lose its GPUs and carry on: not a real-time or an
+    always-on service, but batch jobs, evaluation and training (checkpointed) can."""
+    if workload_type in TRAINING_TYPES:
+        return True
+    if workload_type == EngineWorkloadType.REALTIME_INFERENCE:
+        return False
+    return duty_cycle != engine.DutyCycle.ALWAYS_ON
 
 
 def _int_or_none(value: object) -> int | None:
@@ -252,6 +265,25 @@ class WorkloadBrief(BaseModel):
         null=True, blank=True, validators=_between(1, CHECKPOINT_INTERVAL_MAX_MINUTES)
     )
     target_eval_score = models.DecimalField(max_digits=7, decimal_places=4, null=True, blank=True)
+    deadline_days = models.PositiveIntegerField(
+        "deadline, days",
+        null=True,
+        blank=True,
+        validators=_between(1, DEADLINE_DAYS_MAX),
+        help_text="The run must finish within this many days: the table is costed at the "
+        "cheapest GPU count that does (blank: 30 days for pre-training, 7 for a full "
+        "fine-tune, 2 for LoRA / QLoRA).",
+    )
+    # Whether the work survives capacity taken back mid-run (blank: the default for its kind,
+    # ``interruptions_tolerated``); spot quotes meet only a brief whose work does.
+    tolerates_interruptions = models.BooleanField(
+        "tolerates interruptions",
+        null=True,
+        blank=True,
+        help_text="Can the work lose its GPUs at any moment and carry on (spot capacity)? "
+        "Blank: no for real-time and always-on services, yes for batch work, evaluation and "
+        "checkpointed training.",
+    )
 
     # Bumped by every change to the brief; candidate tables record which version they used.
     inputs_version = models.PositiveIntegerField(default=1)
@@ -471,6 +503,14 @@ class WorkloadBrief(BaseModel):
     @property
     def is_training(self) -> bool:
         return self.workload_type in TRAINING_TYPES
+
+    @property
+    def interruptions_tolerated(self) -> bool:
+        """Whether spot capacity can serve the brief: as it says, else no for real-time serving
+        and always-on services, yes for batch work, evaluation and (checkpointed) training."""
+        if self.tolerates_interruptions is not None:
+            return self.tolerates_interruptions
+        return interruptions_tolerated_by_default(self.workload_type, self.duty_cycle)
 
     def has_model_shape(self) -> bool:
         if self.model_preset or self.model_hf_config:

@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
@@ -9,7 +11,7 @@ from apps.benchmarks.selectors import benchmark_runs_for_brief, comparison_rows
 from apps.core.roles import BRIEF_EDITORS, has_role
 from apps.core.users import signed_in
 from apps.engine import EngineInputError
-from apps.finance.configuration import fit_table_estimates, gpus_total, meets_target
+from apps.finance.configuration import fit_row, fit_table
 
 from .charts import memory_breakdown_figure
 from .choices import Tooling
@@ -74,15 +76,15 @@ def brief_edit_page(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def brief_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
     brief = brief_get_for_user(request.user, pk)
-    estimates: list[dict[str, object]] = []
+    configured: list[dict[str, Any]] = []
     engine_error = None
     try:
-        estimates = fit_table_estimates(brief)
+        configured = [fit_row(c) for c in fit_table(brief)]
     except EngineInputError as exc:
         engine_error = f"{exc.field}: {exc.message}"
-    notes = sorted({note for e in estimates for note in e["notes"]})  # type: ignore[attr-defined]
-    table = fit_rows(brief, estimates, meets_target=meets_target, gpus_total=gpus_total)
-    by_gpu = {e["gpu"]: e for e in estimates}
+    notes = sorted({note for c in configured for note in c["notes"]})
+    table = fit_rows(brief, configured)
+    by_gpu = {c["gpu"]: c["estimate"] for c in configured}
     estimates = [by_gpu[slug] for slug in table["order"]]  # the chart in the table's order
     run_figures = run_charts.run_figures(comparison_rows(benchmark_runs_for_brief(brief)))
     return render(

@@ -18,6 +18,8 @@ from apps.engine import (
     parse_estimate_request,
 )
 from apps.engine.costing import Basis
+from apps.engine.deployment import Deployment, deploy, shown
+from apps.engine.estimator import candidate_counts, estimate_at
 
 from .models import Gpu, GpuSystem
 
@@ -163,7 +165,60 @@ def estimates_for_body(
     such GPUs are answered with basis ``CALIBRATED``, naming the runs."""
     specs = gpu_specs()
     request = parse_estimate_request(body, known_gpus={spec.slug for spec in specs})
-    return estimates_for_request(request, calibration=calibration)
+    answers = estimates_for_request(request, calibration=calibration)
+    if request.gpu_count is None:  # the engine's own sizes: say how each is deployed
+        by_slug = {spec.slug: spec for spec in specs}
+        for answer in answers:
+            spec = by_slug.get(answer["gpu"])
+            found = None
+            if spec is not None:
+                factors = (calibration or {}).get(spec.slug)
+                multipliers = (
+                    {k: float(v) for k, v in factors.items() if k in CALIBRATED_FACTORS}
+                    if factors
+                    else None
+                )
+
+                def at(
+                    req: EstimateRequest, gpu: GpuSpec, count: int, m: Any = multipliers
+                ) -> Estimate:
+                    return estimate_at(req, gpu, count, m)
+
+                found = deploy(request, spec, at, candidate_counts(spec))
+            if found is not None:
+                answer["deployment"] = deployment_json(found)
+    return answers
+
+
+def deployment_json(found: Deployment) -> dict[str, Any]:
+    """How the GPU is deployed as a candidate table costs it (apps.engine.deployment): the
+    replicas that carry the load, each replica's share, and the engine's figures for one
+    replica at that share, with the verdict taken on them (no retries: a stateless estimate)."""
+    e = found.estimate
+    perf = e.performance
+    e2e = perf.e2e_latency_s
+    throughput = perf.output_tokens_per_s
+    return {
+        "gpus_per_replica": found.gpus_per_replica,
+        "replicas": found.replicas,
+        "gpus": found.gpus,
+        "in_flight_per_replica": found.in_flight,
+        "layout": e.layout,
+        "fit": e.fit.value,
+        "ttft_p95_ms": _num(shown(perf.ttft_ms)),
+        "itl_p95_ms": _num(shown(perf.itl_ms)),
+        "latency_p95_ms": _num(shown(e2e * 1000 if e2e is not None else None)),
+        "output_tokens_per_s": _num(
+            shown(throughput * found.replicas if throughput is not None else None)
+        ),
+        "memory_headroom_gb": _num(shown(e.memory.headroom_gb)),
+        "meets_brief": not found.why_not,
+        "why_not": found.why_not or None,
+    }
+
+
+def _num(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def estimates_for_request(

@@ -546,14 +546,17 @@ def _gpu_words(row: dict[str, Any], quote: dict[str, Any] | None) -> str:
 
 
 def _gpus(row: dict[str, Any]) -> str:
-    """ "2 GPUs (2 replicas of 1 GPU)", or "1 GPU"."""
+    """ "18 GPUs (18 replicas x 1)": the GPUs the row pays for and how they serve."""
+    config = row.get("configuration") or {}
+    if config.get("text"):
+        return str(config["text"])
     count, replicas = row.get("gpu_count"), row.get("replicas")
     if not count:
         return "-"
     total = int(count) * int(replicas or 1)
     text = f"{total} GPU" + ("s" if total != 1 else "")
     if replicas and int(replicas) > 1:
-        text += f" ({replicas} replicas of {count} GPU{'s' if int(count) != 1 else ''})"
+        text += f" ({replicas} replicas x {count})"
     return text
 
 
@@ -584,14 +587,16 @@ def layout_words(layout: Any) -> str:
 
 
 def _gpus_short(row: dict[str, Any]) -> str:
-    """ "6 (3 replicas x 2)" or "1": the candidate table's GPUs column; a serving plan's GPUs in
-    all (its gpu_count)."""
+    """ "6 (3 replicas x 2)" or "1": the candidate table's GPUs column, the GPUs paid for (a
+    serving plan's in all)."""
+    config = row.get("configuration") or {}
+    paid = config.get("paid_gpus") or row.get("paid_gpus")
     count, replicas = row.get("gpu_count"), row.get("replicas")
+    if paid and (row.get("candidate_kind") in PLAN_WORDS or not count):
+        return str(paid)
     if not count:
         return "-"
-    if row.get("candidate_kind") in PLAN_WORDS:
-        return str(count)
-    total = int(count) * int(replicas or 1)
+    total = int(paid or int(count) * int(replicas or 1))
     if replicas and int(replicas) > 1:
         return f"{total} ({replicas} replicas x {count})"
     return str(total)

@@ -11,7 +11,12 @@ from apps.briefs.contract import brief_to_body
 from apps.briefs.models import WorkloadBrief
 from apps.core.currency import BASE_CURRENCY
 from apps.engine import ENGINE_VERSION
-from apps.finance.assumptions import assumptions_version, resolved_assumptions
+from apps.finance.assumptions import (
+    assumption_values,
+    assumptions_version,
+    resolved_assumptions,
+)
+from apps.finance.fx import fx_rates_json
 from apps.finance.owned import owned_hardware_inputs
 from apps.finance.selectors import ranking_for_brief
 from apps.quotes.models import OWNED_FIELDS, ApiRoute, Quote
@@ -175,10 +180,11 @@ def build_snapshot(
     quotes = Quote.objects.filter(pk__in=quote_ids).select_related("provider", "gpu", "system")
     routes = ApiRoute.objects.filter(pk__in=route_ids).select_related("provider")
     runs = BenchmarkRun.objects.filter(brief=brief).select_related("gpu").order_by("pk")
-    values, sources = resolved_assumptions(brief)
-    owned_hardware = owned_hardware_inputs(quote_ids, values)  # before the FX rates go
+    assumptions = resolved_assumptions(brief)
+    values, sources = assumption_values(assumptions), assumptions.sources
+    owned_hardware = owned_hardware_inputs(quote_ids, assumptions)
     fx_rates = fx_rates_frozen(
-        values.pop("fx_rates"),
+        fx_rates_json(assumptions.fx_rates),
         {q.currency for q in quotes} | {r.currency for r in routes} | {ranking["currency"]},
     )
     snapshot = {

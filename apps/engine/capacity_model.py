@@ -10,7 +10,8 @@ meet the brief.
 
 The recommendation is the option with the lowest cost per accepted output at the brief's
 utilization among those that meet the brief (the table's rule), less commitment winning ties;
-spot is not recommended for real-time serving (reclaimable capacity). Buying needs an owned
+spot meets only a brief whose work tolerates interruptions (the costing's rule), so it is never
+recommended for one that does not. Buying needs an owned
 quote with capex; it misses a brief that runs in the public cloud (the costing's rule), and is
 otherwise offered to whoever entered the owned quote: entering one says the organisation can
 operate hardware.
@@ -30,7 +31,6 @@ from apps.engine.costing import (
     ApiRouteTerms,
     CandidateCost,
     CapacityFigures,
-    CostKind,
     Demand,
     FinanceAssumptions,
     PricingTerm,
@@ -51,7 +51,7 @@ from apps.engine.costing_breakeven import (
     share,
 )
 from apps.engine.costing_rates import COSTING_CONTEXT, gpu_hourly_rate, money
-from apps.engine.costing_types import ZERO, cost_kind
+from apps.engine.costing_types import ZERO
 from apps.engine.types import DutyCycle
 
 __all__ = [
@@ -226,14 +226,6 @@ def _excluded_reason(demand: Demand, oc: OptionCost) -> str | None:
         return f"{oc.label} does not meet the brief: {'; '.join(oc.cost.why_not)}."
     if oc.cost.effective_unit_cost is None:
         return f"{oc.label} produces no accepted output for this brief."
-    if (
-        oc.option is CapacityOption.RENT_SPOT
-        and cost_kind(demand.workload_type) is CostKind.REALTIME
-    ):
-        return (
-            f"{oc.label} is left out: spot capacity can be reclaimed at any time, and real-time "
-            "serving needs capacity that stays."
-        )
     return None
 
 

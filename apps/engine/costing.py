@@ -3,8 +3,11 @@
 The rule (docs/design.md, "The engine"): effective unit cost = all-in monthly workload cost /
 accepted outputs per month, where accepted = generated x (1 - failure_rate) x acceptance_rate.
 
-GPU compute. Pay-per-use terms (ON_DEMAND, SPOT, MARKETPLACE) bill the GPU-hours the work needs;
-spot bills them at price x (1 + SPOT_INTERRUPTION_OVERHEAD) for work lost to reclaims. Committed
+GPU compute. Pay-per-use terms (ON_DEMAND, SPOT, MARKETPLACE) bill the GPU-hours the work needs,
+or, for capacity kept up through the brief's active hours (`CapacityFigures.provisioned`: a
+service with a latency target), every active hour of whole replicas (the rest of them is
+`idle_capacity`); spot bills at price x (1 + SPOT_INTERRUPTION_OVERHEAD) for work lost to
+reclaims, and misses a brief that does not tolerate interruptions. Committed
 terms (RESERVED_1Y/3Y, DEDICATED_CLUSTER, OWNED) bill GPUs x 730 h whatever the load: the busy part
 is `gpu_compute` (and its waste lines), the rest `idle_capacity`. GPUs committed = the deployment's
 GPUs, or more (whole replicas / runs) when the month's work needs more than they give in 730 h.
@@ -40,9 +43,7 @@ from apps.engine.costing_constants import (
     MINUTES_PER_HOUR,
     MONEY_QUANTUM,
     OUTPUT_QUANTUM,
-    QUEUE_OVERHEAD_SHARE,
     RATE_QUANTUM,
-    SERVING_STACK_SHARE,
     TOKENS_PER_MTOK,
 )
 from apps.engine.costing_labour import platform_labour_hours
@@ -205,6 +206,13 @@ class GpuCostBasis:
     work_hours_q: Decimal
     committed_paid_q: Decimal
     committed_utilization_q: Decimal
+    # Pay-per-use terms: the GPUs billed, their paid GPU-hours (the work's, or every active
+    # hour of provisioned replicas), the idle part, and the same quantized.
+    payg_gpus: int
+    payg_paid: Decimal
+    payg_idle: Decimal
+    payg_paid_q: Decimal
+    payg_utilization_q: Decimal
     # By (pricing term, operating model), as met: the platform labour hours and the notes of
     # a quote of that term and model around its rate notes (``_term_notes``).
     by_term: dict[tuple[PricingTerm, OperatingModel], tuple[Decimal, tuple[str, ...]]] = field(
@@ -258,13 +266,21 @@ def _gpu_basis(
         else None
     )
     paid = gpus * HOURS_PER_MONTH
+    # Pay-per-use: capacity kept up through the active hours (a service) is billed for all of
+    # them, whole replicas; other work for the GPU-hours it runs.
+    payg_gpus, payg_paid = work.min_gpus, work_hours
+    if capacity.provisioned:
+        up = work.unit_gpus * demand.hours_per_month
+        needed = int((work_hours / up).to_integral_value(ROUND_CEILING)) * work.unit_gpus
+        payg_gpus = max(work.min_gpus, needed)
+        payg_paid = payg_gpus * demand.hours_per_month
 
     tail: list[str] = []
     volumes = work.volumes
     successes = volumes.items * (ONE - failure)
     media: list[tuple[str, Decimal]] = []
     if kind is CostKind.REALTIME:
-        tail.append(f"serving stack: {SERVING_STACK_SHARE} of the GPU bill")
+        tail.append(f"serving stack: {finance.serving_stack_share} of the GPU bill")
     if kind is CostKind.MEDIA:
         if demand.workload_type is WorkloadType.VIDEO_GENERATION:
             clip_minutes = demand.clip_seconds_or_default / MINUTES_PER_HOUR
@@ -283,12 +299,13 @@ def _gpu_basis(
                 * finance.operator_review_share
                 * review_minutes
                 / MINUTES_PER_HOUR
-                * finance.labour_rate_per_hour,
+                * finance.review_rate_per_hour,
             )
         )
         tail.append(
-            f"media: queue {QUEUE_OVERHEAD_SHARE} of the GPU bill; review "
-            f"{finance.operator_review_share} of renders x {review_minutes} min"
+            f"media: queue {finance.queue_overhead_share} of the GPU bill; review "
+            f"{finance.operator_review_share} of renders x {review_minutes} min at "
+            f"{finance.review_rate_per_hour} an hour"
         )
     storage_tb = demand.storage_tb
     if storage_tb is None:
@@ -324,6 +341,11 @@ def _gpu_basis(
         work_hours_q=work_hours.quantize(OUTPUT_QUANTUM),
         committed_paid_q=paid.quantize(OUTPUT_QUANTUM),
         committed_utilization_q=(work_hours / paid if paid else ZERO).quantize(RATE_QUANTUM),
+        payg_gpus=payg_gpus,
+        payg_paid=payg_paid,
+        payg_idle=payg_paid - work_hours,
+        payg_paid_q=payg_paid.quantize(OUTPUT_QUANTUM),
+        payg_utilization_q=(work_hours / payg_paid if payg_paid else ONE).quantize(RATE_QUANTUM),
     )
 
 
@@ -333,7 +355,12 @@ def cost_gpu_quote(basis: GpuCostBasis, quote: QuoteTerms) -> CandidateCost:
         return _cost_quote(basis, quote)
 
 
-_ONE_UTILIZATION = ONE.quantize(RATE_QUANTUM)
+# Why a spot quote misses a brief whose work cannot be interrupted (a real-time or always-on
+# service): the provider may take the capacity back at any time.
+SPOT_NOT_TOLERATED = (
+    "spot capacity can be reclaimed at any time, and the brief's work does not tolerate "
+    "interruptions"
+)
 _NO_UNIT_COST = "no accepted outputs: no unit cost"
 
 
@@ -355,6 +382,12 @@ def _term_notes(
             f"730 h), the workload uses {basis.work_hours_text} "
             f"({basis.demand.hours_per_month} active h a month)"
         )
+    elif basis.capacity.provisioned:
+        paid = basis.payg_paid
+        notes.append(
+            f"{term}: {basis.payg_gpus} GPUs kept up through the {basis.demand.hours_per_month} "
+            f"active h, {paid} GPU-h billed; the work uses {basis.work_hours_text}"
+        )
     else:
         paid = basis.work_hours
         notes.append(f"{term}: billed for the {basis.work_hours_text} GPU-h the work runs")
@@ -363,8 +396,6 @@ def _term_notes(
         finance=basis.finance, operating_model=operating_model, paid_gpu_hours=paid
     )
     notes.append(labour_note)
-    if term is PricingTerm.SPOT and basis.kind is CostKind.REALTIME:
-        notes.append("spot: capacity can be reclaimed; real-time serving needs a fallback")
     found = basis.by_term[(term, operating_model)] = (hours, tuple(notes))
     return found
 
@@ -386,7 +417,7 @@ def _energy(basis: GpuCostBasis, quote: QuoteTerms) -> EnergyFigures | None:
         found = basis.energy_by[key] = candidate_energy(
             tdp_w=quote.gpu_tdp_w,
             busy_gpu_hours=basis.work_hours,
-            paid_gpu_hours=basis.committed_paid if committed else basis.work_hours,
+            paid_gpu_hours=basis.committed_paid if committed else basis.payg_paid,
             batch=basis.capacity.batch_per_replica,
             pue=pue,
             accepted_outputs=basis.accepted_q,
@@ -413,10 +444,10 @@ def _cost_quote(basis: GpuCostBasis, quote: QuoteTerms) -> CandidateCost:
         idle_hours = basis.committed_idle
         utilization_q = basis.committed_utilization_q
     else:
-        gpus = work.min_gpus
-        paid_q = basis.work_hours_q
-        idle_hours = ZERO
-        utilization_q = _ONE_UTILIZATION
+        gpus = basis.payg_gpus
+        paid_q = basis.payg_paid_q
+        idle_hours = basis.payg_idle
+        utilization_q = basis.payg_utilization_q
 
     raw: dict[str, Decimal] = {
         "gpu_compute": basis.busy * rate,
@@ -430,9 +461,9 @@ def _cost_quote(basis: GpuCostBasis, quote: QuoteTerms) -> CandidateCost:
         raw["gpu_compute"] = basis.busy_ok * rate
     gpu_bill = sum(raw.values(), ZERO)
     if kind is CostKind.REALTIME:
-        raw["serving_stack"] = gpu_bill * SERVING_STACK_SHARE
+        raw["serving_stack"] = gpu_bill * finance.serving_stack_share
     elif kind is CostKind.MEDIA:
-        raw["queue_overhead"] = gpu_bill * QUEUE_OVERHEAD_SHARE
+        raw["queue_overhead"] = gpu_bill * finance.queue_overhead_share
         raw.update(basis.media_lines)
     raw["storage"] = basis.storage_tb * quote.storage_price_per_tb_month
     raw["network_egress"] = basis.egress_gb * quote.egress_price_per_gb + quote.network_monthly
@@ -441,6 +472,8 @@ def _cost_quote(basis: GpuCostBasis, quote: QuoteTerms) -> CandidateCost:
     raw["platform_labour"] = hours * finance.labour_rate_per_hour
 
     why_not = work.why_not
+    if term is PricingTerm.SPOT and not demand.tolerates_interruptions:
+        why_not += (SPOT_NOT_TOLERATED,)
     boundary = demand.operating_boundary
     if boundary is OperatingBoundary.MANAGED_API and operating_model is OperatingModel.SELF_MANAGED:
         why_not += ("brief asks for a managed API; this candidate is self-managed GPUs",)

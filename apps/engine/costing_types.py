@@ -25,6 +25,8 @@ from apps.engine.costing_constants import (
     PLATFORM_LABOUR_HOURS_API,
     PLATFORM_LABOUR_HOURS_MANAGED_ENDPOINT,
     PLATFORM_LABOUR_HOURS_SELF_MANAGED,
+    QUEUE_OVERHEAD_SHARE,
+    SERVING_STACK_SHARE,
 )
 from apps.engine.energy import EnergyFigures
 from apps.engine.types import DutyCycle, EngineInputError, WorkloadType
@@ -162,6 +164,23 @@ LINES_BY_KIND: dict[CostKind, tuple[str, ...]] = {
     ),
 }
 
+# The lines a GPU provider bills (its GPU-hours at its rate, its storage, network and own
+# extras): a row's vendor commitment, apart from the all-in cost's serving stack, observability,
+# labour, moderation, review and queue lines, which the organisation bears itself.
+VENDOR_LINES = frozenset(
+    {
+        "gpu_compute",
+        "retry_waste",
+        "checkpointing",
+        "failed_run_waste",
+        "idle_capacity",
+        "failed_renders",
+        "storage",
+        "network_egress",
+        "provider_extras",
+    }
+)
+
 # Workload types whose API calls can use a provider's batch (asynchronous) discount.
 BATCHABLE_WORKLOADS = frozenset(
     {WorkloadType.BATCH_INFERENCE, WorkloadType.EMBEDDINGS, WorkloadType.EVALUATION}
@@ -208,6 +227,10 @@ class FinanceAssumptions:
     operator_review_share: Decimal = OPERATOR_REVIEW_SHARE
     operator_review_minutes_per_image: Decimal = OPERATOR_REVIEW_MINUTES_PER_IMAGE
     operator_review_minutes_per_clip: Decimal = OPERATOR_REVIEW_MINUTES_PER_CLIP
+    # What an operator's review hour costs (None: the labour rate, as platform work).
+    operator_review_rate_per_hour: Decimal | None = None
+    serving_stack_share: Decimal = SERVING_STACK_SHARE  # real-time: of the GPU bill
+    queue_overhead_share: Decimal = QUEUE_OVERHEAD_SHARE  # media: of the GPU bill
     platform_hours_self_managed: Decimal = PLATFORM_LABOUR_HOURS_SELF_MANAGED
     platform_hours_managed_endpoint: Decimal = PLATFORM_LABOUR_HOURS_MANAGED_ENDPOINT
     platform_hours_api: Decimal = PLATFORM_LABOUR_HOURS_API
@@ -228,6 +251,8 @@ class FinanceAssumptions:
         _share("failure_rate", self.failure_rate, upper_open=True)
         _share("acceptance_rate", self.acceptance_rate, upper_open=False, lower_open=True)
         _share("operator_review_share", self.operator_review_share, upper_open=False)
+        _share("serving_stack_share", self.serving_stack_share, upper_open=True)
+        _share("queue_overhead_share", self.queue_overhead_share, upper_open=True)
         if self.pue < ONE:
             raise EngineInputError("pue", "must be at least 1")
         for name in (
@@ -240,6 +265,11 @@ class FinanceAssumptions:
             "platform_hours_api",
             "platform_labour_pool_hours",
             "carbon_kg_per_kwh",
+            "operator_review_minutes_per_image",
+            "operator_review_minutes_per_clip",
+            "operator_review_rate_per_hour",
+            "moderation_cost_per_image",
+            "moderation_cost_per_video_minute",
         ):
             _not_negative(name, getattr(self, name))
         if self.labour_allocation is LabourAllocation.SHARED_BY_GPU_HOURS:
@@ -253,6 +283,12 @@ class FinanceAssumptions:
                     "self_managed_gpu_hours_per_month",
                     "sharing labour by GPU-hours needs a positive total of GPU-hours",
                 )
+
+    @property
+    def review_rate_per_hour(self) -> Decimal:
+        """An operator's review hour: its own rate, else the labour rate."""
+        rate = self.operator_review_rate_per_hour
+        return self.labour_rate_per_hour if rate is None else rate
 
     def platform_hours(self, model: OperatingModel) -> Decimal:
         if model is OperatingModel.API:
@@ -355,6 +391,10 @@ class CapacityFigures:
     # Sequences in flight on one replica while it works (the energy model's batch); None:
     # unknown, drawn at the saturated share (apps.engine.energy).
     batch_per_replica: int | None = None
+    # The replicas are kept up through the brief's active hours (a service with a latency
+    # target): a pay-per-use term then bills every replica for those hours, not only for the
+    # hours of work (apps.engine.costing, "GPU compute").
+    provisioned: bool = False
 
     def __post_init__(self) -> None:
         if self.gpu_count < 1 or self.replicas < 1:
@@ -392,6 +432,9 @@ class Demand:
     egress_gb_per_month: Decimal | None = None
     clip_seconds: Decimal | None = None
     horizon_months: int | None = None  # how long the workload is expected to run
+    # Whether the work survives capacity taken back mid-run (checkpointed training, batch jobs
+    # that retry): spot capacity meets only such a brief.
+    tolerates_interruptions: bool = True
 
     def __post_init__(self) -> None:
         if self.hours_per_month <= ZERO:

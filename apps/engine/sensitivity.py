@@ -54,9 +54,10 @@ from apps.engine.costing import (
     commitment_months,
     cost_api_candidate,
     cost_gpu_candidate,
+    gpu_cost_basis,
     gpu_hourly_rate,
 )
-from apps.engine.costing_rates import COSTING_CONTEXT, money
+from apps.engine.costing_rates import COSTING_CONTEXT, money, significant
 from apps.engine.costing_types import COMMITTED_TERMS, ONE, ZERO, cost_kind
 
 __all__ = [
@@ -67,6 +68,7 @@ __all__ = [
     "Change",
     "Finding",
     "LeadingCandidate",
+    "PlanPart",
     "SensitivityResult",
     "TornadoBar",
     "Total",
@@ -111,20 +113,41 @@ _RANGES: dict[Assumption, tuple[Decimal, Decimal]] = {
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class PlanPart:
+    """One part of a serving plan (a GPU mix's GPU type, a disaggregated pool): its quote at
+    its capacity, serving `request_share` of the brief's requests, carrying the cost lines
+    `lines` (None: all of them)."""
+
+    quote: QuoteTerms
+    capacity: CapacityFigures
+    request_share: Decimal
+    currency: str
+    lines: frozenset[str] | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class LeadingCandidate:
     """One leading row's costing inputs, as the table costed it (amounts already converted
-    to the reporting currency). Exactly one of `quote` (with `capacity`) or `route`."""
+    to the reporting currency). Exactly one of `quote` (with `capacity`), `route`, or `parts`
+    (a serving plan of several quotes, costed part by part and summed line by line, its
+    accepted outputs the brief's whole demand)."""
 
     key: str
     quote: QuoteTerms | None = None
     capacity: CapacityFigures | None = None
     route: ApiRouteTerms | None = None
-    currency: str  # the quote's or route's own currency
+    parts: tuple[PlanPart, ...] = ()
+    currency: str  # the quote's or route's own currency (a plan's: its first part's)
     fx_rate: Decimal = ONE  # reporting-currency units per one unit of `currency`
 
     def __post_init__(self) -> None:
-        if (self.route is None) == (self.quote is None or self.capacity is None):
-            raise ValueError("a leading candidate is a quote with capacity, or a route")
+        kinds = [
+            self.quote is not None and self.capacity is not None,
+            self.route is not None,
+            bool(self.parts),
+        ]
+        if sum(kinds) != 1:
+            raise ValueError("a leading candidate is a quote with capacity, a route or a plan")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -224,6 +247,8 @@ class _Coster:
                     output_price_per_mtok=route.output_price_per_mtok * m * fx,
                 )
             return cost_api_candidate(demand=s.demand, route=route, finance=s.finance)
+        if c.parts:
+            return self._plan(c, s, m)
         if c.quote is None or c.capacity is None:  # LeadingCandidate forbids it
             raise ValueError(f"{c.key}: a GPU candidate needs its quote and capacity")
         quote = _scaled_quote(c.quote, m, fx)
@@ -232,9 +257,67 @@ class _Coster:
             demand=s.demand, capacity=capacity, quote=quote, finance=s.finance
         )
 
+    def _plan(self, c: LeadingCandidate, s: _Scenario, m: Decimal) -> CandidateCost:
+        """A serving plan: each part costed as a GPU row for its share of the requests, the
+        parts' lines summed, over the accepted outputs of the brief's whole demand (as
+        apps.finance.plans costs it)."""
+        costs: list[tuple[CandidateCost, frozenset[str] | None]] = []
+        for part in c.parts:
+            fx = s.fx.get(part.currency, ONE) if s.fx is not None else ONE
+            requests = s.demand.requests_per_month
+            demand = replace(
+                s.demand,
+                requests_per_month=None if requests is None else requests * part.request_share,
+            )
+            cost = cost_gpu_candidate(
+                demand=demand,
+                capacity=_loaded_capacity(part.capacity, s.demand, s.load),
+                quote=_scaled_quote(part.quote, m, fx),
+                finance=s.finance,
+            )
+            costs.append((cost, part.lines))
+        whole = gpu_cost_basis(
+            demand=s.demand, capacity=replace(c.parts[0].capacity, replicas=1), finance=s.finance
+        )
+        return _summed_plan(costs, whole.accepted_q, s.finance.reporting_currency)
+
     def unit(self, c: LeadingCandidate, s: _Scenario) -> Decimal | None:
         cost = self.cost(c, s)
         return cost.effective_unit_cost if cost.meets_constraints else None
+
+
+def _summed_plan(
+    costs: list[tuple[CandidateCost, frozenset[str] | None]], accepted: Decimal, currency: str
+) -> CandidateCost:
+    """A plan's parts as one costing: each part's lines (all, or those named) summed line by
+    line in the first part's order."""
+    lines: dict[str, Decimal] = {}
+    for cost, only in costs:
+        for name, amount in cost.cost_lines.items():
+            if only is None or name in only:
+                lines[name] = lines.get(name, ZERO) + amount
+    monthly = sum(lines.values(), ZERO)
+    why_not = tuple(sorted({w for cost, _ in costs for w in cost.why_not}))
+    first = costs[0][0]
+    unit = significant(monthly / accepted) if accepted > ZERO and not why_not else None
+    return CandidateCost(
+        cost_lines=lines,
+        monthly_cost=monthly,
+        generated_outputs_per_month=first.generated_outputs_per_month,
+        accepted_outputs_per_month=accepted,
+        effective_unit_cost=unit,
+        success_unit=first.success_unit,
+        meets_constraints=not why_not and accepted > ZERO,
+        why_not=why_not,
+        notes=(),
+        utilization=first.utilization,
+        currency=currency,
+        basis=first.basis,
+        pricing_term=None,
+        gpus_paid=sum(c.gpus_paid for c, _ in costs),
+        busy_gpu_hours_per_month=sum((c.busy_gpu_hours_per_month for c, _ in costs), ZERO),
+        paid_gpu_hours_per_month=sum((c.paid_gpu_hours_per_month for c, _ in costs), ZERO),
+    )
 
 
 def _scaled_quote(quote: QuoteTerms, price: Decimal, fx: Decimal) -> QuoteTerms:

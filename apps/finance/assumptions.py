@@ -1,7 +1,6 @@
 """Finance assumptions: organisation defaults, per-brief overrides, and what the engine gets."""
 
 from decimal import Decimal
-from typing import Any
 
 from django.db.models import OuterRef, Subquery
 
@@ -12,9 +11,10 @@ from apps.engine.costing import LabourAllocation
 
 from .fx import fx_rates_applied
 from .models import ORGANISATION_ONLY, CandidateRow, CandidateTable, FinanceAssumptions
+from .state import Assumptions
 
 # Used where the organisation has not set a default (each constant cites its source).
-FALLBACKS: dict[str, Any] = {
+FALLBACKS: dict[str, Decimal | str | None] = {
     "reporting_currency": "USD",
     "labour_rate_per_hour": k.DEFAULT_LABOUR_RATE_PER_HOUR,
     "observability_share": k.DEFAULT_OBSERVABILITY_SHARE,
@@ -33,6 +33,15 @@ FALLBACKS: dict[str, Any] = {
     "platform_labour_pool_hours": None,
     "self_managed_gpu_hours_per_month": None,
     "carbon_kg_per_kwh": None,  # no CO2e figure unless finance gives the grid's intensity
+    # The cost lines of serving and media (apps.engine.costing_constants cites each).
+    "serving_stack_share": k.SERVING_STACK_SHARE,
+    "queue_overhead_share": k.QUEUE_OVERHEAD_SHARE,
+    "moderation_cost_per_image": k.MODERATION_COST_PER_IMAGE,
+    "moderation_cost_per_video_minute": k.MODERATION_COST_PER_VIDEO_MINUTE,
+    "operator_review_share": k.OPERATOR_REVIEW_SHARE,
+    "operator_review_minutes_per_image": k.OPERATOR_REVIEW_MINUTES_PER_IMAGE,
+    "operator_review_minutes_per_clip": k.OPERATOR_REVIEW_MINUTES_PER_CLIP,
+    "operator_review_rate_per_hour": None,  # blank: the labour rate
 }
 FIELDS = tuple(FALLBACKS)
 
@@ -41,14 +50,14 @@ def organisation_defaults() -> FinanceAssumptions | None:
     return FinanceAssumptions.objects.filter(is_default=True).first()
 
 
-def resolved_assumptions(brief: WorkloadBrief) -> tuple[dict[str, Any], dict[str, str]]:
-    """Each assumption's value and where it came from: "brief", "organisation" or "built-in".
-
-    The brief's own acceptance rate, when set, wins over both.
-    """
+def resolved_assumptions(brief: WorkloadBrief) -> Assumptions:
+    """The assumptions the brief's table is costed with: each value from the brief's overrides,
+    else the organisation defaults, else the built-in fallback (``sources`` says which:
+    "brief", "organisation" or "built-in"); the brief's own acceptance rate wins over both.
+    With the FX rates that apply and the versions of the rows read."""
     default = organisation_defaults()
     override = FinanceAssumptions.objects.filter(brief=brief).first()
-    values: dict[str, Any] = {}
+    values: dict[str, object] = {}
     sources: dict[str, str] = {}
     for name in FIELDS:
         rows: tuple[tuple[str, FinanceAssumptions | None], ...] = (
@@ -66,15 +75,24 @@ def resolved_assumptions(brief: WorkloadBrief) -> tuple[dict[str, Any], dict[str
             values[name], sources[name] = FALLBACKS[name], "built-in"
     if brief.acceptance_rate is not None:
         values["acceptance_rate"], sources["acceptance_rate"] = brief.acceptance_rate, "brief"
-    # The FX-rate table's applied rates (apps.finance.fx), one set for every brief.
-    values["fx_rates"] = fx_rates_applied()
-    return values, sources
+    values["labour_allocation"] = LabourAllocation(str(values["labour_allocation"]))
+    versions = tuple(
+        sorted(
+            v for v in (getattr(default, "version", None), getattr(override, "version", None)) if v
+        )
+    )
+    return Assumptions(
+        finance=EngineFinance(**values),  # type: ignore[arg-type]
+        sources=sources,
+        fx_rates=fx_rates_applied(),  # one set for every brief (apps.finance.fx)
+        versions=versions,
+    )
 
 
-def engine_finance(values: dict[str, Any]) -> EngineFinance:
-    fields = {name: values[name] for name in FIELDS}
-    fields["labour_allocation"] = LabourAllocation(fields["labour_allocation"])
-    return EngineFinance(**fields)
+def assumption_values(assumptions: Assumptions) -> dict[str, object]:
+    """Every assumption's value as the table is costed with it, by field name (for the pages
+    and a decision snapshot)."""
+    return {name: getattr(assumptions.finance, name) for name in FIELDS}
 
 
 def assumptions_version(brief: WorkloadBrief) -> list[int]:

@@ -1,219 +1,190 @@
-"""Build a brief's candidate table: engine estimates x quotes and API routes -> costed rows.
+"""Build a brief's candidate table: the engine's answer x quotes and API routes -> costed rows.
 
-Two ways to bring a table up to date:
-- full: every applicable quote and route is costed (the brief, the engine's answer, the
+Two ways to bring a table up to date, one function each:
+- ``candidate_table_build``: from the database as it is now. When only quotes or routes changed
+  since the last compute (the table's fingerprint still holds), only those are costed again
+  (``recost``); otherwise every quote and route is (the brief, the engine's answer, the
   assumptions or the calibration changed, or the table was never computed);
-- incremental: only the quotes and routes whose version changed since the last compute are
-  re-costed (a price edit), the rest of the rows stay as they are. This is what keeps one
-  quote edit cheap across hundreds of briefs.
-Reads the database through plain values (no model instances per quote), maps them to the
-engine's costing dataclasses; the arithmetic is all in apps.engine.costing.
+- ``recost``: a plain function of a table's stored state (its ``TableInputs`` and engine answer,
+  rebuilt into a ``TableContext``) and the quotes and routes that changed, shared by the path
+  above and by the re-costing of many tables at once after a price change
+  (apps.finance.repricing). This is what keeps one quote edit cheap across hundreds of briefs.
+
+Every row is a typed ``apps.finance.state.Row`` built from one configuration
+(apps.finance.configuration) and the engine's costing (apps.engine.costing).
 """
+
+from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
 
 from apps.benchmarks.selectors import calibration_for_brief, throughput_runs_for_brief
 from apps.briefs.contract import demand_for_brief, request_for_brief
 from apps.briefs.models import WorkloadBrief, size_buckets_of
-from apps.catalog.selectors import catalog_version, engine_estimates
-from apps.engine import ENGINE_VERSION, EngineInputError
+from apps.catalog.selectors import gpu_specs
+from apps.engine import ENGINE_VERSION, EngineInputError, EstimateRequest
+from apps.engine.codec import encode
 from apps.engine.costing import (
-    ApiRouteTerms,
     CandidateCost,
+    Demand,
     FinanceAssumptions,
-    PricingTerm,
     QuoteTerms,
     cost_api_candidate,
     cost_gpu_quote,
-    gpu_cost_basis,
 )
 from apps.engine.energy import EnergyFigures
-from apps.quotes.models import OWNED_FIELDS, ApiRoute, Quote
+from apps.quotes.models import ApiRoute, Quote
 from apps.quotes.selectors import quotes_for_team
 
-from .assumptions import assumptions_version, engine_finance, resolved_assumptions
-from .configuration import (
-    LADDER_KEY,
-    LADDER_VERSION,
-    choose_configuration,
-    latency_target_text,
-    quote_limit,
-    with_ladders,
-)
-from .estimates import (
-    capacity_from_estimate,
-    e2e_latencies_s,
-    estimates_key,
-    with_measurements,
-)
-from .fx import FxMissing, fx_convert
+from .assumptions import resolved_assumptions
+from .configuration import Configurator, Configured
+from .estimates import Calibration, answer_key, e2e_latencies_s, engine_answer
+from .fx import FxMissing, fx_rates_json
 from .models import CandidateRow, CandidateTable
-from .plans import plan_catalog, plan_rows, plans_unchanged
-from .stored import engine_stamp, values_encode
+from .offers import (
+    QuoteFacts,
+    RouteFacts,
+    live_routes,
+    quote_facts,
+    quote_facts_seen,
+    route_facts,
+)
+from .plans import PlanCatalog, plan_catalog, plan_rows, plans_unchanged
+from .state import (
+    STATE_FORMAT,
+    Assumptions,
+    BucketCapacities,
+    CandidateKind,
+    Configuration,
+    EngineAnswer,
+    Figures,
+    NotCosted,
+    PlanInputs,
+    RequestLog,
+    Row,
+    TableInputs,
+    answer_from_json,
+    answer_to_json,
+    inputs_from_json,
+    inputs_to_json,
+)
 
-ENERGY_COLUMNS = ("energy_kwh_per_month", "energy_j_per_output", "co2e_kg_per_month")
-_Q4, _Q6 = Decimal("0.0001"), Decimal("0.000001")  # the columns' decimal places
-QUOTE_FACTS = (
-    "pk", "version", "pricing_term", "hourly_price_per_gpu", "currency",
-    "storage_price_per_tb_month", "egress_price_per_gb", "network_monthly", "monthly_extras",
-    "minimum_commitment_months", "gpu_id", "gpu__slug", "gpu__tdp_w", "system__gpu_id",
-    "system__gpu__slug", "system__gpu__tdp_w", "gpus_per_node", "system__gpus_per_domain",
-    *OWNED_FIELDS,
-)  # fmt: skip
-ROUTE_FACTS = (
-    "pk", "version", "input_price_per_mtok", "output_price_per_mtok", "currency",
-    "batch_discount", "rate_limit_rpm",
-)  # fmt: skip
+_Q4, _Q6 = Decimal("0.0001"), Decimal("0.000001")  # the energy columns' decimal places
 
 
 @dataclass
 class TableContext:
-    """Everything a row's cost depends on, except the quote or route itself."""
+    """Everything a row's cost depends on, except the quote or route itself: one table's
+    computation (its configurator holds the memo of configurations)."""
 
     brief: WorkloadBrief
-    values: dict[str, Any]
-    sources: dict[str, str]
-    finance: FinanceAssumptions
-    demand: Any
-    estimates: list[dict[str, Any]]
-    by_gpu: dict[str, dict[str, Any]]
-    estimates_key: str
+    assumptions: Assumptions
+    demand: Demand
+    configurator: Configurator
     fingerprint: str
-    assumptions_version: list[int]
-    # gpu_row's choice per (GPU slug, GPUs per replica offered): the same for every quote of
-    # that GPU and size, so worked out once a table, not once a quote.
-    configured: dict[tuple[str, int], Any] = field(default_factory=dict)
-    # engine_stamp() when the engine's answer was computed.
-    engine_stamp: str = ""
-    # The quotes' plans for this table's rates (see _quote_plan).
-    terms: dict[int, tuple[dict[str, Any], tuple[int, str, int, QuoteTerms]]] | None = None
-    # The engine's request and calibration, for the serving plans (apps.finance.plans); None
-    # on a context rebuilt from what a table stored (apps.finance.repricing) until needed.
-    request: Any = None
-    calibration: dict[str, Any] | None = None
-    # On a rebuilt context, reads the calibration when the plans first need the engine.
-    calibration_loader: Callable[[], dict[str, Any] | None] | None = None
+    engine_stamp: str
+    # The request sizes of the brief's latest benchmark run with a request log; on a context
+    # rebuilt from a table, the buckets its plans last used.
+    request_log: RequestLog | None = None
     # The serving plans' bucket capacities as the table last kept them (apps.finance.plans).
-    plan_capacities: dict[str, Any] | None = None
-    # The request sizes of the brief's latest benchmark run with a request log, and where they
-    # are from; on a context rebuilt from a table, the buckets its plans last used.
-    request_log: tuple[Any, str] | None = None
+    plan_capacities: BucketCapacities | None = None
+    _terms: dict[int, tuple[QuoteFacts, QuoteTerms]] | None = None
+
+    @property
+    def finance(self) -> FinanceAssumptions:
+        return self.assumptions.finance
+
+    @property
+    def currency(self) -> str:
+        return self.assumptions.currency
+
+    @property
+    def answer(self) -> EngineAnswer:
+        return self.configurator.answer
+
+    @property
+    def request(self) -> EstimateRequest:
+        return self.configurator.request
+
+    def quote_terms(self, facts: QuoteFacts) -> QuoteTerms:
+        """The quote's terms in the reporting currency, worked out once per quote version and
+        set of FX rates in this process (raises FxMissing, never kept)."""
+        if self._terms is None:
+            key = json.dumps([self.currency, fx_rates_json(self.assumptions.fx_rates)])
+            if sum(len(t) for t in _TERMS.values()) > TERMS_CACHE_SIZE:
+                _TERMS.clear()
+            self._terms = _TERMS.setdefault(key, {})
+        found = self._terms.get(facts.pk)
+        if found is not None and (found[0] is facts or found[0] == facts):
+            return found[1]
+        terms = facts.terms(self.assumptions)
+        self._terms[facts.pk] = (facts, terms)
+        return terms
+
+
+# Quote terms by FX rates (as JSON), then by quote id with the facts they were worked out from
+# (the cache of apps.finance.offers hands every table the same facts object for a quote until
+# it changes, so the check is usually ``is``): the same for every table costed with those
+# rates, so a worker works each out once.
+_TERMS: dict[str, dict[int, tuple[QuoteFacts, QuoteTerms]]] = {}
+TERMS_CACHE_SIZE = 20_000
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TableFields:
+    """What a compute sets on the CandidateTable itself; ``answer`` only when it changed."""
+
+    success_unit: str
+    engine_version: str = ENGINE_VERSION
+    no_ranking_reason: str = ""
+    currency: str | None = None
+    inputs: TableInputs | None = None
+    answer: EngineAnswer | None = None
+
+    def values(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "success_unit": self.success_unit,
+            "engine_version": self.engine_version,
+            "no_ranking_reason": self.no_ranking_reason,
+        }
+        if self.no_ranking_reason:
+            out["capacity_model"] = {}
+        if self.currency is not None:
+            out["currency"] = self.currency
+        if self.inputs is not None:
+            out["inputs"] = inputs_to_json(self.inputs)
+        if self.answer is not None:
+            out.update(estimates_key=self.answer.key, estimates=answer_to_json(self.answer))
+        return out
 
 
 @dataclass
-class BuiltTable:
+class TableWrite:
     """What a recompute writes. ``replace_all``: drop every old row first; otherwise drop the
-    rows of ``stale_quote_ids`` / ``stale_route_ids`` only."""
+    rows of ``stale_quote_ids`` / ``stale_route_ids`` (and the serving plans' rows when
+    ``replace_plans``) and add ``rows``."""
 
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    table_fields: dict[str, Any] = field(default_factory=dict)
+    fields: TableFields
+    rows: list[Row] = field(default_factory=list)
     replace_all: bool = True
     stale_quote_ids: list[int] = field(default_factory=list)
     stale_route_ids: list[int] = field(default_factory=list)
-    # Drop the table's serving-plan rows (MIX, DISAGG) too: ``rows`` holds their new ones.
     replace_plans: bool = True
     context: TableContext | None = None
     capacity_model_affected: bool = True
 
 
-def _fx(amount: Decimal, currency: str, values: dict[str, Any]) -> Decimal:
-    return fx_convert(amount, currency, values["reporting_currency"], values["fx_rates"])
+# --- rows ----------------------------------------------------------------------------------------
 
 
-def quote_gpu(facts: dict[str, Any]) -> tuple[int, str, int]:
-    """(gpu id, slug, TDP watts) of a quote for a GPU or for a system of GPUs."""
-    if facts["gpu_id"] is not None:
-        return facts["gpu_id"], facts["gpu__slug"], facts["gpu__tdp_w"]
-    return facts["system__gpu_id"], facts["system__gpu__slug"], facts["system__gpu__tdp_w"]
-
-
-def quote_terms(facts: dict[str, Any], values: dict[str, Any]) -> QuoteTerms:
-    def fx(name: str) -> Decimal:
-        return _fx(facts[name], facts["currency"], values)
-
-    return QuoteTerms(
-        pricing_term=PricingTerm(facts["pricing_term"]),
-        hourly_price_per_gpu=fx("hourly_price_per_gpu"),
-        storage_price_per_tb_month=fx("storage_price_per_tb_month"),
-        egress_price_per_gb=fx("egress_price_per_gb"),
-        network_monthly=fx("network_monthly"),
-        monthly_extras=fx("monthly_extras"),
-        minimum_commitment_months=facts["minimum_commitment_months"],
-        gpu_tdp_w=Decimal(quote_gpu(facts)[2]),
-        **owned_terms(facts, values),
-    )
-
-
-def owned_terms(facts: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
-    """An owned quote's capex and running costs as the engine takes them (money converted to
-    the reporting currency; blank figures stay None: the finance defaults apply)."""
-    if facts.get("capex_per_gpu") is None:
-        return {}
-    money = ("capex_per_gpu", "electricity_per_kwh", "hosting_per_kw_month")
-    return {
-        name: _fx(facts[name], facts["currency"], values)
-        if name in money and facts[name] is not None
-        else facts[name]
-        for name in OWNED_FIELDS
-    }
-
-
-def route_terms(facts: dict[str, Any], values: dict[str, Any]) -> ApiRouteTerms:
-    return ApiRouteTerms(
-        input_price_per_mtok=_fx(facts["input_price_per_mtok"], facts["currency"], values),
-        output_price_per_mtok=_fx(facts["output_price_per_mtok"], facts["currency"], values),
-        batch_discount=facts["batch_discount"],
-        rate_limit_rpm=facts["rate_limit_rpm"],
-    )
-
-
-def live_routes(brief: WorkloadBrief) -> Any:
-    """API routes that serve the brief's model (by preset)."""
-    if not brief.model_preset:
-        return ApiRoute.objects.none()
-    return ApiRoute.objects.filter(retired=False, model_preset=brief.model_preset).order_by("pk")
-
-
-def _basis_notes(estimate: dict[str, Any]) -> list[str]:
-    if estimate.get("benchmark_run_id"):
-        return [f"MEASURED: figures from benchmark run #{estimate['benchmark_run_id']}"]
-    runs = estimate.get("calibrated_from_runs")
-    if runs:
-        named = ", ".join(f"#{pk}" for pk in estimate.get("calibrated_from_run_ids") or [])
-        return [f"CALIBRATED from benchmark run{'s' if runs != 1 else ''} {named}".rstrip()]
-    return []
-
-
-def _row(
-    cost: CandidateCost, notes: list[str], why_not: Iterable[str], extra: dict[str, Any]
-) -> dict[str, Any]:
-    """A row as written. A row that misses the brief has no unit cost: it is listed, unranked,
-    with why, and never looks cheaper than the rows that meet it."""
-    reasons = [*why_not, *cost.why_not]
-    return {
-        "cost_lines": {name: str(value) for name, value in cost.cost_lines.items()},
-        "monthly_cost": cost.monthly_cost,
-        "accepted_outputs_per_month": cost.accepted_outputs_per_month,
-        "effective_unit_cost": None if reasons else cost.effective_unit_cost,
-        "meets_constraints": not reasons,
-        "why_not": reasons,
-        "notes": [*notes, *cost.notes],
-        "paid_gpu_hours_per_month": cost.paid_gpu_hours_per_month if cost.gpus_paid else None,
-        **energy_columns(cost.energy),
-        **extra,
-    }
-
-
-def energy_columns(energy: EnergyFigures | None) -> dict[str, Decimal | None]:
-    """A row's energy columns, rounded as stored (None for an API route)."""
+def energy_figures(energy: EnergyFigures | None) -> dict[str, Decimal | None]:
+    """A row's energy figures, rounded as stored (None for an API route)."""
     if energy is None:
-        return dict.fromkeys(ENERGY_COLUMNS)
+        return dict.fromkeys(("energy_kwh_per_month", "energy_j_per_output", "co2e_kg_per_month"))
     j, co2e = energy.j_per_output, energy.kg_co2e_per_month
     return {
         "energy_kwh_per_month": energy.kwh_per_month.quantize(_Q4),
@@ -222,451 +193,447 @@ def energy_columns(energy: EnergyFigures | None) -> dict[str, Decimal | None]:
     }
 
 
-def _configured_capacity(ctx: TableContext, rung: dict[str, Any], meets: bool) -> Any:
-    """The costing's capacity figures for the chosen rung. A rung that meets the target through
-    its capacity plan (more replicas) meets it; a rung that cannot meet the brief is costed at
-    its GPUs over the active hours, never at zero GPU-hours."""
-    capacity = capacity_from_estimate(rung)
-    changes: dict[str, Any] = {}
-    if meets and capacity.meets_latency_target is False:
-        changes["meets_latency_target"] = True
-    if not meets:  # the row's why_not already says, for every size offered, what it misses
-        changes.update(fits=True, meets_latency_target=None)
-    if capacity.gpu_hours_per_month <= 0 and not ctx.brief.is_training:
-        gpus = capacity.gpu_count * capacity.replicas
-        changes["gpu_hours_per_month"] = Decimal(gpus) * Decimal(ctx.brief.hours_per_month or 0)
-    at_target = (rung.get("capacity") or {}).get("requests_per_s_at_target")
-    if ctx.brief.requests_per_second and at_target and capacity.basis != "MEASURED":
-        # A brief given as a rate: a replica's throughput is what it completes at the latency
-        # target (the engine's Little's-law figure the replicas were sized by), not the
-        # single-request throughput the estimate's performance holds for such a brief.
-        changes["output_tokens_per_s_per_replica"] = (
-            Decimal(str(at_target)) * ctx.demand.output_tokens_mean
-        ).quantize(Decimal("0.1"))
-        # The engine sized the replicas for the brief's rate; retried requests are served
-        # again (the costing's retry rate), so the replicas carry rate / (1 - retry rate).
-        retried = float(ctx.brief.requests_per_second) / (1 - float(ctx.finance.retry_rate))
-        needed = math.ceil(retried / at_target - 1e-9)
-        if meets and needed > capacity.replicas:
-            changes["replicas"] = needed
-            changes["gpu_hours_per_month"] = (
-                changes.get("gpu_hours_per_month", capacity.gpu_hours_per_month)
-                * needed
-                / capacity.replicas
-            )
-    replicas = changes.get("replicas", capacity.replicas)
-    in_flight = _in_flight_per_replica(ctx.brief, rung, replicas)
-    if in_flight is not None and capacity.batch_per_replica is not None:
-        changes["batch_per_replica"] = max(1, min(capacity.batch_per_replica, in_flight))
-    return replace(capacity, **changes) if changes else capacity
-
-
-def _in_flight_per_replica(brief: WorkloadBrief, rung: dict[str, Any], replicas: int) -> int | None:
-    """A real-time brief's requests in flight on each replica: its concurrency, or its rate x
-    the rung's end-to-end latency (Little's law), spread over the replicas; None otherwise."""
-    if brief.workload_type != "REALTIME_INFERENCE":
+def hours_billed(cost: CandidateCost) -> Decimal | None:
+    """The hours each paid GPU is billed a month (paid GPU-hours over the GPUs paid)."""
+    if not cost.gpus_paid:
         return None
-    plan = rung.get("capacity") or {}
-    at_target, most = plan.get("requests_per_s_at_target"), plan.get("max_concurrency_at_target")
-    if brief.concurrency:
-        total = float(brief.concurrency)
-    elif brief.requests_per_second and at_target and most:
-        # rate x the mean time in the system, which is most / at_target (Little's law)
-        total = float(brief.requests_per_second) * most / at_target
-    else:
-        e2e = rung["performance"].get("e2e_latency_s")
-        if not brief.requests_per_second or not e2e:
-            return None
-        total = float(brief.requests_per_second) * e2e
-    return math.ceil(total / max(replicas, 1))
+    return (cost.paid_gpu_hours_per_month / cost.gpus_paid).quantize(_Q4)
 
 
-def _rung(ctx: TableContext, slug: str, limit: int) -> tuple[dict[str, Any], str | None] | None:
-    """The rung of the GPU's ladder a quote offering ``limit`` GPUs per replica is costed at,
-    and why it misses the brief if it does; None without an estimate for the GPU."""
-    estimate = ctx.by_gpu.get(slug)
-    if estimate is None:
-        return None
-    ladder = estimate.get(LADDER_KEY) or [estimate]
-    rung, missed = choose_configuration(ladder, limit, latency_target_text(ctx.brief))
-    if rung["gpu_count"] == estimate["gpu_count"]:
-        rung = estimate  # the per-GPU answer, with its notes (the fit table's configuration)
-    return rung, missed
-
-
-def quote_configuration(
-    ctx: TableContext, facts: dict[str, Any]
-) -> tuple[dict[str, Any], str | None, int, Any] | None:
-    """The configuration a quote is costed at (its rung of the GPU's ladder), why it misses the
-    brief if it does, the most GPUs per replica the quote offers, and the costing's capacity
-    figures at that rung; None when the engine did not answer the quote's GPU."""
-    _, slug, _ = quote_gpu(facts)
-    limit = quote_limit(facts)
-    found = _rung(ctx, slug, limit)
-    if found is None:
-        return None
-    rung, missed = found
-    return rung, missed, limit, _configured_capacity(ctx, rung, meets=missed is None)
-
-
-def _configuration(ctx: TableContext, slug: str, limit: int) -> tuple[Any, ...] | None:
-    """The configuration a quote of ``slug`` offering ``limit`` GPUs per replica is costed at:
-    (capacity figures, notes, why not, the row's configuration columns); None without an
-    estimate for the GPU. Memoised on the context (the same for every such quote)."""
-    key = (slug, limit)
-    if key in ctx.configured:
-        return ctx.configured[key]
-    found = _rung(ctx, slug, limit)
-    if found is None:
-        ctx.configured[key] = None
-        return None
-    rung, missed = found
-    capacity = _configured_capacity(ctx, rung, meets=missed is None)
-    notes = _basis_notes(rung)
-    replicas = capacity.replicas
-    if replicas > ((rung.get("capacity") or {}).get("replicas") or 1):
-        notes.append(
-            f"replicas raised to {replicas} to serve retried requests too (retry rate "
-            f"{ctx.finance.retry_rate})"
-        )
-    notes.append(
-        f"configuration: {replicas} replica{'s' if replicas != 1 else ''} x "
-        f"{rung['gpu_count']} GPU{'s' if rung['gpu_count'] != 1 else ''} "
-        f"(the quote offers up to {limit} per replica)"
+def gpu_row_of(facts: QuoteFacts, configured: Configured, cost: CandidateCost) -> Row:
+    """The row of a quote costed at ``configured``. A row that misses the brief has no unit
+    cost: it is listed, unranked, with why, and never looks cheaper than the rows that meet
+    it."""
+    why_not = tuple(dict.fromkeys([*configured.why_not, *cost.why_not]))
+    base = configured.figures
+    figures = Figures(
+        fit=base.fit,
+        ttft_p95_ms=base.ttft_p95_ms,
+        itl_p95_ms=base.itl_p95_ms,
+        latency_p95_ms=base.latency_p95_ms,
+        throughput=base.throughput,
+        throughput_unit=base.throughput_unit,
+        memory_headroom_gb=base.memory_headroom_gb,
+        in_flight_per_replica=base.in_flight_per_replica,
+        time_to_train_days=base.time_to_train_days,
+        **energy_figures(cost.energy),
     )
-    e2e = rung["performance"].get("e2e_latency_s")
-    columns = {
-        "gpu_count": rung["gpu_count"],
-        "replicas": replicas,
-        "basis": rung.get("basis", "ESTIMATED"),
-        "p95_latency_ms": None if e2e is None else Decimal(str(round(e2e * 1000, 2))),
-        "memory_headroom_gb": Decimal(str(rung["memory"]["headroom_gb"])),
-        "layout": str(rung.get("layout") or "")[:40],
-    }
-    # The quote-independent part of every such quote's cost, worked out once (the engine's
-    # GpuCostBasis): each quote then costs only its own price against it.
-    basis = gpu_cost_basis(demand=ctx.demand, capacity=capacity, finance=ctx.finance)
-    configured = (basis, notes, [missed] if missed else [], columns)
-    ctx.configured[key] = configured
-    return configured
+    return Row(
+        kind=CandidateKind.GPU,
+        quote_id=facts.pk,
+        api_route_id=None,
+        gpu_id=facts.gpu_id,
+        configuration=Configuration(
+            gpu=facts.gpu,
+            gpus_per_replica=configured.gpus_per_replica,
+            replicas=configured.replicas,
+            paid_gpus=cost.gpus_paid,
+            layout=configured.layout,
+            pricing_term=facts.pricing_term.value,
+            hours_billed_per_month=hours_billed(cost),
+        ),
+        figures=figures,
+        cost_lines=cost.cost_lines,
+        monthly_cost=cost.monthly_cost,
+        accepted_outputs_per_month=cost.accepted_outputs_per_month,
+        effective_unit_cost=None if why_not else cost.effective_unit_cost,
+        meets_constraints=not why_not,
+        why_not=why_not,
+        notes=(*configured.notes, *cost.notes),
+        basis=cost.basis.value,
+        paid_gpu_hours_per_month=cost.paid_gpu_hours_per_month if cost.gpus_paid else None,
+    )
 
 
-# What a table costs a quote with besides its configuration: its GPU (id, slug), the GPUs per
-# replica it offers and its terms in the reporting currency. They depend on the quote's facts
-# and on the reporting currency and FX rates alone (``quote_terms``), so a worker works them
-# out once per quote and set of rates, not once a table: by the rates (as JSON), then by quote
-# id, kept with the facts they were worked out from (``_quote_facts`` hands every table the
-# same dict for a quote until it changes, so the check is usually ``is``; a dict read afresh
-# is compared by value). Cleared when full.
-_PLANS: dict[str, dict[int, tuple[dict[str, Any], tuple[int, str, int, QuoteTerms]]]] = {}
-PLANS_CACHE_SIZE = 20_000
-
-
-def _quote_plan(ctx: TableContext, facts: dict[str, Any]) -> tuple[int, str, int, QuoteTerms]:
-    """(GPU id, GPU slug, GPUs per replica offered, ``quote_terms(facts, ctx.values)``) of a
-    quote, worked out once per facts and rates (raises FxMissing, never kept)."""
-    if ctx.terms is None:
-        rates_key = json.dumps(
-            [ctx.values["reporting_currency"], ctx.values["fx_rates"]], sort_keys=True, default=str
-        )
-        if sum(len(t) for t in _PLANS.values()) > PLANS_CACHE_SIZE:
-            _PLANS.clear()
-        ctx.terms = _PLANS.setdefault(rates_key, {})
-    found = ctx.terms.get(facts["pk"])
-    if found is not None and (found[0] is facts or found[0] == facts):
-        return found[1]
-    gpu_id, slug, _ = quote_gpu(facts)
-    plan = (gpu_id, slug, quote_limit(facts), quote_terms(facts, ctx.values))
-    ctx.terms[facts["pk"]] = (facts, plan)
-    return plan
-
-
-def gpu_row(ctx: TableContext, facts: dict[str, Any]) -> dict[str, Any] | None:
-    gpu_id, slug, limit, terms = _quote_plan(ctx, facts)
-    configured = _configuration(ctx, slug, limit)
+def gpu_row(ctx: TableContext, facts: QuoteFacts) -> Row | None:
+    """The quote's row; None without an engine answer for its GPU (raises FxMissing)."""
+    terms = ctx.quote_terms(facts)
+    configured = ctx.configurator.configure(facts.gpu, facts.limit)
     if configured is None:
         return None
-    basis, notes, why_not, columns = configured
-    cost = cost_gpu_quote(basis, terms)
-    extra = {
-        "candidate_kind": "GPU",
-        "quote_id": facts["pk"],
-        "api_route_id": None,
-        "gpu_id": gpu_id,
-        "pricing_term": facts["pricing_term"],
-        **columns,
-    }
-    return _row(cost, notes, why_not, extra)
+    return gpu_row_of(facts, configured, cost_gpu_quote(configured.basis, terms))
 
 
-def route_row(ctx: TableContext, facts: dict[str, Any]) -> dict[str, Any]:
+NO_CONFIGURATION = Configuration(
+    gpu=None,
+    gpus_per_replica=None,
+    replicas=None,
+    paid_gpus=0,
+    layout="",
+    pricing_term="",
+    hours_billed_per_month=None,
+)
+
+
+def route_row(ctx: TableContext, facts: RouteFacts) -> Row:
+    """An API route's row (raises FxMissing)."""
     cost = cost_api_candidate(
-        demand=ctx.demand, route=route_terms(facts, ctx.values), finance=ctx.finance
+        demand=ctx.demand, route=facts.terms(ctx.assumptions), finance=ctx.finance
     )
-    return _row(
-        cost,
-        [],
-        (),
-        {
-            "candidate_kind": "API_ROUTE",
-            "quote_id": None,
-            "api_route_id": facts["pk"],
-            "gpu_id": None,
-            "gpu_count": None,
-            "replicas": None,
-            "pricing_term": "",
-            "basis": "ESTIMATED",
-            "p95_latency_ms": None,
-            "memory_headroom_gb": None,
-        },
+    why_not = cost.why_not
+    return Row(
+        kind=CandidateKind.API_ROUTE,
+        quote_id=None,
+        api_route_id=facts.pk,
+        gpu_id=None,
+        configuration=NO_CONFIGURATION,
+        figures=Figures(),
+        cost_lines=cost.cost_lines,
+        monthly_cost=cost.monthly_cost,
+        accepted_outputs_per_month=cost.accepted_outputs_per_month,
+        effective_unit_cost=None if why_not else cost.effective_unit_cost,
+        meets_constraints=not why_not,
+        why_not=why_not,
+        notes=cost.notes,
+        basis="ESTIMATED",
+        paid_gpu_hours_per_month=None,
     )
+
+
+def cost_offers(
+    ctx: TableContext, quotes: Iterable[QuoteFacts], routes: Iterable[RouteFacts]
+) -> tuple[list[Row], list[NotCosted]]:
+    """The costed rows, and the quotes and routes that could not be costed, each with why
+    (shown as ``not_costed``): a missing FX rate names it, and one candidate that cannot be
+    costed never stops the rest of the table."""
+    rows: list[Row] = []
+    not_costed: list[NotCosted] = []
+    for facts in quotes:
+        try:
+            row = gpu_row(ctx, facts)
+        except FxMissing as exc:
+            not_costed.append(NotCosted(quote_id=facts.pk, reason=str(exc)))
+            continue
+        if row is None:  # nothing is dropped without a word
+            reason = "the engine has no estimate for this quote's GPU for this brief"
+            not_costed.append(NotCosted(quote_id=facts.pk, reason=reason))
+        else:
+            rows.append(row)
+    for route in routes:
+        try:
+            rows.append(route_row(ctx, route))
+        except FxMissing as exc:
+            not_costed.append(NotCosted(api_route_id=route.pk, reason=str(exc)))
+    return rows, not_costed
+
+
+# --- the context of a compute --------------------------------------------------------------------
+
+
+def engine_stamp() -> str:
+    """What an engine answer depends on besides the brief and its benchmark runs: the catalog
+    as the engine sees it, the engine's version and this state's format."""
+    return answer_key(None, {"format": STATE_FORMAT})
+
+
+def _request_log(runs: Iterable[object]) -> RequestLog | None:
+    logged = [r for r in runs if (getattr(r, "results", None) or {}).get("request_size_buckets")]
+    if not logged:
+        return None
+    run = max(logged, key=lambda r: (r.created_at, r.pk))  # type: ignore[attr-defined]
+    results = run.results  # type: ignore[attr-defined]
+    try:
+        buckets = size_buckets_of(results["request_size_buckets"])
+    except EngineInputError:
+        return None  # a run stored before its buckets were checked: not used
+    return RequestLog(
+        buckets=buckets,
+        source=f"the request log of benchmark run #{run.pk} "  # type: ignore[attr-defined]
+        f"({results.get('request_log_requests') or 'its'} requests)",
+    )
+
+
+def fingerprint_of(brief: WorkloadBrief, key: str, assumptions: Assumptions) -> str:
+    """Everything but prices a table's rows depend on: the engine answer's key, the brief's
+    version, the assumption rows' versions and values, the FX rates, the engine version."""
+    blob = json.dumps(
+        [
+            key,
+            brief.inputs_version,
+            list(assumptions.versions),
+            encode(assumptions.finance),
+            fx_rates_json(assumptions.fx_rates),
+            ENGINE_VERSION,
+            STATE_FORMAT,
+        ],
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def table_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext | str:
-    """The context of a recompute, or why the brief cannot be ranked."""
+    """The context of a full compute, or why the brief cannot be ranked. The engine's answer
+    the table keeps is reused when nothing it depends on changed (only prices did)."""
     missing = brief.missing_fields()
     if missing:
         return "still missing: " + ", ".join(missing)
-    values, sources = resolved_assumptions(brief)
-    versions = assumptions_version(brief)
+    assumptions = resolved_assumptions(brief)
     try:
         request = request_for_brief(brief)
     except EngineInputError as exc:
         return f"{exc.field}: {exc.message}"
     calibration = calibration_for_brief(brief)  # its team's runs of its model only
     runs = throughput_runs_for_brief(brief)
-    key = estimates_key(
-        request,
-        {
-            "calibration": calibration,
-            "runs": sorted(r.pk for r in runs.values()),
-            "configurations": LADDER_VERSION,
-        },
+    specs = gpu_specs()
+    key = answer_key(
+        request, {"calibration": calibration, "runs": sorted(r.pk for r in runs.values())}, specs
     )
-    if table.estimates_key == key and table.estimates:
-        estimates = table.estimates  # only prices changed: the engine's answer still holds
-    else:
+    answer = answer_from_json(table.estimates) if table.estimates_key == key else None
+    if answer is None or answer.key != key:
         try:
-            typed = engine_estimates(request, calibration=calibration)
-            estimates = with_measurements(request, typed, runs, brief, calibration)
-            estimates = with_ladders(request, estimates, calibration)
+            answer = engine_answer(
+                request=request, brief=brief, calibration=calibration, runs=runs, key=key
+            )
         except EngineInputError as exc:
             return f"{exc.field}: {exc.message}"
-    fingerprint = hashlib.sha256(
-        json.dumps(
-            [key, brief.inputs_version, versions, values, ENGINE_VERSION],
-            sort_keys=True,
-            default=str,
-        ).encode()
-    ).hexdigest()
-    logged = [r for r in runs.values() if (r.results or {}).get("request_size_buckets")]
-    request_log = None
-    if logged:
-        run = max(logged, key=lambda r: (r.created_at, r.pk))
-        try:
-            request_log = (
-                size_buckets_of(run.results["request_size_buckets"]),
-                f"the request log of benchmark run #{run.pk} "
-                f"({run.results.get('request_log_requests') or 'its'} requests)",
-            )
-        except EngineInputError:
-            request_log = None  # a run stored before its buckets were checked: not used
+    return context_of(
+        brief=brief,
+        assumptions=assumptions,
+        request=request,
+        answer=answer,
+        fingerprint=fingerprint_of(brief, key, assumptions),
+        calibration=calibration,
+        request_log=_request_log(runs.values()),
+    )
+
+
+def context_of(
+    *,
+    brief: WorkloadBrief,
+    assumptions: Assumptions,
+    request: EstimateRequest,
+    answer: EngineAnswer,
+    fingerprint: str,
+    calibration: Calibration | None = None,
+    calibration_loader: Callable[[], Calibration] | None = None,
+    request_log: RequestLog | None = None,
+    plan_capacities: BucketCapacities | None = None,
+    stamp: str | None = None,
+) -> TableContext:
+    """A table's context from its parts (a fresh compute's, or a stored table's)."""
+    demand = demand_for_brief(brief, e2e_latencies_s(answer))
     return TableContext(
         brief=brief,
-        values=values,
-        sources=sources,
-        finance=engine_finance(values),
-        demand=demand_for_brief(brief, e2e_latencies_s(estimates)),
-        estimates=estimates,
-        by_gpu={e["gpu"]: e for e in estimates},
-        estimates_key=key,
+        assumptions=assumptions,
+        demand=demand,
+        configurator=Configurator(
+            brief=brief,
+            request=request,
+            answer=answer,
+            demand=demand,
+            finance=assumptions.finance,
+            calibration=calibration,
+            calibration_loader=calibration_loader,
+        ),
         fingerprint=fingerprint,
-        assumptions_version=versions,
-        engine_stamp=engine_stamp(),
-        request=request,
-        calibration=calibration,
+        engine_stamp=stamp if stamp is not None else engine_stamp(),
         request_log=request_log,
+        plan_capacities=plan_capacities,
     )
 
 
 def table_inputs(
     ctx: TableContext,
-    quote_versions: dict[Any, int],
-    route_versions: dict[Any, int],
-    not_costed: list[dict[str, Any]],
-    plans: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """What a table records of the inputs its rows were computed from (``plans``: what the
-    serving plans were chosen from, apps.finance.plans)."""
-    return {
-        "plans": plans or {},
-        "fingerprint": ctx.fingerprint,
-        "brief_version": ctx.brief.inputs_version,
-        "quotes": {str(pk): v for pk, v in quote_versions.items()},
-        "api_routes": {str(pk): v for pk, v in route_versions.items()},
-        "assumptions": ctx.assumptions_version,
-        "assumption_sources": ctx.sources,
-        "values": values_encode(ctx.values),
-        "engine_stamp": ctx.engine_stamp,
-        "not_costed": not_costed,
-    }
-
-
-# Quote facts read in this process, by quote id: (version, updated_at, catalog stamp, facts).
-# A full recompute of every brief reads the same ~2,000 quotes for each; a worker reads each
-# once and then only those saved since (any save moves updated_at, a service's also the
-# version) or whose GPU or system rows changed (the catalog stamp). Cleared when full.
-_FACTS: dict[int, tuple[Any, Any, Any, dict[str, Any]]] = {}
-FACTS_CACHE_SIZE = 50_000
-
-
-def _quote_facts(seen: list[tuple[int, int, Any]]) -> list[dict[str, Any]]:
-    """QUOTE_FACTS of the quotes ``seen`` ((id, version, updated_at), in order), read from the
-    database only where this process has not read that version of the quote yet."""
-    stamp = catalog_version()  # the GPU and system rows a quote's facts join
-    missing = [
-        pk
-        for pk, version, updated_at in seen
-        if _FACTS.get(pk, (None,) * 4)[:3] != (version, updated_at, stamp)
-    ]
-    if missing:
-        if len(_FACTS) + len(missing) > FACTS_CACHE_SIZE:
-            _FACTS.clear()
-        found = Quote.objects.filter(pk__in=missing).values(*QUOTE_FACTS, "updated_at")
-        for facts in found:
-            updated_at = facts.pop("updated_at")
-            _FACTS[facts["pk"]] = (facts["version"], updated_at, stamp, facts)
-    # A quote saved again between the two reads is costed as read (its new version's
-    # request recomputes the table again).
-    return [_FACTS[pk][3] for pk, _, _ in seen if pk in _FACTS]
-
-
-def _cost_all(
-    ctx: TableContext, quotes: Iterable[dict[str, Any]], routes: Iterable[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The costed rows, and the quotes and routes that could not be costed, each with why
-    (``{"quote_id": 7, "reason": "no FX rate for JPY ..."}``; shown as ``not_costed``)."""
-    rows: list[dict[str, Any]] = []
-    not_costed: list[dict[str, Any]] = []
-    for facts in quotes:
-        try:
-            row = gpu_row(ctx, facts)
-        except FxMissing as exc:
-            not_costed.append({"quote_id": facts["pk"], "reason": str(exc)})
-            continue
-        if row is None:  # nothing is dropped without a word (issue 14: "or anything else")
-            reason = "the engine has no estimate for this quote's GPU for this brief"
-            not_costed.append({"quote_id": facts["pk"], "reason": reason})
-        else:
-            rows.append(row)
-    for facts in routes:
-        try:
-            rows.append(route_row(ctx, facts))
-        except FxMissing as exc:
-            not_costed.append({"api_route_id": facts["pk"], "reason": str(exc)})
-    return rows, not_costed
-
-
-def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> BuiltTable:
-    """The rows to write for ``brief`` now: incremental when only quotes or routes changed
-    since the last compute, else full. Ranks and the capacity model are set after writing."""
-    ctx = table_context(brief, table)
-    base_fields = {"success_unit": brief.success_unit, "engine_version": ENGINE_VERSION}
-    if isinstance(ctx, str):
-        return BuiltTable(
-            table_fields={**base_fields, "no_ranking_reason": ctx, "capacity_model": {}}
-        )
-    seen = list(quotes_for_team(brief.team_id).values_list("pk", "version", "updated_at"))
-    quote_versions = {pk: version for pk, version, _ in seen}
-    route_versions = dict(live_routes(brief).values_list("pk", "version"))
-    before = table.inputs or {}
-    incremental = (
-        table.computed_version > 0
-        and before.get("fingerprint") == ctx.fingerprint
-        and not before.get("not_costed")  # a quote left out is costed again in full
+    quote_versions: dict[str, int],
+    route_versions: dict[str, int],
+    not_costed: list[NotCosted],
+    plans: PlanInputs,
+) -> TableInputs:
+    return TableInputs(
+        format=STATE_FORMAT,
+        fingerprint=ctx.fingerprint,
+        brief_version=ctx.brief.inputs_version,
+        quotes=quote_versions,
+        api_routes=route_versions,
+        assumptions=ctx.assumptions,
+        engine_stamp=ctx.engine_stamp,
+        not_costed=tuple(not_costed),
+        plans=plans,
     )
-    if incremental:
-        old_quotes = {int(k): v for k, v in before.get("quotes", {}).items()}
-        old_routes = {int(k): v for k, v in before.get("api_routes", {}).items()}
-        changed_quotes = [pk for pk, v in quote_versions.items() if old_quotes.get(pk) != v]
-        changed_routes = [pk for pk, v in route_versions.items() if old_routes.get(pk) != v]
-        quotes = Quote.objects.filter(pk__in=changed_quotes).values(*QUOTE_FACTS)
-        routes = ApiRoute.objects.filter(pk__in=changed_routes).values(*ROUTE_FACTS)
-        stale_quotes = changed_quotes + [pk for pk in old_quotes if pk not in quote_versions]
-        stale_routes = changed_routes + [pk for pk in old_routes if pk not in route_versions]
-    else:
-        quotes = _quote_facts(seen)
-        routes = live_routes(brief).values(*ROUTE_FACTS)
-        stale_quotes, stale_routes = [], []
-    rows, not_costed = _cost_all(ctx, quotes, routes)
-    replace_plans = True
-    if incremental and plans_unchanged(ctx, before.get("plans"), quotes, stale_quotes, _quote_plan):
-        plans, replace_plans = before.get("plans"), False
-    else:
-        ctx.plan_capacities = (before.get("plans") or {}).get("capacities")
-        plan, plans = plan_rows(ctx, _quote_facts(seen), _quote_plan, plan_catalog())
+
+
+# --- full and incremental ------------------------------------------------------------------------
+
+
+def _changed(seen: dict[str, int], now: dict[str, int]) -> tuple[list[int], list[int]]:
+    """(changed or new ids, ids gone) between the versions a table costed and those now."""
+    if seen == now:
+        return [], []
+    changed = [int(k) for k, v in now.items() if seen.get(k) != v]
+    gone = [int(k) for k in seen if k not in now]
+    return changed, gone
+
+
+def _not_costed_merged(
+    before: Iterable[NotCosted],
+    new: list[NotCosted],
+    stale_quotes: set[int],
+    stale_routes: set[int],
+) -> list[NotCosted]:
+    """The table's not-costed list with the entries of re-costed or removed candidates
+    replaced, in the order a full compute lists them (quotes, then routes, by id)."""
+    kept = [
+        e for e in before if e.quote_id not in stale_quotes and e.api_route_id not in stale_routes
+    ]
+    return sorted(
+        [*kept, *new],
+        key=lambda e: (0, e.quote_id) if e.quote_id else (1, e.api_route_id or 0),
+    )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Changes:
+    """What changed since a table's last compute: the versions it may cost now, the facts of
+    the quotes and routes that changed (new ones included), and what a re-costing reads only if
+    it must (every quote the team sees, for the serving plans; the catalog's names)."""
+
+    quote_versions: dict[str, int]
+    route_versions: dict[str, int]
+    quotes: list[QuoteFacts]
+    routes: list[RouteFacts]
+    gone_quotes: list[int]
+    gone_routes: list[int]
+    every_quote: Callable[[], list[QuoteFacts]]
+    catalog: Callable[[], PlanCatalog]
+
+
+def recost(
+    ctx: TableContext,
+    before: TableInputs,
+    changes: Changes,
+    *,
+    winner_cost: Decimal | None,
+    winner_key: str | None,
+    reference_cost: Decimal | None,
+    capacity_gpu: str | None,
+    gpus_of: dict[int, str],
+) -> TableWrite:
+    """A table whose fingerprint still holds, brought up to date with ``changes`` (a plain
+    function: stored state + changed quotes -> what to write). The serving plans are solved
+    again only when a quote they could choose from changed. ``winner_cost`` / ``winner_key``:
+    the table's rank 1 before; ``reference_cost``: its best GPU row's (the comparison is for
+    that row's GPU when rank 1 is an API route); ``capacity_gpu``: the GPU the rent / reserve /
+    buy comparison is for; ``gpus_of``: the GPU of each changed or removed quote."""
+    answer_size = len(ctx.answer.at_load)
+    rows, not_costed = cost_offers(ctx, changes.quotes, changes.routes)
+    stale_quotes = [f.pk for f in changes.quotes] + changes.gone_quotes
+    stale_routes = [f.pk for f in changes.routes] + changes.gone_routes
+    plans = before.plans
+    replace_plans = not plans_unchanged(ctx, plans, changes.quotes, changes.gone_quotes)
+    if replace_plans:  # a quote the plans could choose from changed: solve them again
+        ctx.plan_capacities = plans.capacities
+        plan, plans = plan_rows(ctx, changes.every_quote(), changes.catalog())
         rows += plan
-    fields: dict[str, Any] = {
-        **base_fields,
-        "currency": ctx.values["reporting_currency"],
-        "no_ranking_reason": "",
-        "inputs": table_inputs(ctx, quote_versions, route_versions, not_costed, plans),
-    }
-    if not incremental:  # the engine's answer is unchanged on the incremental path
-        fields.update(estimates_key=ctx.estimates_key, estimates=ctx.estimates)
-    return BuiltTable(
+    merged = _not_costed_merged(before.not_costed, not_costed, set(stale_quotes), set(stale_routes))
+    stale_keys = {f"quote:{pk}" for pk in stale_quotes} | {f"api_route:{pk}" for pk in stale_routes}
+    bar = max((c for c in (winner_cost, reference_cost) if c is not None), default=None)
+    undercut = bar is None or any(
+        r.meets_constraints and r.effective_unit_cost is not None
+        and r.effective_unit_cost <= bar
+        for r in rows
+    )  # fmt: skip
+    affected = (
+        bool(stale_routes)
+        or (replace_plans and winner_key in ("mix", "disagg"))
+        or undercut
+        or winner_key in stale_keys
+        or capacity_gpu is None
+        or any(gpus_of.get(pk) == capacity_gpu for pk in stale_quotes)
+    )
+    fields = TableFields(
+        success_unit=ctx.brief.success_unit,
+        currency=ctx.currency,
+        inputs=table_inputs(ctx, changes.quote_versions, changes.route_versions, merged, plans),
+        # The configurations a new quote needed were asked of the engine: kept with the rest.
+        answer=ctx.answer if len(ctx.answer.at_load) != answer_size else None,
+    )
+    return TableWrite(
+        fields=fields,
         rows=rows,
-        replace_all=not incremental,
+        replace_all=False,
         replace_plans=replace_plans,
         stale_quote_ids=stale_quotes,
         stale_route_ids=stale_routes,
         context=ctx,
-        table_fields=fields,
-        capacity_model_affected=not incremental
-        or _touches_capacity_model(table, rows, stale_quotes, stale_routes),
+        capacity_model_affected=affected,
     )
 
 
-def _touches_capacity_model(
-    table: CandidateTable,
-    rows: list[dict[str, Any]],
-    stale_quote_ids: list[int],
-    stale_route_ids: list[int],
-) -> bool:
-    """Whether an incremental change can move the rent/reserve/buy/API comparison. It compares
-    the quotes of the best-ranked GPU (and the first API route), so it moves only when a route
-    changed, a quote of that GPU changed, or a re-costed row undercuts the best one."""
-    best = table.capacity_model.get("gpu") if table.capacity_model else None
-    if stale_route_ids or not best:
-        return True
-    best_cost = (
-        CandidateRow.objects.filter(
-            table=table,
-            candidate_kind="GPU",
-            meets_constraints=True,
-            effective_unit_cost__isnull=False,
+def winner_of(table: CandidateTable) -> tuple[Decimal | None, str | None, Decimal | None]:
+    """(unit cost, key) of the table's rank 1 as stored, and its best GPU row's unit cost
+    (None where there is none)."""
+    ranked = CandidateRow.objects.filter(
+        table=table, meets_constraints=True, effective_unit_cost__isnull=False
+    ).order_by("effective_unit_cost", "pk")
+    found = ranked.values_list(
+        "effective_unit_cost", "quote_id", "api_route_id", "candidate_kind"
+    ).first()
+    gpu = ranked.filter(candidate_kind="GPU").values_list("effective_unit_cost", flat=True).first()
+    if found is None:
+        return None, None, gpu
+    cost, quote_id, route_id, kind = found
+    key = f"quote:{quote_id}" if quote_id else f"api_route:{route_id}" if route_id else kind.lower()
+    return cost, key, gpu
+
+
+def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> TableWrite:
+    """What to write for ``brief`` now: incremental when only quotes or routes changed since
+    the last compute, else full. Ranks, the capacity model and the sensitivity are set after
+    writing (apps.finance.writes)."""
+    ctx = table_context(brief, table)
+    if isinstance(ctx, str):
+        return TableWrite(
+            fields=TableFields(success_unit=brief.success_unit, no_ranking_reason=ctx)
         )
-        .order_by("effective_unit_cost")
-        .values_list("effective_unit_cost", flat=True)
-        .first()
+    seen = list(quotes_for_team(brief.team_id).values_list("pk", "version", "updated_at"))
+    quote_versions = {str(pk): version for pk, version, _ in seen}
+    route_versions = {
+        str(pk): v for pk, v in live_routes(brief.model_preset).values_list("pk", "version")
+    }
+    before = inputs_from_json(table.inputs) if table.computed_version > 0 else None
+    if before is not None and before.fingerprint == ctx.fingerprint and not before.not_costed:
+        q_changed, q_gone = _changed(before.quotes, quote_versions)
+        r_changed, r_gone = _changed(before.api_routes, route_versions)
+        cost, key, gpu_cost = winner_of(table)
+        changes = Changes(
+            quote_versions=quote_versions,
+            route_versions=route_versions,
+            quotes=quote_facts(Quote.objects.filter(pk__in=q_changed).order_by("pk")),
+            routes=route_facts(ApiRoute.objects.filter(pk__in=r_changed).order_by("pk")),
+            gone_quotes=q_gone,
+            gone_routes=r_gone,
+            every_quote=lambda: quote_facts_seen(seen),
+            catalog=plan_catalog,
+        )
+        gpus = dict(
+            Quote.objects.filter(pk__in=q_changed + q_gone).values_list("pk", "gpu__slug")
+        ) | dict(
+            Quote.objects.filter(pk__in=q_changed + q_gone, gpu__isnull=True).values_list(
+                "pk", "system__gpu__slug"
+            )
+        )
+        return recost(
+            ctx,
+            before,
+            changes,
+            winner_cost=cost,
+            winner_key=key,
+            reference_cost=gpu_cost,
+            capacity_gpu=(table.capacity_model or {}).get("gpu"),
+            gpus_of=gpus,
+        )
+    every = quote_facts_seen(seen)
+    rows, not_costed = cost_offers(ctx, every, route_facts(live_routes(brief.model_preset)))
+    ctx.plan_capacities = before.plans.capacities if before is not None else None
+    plan, plans = plan_rows(ctx, every, plan_catalog())
+    return TableWrite(
+        fields=TableFields(
+            success_unit=brief.success_unit,
+            currency=ctx.currency,
+            inputs=table_inputs(ctx, quote_versions, route_versions, not_costed, plans),
+            answer=ctx.answer,
+        ),
+        rows=rows + plan,
+        context=ctx,
     )
-    changed_gpus = Quote.objects.filter(pk__in=stale_quote_ids).values_list(
-        "gpu__slug", "system__gpu__slug"
-    )
-    return capacity_model_touched(best, best_cost, rows, list(changed_gpus))
-
-
-def capacity_model_touched(
-    best_gpu: str, best_cost: Decimal | None, rows: list[dict[str, Any]], changed_gpus: list[Any]
-) -> bool:
-    """``_touches_capacity_model`` once its two reads are done (for many tables at once):
-    ``best_cost`` the best GPU row's unit cost before the change, ``changed_gpus`` the (GPU
-    slug, system GPU slug) of every re-costed or removed quote."""
-    if best_cost is None:
-        return True
-    undercut = any(
-        row["gpu_id"] and row["meets_constraints"] and row["effective_unit_cost"] is not None
-        and row["effective_unit_cost"] <= best_cost
-        for row in rows
-    )  # fmt: skip
-    return undercut or any(best_gpu in pair for pair in changed_gpus)

@@ -1,17 +1,22 @@
 """Rent, reserve, buy or API: the capacity-model comparison of a brief, as plain JSON.
 
-The comparison is made for the GPU of the best-ranked GPU row, at that row's configuration (GPUs
-per replica and replicas), so every option shares one utilization of committed GPU-hours. Its
-options are that GPU's quotes that offer the configuration, and the brief's API routes, each
-costed exactly as its candidate-table row is (a quote that offers the configuration is costed
-at it in the table too: the table takes the smallest configuration that meets the brief within
-what the quote offers). Amounts in the JSON are per accepted output, as the table's
-``effective_unit_cost``; ``unit_scale`` and ``unit_label`` say how the table shows them, and the
-rationale and break-evens are written in that unit.
+The comparison speaks of the table's winner, rank 1:
+- a GPU row: its GPU at its configuration (GPUs per replica and replicas), so every option shares
+  one utilization of committed GPU-hours. Its options are that GPU's quotes costed at exactly
+  that configuration in the table (a quote whose own row is at another configuration is not an
+  option of it), and the brief's API routes, each costed exactly as its row is;
+- an API route: the same comparison for the best GPU row that meets the brief, whose
+  recommendation is then the API (the cheapest option that meets the brief is rank 1);
+- a serving plan of several quotes (MIX, DISAGG): no comparison, with why (it is made for one
+  GPU configuration; each part of the plan names its own pricing term).
+Every amount is in the table's unit (``unit_scale`` outputs, an integer, as the rows' unit
+costs), and so are the rationale and break-evens.
 """
 
+from __future__ import annotations
+
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import Q
 
@@ -20,24 +25,19 @@ from apps.engine.capacity_model import (
     UnitDisplay,
     compare_capacity_models,
 )
+from apps.engine.costing import ApiRouteTerms, QuoteTerms
 from apps.engine.costing_breakeven import share
 from apps.quotes.selectors import quotes_for_team
 
-from .candidates import (
-    QUOTE_FACTS,
-    ROUTE_FACTS,
-    FxMissing,
-    TableContext,
-    live_routes,
-    quote_configuration,
-    quote_gpu,
-    quote_terms,
-    route_terms,
-)
-from .configuration import quote_limit
+from .fx import FxMissing
 from .lines import figure_text, readable
 from .models import CandidateRow, CandidateTable
+from .offers import live_routes, quote_facts, route_facts
+from .state import PLAN_KINDS, ROW_READ, CandidateKind, Row, row_from_columns
 from .units import money_text, unit_for, unit_text
+
+if TYPE_CHECKING:
+    from .candidates import TableContext
 
 
 def display_unit(success_unit: str, currency: str) -> UnitDisplay:
@@ -49,89 +49,111 @@ def display_unit(success_unit: str, currency: str) -> UnitDisplay:
     )
 
 
-def _s(value: Decimal | None) -> str | None:
-    return None if value is None else str(value)
+def _s(value: Decimal | None, scale: Decimal = Decimal(1)) -> str | None:
+    if value is None:
+        return None
+    return format((value * scale).normalize(), "f")
+
+
+def _best(table: CandidateTable, *kinds: CandidateKind) -> Row | None:
+    """The best-ranked row that meets the brief (of ``kinds``, when given)."""
+    qs = CandidateRow.objects.filter(
+        table=table, meets_constraints=True, effective_unit_cost__isnull=False
+    )
+    if kinds:
+        qs = qs.filter(candidate_kind__in=[k.value for k in kinds])
+    found = qs.order_by("effective_unit_cost", "pk").values(*ROW_READ).first()
+    return None if found is None else row_from_columns(found)
 
 
 def capacity_model_for(ctx: TableContext, table: CandidateTable) -> dict[str, Any]:
-    """For the GPU of the best-ranked GPU row: each capacity option's cost at the brief's
-    utilization, the recommendation and why, the break-evens and the chart's curve."""
-    best = (
-        CandidateRow.objects.filter(
-            table=table,
-            candidate_kind="GPU",
-            meets_constraints=True,
-            effective_unit_cost__isnull=False,
-        )
-        .order_by("effective_unit_cost", "id")
-        .values_list("gpu_id", "quote_id")
-        .first()
-    )
-    if best is None:
+    """The comparison for the table's rank 1 (module doc): each capacity option's cost at the
+    brief's utilization, the recommendation and why, the break-evens and the chart's curve."""
+    winner = _best(table)
+    if winner is None:
         return {}
-    gpu_id, quote_id = best
-    quotes = list(
+    if winner.kind in PLAN_KINDS:
+        return {
+            "winner": winner.key,
+            "note": "The winner is a serving plan of several quotes, each part on its own "
+            "pricing term (see its parts): renting, reserving and buying are compared for one "
+            "GPU configuration, so there is no comparison for it.",
+        }
+    reference = winner if winner.kind is CandidateKind.GPU else _best(table, CandidateKind.GPU)
+    if reference is None or reference.quote_id is None or reference.gpu_id is None:
+        return {
+            "winner": winner.key,
+            "note": "No GPU candidate meets the brief: there is no rent, reserve or buy "
+            "option to compare with the winner.",
+        }
+    quotes = quote_facts(
         quotes_for_team(ctx.brief.team_id)
-        .filter(Q(gpu_id=gpu_id) | Q(system__gpu_id=gpu_id))
+        .filter(Q(gpu_id=reference.gpu_id) | Q(system__gpu_id=reference.gpu_id))
         .order_by("pk")
-        .values(*QUOTE_FACTS)
     )
-    if not quotes:
+    mine = next((q for q in quotes if q.pk == reference.quote_id), None)
+    if mine is None:
         return {}
-    reference = next((f for f in quotes if f["pk"] == quote_id), quotes[0])
-    slug = quote_gpu(reference)[1]
-    configured = quote_configuration(ctx, reference)
+    configured = ctx.configurator.configure(mine.gpu, mine.limit)
     if configured is None:
         return {}
-    rung, _, _, capacity = configured
-    offered: list[tuple[int, Any]] = []
+    offered: list[tuple[int, QuoteTerms]] = []
     for facts in quotes:
-        if quote_limit(facts) < rung["gpu_count"]:
-            continue  # cannot offer this configuration (its own row is at another)
+        if ctx.configurator.configure(facts.gpu, facts.limit) is not configured:
+            continue  # its own row is at another configuration
         try:
-            offered.append((facts["pk"], quote_terms(facts, ctx.values)))
+            offered.append((facts.pk, ctx.quote_terms(facts)))
         except FxMissing:
             continue  # listed as not costed in the table
-    routes: list[tuple[int, Any]] = []
-    for facts in live_routes(ctx.brief).order_by("pk").values(*ROUTE_FACTS).iterator():
+    routes: list[tuple[int, ApiRouteTerms]] = []
+    for route in route_facts(live_routes(ctx.brief.model_preset)):
         try:
-            routes.append((facts["pk"], route_terms(facts, ctx.values)))
+            routes.append((route.pk, route.terms(ctx.assumptions)))
         except FxMissing:
             continue
-    display = display_unit(ctx.brief.success_unit, ctx.finance.reporting_currency)
+    display = display_unit(ctx.brief.success_unit, ctx.currency)
     comparison = compare_capacity_models(
         demand=ctx.demand,
-        capacity=capacity,
+        capacity=configured.capacity,
         finance=ctx.finance,
         quotes=[terms for _, terms in offered],
         api_routes=[terms for _, terms in routes],
         display=display,
     )
     if not comparison.options:
-        return {"gpu": slug, "note": "no quote of this GPU offers renting, reserving or buying"}
-    return _as_json(
-        comparison, slug, rung["gpu_count"], capacity.replicas, display, offered, routes, ctx
-    )
+        return {
+            "winner": winner.key,
+            "gpu": mine.gpu,
+            "note": "no quote of this GPU offers renting, reserving or buying",
+        }
+    return _as_json(comparison, winner, reference, configured.gpus_per_replica,
+                    configured.replicas, display, offered, routes, ctx)  # fmt: skip
 
 
 def _as_json(
     comparison: CapacityComparison,
-    slug: str,
+    winner: Row,
+    reference: Row,
     gpu_count: int,
     replicas: int,
     display: UnitDisplay,
-    offered: list[tuple[int, Any]],
-    routes: list[tuple[int, Any]],
+    offered: list[tuple[int, QuoteTerms]],
+    routes: list[tuple[int, ApiRouteTerms]],
     ctx: TableContext,
 ) -> dict[str, Any]:
     recommended = comparison.option(comparison.recommended) if comparison.recommended else None
+    scale = display.scale
     return {
-        "gpu": slug,
-        # The configuration costed (as the rows are: replicas raised for retries), not the
-        # engine's rung it started from.
-        "configuration": {"gpu_count": gpu_count, "replicas": replicas},
+        "winner": winner.key,
+        "gpu": reference.configuration.gpu,
+        # The configuration costed, as the rows are (replicas raised for retries).
+        "configuration": {
+            "gpu_count": gpu_count,
+            "replicas": replicas,
+            "paid_gpus": reference.configuration.paid_gpus,
+        },
         "unit": ctx.brief.success_unit,
-        "unit_scale": str(display.scale),
+        "unit_scale": int(scale),
         "unit_label": display.label,
         "currency": display.currency,
         "utilization": _s(share(comparison.utilization)),
@@ -147,7 +169,7 @@ def _as_json(
                 "pricing_term": o.cost.pricing_term.value if o.cost.pricing_term else None,
                 "hourly_rate_per_gpu": _s(o.hourly_rate_per_gpu),
                 "monthly_cost": _s(o.cost.monthly_cost),
-                "effective_unit_cost": _s(o.unit_cost),
+                "effective_unit_cost": _s(o.unit_cost, scale),
                 "meets_constraints": o.cost.meets_constraints,
                 "why_not": list(o.cost.why_not),
             }
@@ -166,12 +188,12 @@ def _as_json(
             {
                 "utilization": _s(share(p.utilization)),
                 "at_brief": p.at_brief,
-                "rent_on_demand": _s(p.rent_on_demand),
-                "rent_spot": _s(p.rent_spot),
-                "reserve_1y": _s(p.reserve_1y),
-                "reserve_3y": _s(p.reserve_3y),
-                "buy": _s(p.buy),
-                "api": _s(p.api),
+                "rent_on_demand": _s(p.rent_on_demand, scale),
+                "rent_spot": _s(p.rent_spot, scale),
+                "reserve_1y": _s(p.reserve_1y, scale),
+                "reserve_3y": _s(p.reserve_3y, scale),
+                "buy": _s(p.buy, scale),
+                "api": _s(p.api, scale),
             }
             for p in comparison.curve
         ],
@@ -180,9 +202,8 @@ def _as_json(
 
 def capacity_model_page(capacity_model: dict[str, Any]) -> dict[str, Any]:
     """What the finance page's capacity-model section shows beyond the JSON: each option's
-    figures as money (its unit cost in the table's unit, apps.finance.units), and the brief's
-    utilization as a percentage."""
-    scale = Decimal(capacity_model.get("unit_scale") or 1)
+    figures as money (its unit cost already in the table's unit), and the brief's utilization
+    as a percentage."""
     options = []
     for option in capacity_model.get("options") or []:
         cost = option.get("effective_unit_cost")
@@ -190,7 +211,7 @@ def capacity_model_page(capacity_model: dict[str, Any]) -> dict[str, Any]:
         options.append(
             {
                 **option,
-                "display_unit_cost": None if cost is None else figure_text(Decimal(cost) * scale),
+                "display_unit_cost": None if cost is None else figure_text(Decimal(cost)),
                 "display_hourly_rate": None if rate in (None, "") else money_text(rate),
                 "display_monthly_cost": money_text(option.get("monthly_cost")),
                 "display_why_not": [readable(w) for w in option.get("why_not") or []],
@@ -200,4 +221,5 @@ def capacity_model_page(capacity_model: dict[str, Any]) -> dict[str, Any]:
     return {
         "capacity_options": options,
         "capacity_utilization": f"{Decimal(utilization) * 100:.1f}%" if utilization else "",
+        "capacity_note": capacity_model.get("note") or "",
     }

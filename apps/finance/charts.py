@@ -331,7 +331,7 @@ def utilization_figure(capacity_model: dict[str, Any], currency: str) -> dict[st
     curve = capacity_model.get("curve") or []
     if not curve:
         return None
-    scale = float(capacity_model.get("unit_scale") or 1)
+    # The curve is in the table's unit already (apps.finance.capacity).
     unit_label = capacity_model.get("unit_label") or "per accepted output"
     units = f"{currency} {unit_label}"
     xs = [float(p["utilization"]) for p in curve]
@@ -339,7 +339,7 @@ def utilization_figure(capacity_model: dict[str, Any], currency: str) -> dict[st
     keys = [k for k in OPTION_LABELS if any(p.get(k) is not None for p in curve)]
     for key, colour in zip(keys, _colours(keys, OPTION_COLOURS), strict=True):
         label = OPTION_LABELS[key]
-        ys = [None if p.get(key) is None else float(p[key]) * scale for p in curve]
+        ys = [None if p.get(key) is None else float(p[key]) for p in curve]
         traces.append(
             {
                 "type": "scatter",
@@ -374,7 +374,7 @@ def utilization_figure(capacity_model: dict[str, Any], currency: str) -> dict[st
         if cost is None:
             continue
         even_x.append(u)
-        even_y.append(cost * scale)
+        even_y.append(cost)
         even_text.append(
             b.get("explanation")
             or f"{_option_label(b['cheaper_below'])} is cheaper below {u:.0%}, "
@@ -397,7 +397,7 @@ def utilization_figure(capacity_model: dict[str, Any], currency: str) -> dict[st
     if brief is not None:
         u = float(brief["utilization"])
         shapes.append(line(u, "solid", BRIEF_COLOUR))
-        at = [(OPTION_LABELS[k], float(brief[k]) * scale) for k in keys if brief.get(k) is not None]
+        at = [(OPTION_LABELS[k], float(brief[k])) for k in keys if brief.get(k) is not None]
         traces.append(
             {
                 "type": "scatter",

@@ -1,40 +1,54 @@
-"""The engine's answer for a brief as the finance code uses it: estimates (calibrated by
-benchmark runs, measured where a run exists) and the capacity figures the costing takes. The
-engine's request and the brief's monthly demand are built in apps.briefs.contract."""
+"""The engine's answer for a brief, typed (``apps.finance.state.EngineAnswer``): every catalog
+GPU at every size it could be deployed at, calibrated by the brief's benchmark runs of its model,
+measured where a run exists. Built once per change of what it depends on (``answer_key``) and
+kept with the table; prices are not in it.
+
+The engine's request and the brief's monthly demand are built in apps.briefs.contract.
+"""
+
+from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from decimal import Decimal
-from typing import Any
 
 from apps.benchmarks.models import BenchmarkRun
 from apps.briefs.models import WorkloadBrief
-from apps.catalog.selectors import engine_estimates, estimate_json, gpu_specs
-from apps.engine import ENGINE_VERSION, Estimate, EstimateRequest
-from apps.engine.costing import (
-    Basis,
-    CapacityFigures,
-)
+from apps.catalog.selectors import engine_estimates, gpu_specs
+from apps.engine import ENGINE_VERSION, Estimate, EstimateRequest, GpuSpec
+from apps.engine.constants import AUTO_GPU_COUNTS, AUTO_GPU_COUNTS_LARGE_DOMAIN
 from apps.engine.measured import LatencyTargets, Measurement, apply_measurement
 
+from .state import STATE_FORMAT, EngineAnswer, GpuAnswer
 
-def _d(value: Any) -> Decimal | None:
-    return None if value is None else Decimal(str(value))
+# The calibration of a brief's estimates (apps.benchmarks.selectors.calibration_for_brief): per
+# GPU slug, the engine factors learnt from runs of the brief's model, and the runs.
+Calibration = Mapping[str, Mapping[str, object]]
+
+# Every size the engine tries for one replica (apps.engine.estimator.candidate_counts).
+LADDER_COUNTS = (*AUTO_GPU_COUNTS, *AUTO_GPU_COUNTS_LARGE_DOMAIN)
 
 
-def estimates_key(request: EstimateRequest | None, calibration: dict[str, Any]) -> str:
+def answer_key(
+    request: EstimateRequest | None, calibration: object, specs: Sequence[GpuSpec] | None = None
+) -> str:
     """What the engine's answer depends on: the brief's engine request (its repr: every field
     of the frozen dataclasses, in order), the catalog, the calibration learnt from benchmark
-    runs and the engine version. Prices are not in it."""
-    catalog = [(s.slug, s.memory_gb, s.bf16_tflops, s.memory_bandwidth_tbps) for s in gpu_specs()]
+    runs, the engine version and this state's format. Prices are not in it."""
+    catalog = [
+        (s.slug, s.memory_gb, s.bf16_tflops, s.memory_bandwidth_tbps)
+        for s in (specs if specs is not None else gpu_specs())
+    ]
     blob = json.dumps(
-        [repr(request), catalog, calibration, ENGINE_VERSION], sort_keys=True, default=str
+        [repr(request), catalog, calibration, ENGINE_VERSION, STATE_FORMAT],
+        sort_keys=True,
+        default=str,
     )
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _percentile(figure: Any, *names: str) -> float | None:
+def _percentile(figure: object, *names: str) -> float | None:
     if not isinstance(figure, dict):
         return None
     for name in names:
@@ -74,82 +88,82 @@ def latency_targets(brief: WorkloadBrief) -> LatencyTargets:
     )
 
 
-def e2e_latencies_s(estimates: list[dict[str, Any]]) -> list[float]:
-    """The end-to-end latency of each GPU that fits (the demand of a brief given as
-    concurrency is its concurrency over their median: apps.briefs.contract.demand_for_brief)."""
-    return [
-        e["performance"]["e2e_latency_s"]
-        for e in estimates
-        if e["fits"] and e["performance"].get("e2e_latency_s")
-    ]
+def _run_ids(factors: Mapping[str, object] | None) -> tuple[int, ...]:
+    found = (factors or {}).get("run_ids")
+    if not isinstance(found, list | tuple):
+        return ()
+    return tuple(int(pk) for pk in found if isinstance(pk, int))
 
 
-def with_measurements(
+def _needs(pick: Estimate, count: int, limit: int) -> bool:
+    """Whether a GPU's ladder needs the size ``count`` besides the engine's pick: the sizes
+    below it (quotes offering fewer GPUs, or fewer GPUs in all over more replicas), and those
+    above it when the pick cannot meet the brief on its own or needs more than one replica."""
+    if count > limit or count == pick.gpu_count:
+        return False
+    replicas = pick.capacity.replicas if pick.capacity is not None else None
+    alone = pick.fits and pick.meets_latency_target is not False and (replicas or 1) <= 1
+    return count < pick.gpu_count or not alone
+
+
+def engine_answer(
+    *,
     request: EstimateRequest,
-    estimates: list[Estimate],
-    runs: dict[tuple[str, int], BenchmarkRun],
     brief: WorkloadBrief,
-    calibration: dict[str, Any],
-) -> list[dict[str, Any]]:
-    """Replace the estimate of every GPU that has a current THROUGHPUT_LATENCY run (at the
-    run's GPU count, which may differ from the engine's pick) by the engine's measured overlay
-    (apps.engine.measured); typed until here, then JSON, as the table stores it."""
-    by_gpu: dict[str, tuple[Estimate, Measurement | None]] = {e.gpu: (e, None) for e in estimates}
+    calibration: Calibration,
+    runs: Mapping[tuple[str, int], BenchmarkRun],
+    key: str,
+) -> EngineAnswer:
+    """The engine's answer for ``brief``: its pick per GPU, each GPU's ladder (one engine call
+    per size for every GPU that needs it, not one per GPU and size), and the current
+    THROUGHPUT_LATENCY run of a GPU laid over its rung at the run's GPU count (raises
+    EngineInputError)."""
+    specs = gpu_specs()
+    picks = engine_estimates(request, calibration=calibration, specs=specs)
+    limits = {spec.slug: spec.max_gpus_per_node for spec in specs}
+    ladders: dict[str, dict[int, Estimate]] = {e.gpu: {e.gpu_count: e} for e in picks}
+    by_gpu = {e.gpu: e for e in picks}
+    for count in LADDER_COUNTS:
+        slugs = tuple(s for s, e in by_gpu.items() if _needs(e, count, limits.get(s, 1)))
+        if not slugs:
+            continue
+        forced = replace(request, gpus=slugs, gpu_count=count)
+        for rung in engine_estimates(forced, calibration=calibration, specs=specs):
+            ladders[rung.gpu][count] = replace(rung, notes=())  # the pick keeps the notes
+    measured: dict[str, tuple[Measurement, int]] = {}
     targets = latency_targets(brief)
     for (slug, count), run in sorted(runs.items(), key=lambda item: item[1].pk):
-        if slug not in by_gpu:
+        if slug not in ladders:
             continue
-        base = by_gpu[slug][0]
-        if base.gpu_count != count:
+        base = ladders[slug].get(count)
+        if base is None:
             forced = replace(request, gpus=(slug,), gpu_count=count)
-            base = engine_estimates(forced, calibration=calibration)[0]
+            base = engine_estimates(forced, calibration=calibration, specs=specs)[0]
         measurement = measurement_of(run)
-        by_gpu[slug] = (apply_measurement(base, measurement, targets), measurement)
-    out: list[dict[str, Any]] = []
-    for e in estimates:
-        found, measured = by_gpu[e.gpu]
-        answer = estimate_json(found, calibration)
-        if measured is not None:
-            answer["benchmark_run_id"] = measured.run_id
-            if measured.failed_share is not None:
-                answer["measured_failed_share"] = measured.failed_share
-        out.append(answer)
+        ladders[slug][count] = apply_measurement(base, measurement, targets)
+        measured[slug] = (measurement, count)
+    answers = []
+    for pick in picks:
+        found = measured.get(pick.gpu)
+        answers.append(
+            GpuAnswer(
+                gpu=pick.gpu,
+                pick=pick.gpu_count,
+                ladder=tuple(ladders[pick.gpu][n] for n in sorted(ladders[pick.gpu])),
+                measurement=found[0] if found else None,
+                measured_count=found[1] if found else None,
+                calibrated_from=_run_ids(calibration.get(pick.gpu)),
+            )
+        )
+    return EngineAnswer(key=key, gpus=tuple(answers))
+
+
+def e2e_latencies_s(answer: EngineAnswer) -> list[float]:
+    """The end-to-end latency of each GPU's pick that fits (the demand of a brief given as
+    concurrency is its concurrency over their median: apps.briefs.contract.demand_for_brief)."""
+    out = []
+    for gpu in answer.gpus:
+        pick = gpu.chosen
+        if pick.fits and pick.performance.e2e_latency_s:
+            out.append(pick.performance.e2e_latency_s)
     return out
-
-
-def capacity_from_estimate(estimate: dict[str, Any]) -> CapacityFigures:
-    perf = estimate["performance"]
-    capacity = estimate.get("capacity") or {}
-    training = estimate.get("training") or {}
-    gpu_count = estimate["gpu_count"]
-    replicas = capacity.get("replicas") or 1
-    e2e = perf.get("e2e_latency_s")
-    items = perf.get("images_per_hour") or perf.get("clips_per_hour")
-    return CapacityFigures(
-        gpu_count=gpu_count,
-        replicas=replicas,
-        gpu_hours_per_month=_d(capacity.get("gpu_hours_per_month")) or Decimal(0),
-        fits=estimate["fits"],
-        output_tokens_per_s_per_replica=_d(perf.get("output_tokens_per_s")),
-        p95_latency_ms=_d(e2e * 1000) if e2e is not None else None,
-        meets_latency_target=estimate.get("meets_latency_target"),
-        memory_headroom_gb=_d(estimate["memory"]["headroom_gb"]),
-        basis=Basis(estimate.get("basis", "ESTIMATED")),
-        time_to_train_hours=_d(training.get("time_to_train_hours")),
-        checkpoint_write_s=_d(training.get("checkpoint_write_s")),
-        gpus_total=gpu_count * replicas if training else None,
-        items_per_hour_per_replica=_d(items),
-        records_per_s_per_replica=_d(perf.get("records_per_s")),
-        measured_failed_share=_d(estimate.get("measured_failed_share")),
-        batch_per_replica=batch_of(estimate),
-    )
-
-
-def batch_of(estimate: dict[str, Any]) -> int | None:
-    """Sequences in flight on a replica at full load: the most that meet the latency target,
-    else the most that fit (the energy model's batch; None for training and media)."""
-    capacity = estimate.get("capacity") or {}
-    for found in (capacity.get("max_concurrency_at_target"), estimate.get("max_concurrency")):
-        if isinstance(found, int) and found > 0:
-            return found
-    return None

@@ -16,7 +16,7 @@ from .models import (
 # Which figures each assumption moves, shown beside it on the finance page.
 MOVES = {
     "reporting_currency": "every figure (quotes in other currencies are converted)",
-    "labour_rate_per_hour": "platform labour, operator review",
+    "labour_rate_per_hour": "platform labour (and operator review without a reviewer rate)",
     "observability_share": "observability",
     "retry_rate": "retry waste",
     "failure_rate": "accepted outputs, failed renders, failed-run waste",
@@ -31,6 +31,14 @@ MOVES = {
     "platform_labour_pool_hours": "platform labour of self-managed candidates (shared)",
     "self_managed_gpu_hours_per_month": "each self-managed candidate's share of the pool (shared)",
     "carbon_kg_per_kwh": "every GPU candidate's kg CO2e a month",
+    "serving_stack_share": "real-time candidates' serving stack",
+    "queue_overhead_share": "media candidates' queue overhead",
+    "moderation_cost_per_image": "image candidates' moderation",
+    "moderation_cost_per_video_minute": "video candidates' moderation",
+    "operator_review_share": "media candidates' operator review",
+    "operator_review_minutes_per_image": "image candidates' operator review",
+    "operator_review_minutes_per_clip": "video candidates' operator review",
+    "operator_review_rate_per_hour": "media candidates' operator review",
 }
 # Each assumption's name in words (the model's verbose names read "Pue", "Hosting per kw month").
 ASSUMPTION_LABELS = {
@@ -43,8 +51,11 @@ ASSUMPTION_LABELS = {
 }
 # Assumptions that are a share (0.05): shown as a percentage.
 SHARE_ASSUMPTIONS = frozenset(
-    {"observability_share", "retry_rate", "failure_rate", "acceptance_rate"}
-)
+    {
+        "observability_share", "retry_rate", "failure_rate", "acceptance_rate",
+        "serving_stack_share", "queue_overhead_share", "operator_review_share",
+    }
+)  # fmt: skip
 # What a brief's override offers: the organisation-only fields are one decision for all briefs.
 BRIEF_MOVES = {name: moves for name, moves in MOVES.items() if name not in ORGANISATION_ONLY}
 INHERIT = ("", "— inherit —")

@@ -7,11 +7,11 @@ in another currency converts through the base currency (a cross rate: two rates)
 """
 
 from decimal import Decimal
-from typing import Any
 
 from apps.core.currency import BASE_CURRENCY
 
 from .models import FxRate
+from .state import FxApplied
 
 
 class FxMissing(Exception):
@@ -24,25 +24,32 @@ def rate_text(rate: Decimal) -> str:
     return format(rate.normalize(), "f")
 
 
-def fx_rates_applied() -> dict[str, dict[str, Any]]:
-    """The rate that applies per currency: {"JPY": {"id", "rate", "as_of", "source"}}, values
-    as strings so that they can go into a fingerprint, a table's inputs or a snapshot."""
-    applied: dict[str, dict[str, Any]] = {}
+def fx_rates_applied() -> dict[str, FxApplied]:
+    """The rate that applies per currency (the newest ``as_of``, the later entry on a tie)."""
+    applied: dict[str, FxApplied] = {}
     # Ordered newest first within each currency (the model's ordering): the first row wins.
     for row in FxRate.objects.order_by("currency", "-as_of", "-pk").values(
         "pk", "currency", "rate", "as_of", "source"
     ):
         if row["currency"] not in applied:
-            applied[row["currency"]] = {
-                "id": row["pk"],
-                "rate": rate_text(row["rate"]),
-                "as_of": row["as_of"].isoformat(),
-                "source": row["source"],
-            }
+            applied[row["currency"]] = FxApplied(
+                id=row["pk"],
+                rate=Decimal(rate_text(row["rate"])),
+                as_of=row["as_of"].isoformat(),
+                source=row["source"],
+            )
     return applied
 
 
-def _to_base(currency: str, rates: dict[str, dict[str, Any]], reporting: str) -> Decimal:
+def fx_rates_json(rates: dict[str, FxApplied]) -> dict[str, dict[str, object]]:
+    """The applied rates as a fingerprint or a decision snapshot freezes them (strings)."""
+    return {
+        currency: {"id": r.id, "rate": rate_text(r.rate), "as_of": r.as_of, "source": r.source}
+        for currency, r in rates.items()
+    }
+
+
+def _to_base(currency: str, rates: dict[str, FxApplied], reporting: str) -> Decimal:
     if currency == BASE_CURRENCY:
         return Decimal(1)
     found = rates.get(currency)
@@ -51,11 +58,11 @@ def _to_base(currency: str, rates: dict[str, dict[str, Any]], reporting: str) ->
             f"no FX rate for {currency} (to convert {currency} into {reporting}, finance "
             f"needs a rate of {BASE_CURRENCY} per {currency} in the FX-rate table)"
         )
-    return Decimal(found["rate"])
+    return found.rate
 
 
 def fx_convert(
-    amount: Decimal, currency: str, reporting: str, rates: dict[str, dict[str, Any]]
+    amount: Decimal, currency: str, reporting: str, rates: dict[str, FxApplied]
 ) -> Decimal:
     """``amount`` of ``currency`` in ``reporting`` currency (raises FxMissing)."""
     if currency == reporting:

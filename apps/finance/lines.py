@@ -20,6 +20,7 @@ from apps.quotes.models import Quote
 
 from .forms import ASSUMPTION_LABELS, SHARE_ASSUMPTIONS
 from .models import CandidateRow, FinanceAssumptions, LabourAllocation
+from .state import Assumptions
 from .totals import row_totals
 from .units import count_text, money_text
 
@@ -321,7 +322,7 @@ def candidate_table_display(
     rows: list[dict[str, Any]],
     *,
     currency: str,
-    values: dict[str, Any] | None = None,
+    values: Assumptions | None = None,
     outputs: str = "accepted outputs",
     output: str = "accepted output",
     success_unit: str = "",

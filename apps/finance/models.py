@@ -14,6 +14,8 @@ from apps.core.models import BaseModel
 from apps.engine import costing
 from apps.quotes.models import ApiRoute, Quote
 
+from .state import CandidateKind
+
 NOT_NEGATIVE = MinValueValidator(Decimal(0))
 # A share of something, 0 <= x < 1 (a retry rate of 1 would retry forever).
 SHARE = [NOT_NEGATIVE, MaxValueValidator(Decimal("0.9999"))]
@@ -115,6 +117,53 @@ class FinanceAssumptions(BaseModel):
         max_digits=12, decimal_places=2, null=True, blank=True,
         validators=[MinValueValidator(Decimal("0.01"))],
         help_text="GPU-hours a month all self-managed deployments are expected to hold (shared)",
+    )  # fmt: skip
+    # --- The cost lines of serving and media (apps.engine.costing_constants cites each default).
+    serving_stack_share = models.DecimalField(
+        "serving stack, share of the GPU bill",
+        max_digits=5, decimal_places=4, null=True, blank=True, validators=SHARE,
+        help_text="Gateway, load balancer, autoscaler and tokenisation beside real-time "
+        "replicas (default 5 %)",
+    )  # fmt: skip
+    queue_overhead_share = models.DecimalField(
+        "media queue overhead, share of the GPU bill",
+        max_digits=5, decimal_places=4, null=True, blank=True, validators=SHARE,
+        help_text="Job queue, cold model loads and result upload of media pipelines "
+        "(default 3 %)",
+    )  # fmt: skip
+    moderation_cost_per_image = models.DecimalField(
+        "moderation per image",
+        max_digits=10, decimal_places=4, null=True, blank=True, validators=[NOT_NEGATIVE],
+        help_text="Automated moderation of each generated image (default 0.001: Amazon "
+        "Rekognition's list price)",
+    )  # fmt: skip
+    moderation_cost_per_video_minute = models.DecimalField(
+        "moderation per minute of video",
+        max_digits=10, decimal_places=4, null=True, blank=True, validators=[NOT_NEGATIVE],
+        help_text="Automated moderation of each minute of generated video (default 0.10)",
+    )  # fmt: skip
+    operator_review_share = models.DecimalField(
+        "operator review, share of renders",
+        max_digits=5, decimal_places=4, null=True, blank=True,
+        validators=[NOT_NEGATIVE, MaxValueValidator(Decimal(1))],
+        help_text="Share of generated images or clips a person reviews (default 5 %)",
+    )  # fmt: skip
+    operator_review_minutes_per_image = models.DecimalField(
+        "review minutes per image",
+        max_digits=7, decimal_places=2, null=True, blank=True,
+        validators=[NOT_NEGATIVE, MaxValueValidator(Decimal(600))],
+        help_text="Minutes a reviewer spends on each reviewed image (default 0.5)",
+    )  # fmt: skip
+    operator_review_minutes_per_clip = models.DecimalField(
+        "review minutes per clip",
+        max_digits=7, decimal_places=2, null=True, blank=True,
+        validators=[NOT_NEGATIVE, MaxValueValidator(Decimal(600))],
+        help_text="Minutes a reviewer spends on each reviewed clip (default 2)",
+    )  # fmt: skip
+    operator_review_rate_per_hour = models.DecimalField(
+        "reviewer rate per hour",
+        max_digits=10, decimal_places=2, null=True, blank=True, validators=[NOT_NEGATIVE],
+        help_text="What an hour of review costs (blank: the labour rate)",
     )  # fmt: skip
     version = models.PositiveIntegerField(default=1)
 
@@ -276,11 +325,17 @@ class CandidateTable(BaseModel):
 
 
 class CandidateRow(BaseModel):
-    class Kind(models.TextChoices):
-        GPU = "GPU", "GPU capacity"
-        API_ROUTE = "API_ROUTE", "Model / API route"
-        MIX = "MIX", "GPU mix by request size"
-        DISAGG = "DISAGG", "Disaggregated prefill / decode"
+    # apps.finance.state.CandidateKind as Django choices.
+    Kind = text_choices(
+        CandidateKind,
+        {
+            "GPU": "GPU capacity",
+            "API_ROUTE": "Model / API route",
+            "MIX": "GPU mix by request size",
+            "DISAGG": "Disaggregated prefill / decode",
+        },
+        name="CandidateRow.Kind",
+    )
 
     # ESTIMATED, CALIBRATED (estimated, factors learnt from runs of the same model), MEASURED.
     Basis = text_choices(costing.Basis, name="CandidateRow.Basis")
@@ -297,8 +352,11 @@ class CandidateRow(BaseModel):
     quote = models.ForeignKey(Quote, on_delete=models.PROTECT, null=True, blank=True)
     api_route = models.ForeignKey(ApiRoute, on_delete=models.PROTECT, null=True, blank=True)
     gpu = models.ForeignKey(Gpu, on_delete=models.PROTECT, null=True, blank=True)
+    # The configuration (apps.finance.state.Configuration): GPUs per replica, replicas, and
+    # the GPUs billed (for throughput-sized work and training too).
     gpu_count = models.PositiveSmallIntegerField(null=True, blank=True)
     replicas = models.PositiveIntegerField(null=True, blank=True)
+    paid_gpus = models.PositiveIntegerField(null=True, blank=True)
     pricing_term = models.CharField(max_length=20, blank=True)
     cost_lines = models.JSONField(default=dict)
     monthly_cost = models.DecimalField(max_digits=16, decimal_places=4)
@@ -327,6 +385,10 @@ class CandidateRow(BaseModel):
     )
     co2e_kg_per_month = models.DecimalField(max_digits=16, decimal_places=4, null=True, blank=True)
     notes = models.JSONField(default=list, blank=True)
+    # The figures the engine gives at the configuration that have no column of their own
+    # (apps.finance.state.Figures: latencies, throughput, fit, load share, time to train) and
+    # the hours each paid GPU is billed.
+    figures = models.JSONField(default=dict, blank=True)
     # A serving plan's make-up (apps.finance.plans): MIX {"parts", "buckets", "best_single",
     # ...}, DISAGG {"pools", "ttft_ms", ...}; empty for a GPU or API row.
     plan = models.JSONField(default=dict, blank=True)

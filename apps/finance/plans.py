@@ -36,11 +36,11 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass, replace
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING
 
-from apps.briefs.models import brief_size_buckets, size_buckets_of
+from apps.briefs.models import brief_size_buckets
 from apps.catalog.selectors import engine_estimates, gpu_names, gpu_specs
-from apps.engine import EngineInputError
+from apps.engine import EngineInputError, GpuSpec
 from apps.engine.costing import (
     CandidateCost,
     CapacityFigures,
@@ -50,20 +50,41 @@ from apps.engine.costing import (
 )
 from apps.engine.costing_constants import SECONDS_PER_HOUR
 from apps.engine.costing_rates import gpu_hourly_rate, significant
-from apps.engine.costing_types import COMMITTED_TERMS, ZERO, Basis
-from apps.engine.disagg import DisaggPlan, PoolOption, plan_disagg
+from apps.engine.costing_types import COMMITTED_TERMS, ZERO
+from apps.engine.disagg import DisaggPlan as EngineDisaggPlan
+from apps.engine.disagg import PoolOption, plan_disagg
 from apps.engine.energy import JOULES_PER_KWH
-from apps.engine.mix import MixOption, MixPlan, best_single, best_single_cost, solve_mix
+from apps.engine.mix import MixOption, best_single, best_single_cost, solve_mix
+from apps.engine.mix import MixPlan as EngineMixPlan
 from apps.engine.request_sizes import SizeBucket
 from apps.quotes.models import Quote
 
-from .configuration import LADDER_KEY
+from .configuration import capacity_figures, target_misses
 from .fx import FxMissing
+from .offers import QuoteFacts
+from .state import (
+    PLAN_KINDS,
+    BucketCapacities,
+    CandidateKind,
+    Configuration,
+    DisaggPlan,
+    DisaggPool,
+    Figures,
+    FrontierEntry,
+    MixPart,
+    MixPlan,
+    PlanBucket,
+    PlanInputs,
+    PlanMissing,
+    RequestLog,
+    Row,
+    shown,
+)
 
-# The kinds of rows this module builds (CandidateRow.Kind). Any quote may change them: a full
-# recompute rebuilds them, a price change only when it touches a quote they could choose from
-# (``plans_unchanged``).
-PLAN_KINDS = ("MIX", "DISAGG")
+if TYPE_CHECKING:  # candidates imports this module
+    from .candidates import TableContext
+
+__all__ = ["PLAN_KINDS", "PlanCatalog", "plan_catalog", "plan_rows", "plans_unchanged"]
 
 # A disaggregated plan's prefill pool carries these lines of its own GPUs; the rest of the
 # month's lines are the decode pool's (see the module doc).
@@ -76,62 +97,102 @@ PREFILL_POOL_LINES = frozenset(
 class _Offer:
     """A quote as the plans use it: its GPU at one GPU count a replica, and its costs."""
 
-    facts: dict[str, Any]
-    gpu_id: int
-    slug: str
+    facts: QuoteFacts
     gpu_count: int
     terms: QuoteTerms
     replica_cost: Decimal  # a month, each replica
     fixed_cost: Decimal  # a month, once the quote is used
 
-
-def _probe_capacity(ctx: Any, gpu_count: int, replicas: int) -> CapacityFigures:
-    hours = Decimal(ctx.brief.hours_per_month or 0)
-    return CapacityFigures(
-        gpu_count=gpu_count,
-        replicas=replicas,
-        gpu_hours_per_month=gpu_count * replicas * hours,
-        fits=True,
-        meets_latency_target=True,
-    )
+    @property
+    def slug(self) -> str:
+        return self.facts.gpu
 
 
-def plan_counts(estimate: dict[str, Any]) -> list[int]:
-    """The GPUs per replica a plan may use of a GPU: the count the table's GPU rows use, and the
-    fewest on which the model fits (small requests may need no more; big ones the first)."""
-    if not estimate["fits"]:
+@dataclass(frozen=True, slots=True)
+class PlanCatalog:
+    """The catalog as the plans read it: GPU names for their notes, specs for the engine."""
+
+    names: dict[str, str]
+    specs: dict[str, GpuSpec]
+
+
+def plan_catalog() -> PlanCatalog:
+    """Read once per recompute, or once for a batch of tables re-costed together."""
+    return PlanCatalog(names=gpu_names(), specs={s.slug: s for s in gpu_specs()})
+
+
+def plan_counts(ctx: TableContext, slug: str, node_limit: int) -> list[int]:
+    """The GPUs per replica a plan may use of a GPU: the count the table's GPU rows use at a full
+    node, and the fewest on which the model fits (small requests may need no more)."""
+    answer = ctx.answer.for_gpu(slug)
+    configured = ctx.configurator.configure(slug, node_limit)
+    if answer is None or configured is None:
         return []
-    fitting = [r["gpu_count"] for r in estimate.get(LADDER_KEY) or [] if r.get("fits")]
-    return sorted({estimate["gpu_count"], *fitting[:1]})
+    fitting = [r.gpu_count for r in answer.ladder if r.fits or r.max_concurrency >= 1]
+    if not fitting:
+        return []
+    return sorted({configured.gpus_per_replica, fitting[0]})
 
 
-def _offers(ctx: Any, quotes: Iterable[dict[str, Any]], plan_of: Any) -> list[_Offer]:
+def part_capacity(
+    ctx: TableContext, slug: str, count: int, replicas: int, batch: int | None = None
+) -> CapacityFigures:
+    """A plan part's capacity figures: ``replicas`` of ``count`` GPUs kept up through the
+    active hours (the one builder, apps.finance.configuration.capacity_figures)."""
+    answer = ctx.answer.for_gpu(slug)
+    rung = answer.rung(count) if answer is not None else None
+    if rung is None and answer is not None:
+        rung = answer.chosen
+    assert rung is not None  # noqa: S101 - plans use GPUs the engine answered
+    capacity = capacity_figures(
+        estimate=rung,
+        gpus_per_replica=count,
+        replicas=replicas,
+        hours_per_month=ctx.demand.hours_per_month,
+        meets_latency_target=True,
+        provisioned=True,
+        batch=batch,
+    )
+    # The plans size the replicas for the load themselves (the solver, the pools): no
+    # throughput check of the costing's own, as for one quote's row.
+    return replace(capacity, output_tokens_per_s_per_replica=None)
+
+
+def _offers(ctx: TableContext, quotes: Iterable[QuoteFacts], catalog: PlanCatalog) -> list[_Offer]:
     """The quotes the plans may use, at each GPU count of ``plan_counts`` the quote offers: of
-    a GPU the engine fits, in the reporting currency, and not missing the brief on their own."""
+    a GPU the engine fits, in the reporting currency, and not missing the brief on their own
+    (a spot quote for work that cannot be interrupted, a commitment beyond the horizon, ...)."""
     # Of the quotes of one GPU, GPU counts, pricing term, operating model and commitment, one
     # with no lower GPU-hour rate and no lower fixed monthly prices (storage, egress, network,
     # extras) than another costs at least as much per replica and at least as much once used,
     # and misses the brief for the same reasons: it is never chosen, so it is not costed.
+    some = next(iter(ctx.answer.gpus), None)
+    if some is None:
+        return []
     volumes = gpu_cost_basis(
-        demand=ctx.demand, capacity=_probe_capacity(ctx, 1, 1), finance=ctx.finance
+        demand=ctx.demand, capacity=part_capacity(ctx, some.gpu, some.pick, 1), finance=ctx.finance
     )
-    groups: dict[tuple[Any, ...], list[tuple[Decimal, Decimal, int, Any]]] = {}
+    counts_of: dict[str, list[int]] = {}
+    groups: dict[tuple[object, ...], list[tuple[Decimal, Decimal, int, QuoteFacts, QuoteTerms]]]
+    groups = {}
     for facts in quotes:
         try:
-            gpu_id, slug, limit, terms = plan_of(ctx, facts)
+            terms = ctx.quote_terms(facts)
         except FxMissing:
             continue
-        estimate = ctx.by_gpu.get(slug)
-        if estimate is None:
+        spec = catalog.specs.get(facts.gpu)
+        if spec is None:
             continue
-        counts = tuple(c for c in plan_counts(estimate) if c <= limit)
+        if facts.gpu not in counts_of:
+            counts_of[facts.gpu] = plan_counts(ctx, facts.gpu, spec.max_gpus_per_node)
+        counts = tuple(c for c in counts_of[facts.gpu] if c <= facts.limit)
         if not counts:
             continue
-        key: tuple[Any, ...] = (
-            slug, counts, terms.pricing_term, terms.operating_model, terms.is_bought,
+        key: tuple[object, ...] = (
+            facts.gpu, counts, terms.pricing_term, terms.operating_model, terms.is_bought,
             terms.minimum_commitment_months,
             # A bought GPU's rate depends on its own power figures: each is costed alone.
-            facts["pk"] if terms.is_bought else None,
+            facts.pk if terms.is_bought else None,
         )  # fmt: skip
         rate = ZERO if terms.is_bought else gpu_hourly_rate(terms, ctx.finance)[0]
         fixed = (
@@ -140,48 +201,48 @@ def _offers(ctx: Any, quotes: Iterable[dict[str, Any]], plan_of: Any) -> list[_O
             + terms.network_monthly
             + terms.monthly_extras
         )
-        groups.setdefault(key, []).append((rate, fixed, facts["pk"], (facts, gpu_id, slug, terms)))
-    probes: dict[int, tuple[Any, ...]] = {}
+        groups.setdefault(key, []).append((rate, fixed, facts.pk, facts, terms))
+    probes: dict[tuple[str, int], tuple[object, object]] = {}
     out: list[_Offer] = []
     for key, members in groups.items():
         lowest_fixed: Decimal | None = None
-        for _, fixed, _, (facts, gpu_id, slug, terms) in sorted(members, key=lambda m: m[:3]):
+        for _, fixed, _, facts, terms in sorted(members, key=lambda m: m[:3]):
             if lowest_fixed is not None and fixed >= lowest_fixed:
                 continue  # a cheaper-rate quote of the group has fixed prices as low
             lowest_fixed = fixed
-            for count in key[1]:
-                offer = _offer(ctx, probes, facts, gpu_id, slug, count, terms)
+            for count in key[1]:  # type: ignore[attr-defined]
+                offer = _offer(ctx, probes, facts, count, terms)
                 if offer is not None:
                     out.append(offer)
     return out
 
 
 def _offer(
-    ctx: Any,
-    probes: dict[int, tuple[Any, ...]],
-    facts: dict[str, Any],
-    gpu_id: int,
-    slug: str,
+    ctx: TableContext,
+    probes: dict[tuple[str, int], tuple[object, object]],
+    facts: QuoteFacts,
     count: int,
     terms: QuoteTerms,
 ) -> _Offer | None:
-    """A quote at ``count`` GPUs per replica, costed by its two probes; None when it misses
-    the brief on its own."""
-    if count not in probes:
-        probes[count] = tuple(
+    """A quote at ``count`` GPUs per replica, costed for one replica and for two: the
+    difference is what each replica adds, the rest what using the quote at all costs; None when
+    it misses the brief on its own."""
+    key = (facts.gpu, count)
+    if key not in probes:
+        probes[key] = tuple(  # type: ignore[assignment]
             gpu_cost_basis(
-                demand=ctx.demand, capacity=_probe_capacity(ctx, count, n), finance=ctx.finance
+                demand=ctx.demand,
+                capacity=part_capacity(ctx, facts.gpu, count, n),
+                finance=ctx.finance,
             )
             for n in (1, 2)
         )
-    one, two = (cost_gpu_quote(basis, terms) for basis in probes[count])
+    one, two = (cost_gpu_quote(basis, terms) for basis in probes[key])  # type: ignore[arg-type]
     if one.why_not:
         return None
     per_replica = two.monthly_cost - one.monthly_cost
     return _Offer(
         facts=facts,
-        gpu_id=gpu_id,
-        slug=slug,
         gpu_count=count,
         terms=terms,
         replica_cost=per_replica,
@@ -189,7 +250,7 @@ def _offer(
     )
 
 
-def _rate_rps(ctx: Any) -> float | None:
+def _rate_rps(ctx: TableContext) -> float | None:
     """The brief's requests a second over its active hours, retries included (a retried
     request is served again)."""
     requests = ctx.demand.requests_per_month
@@ -199,14 +260,14 @@ def _rate_rps(ctx: Any) -> float | None:
     return float(requests / (hours * SECONDS_PER_HOUR) / (1 - ctx.finance.retry_rate))
 
 
-def _eligible(ctx: Any) -> str | None:
+def _eligible(ctx: TableContext) -> str | None:
     """Why the brief gets no plans, or None."""
     brief = ctx.brief
     if brief.workload_type != "REALTIME_INFERENCE":
         return "real-time serving briefs only"
     if not (brief.ttft_target_ms or brief.itl_target_ms or brief.e2e_target_ms):
         return "the brief has no latency target"
-    if ctx.request is None or _rate_rps(ctx) is None:
+    if _rate_rps(ctx) is None:
         return "the brief has no request rate"
     return None
 
@@ -215,33 +276,37 @@ def _eligible(ctx: Any) -> str | None:
 
 
 def _part_cost(
-    ctx: Any, offer: _Offer, replicas: int, request_share: float, batch: int | None
+    ctx: TableContext, offer: _Offer, replicas: int, request_share: float, batch: int | None
 ) -> CandidateCost:
     """One part of a plan costed as a GPU row: ``replicas`` of the offer serving
     ``request_share`` of the brief's requests."""
-    hours = Decimal(ctx.brief.hours_per_month or 0)
-    estimate = ctx.by_gpu[offer.slug]
-    capacity = CapacityFigures(
-        gpu_count=offer.gpu_count,
-        replicas=replicas,
-        gpu_hours_per_month=offer.gpu_count * replicas * hours,
-        fits=True,
-        meets_latency_target=True,
-        memory_headroom_gb=None,
-        basis=Basis(estimate.get("basis", "ESTIMATED")),
-        batch_per_replica=batch,
-    )
-    requests = ctx.demand.requests_per_month * Decimal(repr(request_share))
+    capacity = part_capacity(ctx, offer.slug, offer.gpu_count, replicas, batch)
+    requests = (ctx.demand.requests_per_month or Decimal(0)) * Decimal(repr(request_share))
     demand = replace(ctx.demand, requests_per_month=requests)
     basis = gpu_cost_basis(demand=demand, capacity=capacity, finance=ctx.finance)
     return cost_gpu_quote(basis, offer.terms)
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Summed:
+    """A plan's row figures, its parts costed apart and summed."""
+
+    cost_lines: dict[str, Decimal]
+    monthly_cost: Decimal
+    accepted: Decimal
+    unit_cost: Decimal | None
+    why_not: tuple[str, ...]
+    basis: str
+    paid_gpus: int
+    paid_gpu_hours: Decimal
+    energy: dict[str, Decimal | None]
+
+
 def _summed(
     costs: Sequence[tuple[CandidateCost, frozenset[str] | None]], accepted: Decimal
-) -> dict[str, Any]:
-    """The row figures of parts costed apart: each part's lines (all, or those named), summed
-    line by line in the first part's order; the energy of every part over ``accepted``."""
+) -> _Summed:
+    """Each part's lines (all, or those named), summed line by line in the first part's order;
+    the energy of every part over ``accepted``."""
     lines: dict[str, Decimal] = {}
     for cost, only in costs:
         for name, amount in cost.cost_lines.items():
@@ -254,46 +319,80 @@ def _summed(
         kwh = sum((e.kwh_per_month for e in energies if e), Decimal(0))
         if all(e and e.kg_co2e_per_month is not None for e in energies):
             co2e = sum((e.kg_co2e_per_month or Decimal(0) for e in energies if e), Decimal(0))
-    why_not = sorted({w for cost, _ in costs for w in cost.why_not})
-    basis = Basis.CALIBRATED if any(c.basis is Basis.CALIBRATED for c, _ in costs) else None
-    return {
-        "cost_lines": {name: str(amount) for name, amount in lines.items()},
-        "monthly_cost": monthly,
-        "accepted_outputs_per_month": accepted,
-        "effective_unit_cost": (
-            significant(monthly / accepted) if accepted > 0 and not why_not else None
-        ),
-        "meets_constraints": not why_not and accepted > 0,
-        "why_not": why_not,
-        "basis": (basis or Basis.ESTIMATED).value,
-        "paid_gpu_hours_per_month": sum((c.paid_gpu_hours_per_month for c, _ in costs), Decimal(0)),
-        "energy_kwh_per_month": None if kwh is None else kwh.quantize(Decimal("0.0001")),
-        "energy_j_per_output": (
-            None
-            if kwh is None or accepted <= 0
-            else (kwh * JOULES_PER_KWH / accepted).quantize(Decimal("0.000001"))
-        ),
-        "co2e_kg_per_month": None if co2e is None else co2e.quantize(Decimal("0.0001")),
-    }
+    why_not = tuple(sorted({w for cost, _ in costs for w in cost.why_not}))
+    calibrated = any(c.basis.value == "CALIBRATED" for c, _ in costs)
+    return _Summed(
+        cost_lines=lines,
+        monthly_cost=monthly,
+        accepted=accepted,
+        unit_cost=significant(monthly / accepted) if accepted > 0 and not why_not else None,
+        why_not=why_not,
+        basis="CALIBRATED" if calibrated else "ESTIMATED",
+        paid_gpus=sum(c.gpus_paid for c, _ in costs),
+        paid_gpu_hours=sum((c.paid_gpu_hours_per_month for c, _ in costs), Decimal(0)),
+        energy={
+            "energy_kwh_per_month": None if kwh is None else kwh.quantize(Decimal("0.0001")),
+            "energy_j_per_output": (
+                None
+                if kwh is None or accepted <= 0
+                else (kwh * JOULES_PER_KWH / accepted).quantize(Decimal("0.000001"))
+            ),
+            "co2e_kg_per_month": None if co2e is None else co2e.quantize(Decimal("0.0001")),
+        },
+    )
 
 
 def _plan_row(
-    kind: str, figures: dict[str, Any], notes: list[str], plan: dict[str, Any], **columns: Any
-) -> dict[str, Any]:
-    return {
-        "candidate_kind": kind,
-        "quote_id": None,
-        "api_route_id": None,
-        "gpu_id": None,
-        "pricing_term": "",
-        "memory_headroom_gb": None,
-        "layout": "",
-        "p95_latency_ms": None,
-        **figures,
-        **columns,
-        "notes": notes,
-        "plan": plan,
-    }
+    kind: CandidateKind,
+    summed: _Summed,
+    figures: Figures,
+    misses: list[str],
+    notes: list[str],
+    *,
+    replicas: int,
+    terms: Sequence[str],
+    mix: MixPlan | None = None,
+    disagg: DisaggPlan | None = None,
+) -> Row:
+    why_not = tuple(dict.fromkeys([*misses, *summed.why_not]))
+    meets = not why_not and summed.accepted > 0
+    one_term = list(dict.fromkeys(terms))
+    paid = summed.paid_gpus
+    return Row(
+        kind=kind,
+        quote_id=None,
+        api_route_id=None,
+        gpu_id=None,
+        configuration=Configuration(
+            gpu=None,
+            gpus_per_replica=None,
+            replicas=replicas,
+            paid_gpus=paid,
+            layout="",
+            # A plan names one term when its parts share it; each part names its own.
+            pricing_term=one_term[0] if len(one_term) == 1 else "",
+            hours_billed_per_month=(summed.paid_gpu_hours / paid).quantize(Decimal("0.0001"))
+            if paid
+            else None,
+        ),
+        figures=replace(
+            figures,
+            energy_kwh_per_month=summed.energy["energy_kwh_per_month"],
+            energy_j_per_output=summed.energy["energy_j_per_output"],
+            co2e_kg_per_month=summed.energy["co2e_kg_per_month"],
+        ),
+        cost_lines={k: v for k, v in summed.cost_lines.items()},
+        monthly_cost=summed.monthly_cost,
+        accepted_outputs_per_month=summed.accepted,
+        effective_unit_cost=summed.unit_cost if meets else None,
+        meets_constraints=meets,
+        why_not=why_not,
+        notes=tuple(notes),
+        basis=summed.basis,
+        paid_gpu_hours_per_month=summed.paid_gpu_hours,
+        mix=mix,
+        disagg=disagg,
+    )
 
 
 _TERM_WORDS = dict(Quote.PricingTerm.choices)
@@ -302,9 +401,9 @@ _TERM_WORDS = dict(Quote.PricingTerm.choices)
 def _quote_words(offer: _Offer, names: dict[str, str]) -> str:
     """ "2 x NVIDIA H100 SXM5 on quote #7 (on demand)": an offer in a plan's notes."""
     gpu = names.get(offer.slug, offer.slug)
-    term = _TERM_WORDS.get(offer.facts["pricing_term"], offer.facts["pricing_term"]).lower()
+    term = str(_TERM_WORDS.get(offer.facts.pricing_term, offer.facts.pricing_term)).lower()
     gpus = f"{offer.gpu_count} x {gpu}" if offer.gpu_count != 1 else gpu
-    return f"{gpus} on quote #{offer.facts['pk']} ({term})"
+    return f"{gpus} on quote #{offer.facts.pk} ({term})"
 
 
 def _rate_words(rate: float) -> str:
@@ -324,25 +423,20 @@ def _committed(offers: Iterable[_Offer]) -> bool:
 
 
 def bucket_capacities(
-    ctx: Any,
+    ctx: TableContext,
     buckets: tuple[SizeBucket, ...],
-    wanted: set[tuple[str, int]] | None = None,
-    specs: Sequence[Any] | None = None,
+    wanted: set[tuple[str, int]],
+    specs: Sequence[GpuSpec],
 ) -> tuple[dict[tuple[str, int], list[float]], dict[tuple[str, int], list[int]]]:
-    """Per GPU the engine fits and GPU count (``plan_counts``): requests a second one replica
-    completes at the latency target in each bucket (0 where it cannot), and the sequences it
-    then has in flight. One engine call per bucket and GPU count, on ``specs`` (the catalog;
-    read here when not given)."""
-    if specs is None:
-        specs = gpu_specs()
+    """Per (GPU, GPU count) of ``wanted``: requests a second one replica completes at the
+    latency target in each bucket (0 where it cannot), and the sequences it then has in flight.
+    One engine call per bucket and GPU count."""
     by_count: dict[int, list[str]] = {}
-    for slug, estimate in ctx.by_gpu.items():
-        for count in plan_counts(estimate):
-            if wanted is None or (slug, count) in wanted:  # only what some quote offers
-                by_count.setdefault(count, []).append(slug)
-    keys = [(s, n) for n, group in by_count.items() for s in group]
-    rates: dict[tuple[str, int], list[float]] = {k: [0.0] * len(buckets) for k in keys}
-    batches: dict[tuple[str, int], list[int]] = {k: [0] * len(buckets) for k in keys}
+    for slug, count in sorted(wanted):
+        by_count.setdefault(count, []).append(slug)
+    rates: dict[tuple[str, int], list[float]] = {k: [0.0] * len(buckets) for k in wanted}
+    batches: dict[tuple[str, int], list[int]] = {k: [0] * len(buckets) for k in wanted}
+    calibration = ctx.configurator.calibration_now()
     for count, slugs in by_count.items():
         for b, bucket in enumerate(buckets):
             request = replace(
@@ -355,7 +449,7 @@ def bucket_capacities(
                 gpu_count=count,
             )
             try:
-                found = engine_estimates(request, calibration=ctx.calibration, specs=specs)
+                found = engine_estimates(request, calibration=calibration, specs=specs)
             except EngineInputError:
                 continue  # e.g. the bucket does not fit the model's context window
             for e in found:
@@ -366,43 +460,34 @@ def bucket_capacities(
     return rates, batches
 
 
-def plan_buckets(ctx: Any) -> tuple[tuple[SizeBucket, ...], str]:
+def plan_buckets(ctx: TableContext) -> tuple[tuple[SizeBucket, ...], str]:
     """The request sizes a mix is planned for, and where they are from: the brief's own
     buckets, else the request log of its latest benchmark run that has one, else log-normal
     from its p50 and p95 token counts."""
     if not ctx.brief.request_size_buckets and ctx.request_log is not None:
-        return ctx.request_log
+        return ctx.request_log.buckets, ctx.request_log.source
     return brief_size_buckets(ctx.brief)
 
 
-def stored_request_log(stored: dict[str, Any] | None) -> tuple[Any, str] | None:
+def stored_request_log(stored: PlanInputs | None) -> RequestLog | None:
     """The buckets a table's plans last used when they came from a benchmark's request log
     (a context rebuilt from the table reads no runs)."""
-    stored = stored or {}
-    source = stored.get("bucket_source") or ""
-    if not source.startswith("the request log") or not stored.get("buckets"):
+    if stored is None or not stored.bucket_source.startswith("the request log"):
         return None
-    return size_buckets_of(stored["buckets"]), source
+    if not stored.buckets:
+        return None
+    buckets = tuple(
+        SizeBucket(input_tokens=b.input_tokens, output_tokens=b.output_tokens, share=b.share)
+        for b in stored.buckets
+    )
+    return RequestLog(buckets=buckets, source=stored.bucket_source)
 
 
-def _capacities_key(ctx: Any, buckets: tuple[SizeBucket, ...]) -> str:
-    """What bucket capacities depend on: the engine's answer for the brief (its estimates key:
-    request, catalog, calibration, engine version) and the buckets."""
-    blob = json.dumps([ctx.estimates_key, [list(astuple(b)) for b in buckets]])
+def _capacities_key(ctx: TableContext, buckets: tuple[SizeBucket, ...]) -> str:
+    """What bucket capacities depend on: the engine's answer for the brief (its key: request,
+    catalog, calibration, engine version) and the buckets."""
+    blob = json.dumps([ctx.answer.key, [list(astuple(b)) for b in buckets]])
     return hashlib.sha256(blob.encode()).hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class PlanCatalog:
-    """The catalog as the plans read it: GPU names for their notes, specs for the engine."""
-
-    names: dict[str, str]
-    specs: dict[str, Any]
-
-
-def plan_catalog() -> PlanCatalog:
-    """Read once per recompute, or once for a batch of tables re-costed together."""
-    return PlanCatalog(names=gpu_names(), specs={s.slug: s for s in gpu_specs()})
 
 
 # Bucket capacities are estimated for this many (GPU, count) pairs at a time, the cheapest first,
@@ -411,41 +496,52 @@ def plan_catalog() -> PlanCatalog:
 CAPACITY_BATCH = 4
 
 
+def _key(slug: str, count: int) -> str:
+    return f"{slug}|{count}"
+
+
 class _Capacities:
     """Bucket capacities by (GPU, count): from what the table kept of its last compute when that
-    still holds (``ctx.plan_capacities``: a price change re-solves the plans without the engine
-    when it can), else from the engine, a batch of pairs at a time."""
+    still holds (a price change re-solves the plans without the engine when it can), else from
+    the engine, a batch of pairs at a time."""
 
-    def __init__(self, ctx: Any, buckets: tuple[SizeBucket, ...], specs: Sequence[Any]) -> None:
+    def __init__(
+        self, ctx: TableContext, buckets: tuple[SizeBucket, ...], specs: Sequence[GpuSpec]
+    ) -> None:
         self.ctx, self.buckets, self.specs = ctx, buckets, specs
         self.key = _capacities_key(ctx, buckets)
-        stored = ctx.plan_capacities or {}
         self.rates: dict[tuple[str, int], list[float]] = {}
         self.batches: dict[tuple[str, int], list[int]] = {}
-        if stored.get("key") == self.key:
-            self.rates = {_pair(k): v for k, v in stored["rates"].items()}
-            self.batches = {_pair(k): v for k, v in stored["batches"].items()}
+        stored = ctx.plan_capacities
+        if stored is not None and stored.key == self.key:
+            for text, rates in stored.rates.items():
+                pair = _pair(text)
+                self.rates[pair] = list(rates)
+                self.batches[pair] = list(stored.batches.get(text, (0,) * len(rates)))
 
     def fetch(self, pairs: Iterable[tuple[str, int]]) -> None:
         missing = {k for k in pairs if k not in self.rates}
         if not missing:
             return
-        if self.ctx.calibration_loader is not None:  # a context rebuilt from a table
-            self.ctx.calibration = self.ctx.calibration_loader()
-            self.ctx.calibration_loader = None
         rates, batches = bucket_capacities(self.ctx, self.buckets, missing, self.specs)
         for k in missing:  # a pair the engine no longer fits serves nothing
             self.rates[k] = rates.get(k, [0.0] * len(self.buckets))
             self.batches[k] = batches.get(k, [0] * len(self.buckets))
 
     def keep(self, pairs: Iterable[tuple[str, int]]) -> None:
-        """Kept on the context (``inputs["plans"]``), for ``pairs`` only: what a fresh compute
+        """Kept on the context (the table's inputs), for ``pairs`` only: what a fresh compute
         of the same quotes keeps, whatever was stored before."""
-        self.ctx.plan_capacities = {
-            "key": self.key,
-            "rates": {f"{s}|{n}": self.rates[(s, n)] for s, n in pairs},
-            "batches": {f"{s}|{n}": self.batches[(s, n)] for s, n in pairs},
-        }
+        pairs = list(pairs)
+        self.ctx.plan_capacities = BucketCapacities(
+            key=self.key,
+            rates={_key(s, n): tuple(self.rates[(s, n)]) for s, n in pairs},
+            batches={_key(s, n): tuple(self.batches[(s, n)]) for s, n in pairs},
+        )
+
+
+def _pair(text: str) -> tuple[str, int]:
+    slug, count = text.rsplit("|", 1)
+    return slug, int(count)
 
 
 def _mix_option(i: int, o: _Offer, rates: list[float], names: dict[str, str]) -> MixOption:
@@ -459,7 +555,7 @@ def _mix_option(i: int, o: _Offer, rates: list[float], names: dict[str, str]) ->
 
 
 def _mix_capacities(
-    ctx: Any,
+    ctx: TableContext,
     buckets: tuple[SizeBucket, ...],
     rate: float,
     offers: list[_Offer],
@@ -482,8 +578,11 @@ def _mix_capacities(
     known = _Capacities(ctx, buckets, tuple(catalog.specs.values()))
     bound, done = math.inf, 0
     while done < len(order) and floor[order[done]] <= bound:
-        batch = order[done : done + CAPACITY_BATCH]
-        done += CAPACITY_BATCH
+        # The cheapest pair alone first: its single-option plan usually bounds most others out,
+        # so a re-solve asks the engine for no pair a fresh compute would not keep.
+        size = 1 if done == 0 else CAPACITY_BATCH
+        batch = [k for k in order[done : done + size] if floor[k] <= bound]
+        done += size
         known.fetch(batch)
         options = [
             _mix_option(i, o, known.rates[pair], catalog.names)
@@ -499,14 +598,30 @@ def _mix_capacities(
     return needed, known
 
 
-def _pair(text: str) -> tuple[str, int]:
-    slug, count = text.rsplit("|", 1)
-    return slug, int(count)
+def _mix_part(
+    offer: _Offer,
+    replicas: int,
+    request_share: float,
+    shares: tuple[float, ...],
+    cost: CandidateCost,
+    batch: int,
+) -> MixPart:
+    return MixPart(
+        quote_id=offer.facts.pk,
+        gpu=offer.slug,
+        gpu_count=offer.gpu_count,
+        replicas=replicas,
+        pricing_term=offer.facts.pricing_term.value,
+        request_share=round(request_share, 6),
+        bucket_shares=tuple(round(x, 6) for x in shares),
+        monthly_cost=cost.monthly_cost,
+        batch=batch,
+    )
 
 
 def mix_row(
-    ctx: Any, offers: list[_Offer], catalog: PlanCatalog
-) -> tuple[dict[str, Any] | None, str | None]:
+    ctx: TableContext, offers: list[_Offer], catalog: PlanCatalog
+) -> tuple[Row | None, str | None]:
     """The MIX row, or why there is none."""
     names = catalog.names
     rate = _rate_rps(ctx)
@@ -522,7 +637,7 @@ def mix_row(
     if not options:
         return None, "no quote's GPU meets the latency target at any request size"
     solved = solve_mix(rate_rps=rate, shares=shares, options=options)
-    if not isinstance(solved, MixPlan):
+    if not isinstance(solved, EngineMixPlan):
         sizes = ", ".join(
             f"{buckets[b].input_tokens} in / {buckets[b].output_tokens} out"
             for b in solved.unservable_buckets
@@ -531,12 +646,15 @@ def mix_row(
     single = best_single(rate_rps=rate, shares=shares, options=options)
     # The parts serve the brief's whole demand: its accepted outputs, as a GPU row counts them
     # (the parts' own, each rounded to 4 places, may sum a ten-thousandth off).
+    first = usable[0]
     accepted = gpu_cost_basis(
-        demand=ctx.demand, capacity=_probe_capacity(ctx, 1, 1), finance=ctx.finance
+        demand=ctx.demand,
+        capacity=part_capacity(ctx, first.slug, first.gpu_count, 1),
+        finance=ctx.finance,
     ).accepted_q
 
-    def costed(plan: MixPlan) -> tuple[dict[str, Any], list[dict[str, Any]], list[_Offer]]:
-        parts, used, costs = [], [], []
+    def costed(plan: EngineMixPlan) -> tuple[_Summed, list[MixPart], list[_Offer], list[int]]:
+        parts, used, costs, flights = [], [], [], []
         for part in plan.parts:
             offer = usable[int(part.key)]
             served = [s * share for s, share in zip(part.bucket_shares, shares, strict=True)]
@@ -549,21 +667,13 @@ def mix_row(
             cost = _part_cost(ctx, offer, part.replicas, request_share, batch)
             costs.append((cost, None))
             used.append(offer)
+            flights.append(batch)
             parts.append(
-                {
-                    "quote_id": offer.facts["pk"],
-                    "gpu": offer.slug,
-                    "gpu_count": offer.gpu_count,
-                    "replicas": part.replicas,
-                    "pricing_term": offer.facts["pricing_term"],
-                    "request_share": round(request_share, 6),
-                    "bucket_shares": [round(x, 6) for x in part.bucket_shares],
-                    "monthly_cost": str(cost.monthly_cost),
-                }
+                _mix_part(offer, part.replicas, request_share, part.bucket_shares, cost, batch)
             )
-        return _summed(costs, accepted), parts, used
+        return _summed(costs, accepted), parts, used, flights
 
-    figures, parts, used = costed(solved)
+    summed, parts, used, _ = costed(solved)
     notes = [
         f"GPU mix by request size: {len(buckets)} bucket{'s' if len(buckets) != 1 else ''} "
         f"({source}) at {_rate_words(rate)} requests a second, retries included; each served "
@@ -571,38 +681,31 @@ def mix_row(
         f"solved by HiGHS over {solved.options_considered} GPU and quote options after pruning)",
     ]
     for part, offer in zip(parts, used, strict=True):
-        served = [
+        served_sizes = [
             f"{b.input_tokens}/{b.output_tokens}"
-            for b, x in zip(buckets, part["bucket_shares"], strict=True)
+            for b, x in zip(buckets, part.bucket_shares, strict=True)
             if x > 0
         ]
         notes.append(
-            f"{part['replicas']} replica{'s' if part['replicas'] != 1 else ''} of "
-            f"{_quote_words(offer, names)} serve {part['request_share']:.1%} of requests "
-            f"(prompt/output tokens {', '.join(served)})"
+            f"{part.replicas} replica{'s' if part.replicas != 1 else ''} of "
+            f"{_quote_words(offer, names)} serve {part.request_share:.1%} of requests "
+            f"(prompt/output tokens {', '.join(served_sizes)})"
         )
-    plan: dict[str, Any] = {
-        "rate_rps": round(rate, 6),
-        "bucket_source": source,
-        "buckets": [
-            {"input_tokens": b.input_tokens, "output_tokens": b.output_tokens, "share": b.share}
-            for b in buckets
-        ],
-        "parts": parts,
-        "best_single": None,
-        "saving_monthly": None,
-        "saving_share": None,
-        "committed": _committed(used),
-    }
+    notes.append(
+        "latency: each part meets the latency target at the request sizes it serves (its "
+        "capacity in each bucket is the engine's at the target)"
+    )
+    best_part: MixPart | None = None
+    saving = share = None
     if single is not None:
-        single_figures, single_parts, single_used = costed(single)
-        saving = single_figures["monthly_cost"] - figures["monthly_cost"]
-        share = saving / single_figures["monthly_cost"] if single_figures["monthly_cost"] else 0
-        plan.update(
-            best_single={**single_parts[0], "monthly_cost": str(single_figures["monthly_cost"])},
-            saving_monthly=str(saving.quantize(Decimal("0.01"))),
-            saving_share=str(Decimal(share).quantize(Decimal("0.0001"))),
-        )
+        single_summed, single_parts, single_used, _ = costed(single)
+        saving = (single_summed.monthly_cost - summed.monthly_cost).quantize(Decimal("0.01"))
+        share = (
+            (single_summed.monthly_cost - summed.monthly_cost) / single_summed.monthly_cost
+            if single_summed.monthly_cost
+            else Decimal(0)
+        ).quantize(Decimal("0.0001"))
+        best_part = replace(single_parts[0], monthly_cost=single_summed.monthly_cost)
         if len(parts) == 1 and saving <= 0:
             notes.append(
                 "no saving: the cheapest mix is one GPU type, the best single quote under the "
@@ -610,31 +713,44 @@ def mix_row(
             )
         else:
             notes.append(
-                f"saves {share:.1%} a month ({saving:,.2f} {ctx.values['reporting_currency']}) "
-                f"against the best single quote under the same request sizes: "
-                f"{_quote_words(single_used[0], names)}, {single_parts[0]['replicas']} replicas, "
-                f"{single_figures['monthly_cost']:,.2f} {ctx.values['reporting_currency']}"
+                f"saves {share:.1%} a month ({saving:,.2f} {ctx.currency}) against the best "
+                f"single quote under the same request sizes: "
+                f"{_quote_words(single_used[0], names)}, {single_parts[0].replicas} replicas, "
+                f"{single_summed.monthly_cost:,.2f} {ctx.currency}"
             )
-    total_gpus = sum(p["gpu_count"] * p["replicas"] for p in parts)
-    return (
-        _plan_row(
-            "MIX",
-            figures,
-            notes,
-            plan,
-            gpu_count=total_gpus,
-            replicas=sum(p["replicas"] for p in parts),
+    plan = MixPlan(
+        rate_rps=round(rate, 6),
+        bucket_source=source,
+        buckets=tuple(
+            PlanBucket(input_tokens=b.input_tokens, output_tokens=b.output_tokens, share=b.share)
+            for b in buckets
         ),
-        None,
+        parts=tuple(parts),
+        best_single=best_part,
+        saving_monthly=saving,
+        saving_share=share,
+        committed=_committed(used),
     )
+    figures = Figures(fit="FITS", throughput=shown(rate), throughput_unit="requests/s")
+    row = _plan_row(
+        CandidateKind.MIX,
+        summed,
+        figures,
+        [],
+        notes,
+        replicas=sum(p.replicas for p in parts),
+        terms=[p.pricing_term for p in parts],
+        mix=plan,
+    )
+    return row, None
 
 
 # --- DISAGG ---------------------------------------------------------------------------------------
 
 
 def disagg_row(
-    ctx: Any, offers: list[_Offer], catalog: PlanCatalog
-) -> tuple[dict[str, Any] | None, str | None]:
+    ctx: TableContext, offers: list[_Offer], catalog: PlanCatalog
+) -> tuple[Row | None, str | None]:
     """The DISAGG row, or why there is none."""
     names = catalog.names
     brief = ctx.brief
@@ -665,41 +781,41 @@ def disagg_row(
         found = plan_disagg(request, options)
     except EngineInputError as exc:
         return None, f"{exc.field}: {exc.message}"
-    if not isinstance(found, DisaggPlan):
+    if not isinstance(found, EngineDisaggPlan):
         return None, found.reason
     prefill, decode = chosen[int(found.prefill.key)], chosen[int(found.decode.key)]
     decode_cost = _part_cost(ctx, decode, found.decode.instances, 1.0, found.decode.batch)
     prefill_lines = set(PREFILL_POOL_LINES)
-    if prefill.facts["pk"] != decode.facts["pk"]:
+    if prefill.facts.pk != decode.facts.pk:
         prefill_lines.add("provider_extras")
     prefill_cost = _part_cost(ctx, prefill, found.prefill.instances, 1.0, None)
-    figures = _summed(
+    summed = _summed(
         [(decode_cost, None), (prefill_cost, frozenset(prefill_lines))],
         decode_cost.accepted_outputs_per_month,
     )
-    pools = [
-        {
-            "role": "prefill",
-            "quote_id": prefill.facts["pk"],
-            "gpu": prefill.slug,
-            "gpus_per_instance": found.prefill.gpus_per_instance,
-            "instances": found.prefill.instances,
-            "layout": found.prefill.layout,
-            "pricing_term": prefill.facts["pricing_term"],
-            "requests_per_s_per_instance": round(found.prefill.goodput_rps_per_instance, 4),
-        },
-        {
-            "role": "decode",
-            "quote_id": decode.facts["pk"],
-            "gpu": decode.slug,
-            "gpus_per_instance": found.decode.gpus_per_instance,
-            "instances": found.decode.instances,
-            "layout": found.decode.layout,
-            "pricing_term": decode.facts["pricing_term"],
-            "requests_per_s_per_instance": round(found.decode.rps_per_instance, 4),
-            "batch": found.decode.batch,
-        },
-    ]
+    pools = (
+        DisaggPool(
+            role="prefill",
+            quote_id=prefill.facts.pk,
+            gpu=prefill.slug,
+            gpus_per_instance=found.prefill.gpus_per_instance,
+            instances=found.prefill.instances,
+            layout=found.prefill.layout,
+            pricing_term=prefill.facts.pricing_term.value,
+            requests_per_s_per_instance=round(found.prefill.goodput_rps_per_instance, 4),
+        ),
+        DisaggPool(
+            role="decode",
+            quote_id=decode.facts.pk,
+            gpu=decode.slug,
+            gpus_per_instance=found.decode.gpus_per_instance,
+            instances=found.decode.instances,
+            layout=found.decode.layout,
+            pricing_term=decode.facts.pricing_term.value,
+            requests_per_s_per_instance=round(found.decode.rps_per_instance, 4),
+            batch=found.decode.batch,
+        ),
+    )
     notes = [
         "disaggregated serving (DistServe, NVIDIA Dynamo): prefill on "
         f"{_instances(found.prefill.instances)} of {_quote_words(prefill, names)}, sized for the "
@@ -712,26 +828,35 @@ def disagg_row(
         "decode pool's, counted once; the KV transfer inside the fabric is not priced",
         *found.notes,
     ]
-    plan = {
-        "pools": pools,
-        "ttft_ms": round(found.ttft_ms, 2),
-        "ttft_mean_ms": round(found.ttft_mean_ms, 2),
-        "transfer_ms": round(found.transfer_ms, 3),
-        "itl_ms": round(found.itl_ms, 3),
-        "committed": _committed((prefill, decode)),
-    }
-    return (
-        _plan_row(
-            "DISAGG",
-            figures,
-            notes,
-            plan,
-            gpu_count=found.gpus_total,
-            replicas=found.prefill.instances + found.decode.instances,
-            p95_latency_ms=Decimal(str(round(found.e2e_s * 1000, 2))),
-        ),
-        None,
+    plan = DisaggPlan(
+        pools=pools,
+        ttft_ms=round(found.ttft_ms, 2),
+        ttft_mean_ms=round(found.ttft_mean_ms, 2),
+        transfer_ms=round(found.transfer_ms, 3),
+        itl_ms=round(found.itl_ms, 3),
+        committed=_committed((prefill, decode)),
     )
+    figures = Figures(
+        fit="FITS",
+        ttft_p95_ms=shown(found.ttft_ms),
+        itl_p95_ms=shown(found.itl_ms),
+        latency_p95_ms=shown(found.e2e_s * 1000),
+        throughput=shown(rate),
+        throughput_unit="requests/s",
+        in_flight_per_replica=found.decode.batch,
+    )
+    misses = target_misses(ctx.brief, figures)
+    row = _plan_row(
+        CandidateKind.DISAGG,
+        summed,
+        figures,
+        misses,
+        notes,
+        replicas=found.prefill.instances + found.decode.instances,
+        terms=[p.pricing_term for p in pools],
+        disagg=plan,
+    )
+    return row, None
 
 
 def _frontier(offers: list[_Offer]) -> list[_Offer]:
@@ -743,126 +868,125 @@ def _frontier(offers: list[_Offer]) -> list[_Offer]:
     kept: list[_Offer] = []
     for group in groups.values():
         lowest_fixed: Decimal | None = None
-        for o in sorted(group, key=lambda o: (o.replica_cost, o.fixed_cost, o.facts["pk"])):
+        for o in sorted(group, key=lambda o: (o.replica_cost, o.fixed_cost, o.facts.pk)):
             if lowest_fixed is None or o.fixed_cost < lowest_fixed:
                 kept.append(o)
                 lowest_fixed = o.fixed_cost
     # In one order whatever order the quotes were read in: the solver breaks ties by it, and a
     # price change's re-solve must give what a fresh compute gives.
-    return sorted(kept, key=lambda o: (o.slug, o.gpu_count, o.facts["pk"]))
-
-
-def _frontier_entry(o: _Offer) -> dict[str, Any]:
-    return {
-        "quote_id": o.facts["pk"],
-        "gpu": o.slug,
-        "gpu_count": o.gpu_count,
-        "replica_cost": str(o.replica_cost),
-        "fixed_cost": str(o.fixed_cost),
-    }
+    return sorted(kept, key=lambda o: (o.slug, o.gpu_count, o.facts.pk))
 
 
 def plan_rows(
-    ctx: Any, quotes: Iterable[dict[str, Any]], plan_of: Any, catalog: PlanCatalog
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The MIX and DISAGG rows of a table, and what the table keeps of them (``inputs["plans"]``:
-    the quotes they could choose from, and for each plan that could not be built, why)."""
+    ctx: TableContext, quotes: Iterable[QuoteFacts], catalog: PlanCatalog
+) -> tuple[list[Row], PlanInputs]:
+    """The MIX and DISAGG rows of a table, and what the table keeps of them: the quotes they
+    could choose from, and for each plan that could not be built, why."""
     why = _eligible(ctx)
     if why is not None:
-        return [], {"frontier": [], "missing": [], "not_eligible": why}
-    offers = _frontier(_offers(ctx, quotes, plan_of))
-    built: dict[str, dict[str, Any]] = {}
-    missing = []
-    for kind, build in (("MIX", mix_row), ("DISAGG", disagg_row)):
+        return [], PlanInputs(not_eligible=why)
+    offers = _frontier(_offers(ctx, quotes, catalog))
+    built: dict[CandidateKind, Row] = {}
+    missing: list[PlanMissing] = []
+    for kind, build in ((CandidateKind.MIX, mix_row), (CandidateKind.DISAGG, disagg_row)):
         row, reason = build(ctx, offers, catalog)
         if row is not None:
             built[kind] = row
         elif reason:
-            missing.append({"candidate_kind": kind, "reason": reason})
-    rows, unlisted = _worth_listing(built, ctx.values["reporting_currency"])
+            missing.append(PlanMissing(candidate_kind=kind.value, reason=reason))
+    rows, unlisted = _worth_listing(built, ctx.currency)
     missing += unlisted
     buckets, source = plan_buckets(ctx)
-    return rows, {
-        "frontier": [_frontier_entry(o) for o in offers],
-        "missing": missing,
-        "capacities": ctx.plan_capacities or {},
-        "buckets": [
-            {"input_tokens": b.input_tokens, "output_tokens": b.output_tokens, "share": b.share}
+    return rows, PlanInputs(
+        frontier=tuple(
+            FrontierEntry(
+                quote_id=o.facts.pk,
+                gpu=o.slug,
+                gpu_count=o.gpu_count,
+                replica_cost=o.replica_cost,
+                fixed_cost=o.fixed_cost,
+            )
+            for o in offers
+        ),
+        missing=tuple(missing),
+        capacities=ctx.plan_capacities,
+        buckets=tuple(
+            PlanBucket(input_tokens=b.input_tokens, output_tokens=b.output_tokens, share=b.share)
             for b in buckets
-        ],
-        "bucket_source": source,
-    }
+        ),
+        bucket_source=source,
+    )
 
 
 def _worth_listing(
-    built: dict[str, dict[str, Any]], currency: str
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    built: dict[CandidateKind, Row], currency: str
+) -> tuple[list[Row], list[PlanMissing]]:
     """The plans that are a candidate of their own, and why the others are not listed. A mix
     is listed when it uses more than one quote and costs less than the best single quote under
     the same request sizes (otherwise it is that quote's own row again); disaggregated pools
     when they cost less a month than that best single quote, colocated."""
-    rows, unlisted = [], []
-    mix = built.get("MIX")
+    rows: list[Row] = []
+    unlisted: list[PlanMissing] = []
+    mix = built.get(CandidateKind.MIX)
     single = None
-    if mix is not None:
-        plan = mix["plan"]
-        single = plan.get("best_single")
-        if len(plan["parts"]) > 1 and Decimal(plan.get("saving_monthly") or 0) > 0:
+    if mix is not None and mix.mix is not None:
+        plan = mix.mix
+        single = plan.best_single
+        if len(plan.parts) > 1 and (plan.saving_monthly or 0) > 0:
             rows.append(mix)
         else:
+            part = plan.parts[0]
             unlisted.append(
-                {
-                    "candidate_kind": "MIX",
-                    "reason": "the cheapest plan for the brief's request sizes uses one quote "
-                    f"alone (quote #{plan['parts'][0]['quote_id']}, "
-                    f"{plan['parts'][0]['replicas']} replicas of {plan['parts'][0]['gpu_count']} "
-                    "GPUs): no mix to list; that quote's own row sizes every request at the "
-                    "brief's p50 and p95 token counts",
-                }
+                PlanMissing(
+                    candidate_kind="MIX",
+                    reason="the cheapest plan for the brief's request sizes uses one quote "
+                    f"alone (quote #{part.quote_id}, {part.replicas} replicas of "
+                    f"{part.gpu_count} GPUs): no mix to list; that quote's own row sizes every "
+                    "request at the brief's p50 and p95 token counts",
+                )
             )
-    disagg = built.get("DISAGG")
+    disagg = built.get(CandidateKind.DISAGG)
     if disagg is not None:
-        colocated = Decimal(single["monthly_cost"]) if single else None
-        if colocated is None or disagg["monthly_cost"] < colocated:
+        colocated = single.monthly_cost if single else None
+        if colocated is None or disagg.monthly_cost < colocated:
             rows.append(disagg)
         else:
             unlisted.append(
-                {
-                    "candidate_kind": "DISAGG",
-                    "reason": f"separate prefill and decode pools cost "
-                    f"{disagg['monthly_cost']:,.2f} {currency} a month, more than serving "
-                    f"colocated on quote #{single['quote_id'] if single else ''} "
+                PlanMissing(
+                    candidate_kind="DISAGG",
+                    reason=f"separate prefill and decode pools cost "
+                    f"{disagg.monthly_cost:,.2f} {currency} a month, more than serving "
+                    f"colocated on quote #{single.quote_id if single else ''} "
                     f"({colocated:,.2f} {currency}) under the same request sizes",
-                }
+                )
             )
     return rows, unlisted
 
 
 def plans_unchanged(
-    ctx: Any,
-    stored: dict[str, Any] | None,
-    changed: Iterable[dict[str, Any]],
+    ctx: TableContext,
+    stored: PlanInputs | None,
+    changed: Iterable[QuoteFacts],
     gone: Iterable[int],
-    plan_of: Any,
 ) -> bool:
     """Whether a table's plans still hold after the quotes ``changed`` (their new facts) and
     ``gone`` changed: none of them was a quote the plans could choose from, and none of the
     changed ones now beats one of those on both costs or offers a GPU and count they lacked."""
-    if stored is None or "frontier" not in stored:
+    if stored is None:
         return False
-    if stored.get("not_eligible"):
+    if stored.not_eligible:
         return True  # the brief gets no plans whatever the quotes
-    frontier = stored["frontier"]
-    ids = {entry["quote_id"] for entry in frontier}
+    ids = {entry.quote_id for entry in stored.frontier}
     changed = list(changed)
-    if ids & ({f["pk"] for f in changed} | set(gone)):
+    if ids & ({f.pk for f in changed} | set(gone)):
         return False
     by_group: dict[tuple[str, int], list[tuple[Decimal, Decimal]]] = {}
-    for entry in frontier:
-        by_group.setdefault((entry["gpu"], entry["gpu_count"]), []).append(
-            (Decimal(entry["replica_cost"]), Decimal(entry["fixed_cost"]))
+    for entry in stored.frontier:
+        by_group.setdefault((entry.gpu, entry.gpu_count), []).append(
+            (entry.replica_cost, entry.fixed_cost)
         )
-    for offer in _offers(ctx, changed, plan_of):
+    catalog = PlanCatalog(names={}, specs={s.slug: s for s in gpu_specs()})
+    for offer in _offers(ctx, changed, catalog):
         beaten = by_group.get((offer.slug, offer.gpu_count), [])
         if not any(r <= offer.replica_cost and f <= offer.fixed_cost for r, f in beaten):
             return False

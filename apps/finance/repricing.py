@@ -2,50 +2,44 @@
 
 A table none of whose other inputs (its brief, finance assumptions, FX rates, benchmark runs)
 changed since its last compute (``CandidateTable.full_version`` at most its
-``computed_version``) keeps its stored engine answer, its stored assumption values and every
-other row: only the rows of the quotes and routes whose version differs from the one it costed
-(a price edit, a new, retired or re-scoped quote) are costed again. Done for a batch of tables
-together, that is a fixed number of queries (the live quotes' and routes' versions, the changed
-ones' terms, the tables, the briefs, the best row of each table) and no engine estimate,
-instead of about twenty queries and the assumptions, calibration and runs read per table.
-The rows are written by ``apps.finance.services`` (one delete, one COPY, one update a table).
+``computed_version``) keeps its stored state: its ``TableInputs`` (the assumption values and FX
+rates applied) and its engine answer are read back as they were (apps.finance.state) and only
+the rows of the quotes and routes whose version differs are costed again, by the plain function
+``apps.finance.candidates.recost``. Done for a batch of tables together, that is a fixed number
+of queries (the live quotes' and routes' versions, the changed ones' facts, the tables, the
+briefs, the winner of each table) and no engine estimate, instead of about twenty queries and the
+assumptions, calibration and runs read per table. The rows are written by
+``apps.finance.services`` (one delete, one COPY, one update a table).
 """
+
+from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
 
 from django.db import connection
 from django.db.models import OuterRef, Subquery
 
 from apps.benchmarks.selectors import calibrations_for_briefs
-from apps.briefs.contract import demand_for_brief, request_for_brief
+from apps.briefs.contract import request_for_brief
 from apps.briefs.models import WorkloadBrief
 from apps.engine import ENGINE_VERSION, EngineInputError
 from apps.quotes.models import ApiRoute, Quote
 
-from .assumptions import engine_finance
 from .candidates import (
-    QUOTE_FACTS,
-    ROUTE_FACTS,
-    BuiltTable,
+    Changes,
     TableContext,
-    _cost_all,
-    _quote_plan,
-    capacity_model_touched,
-    table_inputs,
+    TableWrite,
+    context_of,
+    engine_stamp,
+    recost,
 )
-from .estimates import e2e_latencies_s
+from .estimates import Calibration
 from .models import CandidateRow, CandidateTable
-from .plans import (
-    PlanCatalog,
-    plan_catalog,
-    plan_rows,
-    plans_unchanged,
-    stored_request_log,
-)
-from .stored import engine_stamp, values_decode
+from .offers import QUOTE_VALUES, QuoteFacts, quote_facts, route_facts
+from .plans import PlanCatalog, plan_catalog, stored_request_log
+from .state import EngineAnswer, TableInputs, answer_from_json, inputs_from_json
 
 
 @dataclass
@@ -56,58 +50,35 @@ class Repriced:
     brief_id: int
     version: int
     base: int
-    built: BuiltTable
+    built: TableWrite
 
 
-def stored_context(brief: WorkloadBrief, table: CandidateTable) -> TableContext | None:
-    """The context of the table's last compute, from what it stored (engine answer, assumption
-    values, fingerprint), for re-costing changed quotes when nothing else changed since
-    (``CandidateTable.full_version``); None if it stored too little for that."""
-    inputs = table.inputs or {}
-    values = values_decode(inputs.get("values"))
-    estimates = table.estimates
-    if values is None or not estimates or "quotes" not in inputs or table.no_ranking_reason:
+def stored_context(
+    brief: WorkloadBrief,
+    inputs: TableInputs,
+    answer: EngineAnswer,
+    calibration_loader: Callable[[], Calibration] | None = None,
+) -> TableContext | None:
+    """The context of a table's last compute, rebuilt from what it stored (its inputs and
+    engine answer); None when the brief can no longer be read by the engine."""
+    try:
+        request = request_for_brief(brief)
+    except EngineInputError:
         return None
-    if not inputs.get("engine_stamp"):
-        return None
-    return TableContext(
+    return context_of(
         brief=brief,
-        values=values,
-        sources=inputs.get("assumption_sources") or {},
-        finance=engine_finance(values),
-        demand=demand_for_brief(brief, e2e_latencies_s(estimates)),
-        estimates=estimates,
-        by_gpu={e["gpu"]: e for e in estimates},
-        estimates_key=table.estimates_key,
-        fingerprint=inputs.get("fingerprint") or "",
-        assumptions_version=inputs.get("assumptions") or [],
-        engine_stamp=inputs["engine_stamp"],
+        assumptions=inputs.assumptions,
+        request=request,
+        answer=answer,
+        fingerprint=inputs.fingerprint,
+        calibration_loader=calibration_loader,
+        request_log=stored_request_log(inputs.plans),
+        plan_capacities=inputs.plans.capacities,
+        stamp=inputs.engine_stamp,
     )
 
 
-def _not_costed_merged(
-    before: list[dict[str, Any]],
-    new: list[dict[str, Any]],
-    stale_quotes: set[int],
-    stale_routes: set[int],
-) -> list[dict[str, Any]]:
-    """The table's not-costed list with the entries of re-costed or removed candidates
-    replaced, in the order a full compute lists them (quotes, then routes, by id)."""
-    kept = [
-        e
-        for e in before
-        if isinstance(e, dict)
-        and e.get("quote_id") not in stale_quotes
-        and e.get("api_route_id") not in stale_routes
-    ]
-    merged = kept + new
-    return sorted(
-        merged,
-        key=lambda e: (0, e["quote_id"]) if e.get("quote_id") else (1, e.get("api_route_id") or 0),
-    )
-
-
-def _changed(seen: dict[str, Any], now: dict[str, int]) -> tuple[list[int], list[int]]:
+def _changed(seen: dict[str, int], now: dict[str, int]) -> tuple[list[int], list[int]]:
     """(changed or new ids, ids gone) between the versions a table costed and those now."""
     if seen == now:
         return [], []
@@ -116,38 +87,66 @@ def _changed(seen: dict[str, Any], now: dict[str, int]) -> tuple[list[int], list
     return changed, gone
 
 
-# Decoded engine answers by estimates key (a hash of everything an answer depends on: one key
-# always names the same answer, as the full recompute assumes when it reuses a stored one), so
-# that a worker re-costing price change after price change decodes each table's large stored
-# answer once, not at every change. Cleared when full; PostgreSQL only (ids never reused).
-_ESTIMATES: dict[str, list[dict[str, Any]]] = {}
-ESTIMATES_CACHE_SIZE = 1024
+# Decoded engine answers by key (a hash of everything an answer depends on: one key always names
+# the same answer), so that a worker re-costing price change after price change decodes each
+# table's large stored answer once, not at every change. Cleared when full; PostgreSQL only
+# (its ids are never reused; SQLite's are after a rollback, as in the tests).
+_ANSWERS: dict[str, EngineAnswer] = {}
+ANSWERS_CACHE_SIZE = 1024
 
 
-def _with_estimates(tables: dict[int, CandidateTable]) -> None:
-    """Set each table's stored engine answer, read (one query) only where not cached."""
-    if connection.vendor != "postgresql":  # SQLite reuses ids after a rollback (the tests)
-        _ESTIMATES.clear()
-    need = [t.pk for t in tables.values() if t.estimates_key not in _ESTIMATES]
+def _answers(tables: dict[int, CandidateTable]) -> dict[int, EngineAnswer | None]:
+    """Each table's stored engine answer, read (one query) only where not cached."""
+    if connection.vendor != "postgresql":
+        _ANSWERS.clear()
+    need = [t.pk for t in tables.values() if t.estimates_key not in _ANSWERS]
     if need:
-        if len(_ESTIMATES) + len(need) > ESTIMATES_CACHE_SIZE:
-            _ESTIMATES.clear()
-        for pk, key, estimates in CandidateTable.objects.filter(pk__in=need).values_list(
-            "pk", "estimates_key", "estimates"
+        if len(_ANSWERS) + len(need) > ANSWERS_CACHE_SIZE:
+            _ANSWERS.clear()
+        for key, stored in CandidateTable.objects.filter(pk__in=need).values_list(
+            "estimates_key", "estimates"
         ):
-            if key and estimates:
-                _ESTIMATES[key] = estimates
-            tables[pk].estimates = estimates
-    for table in tables.values():
-        if table.pk not in need:
-            table.estimates = _ESTIMATES[table.estimates_key]
+            found = answer_from_json(stored)
+            if key and found is not None and found.key == key:
+                _ANSWERS[key] = found
+    return {pk: _ANSWERS.get(t.estimates_key) for pk, t in tables.items()}
 
 
-def tables_reprice(states: list[dict[str, Any]]) -> tuple[list[Repriced], list[int]]:
+class _BatchCalibrations:
+    """The calibration of the briefs of a batch of tables, read for all of them in one query
+    the first time one of them needs the engine (a configuration the table did not keep)."""
+
+    def __init__(self, briefs: Iterable[WorkloadBrief]) -> None:
+        self.briefs = list(briefs)
+        self.read: dict[int, dict[str, dict[str, object]]] | None = None
+
+    def of(self, brief: WorkloadBrief) -> Callable[[], Calibration]:
+        def load() -> Calibration:
+            if self.read is None:
+                self.read = calibrations_for_briefs(self.briefs)
+            return self.read[brief.pk]
+
+        return load
+
+
+@dataclass
+class _Plan:
+    state: dict[str, int]
+    table: CandidateTable
+    ctx: TableContext
+    inputs: TableInputs
+    quote_versions: dict[str, int]
+    route_versions: dict[str, int]
+    q_changed: list[int]
+    q_gone: list[int]
+    r_changed: list[int]
+    r_gone: list[int]
+
+
+def tables_reprice(states: list[dict[str, int]]) -> tuple[list[Repriced], list[int]]:
     """Re-cost the tables of ``states`` (``pk``, ``brief_id``, ``requested_version``,
-    ``computed_version``, read under lock by the caller). Returns what to write, and the
-    brief ids whose table stored too little to be re-costed (the caller recomputes those in
-    full)."""
+    ``computed_version``, read under lock by the caller). Returns what to write, and the brief
+    ids whose table stored too little to be re-costed (the caller recomputes those in full)."""
     tables = {
         t.pk: t
         for t in CandidateTable.objects.filter(pk__in=[s["pk"] for s in states]).only(
@@ -155,7 +154,7 @@ def tables_reprice(states: list[dict[str, Any]]) -> tuple[list[Repriced], list[i
             "engine_version",
         )
     }  # fmt: skip
-    _with_estimates(tables)
+    answers = _answers(tables)
     briefs = WorkloadBrief.objects.in_bulk([s["brief_id"] for s in states])
     live_quotes = list(
         Quote.objects.filter(retired=False).values_list("pk", "version", "confidential_to_id")
@@ -176,174 +175,149 @@ def tables_reprice(states: list[dict[str, Any]]) -> tuple[list[Repriced], list[i
         return by_team[team_id]
 
     def routes_serving(preset: str) -> dict[str, int]:
-        # apps.finance.candidates.live_routes
+        # apps.finance.offers.live_routes
         if preset not in by_preset:
             by_preset[preset] = {str(pk): v for pk, v, p in live_routes if preset and p == preset}
         return by_preset[preset]
 
     stamp = engine_stamp()  # the catalog or engine changed since: recompute in full
-    plans = []
+    calibrations = _BatchCalibrations(briefs.values())
+    plans: list[_Plan] = []
     fallback: list[int] = []
     for state in states:
         table, brief = tables.get(state["pk"]), briefs.get(state["brief_id"])
-        if table is None or brief is None or table.engine_version != ENGINE_VERSION:
+        answer = answers.get(state["pk"])
+        inputs = inputs_from_json(table.inputs) if table is not None else None
+        if (
+            table is None
+            or brief is None
+            or answer is None
+            or inputs is None
+            or table.no_ranking_reason
+            or table.engine_version != ENGINE_VERSION
+            or inputs.engine_stamp != stamp
+        ):
             fallback.append(state["brief_id"])
             continue
-        ctx = stored_context(brief, table)
-        if ctx is None or ctx.engine_stamp != stamp:
+        ctx = stored_context(brief, inputs, answer, calibrations.of(brief))
+        if ctx is None:
             fallback.append(state["brief_id"])
             continue
         quote_versions = quotes_seen_by(brief.team_id)
         route_versions = routes_serving(brief.model_preset or "")
-        q_changed, q_gone = _changed(table.inputs.get("quotes") or {}, quote_versions)
-        r_changed, r_gone = _changed(table.inputs.get("api_routes") or {}, route_versions)
-        plans.append((state, table, ctx, quote_versions, route_versions, q_changed, q_gone,
-                      r_changed, r_gone))  # fmt: skip
+        q_changed, q_gone = _changed(inputs.quotes, quote_versions)
+        r_changed, r_gone = _changed(inputs.api_routes, route_versions)
+        plans.append(
+            _Plan(
+                state,
+                table,
+                ctx,
+                inputs,
+                quote_versions,
+                route_versions,
+                q_changed,
+                q_gone,
+                r_changed,
+                r_gone,
+            )
+        )
 
-    wanted_quotes = {pk for plan in plans for pk in plan[5]}
-    wanted_routes = {pk for plan in plans for pk in plan[7]}
-    quote_facts = {
-        f["pk"]: f for f in Quote.objects.filter(pk__in=wanted_quotes).values(*QUOTE_FACTS)
+    wanted_quotes = {pk for p in plans for pk in p.q_changed}
+    wanted_routes = {pk for p in plans for pk in p.r_changed}
+    quote_by_id = {
+        f.pk: f for f in quote_facts(Quote.objects.filter(pk__in=wanted_quotes).order_by("pk"))
     }
-    route_facts = {
-        f["pk"]: f for f in ApiRoute.objects.filter(pk__in=wanted_routes).values(*ROUTE_FACTS)
+    route_by_id = {
+        f.pk: f for f in route_facts(ApiRoute.objects.filter(pk__in=wanted_routes).order_by("pk"))
     }
-    stale_all = wanted_quotes | {pk for plan in plans for pk in plan[6]}
+    stale_all = wanted_quotes | {pk for p in plans for pk in p.q_gone}
     gpus_of = {
-        pk: (slug, system_slug)
+        pk: slug or system_slug
         for pk, slug, system_slug in Quote.objects.filter(pk__in=stale_all).values_list(
             "pk", "gpu__slug", "system__gpu__slug"
         )
     }
-    best_costs = _best_gpu_costs([plan[1].pk for plan in plans])
-    every_quote: dict[int, dict[str, Any]] | None = None
+    winners = _winners([p.table.pk for p in plans])
+    every: dict[int, QuoteFacts] | None = None
     catalog: PlanCatalog | None = None
-    calibrations = _BatchCalibrations(briefs[plan[0]["brief_id"]] for plan in plans)
+
+    def every_quote(versions: dict[str, int]) -> Callable[[], list[QuoteFacts]]:
+        def read() -> list[QuoteFacts]:
+            nonlocal every
+            if every is None:  # every live quote's facts, one read for all the tables
+                every = {f.pk: f for f in quote_facts(Quote.objects.filter(retired=False))}
+            return [every[int(pk)] for pk in versions if int(pk) in every]
+
+        return read
+
+    def the_catalog() -> PlanCatalog:
+        nonlocal catalog
+        if catalog is None:
+            catalog = plan_catalog()
+        return catalog
 
     out = []
-    for (
-        state,
-        table,
-        ctx,
-        quote_versions,
-        route_versions,
-        q_changed,
-        q_gone,
-        r_changed,
-        r_gone,
-    ) in plans:
-        quotes = [quote_facts[pk] for pk in q_changed if pk in quote_facts]
-        routes = [route_facts[pk] for pk in r_changed if pk in route_facts]
-        rows, not_costed = _cost_all(ctx, quotes, routes)
-        stale_quotes, stale_routes = q_changed + q_gone, r_changed + r_gone
-        stored_plans = (table.inputs or {}).get("plans")
-        replace_plans = not plans_unchanged(ctx, stored_plans, quotes, q_gone, _quote_plan)
-        if replace_plans:  # a quote the plans could choose from changed: re-solve them
-            if every_quote is None:  # every live quote's facts, one read for all the tables
-                every_quote = {
-                    f["pk"]: f for f in Quote.objects.filter(retired=False).values(*QUOTE_FACTS)
-                }
-            if catalog is None:
-                catalog = plan_catalog()
-            ctx.plan_capacities = (stored_plans or {}).get("capacities")
-            ctx.request_log = stored_request_log(stored_plans)
-            plan, stored_plans = _plans_again(
-                ctx, quote_versions, every_quote, catalog, calibrations
-            )
-            rows += plan
-        before = (table.inputs or {}).get("not_costed") or []
-        not_costed = _not_costed_merged(before, not_costed, set(stale_quotes), set(stale_routes))
-        best = table.capacity_model.get("gpu") if table.capacity_model else None
-        affected = (
-            bool(stale_routes)
-            or not best
-            or capacity_model_touched(
-                best, best_costs.get(table.pk), rows, [gpus_of.get(pk, ()) for pk in stale_quotes]
-            )
+    for p in plans:
+        winner_cost, winner_key, gpu_cost = winners.get(p.table.pk, (None, None, None))
+        changes = Changes(
+            quote_versions=p.quote_versions,
+            route_versions=p.route_versions,
+            quotes=[quote_by_id[pk] for pk in p.q_changed if pk in quote_by_id],
+            routes=[route_by_id[pk] for pk in p.r_changed if pk in route_by_id],
+            gone_quotes=p.q_gone,
+            gone_routes=p.r_gone,
+            every_quote=every_quote(p.quote_versions),
+            catalog=the_catalog,
         )
-        fields: dict[str, Any] = {
-            "success_unit": ctx.brief.success_unit,
-            "engine_version": ENGINE_VERSION,
-            "currency": ctx.values["reporting_currency"],
-            "no_ranking_reason": "",
-            "inputs": table_inputs(ctx, quote_versions, route_versions, not_costed, stored_plans),
-        }
-        built = BuiltTable(
-            rows=rows,
-            table_fields=fields,
-            replace_all=False,
-            replace_plans=replace_plans,
-            stale_quote_ids=stale_quotes,
-            stale_route_ids=stale_routes,
-            context=ctx,
-            capacity_model_affected=affected,
+        built = recost(
+            p.ctx,
+            p.inputs,
+            changes,
+            winner_cost=winner_cost,
+            winner_key=winner_key,
+            reference_cost=gpu_cost,
+            capacity_gpu=(p.table.capacity_model or {}).get("gpu"),
+            gpus_of=gpus_of,
         )
         out.append(
             Repriced(
-                table_id=table.pk,
-                brief_id=table.brief_id,
-                version=state["requested_version"],
-                base=state["computed_version"],
+                table_id=p.table.pk,
+                brief_id=p.table.brief_id,
+                version=p.state["requested_version"],
+                base=p.state["computed_version"],
                 built=built,
             )
         )
     return out, fallback
 
 
-class _BatchCalibrations:
-    """The calibration of the briefs of a batch of tables, read for all of them in one query
-    the first time one of their plans needs the engine (a capacity the table did not keep)."""
-
-    def __init__(self, briefs: Iterable[WorkloadBrief]) -> None:
-        self.briefs = list(briefs)
-        self.read: dict[int, dict[str, Any]] | None = None
-
-    def of(self, brief: WorkloadBrief) -> Callable[[], dict[str, Any]]:
-        def load() -> dict[str, Any]:
-            if self.read is None:
-                self.read = calibrations_for_briefs(self.briefs)
-            return self.read[brief.pk]
-
-        return load
-
-
-def _plans_again(
-    ctx: TableContext,
-    quote_versions: dict[Any, int],
-    every_quote: dict[int, dict[str, Any]],
-    catalog: PlanCatalog | None,
-    calibrations: _BatchCalibrations,
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """A table's serving plans rebuilt over every quote its team sees (apps.finance.plans),
-    from the bucket capacities the table kept (the engine's calibration is read only when
-    a capacity it did not keep is needed)."""
-    try:
-        ctx.request = request_for_brief(ctx.brief)
-    except EngineInputError:
-        return [], {}
-    ctx.calibration_loader = calibrations.of(ctx.brief)  # read only if the engine runs
-    facts = [every_quote[int(pk)] for pk in quote_versions if int(pk) in every_quote]
-    return plan_rows(ctx, facts, _quote_plan, catalog or plan_catalog())
-
-
-def _best_gpu_costs(table_ids: list[int]) -> dict[int, Decimal]:
-    """Each table's lowest unit cost among its GPU rows that meet the brief: one query, a
-    subquery a table that reads the first entry of the ranking index (row_ranking_order)."""
+def _winners(table_ids: list[int]) -> dict[int, tuple[Decimal | None, str | None, Decimal | None]]:
+    """Each table's rank 1 (unit cost, key) and its best GPU row's unit cost: one query, a
+    subquery a figure that reads the first entries of the ranking index (row_ranking_order)."""
     if not table_ids:
         return {}
-    best = (
-        CandidateRow.objects.filter(
-            table_id=OuterRef("pk"),
-            candidate_kind="GPU",
-            meets_constraints=True,
-            effective_unit_cost__isnull=False,
-        )
-        .order_by("-meets_constraints", "effective_unit_cost")
-        .values("effective_unit_cost")[:1]
-    )
+    best = CandidateRow.objects.filter(
+        table_id=OuterRef("pk"), meets_constraints=True, effective_unit_cost__isnull=False
+    ).order_by("-meets_constraints", "effective_unit_cost", "pk")
     found = (
         CandidateTable.objects.filter(pk__in=table_ids)
-        .annotate(best=Subquery(best))
-        .values_list("pk", "best")
+        .annotate(
+            best=Subquery(best.values("effective_unit_cost")[:1]),
+            quote=Subquery(best.values("quote_id")[:1]),
+            route=Subquery(best.values("api_route_id")[:1]),
+            kind=Subquery(best.values("candidate_kind")[:1]),
+            gpu=Subquery(best.filter(candidate_kind="GPU").values("effective_unit_cost")[:1]),
+        )
+        .values_list("pk", "best", "quote", "route", "kind", "gpu")
     )
-    return {pk: cost for pk, cost in found if cost is not None}
+    out: dict[int, tuple[Decimal | None, str | None, Decimal | None]] = {}
+    for pk, cost, quote, route, kind, gpu in found:
+        if cost is None:
+            out[pk] = (None, None, gpu)
+            continue
+        key = f"quote:{quote}" if quote else f"api_route:{route}" if route else str(kind).lower()
+        out[pk] = (cost, key, gpu)
+    return out
+
+
+__all__ = ["QUOTE_VALUES", "Repriced", "stored_context", "tables_reprice"]

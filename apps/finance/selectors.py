@@ -18,16 +18,14 @@ from apps.quotes.selectors import dates_are_stale
 
 from .models import CandidateRow, CandidateTable
 from .sensitivity import in_table_unit
+from .state import ROW_READ, CandidateKind, Row, row_from_columns
 from .units import scaled, unit_for
 
-ROW_VALUES = (
-    "pk", "candidate_kind", "quote_id", "api_route_id", "gpu__slug", "gpu_count", "replicas",
-    "pricing_term", "cost_lines", "monthly_cost", "accepted_outputs_per_month",
-    "effective_unit_cost", "meets_constraints", "why_not", "basis", "p95_latency_ms",
-    "memory_headroom_gb", "layout", "paid_gpu_hours_per_month", "energy_kwh_per_month",
-    "energy_j_per_output", "co2e_kg_per_month", "notes", "plan", "quote__provider__name",
-    "quote__system__slug", "quote__quote_date", "quote__valid_until",
-    "api_route__provider__name", "api_route__model",
+# What a reader reads of each row besides its own columns: names for words, quote dates for
+# staleness.
+ROW_EXTRAS = (
+    "pk", "quote__provider__name", "quote__system__slug", "quote__quote_date",
+    "quote__valid_until", "api_route__provider__name", "api_route__model",
 )  # fmt: skip
 # A computed ranking is reused until its table is recomputed (or the day changes: staleness).
 RANKING_CACHE_SECONDS = 600
@@ -121,7 +119,7 @@ def _full_rows(
     qs = CandidateRow.objects.filter(table=table)
     if not whole_table:
         qs = qs.filter(pk__in=[w["pk"] for w in wanted])
-    by_pk = {r["pk"]: r for r in qs.values(*ROW_VALUES)}
+    by_pk = {r["pk"]: r for r in qs.values(*ROW_READ, *ROW_EXTRAS)}
     rows = []
     for w in wanted:
         r = by_pk.get(w["pk"])
@@ -134,73 +132,116 @@ def _full_rows(
             if quote_date
             else None
         )
-        notes = list(r["notes"])
+        row = row_from_columns(r)
+        out = row_json(row, rank=w["rank"], scale=scale)
         if stale:
-            notes.insert(0, f"quote #{r['quote_id']} is stale ({age} days old)")
-        rows.append(
-            {
-                "rank": w["rank"],
-                "candidate_kind": r["candidate_kind"],
-                "provider": r["quote__provider__name"] or r["api_route__provider__name"],
-                "gpu": r["gpu__slug"],
-                "system": r["quote__system__slug"],
-                "api_model": r["api_route__model"],
-                "gpu_count": r["gpu_count"],
-                "replicas": r["replicas"],
-                "pricing_term": r["pricing_term"] or None,
-                "quote_id": r["quote_id"],
-                "api_route_id": r["api_route_id"],
-                "cost_lines": r["cost_lines"],
-                "monthly_cost": _s(r["monthly_cost"]),
-                "accepted_outputs_per_month": _s(r["accepted_outputs_per_month"]),
-                "effective_unit_cost": _s(scaled(r["effective_unit_cost"], scale)),
-                "meets_constraints": r["meets_constraints"],
-                "why_not": r["why_not"],
-                "basis": r["basis"],
-                "p95_latency_ms": _s(r["p95_latency_ms"]),
-                "memory_headroom_gb": _s(r["memory_headroom_gb"]),
-                "layout": r["layout"] or None,
-                "paid_gpu_hours_per_month": _s(r["paid_gpu_hours_per_month"]),
-                "energy_kwh_per_month": _s(r["energy_kwh_per_month"]),
-                "energy_j_per_output": _s(r["energy_j_per_output"]),
-                "co2e_kg_per_month": _s(r["co2e_kg_per_month"]),
-                "mix": mix_parts(r["plan"]) if r["candidate_kind"] == "MIX" else None,
-                "pools": (r["plan"] or {}).get("pools")
-                if r["candidate_kind"] == "DISAGG"
-                else None,
-                "plan": r["plan"] or None,
-                "quote_age_days": age,
-                "quote_stale": stale,
-                "notes": notes,
-            }
+            out["notes"].insert(0, f"quote #{r['quote_id']} is stale ({age} days old)")
+        out.update(
+            provider=r["quote__provider__name"] or r["api_route__provider__name"],
+            system=r["quote__system__slug"],
+            api_model=r["api_route__model"],
+            quote_age_days=age,
+            quote_stale=stale,
         )
+        rows.append(out)
     return rows
 
 
-def mix_parts(plan: dict[str, Any]) -> list[dict[str, Any]]:
+def row_json(row: Row, *, rank: int | None, scale: int) -> dict[str, Any]:
+    """A row as the rankings (JSON and CSV), the finance page and a decision snapshot give it:
+    its configuration and the figures the engine gives at it, its cost lines and verdict, every
+    cost per output in the table's unit (``scale`` outputs)."""
+    config = row.configuration
+    figures = row.figures
+    plan = row.plan_json()
+    return {
+        "rank": rank,
+        "candidate_kind": row.kind.value,
+        "provider": None,
+        "gpu": config.gpu,
+        "system": None,
+        "api_model": None,
+        "gpu_count": config.gpus_per_replica,
+        "replicas": config.replicas,
+        "paid_gpus": config.paid_gpus or None,
+        "pricing_term": config.pricing_term or None,
+        "quote_id": row.quote_id,
+        "api_route_id": row.api_route_id,
+        "plan_quote_ids": list(row.plan_quote_ids),
+        "configuration": {
+            "gpu": config.gpu,
+            "gpus_per_replica": config.gpus_per_replica,
+            "replicas": config.replicas,
+            "paid_gpus": config.paid_gpus,
+            "layout": config.layout or None,
+            "pricing_term": config.pricing_term or None,
+            "hours_billed_per_month": _s(config.hours_billed_per_month),
+            "text": config.text(),
+        },
+        "figures": {
+            "fit": figures.fit,
+            "ttft_p95_ms": _s(figures.ttft_p95_ms),
+            "itl_p95_ms": _s(figures.itl_p95_ms),
+            "latency_p95_ms": _s(figures.latency_p95_ms),
+            "throughput": _s(figures.throughput),
+            "throughput_unit": figures.throughput_unit or None,
+            "memory_headroom_gb": _s(figures.memory_headroom_gb),
+            "in_flight_per_replica": figures.in_flight_per_replica,
+            "time_to_train_days": _s(figures.time_to_train_days),
+            "energy_kwh_per_month": _s(figures.energy_kwh_per_month),
+            "energy_j_per_output": _s(figures.energy_j_per_output),
+            "co2e_kg_per_month": _s(figures.co2e_kg_per_month),
+        },
+        "cost_lines": {name: str(value) for name, value in row.cost_lines.items()},
+        "monthly_cost": _s(row.monthly_cost),
+        "vendor_monthly_cost": _s(row.vendor_monthly_cost),
+        "accepted_outputs_per_month": _s(row.accepted_outputs_per_month),
+        "effective_unit_cost": _s(scaled(row.effective_unit_cost, scale)),
+        "meets_constraints": row.meets_constraints,
+        "why_not": list(row.why_not),
+        "basis": row.basis,
+        "p95_latency_ms": _s(figures.latency_p95_ms),
+        "memory_headroom_gb": _s(figures.memory_headroom_gb),
+        "layout": config.layout or None,
+        "paid_gpu_hours_per_month": _s(row.paid_gpu_hours_per_month),
+        "energy_kwh_per_month": _s(figures.energy_kwh_per_month),
+        "energy_j_per_output": _s(figures.energy_j_per_output),
+        "co2e_kg_per_month": _s(figures.co2e_kg_per_month),
+        "mix": mix_parts(row) if row.mix is not None else None,
+        "pools": plan.get("pools") if row.kind is CandidateKind.DISAGG else None,
+        "plan": plan or None,
+        "quote_age_days": None,
+        "quote_stale": None,
+        "notes": list(row.notes),
+    }
+
+
+def mix_parts(row: Row) -> list[dict[str, Any]]:
     """A MIX row's parts as the rankings give them: each GPU type, its count and replicas, its
     quote, and the buckets it serves (with the share of each bucket's requests it takes)."""
-    buckets = plan.get("buckets") or []
+    plan = row.mix
+    if plan is None:
+        return []
     return [
         {
-            "gpu": part["gpu"],
-            "gpu_count": part["gpu_count"],
-            "replicas": part["replicas"],
-            "quote_id": part["quote_id"],
-            "pricing_term": part["pricing_term"],
-            "request_share": part["request_share"],
-            "monthly_cost": part["monthly_cost"],
+            "gpu": part.gpu,
+            "gpu_count": part.gpu_count,
+            "replicas": part.replicas,
+            "quote_id": part.quote_id,
+            "pricing_term": part.pricing_term,
+            "request_share": part.request_share,
+            "monthly_cost": str(part.monthly_cost),
             "buckets": [
                 {
-                    "input_tokens": b["input_tokens"],
-                    "output_tokens": b["output_tokens"],
+                    "input_tokens": b.input_tokens,
+                    "output_tokens": b.output_tokens,
                     "share_served": served,
                 }
-                for b, served in zip(buckets, part["bucket_shares"], strict=False)
+                for b, served in zip(plan.buckets, part.bucket_shares, strict=False)
                 if served > 0
             ],
         }
-        for part in plan.get("parts") or []
+        for part in plan.parts
     ]
 
 

@@ -14,37 +14,37 @@ costing does not give back its stored unit cost is left out (``left_out``), so t
 are always those of the table.
 """
 
+from __future__ import annotations
+
 import logging
+from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import Q
 
+from apps.catalog.selectors import gpu_names
 from apps.engine import EngineInputError
 from apps.engine.sensitivity import (
     Assumption,
     Change,
     Finding,
     LeadingCandidate,
+    PlanPart,
     SensitivityResult,
     sensitivity,
 )
 from apps.quotes.models import ApiRoute, Quote
 
-from .candidates import (
-    QUOTE_FACTS,
-    ROUTE_FACTS,
-    BuiltTable,
-    TableContext,
-    _configured_capacity,  # the same capacity the row was costed at (gpu_row)
-    quote_gpu,
-    quote_terms,
-    route_terms,
-)
-from .configuration import LADDER_KEY, choose_configuration, latency_target_text, quote_limit
 from .fx import FxMissing, fx_convert
 from .models import CandidateRow, CandidateTable
-from .units import scaled, unit_for, unit_text
+from .offers import QuoteFacts, RouteFacts, quote_facts, route_facts
+from .plans import PREFILL_POOL_LINES, part_capacity
+from .state import PLAN_KINDS, ROW_READ, CandidateKind, Row, row_from_columns
+from .units import scaled, significant_text, unit_for, unit_text
+
+if TYPE_CHECKING:
+    from .candidates import TableContext, TableWrite
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +61,8 @@ LABELS = {
 }
 # Rows read beyond LEADING_ROWS in case some are of quotes the team no longer sees.
 HIDDEN_SLACK = 3
-LABEL_FACTS = ("provider__name", "gpu__slug", "system__slug", "gpu__name", "system__name")
+TERM_WORDS = dict(Quote.PricingTerm.choices)
+PLAN_WORDS = {"MIX": "GPU mix by request size", "DISAGG": "Disaggregated prefill / decode"}
 
 
 def unit_scale(unit: str) -> tuple[int, str]:
@@ -78,12 +79,13 @@ def in_table_unit(stored: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in stored.items() if k != "signature"}
     if not out:
         return out
-    scale = out.get("unit_scale") or 1
+    scale = int(out.get("unit_scale") or 1)
 
     def shown(value: str | None) -> str | None:
-        shown = scaled(value, scale)
-        return None if shown is None else format(shown.normalize(), "f")
+        found = scaled(value, scale)
+        return None if found is None else format(found.normalize(), "f")
 
+    out["unit_scale"] = scale
     out["leading"] = [
         {**c, "effective_unit_cost": shown(c["effective_unit_cost"])}
         for c in out.get("leading") or []
@@ -107,46 +109,40 @@ def money_text(amount: Decimal | str, currency: str) -> str:
 SAME_UNIT_COST = Decimal("1e-9")
 
 
-def _same(costed: Decimal | None, stored: Decimal) -> bool:
-    return costed is not None and abs(costed - stored) <= abs(stored) * SAME_UNIT_COST + Decimal(
-        "1e-18"
-    )
+def _same(costed: Decimal | None, stored: Decimal | None) -> bool:
+    if costed is None or stored is None:
+        return False
+    return abs(costed - stored) <= abs(stored) * SAME_UNIT_COST + Decimal("1e-18")
 
 
 def _s(value: Decimal | None) -> str | None:
     return None if value is None else format(value.normalize(), "f")
 
 
-def _leading_rows(table: CandidateTable, team_id: int) -> list[dict[str, Any]]:
-    """The best-ranked rows, in ranking order (as ``selectors._ranking_order`` orders them),
-    that the brief's team may see. A recompute writes only rows of quotes the team sees; one
-    made confidential meanwhile is dropped (and its row deleted) by
-    ``services.candidate_rows_drop_invisible``, so the check is on the few rows read."""
-    rows = list(
-        CandidateRow.objects.filter(
-            table=table,
-            meets_constraints=True,
-            effective_unit_cost__isnull=False,
-            candidate_kind__in=("GPU", "API_ROUTE"),  # one quote or route each to re-cost
+def _leading_rows(table: CandidateTable, team_id: int) -> list[Row]:
+    """The best-ranked rows, in ranking order (rank 1, the winner, first), that the brief's
+    team may see. A recompute writes only rows of quotes the team sees; one made confidential
+    meanwhile is dropped (and its row deleted) by ``services.candidate_rows_drop_invisible``,
+    so the check is on the few rows read."""
+    rows = [
+        row_from_columns(r)
+        for r in CandidateRow.objects.filter(
+            table=table, meets_constraints=True, effective_unit_cost__isnull=False
         )
         .order_by("effective_unit_cost", "pk")
-        .values("quote_id", "api_route_id", "effective_unit_cost", "monthly_cost")[
-            : LEADING_ROWS + HIDDEN_SLACK
-        ]
-    )
+        .values(*ROW_READ)[: LEADING_ROWS + HIDDEN_SLACK]
+    ]
+    quote_ids = {pk for r in rows for pk in (r.quote_id, *r.plan_quote_ids) if pk}
     hidden = set(
-        Quote.objects.filter(pk__in=[r["quote_id"] for r in rows if r["quote_id"]])
+        Quote.objects.filter(pk__in=quote_ids)
         .exclude(Q(confidential_to__isnull=True) | Q(confidential_to_id=team_id))
         .values_list("pk", flat=True)
     )
-    return [dict(r) for r in rows if r["quote_id"] not in hidden][:LEADING_ROWS]
+    visible = [r for r in rows if not ({r.quote_id, *r.plan_quote_ids} & hidden)]
+    return visible[:LEADING_ROWS]
 
 
-def _key(row: dict[str, Any]) -> str:
-    return f"quote:{row['quote_id']}" if row["quote_id"] else f"api_route:{row['api_route_id']}"
-
-
-def _signature(ctx: TableContext, table: CandidateTable, rows: list[dict[str, Any]]) -> Any:
+def _signature(ctx: TableContext, table: CandidateTable, rows: list[Row]) -> Any:
     inputs = table.inputs or {}
     versions = {
         **{f"quote:{k}": v for k, v in (inputs.get("quotes") or {}).items()},
@@ -154,16 +150,19 @@ def _signature(ctx: TableContext, table: CandidateTable, rows: list[dict[str, An
     }
     return {
         "fingerprint": ctx.fingerprint,
-        "rows": [[_key(r), versions.get(_key(r)), _s(r["effective_unit_cost"])] for r in rows],
+        "rows": [[r.key, versions.get(r.key), _s(r.effective_unit_cost)] for r in rows],
     }
 
 
-def _still_holds(stored: dict[str, Any], built: BuiltTable, ctx: TableContext) -> bool:
+def _still_holds(stored: dict[str, Any], built: TableWrite, ctx: TableContext) -> bool:
     """Whether an incremental recompute (only the rows of changed quotes and routes written
     again) leaves the leading rows as they were, told without a query: none of them changed,
-    and no re-costed row undercuts the last of them (or joins fewer than LEADING_ROWS)."""
+    no serving plan was solved again, and no re-costed row undercuts the last of them (or joins
+    fewer than LEADING_ROWS)."""
     signature = stored.get("signature")
-    if built.replace_all or not signature or signature.get("fingerprint") != ctx.fingerprint:
+    if built.replace_all or built.replace_plans:
+        return False
+    if not signature or signature.get("fingerprint") != ctx.fingerprint:
         return False
     leading = {row[0] for row in signature["rows"]}
     stale = {f"quote:{pk}" for pk in built.stale_quote_ids} | {
@@ -172,9 +171,9 @@ def _still_holds(stored: dict[str, Any], built: BuiltTable, ctx: TableContext) -
     if leading & stale:
         return False
     costs = [
-        row["effective_unit_cost"]
+        row.effective_unit_cost
         for row in built.rows
-        if row["meets_constraints"] and row["effective_unit_cost"] is not None
+        if row.meets_constraints and row.effective_unit_cost is not None
     ]
     if not costs:
         return True
@@ -184,7 +183,7 @@ def _still_holds(stored: dict[str, Any], built: BuiltTable, ctx: TableContext) -
     return all(cost >= last for cost in costs)
 
 
-def sensitivity_update(table: CandidateTable, built: BuiltTable) -> list[str]:
+def sensitivity_update(table: CandidateTable, built: TableWrite) -> list[str]:
     """Bring ``table.sensitivity`` up to date after ``built``'s rows were written; the fields
     to save (none when it still holds)."""
     ctx = built.context
@@ -203,81 +202,142 @@ def sensitivity_update(table: CandidateTable, built: BuiltTable) -> list[str]:
     return ["sensitivity"]
 
 
-def _label(facts: dict[str, Any]) -> str:
-    if "model" in facts:
-        return f"{facts['provider__name']} · {facts['model']} (API)"
-    gpu = (
-        facts.get("system__name") or facts.get("gpu__name")
-        or facts["system__slug"] or facts["gpu__slug"] or quote_gpu(facts)[1]
-    )  # fmt: skip
-    term = str(dict(Quote.PricingTerm.choices).get(facts["pricing_term"], "")).lower()
-    return f"{facts['provider__name']} · {gpu} · {term} (quote #{facts['pk']})"
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Leading:
+    """A leading row with what its words need: its label, and the quote or route it prices
+    (None for a plan)."""
+
+    row: Row
+    label: str
+    quote: QuoteFacts | None = None
+    route: RouteFacts | None = None
 
 
-def _gpu_candidate(ctx: TableContext, facts: dict[str, Any]) -> LeadingCandidate | None:
-    """The costing inputs of a GPU row, chosen as ``candidates.gpu_row`` chooses them."""
-    estimate = ctx.by_gpu.get(quote_gpu(facts)[1])
-    if estimate is None:
-        return None
-    ladder = estimate.get(LADDER_KEY) or [estimate]
-    rung, missed = choose_configuration(ladder, quote_limit(facts), latency_target_text(ctx.brief))
-    if rung["gpu_count"] == estimate["gpu_count"]:
-        rung = estimate
-    return LeadingCandidate(
-        key=f"quote:{facts['pk']}",
-        quote=quote_terms(facts, ctx.values),
-        capacity=_configured_capacity(ctx, rung, meets=missed is None),
-        currency=facts["currency"],
-        fx_rate=_rate(ctx, facts["currency"]),
-    )
+def _label(row: Row, quote: QuoteFacts | None, route: RouteFacts | None) -> str:
+    if route is not None:
+        return f"{route.provider} · {route.model} (API)"
+    names = gpu_names()
+    if quote is not None:
+        term = str(TERM_WORDS.get(quote.pricing_term, "")).lower()
+        return f"{quote.provider} · {names.get(quote.gpu, quote.gpu)} · {term}"
+    return PLAN_WORDS.get(row.kind.value, "Serving plan")
 
 
 def _rate(ctx: TableContext, currency: str) -> Decimal:
     """Reporting-currency units per one unit of ``currency``."""
-    values = ctx.values
-    return fx_convert(Decimal(1), currency, values["reporting_currency"], values["fx_rates"])
+    return fx_convert(Decimal(1), currency, ctx.currency, ctx.assumptions.fx_rates)
 
 
-def sensitivity_for(ctx: TableContext, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The sensitivity of the leading ``rows`` as stored JSON ({} when there is no winner)."""
-    quote_ids = [r["quote_id"] for r in rows if r["quote_id"]]
-    route_ids = [r["api_route_id"] for r in rows if r["api_route_id"]]
-    facts: dict[str, dict[str, Any]] = {}
-    for q in Quote.objects.filter(pk__in=quote_ids).values(*QUOTE_FACTS, *LABEL_FACTS):
-        facts[f"quote:{q['pk']}"] = q
-    for a in ApiRoute.objects.filter(pk__in=route_ids).values(
-        *ROUTE_FACTS, "provider__name", "model"
-    ):
-        facts[f"api_route:{a['pk']}"] = a
+def _gpu_candidate(ctx: TableContext, row: Row, facts: QuoteFacts) -> LeadingCandidate | None:
+    """The costing inputs of a GPU row, at the configuration the table costed it at."""
+    configured = ctx.configurator.configure(facts.gpu, facts.limit)
+    if configured is None:
+        return None
+    return LeadingCandidate(
+        key=row.key,
+        quote=ctx.quote_terms(facts),
+        capacity=configured.capacity,
+        currency=facts.currency,
+        fx_rate=_rate(ctx, facts.currency),
+    )
+
+
+def _plan_candidate(
+    ctx: TableContext, row: Row, quotes: dict[int, QuoteFacts]
+) -> LeadingCandidate | None:
+    """The costing inputs of a serving plan: each part's quote at its replicas, serving its
+    share of the requests (as apps.finance.plans costed it)."""
+    parts: list[PlanPart] = []
+
+    def part(quote_id: int, gpu: str, count: int, replicas: int, share: float,
+             batch: int | None, lines: frozenset[str] | None) -> bool:  # fmt: skip
+        facts = quotes.get(quote_id)
+        if facts is None or ctx.answer.for_gpu(gpu) is None:
+            return False
+        capacity = part_capacity(ctx, gpu, count, replicas, batch)
+        parts.append(
+            PlanPart(
+                quote=ctx.quote_terms(facts),
+                capacity=capacity,
+                request_share=Decimal(repr(share)),
+                currency=facts.currency,
+                lines=lines,
+            )
+        )
+        return True
+
+    if row.mix is not None:
+        for p in row.mix.parts:
+            if not part(p.quote_id, p.gpu, p.gpu_count, p.replicas, p.request_share, p.batch, None):
+                return None
+    elif row.disagg is not None:
+        by_role = {pool.role: pool for pool in row.disagg.pools}
+        decode, prefill = by_role.get("decode"), by_role.get("prefill")
+        if decode is None or prefill is None:
+            return None
+        lines = set(PREFILL_POOL_LINES)
+        if prefill.quote_id != decode.quote_id:
+            lines.add("provider_extras")
+        if not (
+            part(decode.quote_id, decode.gpu, decode.gpus_per_instance, decode.instances, 1.0,
+                 decode.batch, None)
+            and part(prefill.quote_id, prefill.gpu, prefill.gpus_per_instance,
+                     prefill.instances, 1.0, None, frozenset(lines))
+        ):  # fmt: skip
+            return None
+    if not parts:
+        return None
+    return LeadingCandidate(
+        key=row.key,
+        parts=tuple(parts),
+        currency=parts[0].currency,
+        fx_rate=_rate(ctx, parts[0].currency),
+    )
+
+
+def sensitivity_for(ctx: TableContext, rows: list[Row]) -> dict[str, Any]:
+    """The sensitivity of the leading ``rows`` (rank 1 first) as stored JSON ({} when there
+    is no winner). The winner it names is rank 1 whatever its kind: a serving plan is costed
+    again part by part."""
+    quote_ids = {pk for r in rows for pk in (r.quote_id, *r.plan_quote_ids) if pk}
+    route_ids = [r.api_route_id for r in rows if r.api_route_id]
+    quotes = {q.pk: q for q in quote_facts(Quote.objects.filter(pk__in=quote_ids))}
+    routes = {a.pk: a for a in route_facts(ApiRoute.objects.filter(pk__in=route_ids))}
     candidates: list[LeadingCandidate] = []
     left_out: list[dict[str, str]] = []
-    stored: dict[str, dict[str, Any]] = {}
+    leading: dict[str, _Leading] = {}
     for row in rows:
-        key = _key(row)
-        found = facts.get(key)
+        quote = quotes.get(row.quote_id) if row.quote_id else None
+        route = routes.get(row.api_route_id) if row.api_route_id else None
         try:
-            if found is None:
-                candidate = None
-            elif row["quote_id"]:
-                candidate = _gpu_candidate(ctx, found)
-            else:
+            if row.kind in PLAN_KINDS:
+                candidate = _plan_candidate(ctx, row, quotes)
+            elif quote is not None:
+                candidate = _gpu_candidate(ctx, row, quote)
+            elif route is not None:
                 candidate = LeadingCandidate(
-                    key=key,
-                    route=route_terms(found, ctx.values),
-                    currency=found["currency"],
-                    fx_rate=_rate(ctx, found["currency"]),
+                    key=row.key,
+                    route=route.terms(ctx.assumptions),
+                    currency=route.currency,
+                    fx_rate=_rate(ctx, route.currency),
                 )
+            else:
+                candidate = None
         except FxMissing:
             candidate = None
         if candidate is None:
-            left_out.append({"candidate": key, "reason": "its inputs changed since it was costed"})
+            left_out.append(
+                {"candidate": row.key, "reason": "its inputs changed since it was costed"}
+            )
             continue
         candidates.append(candidate)
-        stored[key] = row
+        leading[row.key] = _Leading(
+            row=row, label=_label(row, quote, route), quote=quote, route=route
+        )
     if not candidates:
         return {}
     try:
-        return _computed(ctx, candidates, facts, stored, left_out)
+        return _computed(ctx, candidates, leading, left_out)
     except (EngineInputError, ArithmeticError, ValueError):
         # The table's rows are written either way: a sensitivity that cannot be computed is
         # left out (and logged), never a failed recompute.
@@ -288,8 +348,7 @@ def sensitivity_for(ctx: TableContext, rows: list[dict[str, Any]]) -> dict[str, 
 def _computed(
     ctx: TableContext,
     candidates: list[LeadingCandidate],
-    facts: dict[str, dict[str, Any]],
-    stored: dict[str, dict[str, Any]],
+    leading: dict[str, _Leading],
     left_out: list[dict[str, str]],
 ) -> dict[str, Any]:
     result = sensitivity(demand=ctx.demand, finance=ctx.finance, candidates=candidates)
@@ -298,7 +357,7 @@ def _computed(
         same = [
             c
             for c in candidates
-            if _same(result.base_unit_costs.get(c.key), stored[c.key]["effective_unit_cost"])
+            if _same(result.base_unit_costs.get(c.key), leading[c.key].row.effective_unit_cost)
         ]
         if len(same) != len(candidates):
             left_out += [
@@ -313,21 +372,20 @@ def _computed(
             )
     if result is None:
         return {}
-    return _as_json(ctx, result, facts, stored, left_out)
+    return _as_json(ctx, result, leading, left_out)
 
 
 def _as_json(
     ctx: TableContext,
     result: SensitivityResult,
-    facts: dict[str, dict[str, Any]],
-    stored: dict[str, dict[str, Any]],
+    leading: dict[str, _Leading],
     left_out: list[dict[str, str]],
 ) -> dict[str, Any]:
-    currency = ctx.values["reporting_currency"]
+    currency = ctx.currency
     unit = ctx.brief.success_unit
     scale, unit_label = unit_scale(unit)
-    labels = {key: _label(f) for key, f in facts.items()}
-    words = _Words(ctx, result, facts, labels, currency, scale, unit_label)
+    labels = {key: found.label for key, found in leading.items()}
+    words = _Words(ctx, result, leading, labels, currency, scale, unit_label)
     totals: dict[str, list[dict[str, Any]]] = {}
     for t in result.totals:
         totals.setdefault(t.key, []).append(
@@ -362,11 +420,12 @@ def _as_json(
         "leading": [
             {
                 "key": key,
-                "quote_id": stored[key]["quote_id"],
-                "api_route_id": stored[key]["api_route_id"],
+                "candidate_kind": leading[key].row.kind.value,
+                "quote_id": leading[key].row.quote_id,
+                "api_route_id": leading[key].row.api_route_id,
                 "label": labels[key],
-                "effective_unit_cost": _s(stored[key]["effective_unit_cost"]),
-                "monthly_cost": _s(stored[key]["monthly_cost"]),
+                "effective_unit_cost": _s(leading[key].row.effective_unit_cost),
+                "monthly_cost": _s(leading[key].row.monthly_cost),
                 "totals": totals[key],
             }
             for key in result.base_unit_costs
@@ -400,7 +459,7 @@ def _change_json(change: Change | None) -> dict[str, Any] | None:
 
 
 def _pct(x: Decimal) -> str:
-    return f"{float(x) * 100:.3g} %"
+    return f"{significant_text(x * 100, 3)} %"
 
 
 class _Words:
@@ -410,20 +469,20 @@ class _Words:
         self,
         ctx: TableContext,
         result: SensitivityResult,
-        facts: dict[str, dict[str, Any]],
+        leading: dict[str, _Leading],
         labels: dict[str, str],
         currency: str,
         scale: int,
         unit_label: str,
     ) -> None:
-        self.ctx, self.result, self.facts, self.labels = ctx, result, facts, labels
+        self.ctx, self.result, self.leading, self.labels = ctx, result, leading, labels
         self.currency, self.scale, self.unit_label = currency, scale, unit_label
 
     def unit_cost(self, key: str) -> str:
         cost = self.result.base_unit_costs[key]
         if cost is None:
             return "no unit cost"
-        return f"{float(cost) * self.scale:,.4g} {self.currency} {self.unit_label}"
+        return f"{significant_text(cost * self.scale)} {self.currency} {self.unit_label}"
 
     def who(self, key: str | None) -> str:
         if key is None:
@@ -435,8 +494,9 @@ class _Words:
         if f.assumption is Assumption.UTILIZATION:
             busy = ""
             if change is not None and change.winner_utilization is not None:
-                winner = self.facts[self.result.winner]
-                if "model" not in winner and winner["pricing_term"] not in ("ON_DEMAND", "SPOT"):
+                winner = self.leading[self.result.winner].row
+                term = winner.configuration.pricing_term
+                if winner.kind is CandidateKind.GPU and term not in ("ON_DEMAND", "SPOT"):
                     busy = f"; the winner's GPUs then busy {_pct(change.winner_utilization)}"
             return f"a load of {_pct(x)} of the brief's forecast{busy}"
         if f.assumption in (Assumption.ACCEPTANCE_RATE, Assumption.RETRY_RATE):
@@ -448,25 +508,33 @@ class _Words:
                 finance.platform_hours_api * x,
             )
             return (
-                f"{_pct(x)} of today's hours ({hours[0]:.3g} h a month self-managed, "
-                f"{hours[1]:.3g} h managed endpoint, {hours[2]:.3g} h API)"
+                f"{_pct(x)} of today's hours ({significant_text(hours[0], 3)} h a month "
+                f"self-managed, {significant_text(hours[1], 3)} h managed endpoint, "
+                f"{significant_text(hours[2], 3)} h API)"
             )
         if f.assumption is Assumption.FX_RATE:
             rate = _rate(self.ctx, f.subject or "") * x
-            return f"1 {f.subject} = {rate:.4g} {self.currency} ({_pct(x - 1)} on today's rate)"
-        # PRICE of one candidate, in its own currency
-        facts = self.facts[f.subject or ""]
-        change_pct = f"{'+' if x > 1 else ''}{_pct(x - 1)}"
-        if "model" in facts:
             return (
-                f"{facts['input_price_per_mtok'] * x:.4g} in / "
-                f"{facts['output_price_per_mtok'] * x:.4g} out {facts['currency']} per 1M "
-                f"tokens ({change_pct})"
+                f"1 {f.subject} = {significant_text(rate)} {self.currency} "
+                f"({_pct(x - 1)} on today's rate)"
             )
-        return (
-            f"{facts['hourly_price_per_gpu'] * x:.4g} {facts['currency']} per "
-            f"GPU-hour ({change_pct})"
-        )
+        # PRICE of one candidate, in its own currency
+        found = self.leading[f.subject or ""]
+        change_pct = f"{'+' if x > 1 else ''}{_pct(x - 1)}"
+        if found.route is not None:
+            route = found.route
+            return (
+                f"{significant_text(route.input_price_per_mtok * x)} in / "
+                f"{significant_text(route.output_price_per_mtok * x)} out {route.currency} "
+                f"per 1M tokens ({change_pct})"
+            )
+        if found.quote is not None:
+            quote = found.quote
+            return (
+                f"{significant_text(quote.hourly_price_per_gpu * x)} {quote.currency} per "
+                f"GPU-hour ({change_pct})"
+            )
+        return f"every part's price at {_pct(x)} of today's ({change_pct})"
 
     def today(self, f: Finding) -> str:
         if f.assumption is Assumption.PRICE:
@@ -474,9 +542,8 @@ class _Words:
         if f.assumption in (Assumption.ACCEPTANCE_RATE, Assumption.RETRY_RATE):
             return f" (today {_pct(f.base)})"
         if f.assumption is Assumption.FX_RATE:
-            return (
-                f" (today 1 {f.subject} = {_rate(self.ctx, f.subject or ''):.4g} {self.currency})"
-            )
+            today = significant_text(_rate(self.ctx, f.subject or ""))
+            return f" (today 1 {f.subject} = {today} {self.currency})"
         return ""
 
     def no_change(self, f: Finding) -> str:
@@ -549,7 +616,7 @@ def sensitivity_display(sensitivity: dict[str, Any]) -> dict[str, Any] | None:
             {
                 "label": c["label"],
                 "winner": c["key"] == sensitivity["winner"],
-                "unit_cost": "—" if cost is None else f"{float(cost):,.4g}",
+                "unit_cost": "—" if cost is None else significant_text(Decimal(cost)),
                 "monthly": money_text(c["monthly_cost"], currency),
                 "totals": [total_text(by_months[m]) for m in sorted(by_months)],
             }

@@ -311,7 +311,7 @@ def candidate_tables_reprice(*, brief_ids: Iterable[int]) -> set[int]:
     done = {s["brief_id"] for s in current}
     if not cheap:
         return done
-    plans, _ = tables_reprice([dict(s) for s in cheap])
+    plans, _ = tables_reprice([{k: int(str(v)) for k, v in s.items()} for s in cheap])
     with transaction.atomic():
         _fast_commit()
         locked = {

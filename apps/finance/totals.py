@@ -11,40 +11,26 @@ it. One query for the shown quotes' terms, whatever the number of rows.
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from apps.engine.costing import PricingTerm
-from apps.engine.costing_constants import HOURS_PER_MONTH
-from apps.engine.costing_types import COMMITTED_TERMS
 from apps.engine.sensitivity import TOTAL_MONTHS, Total, horizon_totals
 from apps.quotes.models import Quote
 
-from .assumptions import engine_finance
-from .candidates import QUOTE_FACTS, quote_terms
 from .fx import FxMissing
+from .offers import quote_facts
+from .state import Assumptions
 
 __all__ = ["TOTAL_MONTHS", "row_totals"]
 
 
-def _gpus_paid(row: dict[str, Any]) -> int:
-    """GPUs a committed row pays for: its paid GPU-hours over a month's hours (a committed term
-    pays every hour of the month for each GPU it holds); the configured GPUs otherwise."""
-    paid = Decimal(row.get("paid_gpu_hours_per_month") or 0)
-    if row.get("pricing_term") in COMMITTED_TERMS and paid:
-        return int((paid / HOURS_PER_MONTH).to_integral_value())
-    return (row.get("gpu_count") or 0) * (row.get("replicas") or 0)
-
-
 def row_totals(
-    rows: list[dict[str, Any]], values: dict[str, Any]
+    rows: list[dict[str, Any]], assumptions: Assumptions
 ) -> dict[int, dict[int, Total | None]]:
-    """{index of the row in ``rows``: {months: its total, or None where it cannot be told}}.
-    A row's quote that can no longer be read in the reporting currency (its FX rate removed
-    since the compute) has no total rather than a wrong one."""
-    finance = engine_finance(values)
+    """{index of the row in ``rows`` (the rankings' row JSON): {months: its total, or None
+    where it cannot be told}}. A row's quote that can no longer be read in the reporting
+    currency (its FX rate removed since the compute) has no total rather than a wrong one."""
+    finance = assumptions.finance
     quote_ids = {r["quote_id"] for r in rows if r.get("quote_id")}
     facts = (
-        {f["pk"]: f for f in Quote.objects.filter(pk__in=quote_ids).values(*QUOTE_FACTS)}
-        if quote_ids
-        else {}
+        {f.pk: f for f in quote_facts(Quote.objects.filter(pk__in=quote_ids))} if quote_ids else {}
     )
     out: dict[int, dict[int, Total | None]] = {}
     for i, row in enumerate(rows):
@@ -62,11 +48,11 @@ def row_totals(
             continue
         if row.get("quote_id"):
             fact = facts.get(row["quote_id"])
-            if fact is None or fact["pricing_term"] not in PricingTerm.__members__:
+            if fact is None:
                 out[i] = none
                 continue
             try:
-                quote = quote_terms(fact, values)
+                quote = fact.terms(assumptions)
             except FxMissing:
                 out[i] = none
                 continue
@@ -76,7 +62,7 @@ def row_totals(
             finance=finance,
             monthly_cost=monthly,
             paid_gpu_hours_per_month=Decimal(row.get("paid_gpu_hours_per_month") or 0),
-            gpus_paid=_gpus_paid(row),
+            gpus_paid=int(row.get("paid_gpus") or 0),
         )
         out[i] = {t.months: t for t in totals}
     return out

@@ -22,6 +22,7 @@ __all__ = [
     "money_text",
     "scale_for",
     "scaled",
+    "significant_text",
     "unit_cost_text",
     "unit_for",
     "unit_of_snapshot",
@@ -105,3 +106,19 @@ def count_text(value: Decimal | str | float | None) -> str:
     if abs(d) >= 1000:
         return f"{d:,.0f}"
     return format(d.quantize(Decimal("0.01")).normalize(), "f")
+
+
+def significant_text(value: Decimal | float | int | None, digits: int = 4) -> str:
+    """A figure to ``digits`` significant digits as a person reads it: thousands separated,
+    never in exponent form (76,060, 0.0000005, 3.5); "—" for none."""
+    if value is None:
+        return "—"
+    d = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+    if not d.is_finite():
+        return "—"
+    if d == 0:
+        return "0"
+    rounded = d.quantize(Decimal(1).scaleb(d.adjusted() - digits + 1))
+    if rounded.adjusted() >= 3:
+        return f"{rounded:,.0f}"
+    return format(rounded.normalize(), "f")

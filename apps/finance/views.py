@@ -14,6 +14,7 @@ from apps.decisions.selectors import checklist_completeness_by_quote
 
 from . import charts
 from .assumptions import (
+    assumption_values,
     organisation_defaults,
     resolved_assumptions,
     self_managed_gpu_hours_now,
@@ -101,7 +102,8 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
     ranked = ranking["rows"]  # in ranking order
     rows = sorted(ranked, key=SORTS[sort])
     shown = rows if show_all else rows[:FINANCE_PAGE_ROWS]
-    values, sources = resolved_assumptions(brief)
+    assumptions = resolved_assumptions(brief)
+    values, sources = assumption_values(assumptions), assumptions.sources
     # One unit for the whole page: the rows' unit costs are in it (apps.finance.units).
     currency, unit = ranking["currency"] or "USD", ranking["unit"] or "per accepted output"
     figures = {}
@@ -123,7 +125,7 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
     line_names, line_headers = candidate_table_display(
         shown,
         currency=currency,
-        values=values,
+        values=assumptions,
         outputs=outputs,
         output=(table_unit.output if table_unit else "output").removeprefix("accepted "),
         success_unit=ranking["success_unit"] or "",
@@ -250,7 +252,7 @@ def fx_rates_page(request: HttpRequest) -> HttpResponse:
             else:
                 messages.success(request, "Rate added; every candidate table is being recomputed.")
                 return redirect("finance:fx-rates")
-    applied = {r["id"] for r in fx_rates_applied().values()}
+    applied = {r.id for r in fx_rates_applied().values()}
     rates = list(FxRate.objects.all())
     for rate in rates:
         rate.applies = rate.pk in applied  # type: ignore[attr-defined]

@@ -1,10 +1,12 @@
-"""Writing what recomputes built (apps.finance.candidates.BuiltTable): the rows they replace,
+"""Writing what recomputes built (apps.finance.candidates.TableWrite): the rows they replace,
 the new rows and each table's fields, for one table or a batch of them with a fixed number of
 statements (a delete or two, one COPY, one executemany). Called by apps.finance.services in
 its transaction, with the tables locked."""
 
+from __future__ import annotations
+
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 from django.db.models import Q
@@ -12,13 +14,16 @@ from django.utils import timezone
 
 from .capacity import capacity_model_for
 from .models import CandidateRow, CandidateTable
-from .plans import PLAN_KINDS
 from .rows import rows_insert_many
 from .sensitivity import sensitivity_update
+from .state import PLAN_KINDS
+
+if TYPE_CHECKING:
+    from .candidates import TableWrite
 
 
-def tables_write(items: list[tuple[CandidateTable, Any, int]]) -> None:
-    """Write built tables (apps.finance.candidates.BuiltTable) at their versions, in the
+def tables_write(items: list[tuple[CandidateTable, TableWrite, int]]) -> None:
+    """Write built tables (apps.finance.candidates.TableWrite) at their versions, in the
     caller's transaction, with their rows locked: the rows they replace go in a delete or two
     for all of them, the new rows in one COPY, then each table's fields."""
     if not items:
@@ -34,16 +39,17 @@ def tables_write(items: list[tuple[CandidateTable, Any, int]]) -> None:
         gone |= Q(table_id__in=tables, api_route_id__in=ids)
     plans = [table.pk for table, built in partial if built.replace_plans]
     if plans:  # serving plans depend on every quote: rebuilt whole (apps.finance.plans)
-        gone |= Q(table_id__in=plans, candidate_kind__in=PLAN_KINDS)
+        gone |= Q(table_id__in=plans, candidate_kind__in=[k.value for k in PLAN_KINDS])
     if gone:
         CandidateRow.objects.filter(gone).delete()
     rows_insert_many([(table, built.rows) for table, built, _ in items])
     now = timezone.now()
     by_fields: dict[tuple[str, ...], list[CandidateTable]] = defaultdict(list)
     for table, built, version in items:
-        for name, value in built.table_fields.items():
+        values = built.fields.values()
+        for name, value in values.items():
             setattr(table, name, value)
-        fields: list[str] = [*built.table_fields, "computed_version", "computed_at", "updated_at"]
+        fields: list[str] = [*values, "computed_version", "computed_at", "updated_at"]
         if built.context is not None and built.capacity_model_affected:
             table.capacity_model = capacity_model_for(built.context, table)
             fields.append("capacity_model")

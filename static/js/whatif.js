@@ -226,22 +226,22 @@
 
   function hasTarget(e) { return e.meets_latency_target !== null && e.meets_latency_target !== undefined; }
 
-  // apps.finance.configuration.meets_target: a capacity plan with replicas meets the target.
+  // How the GPU is deployed as the candidate table costs it (apps.engine.deployment): the
+  // replicas that carry the load, and the engine's figures for one replica at its share.
+  function dep(e) { return e.deployment || null; }
   function meets(e) {
-    if (!e.fits) { return false; }
-    if (!hasTarget(e)) { return true; }
-    if (!e.capacity) { return Boolean(e.meets_latency_target); }
-    return e.capacity.replicas !== null && e.capacity.replicas !== undefined;
+    var d = dep(e);
+    if (d) { return Boolean(d.meets_brief); }
+    return Boolean(e.fits) && e.meets_latency_target !== false;
   }
-
-  function replicas(e) { return (e.capacity && e.capacity.replicas) || 1; }
-  function total(e) { return (e.gpu_count || 1) * replicas(e); }
-  function perGpu(e) { return (e.performance || {}).output_tokens_per_s_per_gpu || 0; }
-
-  function maxConcurrency(e) {
-    if (!hasTarget(e)) { return e.max_concurrency; }
-    return (e.capacity || {}).max_concurrency_at_target;
-  }
+  function replicas(e) { var d = dep(e); return d ? d.replicas : 1; }
+  function perReplica(e) { var d = dep(e); return d ? d.gpus_per_replica : (e.gpu_count || 1); }
+  function total(e) { return perReplica(e) * replicas(e); }
+  function figure(e, key, raw) { var d = dep(e); return d ? d[key] : raw; }
+  function throughput(e) { return figure(e, "output_tokens_per_s", (e.performance || {}).output_tokens_per_s); }
+  function perGpu(e) { return (throughput(e) || 0) / (total(e) || 1); }
+  function inFlight(e) { var d = dep(e); return d ? d.in_flight_per_replica : null; }
+  function layout(e) { var d = dep(e); return (d && d.layout) || e.layout || ""; }
 
   // Meets the target first, then fewest GPUs, then the most throughput per GPU (as the brief page).
   function sorted(estimates) {
@@ -269,13 +269,10 @@
   }
 
   function meetsCell(e) {
-    if (!e.fits) { return el("td", { "class": "meets-no", text: "no" }); }
-    if (!hasTarget(e)) { return el("td", { text: "no target set" }); }
-    if (meets(e)) {
-      var n = replicas(e);
-      return el("td", { text: n > 1 ? "yes, with " + number(n) + " replicas" : "yes" });
-    }
-    return el("td", { "class": "meets-no", text: "no, at any count tried" });
+    var d = dep(e);
+    if (d && d.why_not) { return el("td", { "class": "meets-no", text: "no: " + d.why_not }); }
+    if (!hasTarget(e) && !d) { return el("td", { text: e.fits ? "no target set" : "no" }); }
+    return el("td", { "class": meets(e) ? "" : "meets-no", text: meets(e) ? "yes" : "no" });
   }
 
   function renderTable(rows) {
@@ -283,22 +280,21 @@
     var fresh = document.createElement("tbody");
     rows.forEach(function (e) {
       var perf = e.performance || {};
-      var count = e.gpu_count || 1;
+      var count = perReplica(e);
       var link = el("a", { href: setup.urls.gpu.replace("{slug}", e.gpu), text: name(e.gpu) });
       var gpuCell = el("td", { "class": "gpu" }, [link]);
-      if (e.layout) { gpuCell.appendChild(el("span", { "class": "sub", text: "layout " + e.layout })); }
-      var needed = el("td", { "class": "num", text: number(total(e)) });
-      if (replicas(e) > 1) { needed.appendChild(el("span", { "class": "sub", text: number(replicas(e)) + " × " + gpus(count) })); }
-      var tr = el("tr", { "data-gpu": e.gpu, "data-fit": e.fit || (e.fits ? "FITS" : "NO") }, [
+      var needed = el("td", { "class": "num configuration", text: gpus(total(e)) + " (" + number(replicas(e)) + " × " + number(count) + ")" });
+      var tr = el("tr", { "data-gpu": e.gpu, "data-fit": figure(e, "fit", e.fit) || (e.fits ? "FITS" : "NO"), "data-meets": meets(e) ? "yes" : "no" }, [
         gpuCell,
         fitCell(e),
         meetsCell(e),
         needed,
+        el("td", { "class": "layout", text: layout(e) || "—" }),
         el("td", { "class": "num", title: "capacity: " + (e.memory_capacity_source || "datasheet"), text: memoryText(e) }),
-        el("td", { "class": "num", text: number(perf.ttft_ms) }),
-        el("td", { "class": "num", text: number(perf.itl_ms) }),
-        el("td", { "class": "num", text: number(perf.output_tokens_per_s) + " (" + number(perf.output_tokens_per_s_per_gpu) + ")" }),
-        el("td", { "class": "num", text: e.fits ? number(maxConcurrency(e)) : "—" }),
+        el("td", { "class": "num in-flight", text: number(inFlight(e)) }),
+        el("td", { "class": "num ttft", text: number(figure(e, "ttft_p95_ms", perf.ttft_ms)) }),
+        el("td", { "class": "num itl", text: number(figure(e, "itl_p95_ms", perf.itl_ms)) }),
+        el("td", { "class": "num", text: number(throughput(e)) + " (" + number(perGpu(e)) + ")" }),
         el("td", { "class": "num", text: e.fits ? number(e.max_context_tokens) : "—" })
       ]);
       if (!e.fits) { tr.className = "nofit"; } else if (e.fit === "TIGHT") { tr.className = "tight"; }
@@ -306,7 +302,7 @@
       // What to change for a tight fit: a line of its own under the row, the table's width.
       if (e.fit === "TIGHT" && e.fit_advice) {
         fresh.appendChild(el("tr", { "class": "tight advice", "data-advice-for": e.gpu }, [
-          el("td", { colspan: "10" }, [el("span", { "class": "fit-advice", text: "Tight: " + e.fit_advice })])
+          el("td", { colspan: "11" }, [el("span", { "class": "fit-advice", text: "Tight: " + e.fit_advice })])
         ]));
       }
     });
@@ -319,8 +315,10 @@
     if (best && meets(best)) {
       var perf = best.performance || {};
       els.best.textContent = "Best fit: " + name(best.gpu) + ", " + gpus(total(best)) +
-        ": time to first token " + number(perf.ttft_ms) + " ms, inter-token " + number(perf.itl_ms) +
-        " ms, " + number(perf.output_tokens_per_s) + " output tokens/s; memory per GPU " +
+        " (" + number(replicas(best)) + " × " + number(perReplica(best)) + (layout(best) ? ", " + layout(best) : "") +
+        "): time to first token " + number(figure(best, "ttft_p95_ms", perf.ttft_ms)) + " ms, inter-token " +
+        number(figure(best, "itl_p95_ms", perf.itl_ms)) + " ms at " + number(inFlight(best)) +
+        " in flight per replica, " + number(throughput(best)) + " output tokens/s in all; memory per GPU " +
         memoryText(best) + " GB.";
       els.best.className = "card ok";
     } else {

@@ -67,7 +67,11 @@ def headers(html: str) -> list[str]:
 
 def rows(html: str) -> list[tuple[str, str]]:
     """(GPU slug, the row's HTML) in the table's order."""
-    return re.findall(r'<tr class="[^"]*" data-fit="\w*" data-gpu="([^"]+)">(.*?)</tr>', html, re.S)
+    return re.findall(
+        r'<tr class="[^"]*" data-fit="\w*" data-gpu="([^"]+)" data-meets="\w+">(.*?)</tr>',
+        html,
+        re.S,
+    )
 
 
 def cells(row_html: str) -> list[str]:
@@ -84,9 +88,9 @@ class TestBriefPageByWorkloadType:
         names = headers(html)
         assert "Time to train" in names
         assert "Training tokens/s per GPU" in names
-        assert "GPUs needed" in names
+        assert "Configuration" in names and "Layout" in names
         assert any(n.startswith("Memory per GPU") for n in names)
-        assert "Max concurrency" not in names and "TTFT (ms)" not in names
+        assert "In flight per replica" not in names and "TTFT p95 (ms)" not in names
         times = re.findall(r'<td class="num time-to-train">([^<]*)</td>', html)
         assert len(times) == 21
         assert any(re.fullmatch(r"[\d,.]+ h( \([\d,.]+ days\))?", t) for t in times), times
@@ -102,7 +106,10 @@ class TestBriefPageByWorkloadType:
         brief = BriefFactory(team=team)
         html = page.get(f"/briefs/{brief.pk}/").content.decode()
         names = headers(html)
-        for wanted in ("TTFT (ms)", "Inter-token (ms)", "Max concurrency", "Context (tokens)"):
+        for wanted in (
+            "Configuration", "Layout", "In flight per replica", "TTFT p95 (ms)",
+            "Inter-token p95 (ms)", "Context (tokens)",
+        ):  # fmt: skip
             assert wanted in names
         assert "Time to train" not in names
         # The longest context each GPU holds, with thousands separated.
@@ -130,8 +137,8 @@ class TestBriefPageByWorkloadType:
             latency_percentile="OFFLINE",
         )
         names = headers(page.get(f"/briefs/{brief.pk}/").content.decode())
-        assert "Images per hour" in names
-        assert "TTFT (ms)" not in names and "Time to train" not in names
+        assert "Images per hour, all replicas" in names and "Latency p95 (ms)" in names
+        assert "TTFT p95 (ms)" not in names and "Time to train" not in names
 
     def test_rows_meeting_the_brief_come_first_then_fewest_gpus(self, catalog, page, team):
         brief = qlora_brief(team)
@@ -141,8 +148,8 @@ class TestBriefPageByWorkloadType:
         order = []
         for _slug, row in found:
             c = cells(row)
-            meets = c[2] == ["yes"]
-            order.append((not meets, int(c[3][0])))
+            meets = c[2][:1] == ["yes"]
+            order.append((not meets, int(c[3][0].replace(",", ""))))  # "18 GPUs (18 replicas x 1)"
         assert order == sorted(order), order
         assert order[0][0] is False  # some GPU meets a QLoRA brief on a 70B model
 

@@ -68,7 +68,10 @@ class TestBuyInTheCapacityModel:
                 row = CandidateRow.objects.get(quote_id=option["quote_id"])
             else:
                 row = CandidateRow.objects.get(api_route_id=option["api_route_id"])
-            assert Decimal(option["effective_unit_cost"]) == row.effective_unit_cost
+            # In the table's unit, as the rows the rankings give (unit_scale outputs).
+            scale = model["unit_scale"]
+            assert isinstance(scale, int)
+            assert Decimal(option["effective_unit_cost"]) == row.effective_unit_cost * scale
             assert Decimal(option["monthly_cost"]) == row.monthly_cost
 
     def test_the_recommendation_is_the_cheapest_option_that_meets_the_brief(self, offers):

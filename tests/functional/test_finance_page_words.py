@@ -117,9 +117,9 @@ class TestCapacityTableFormatted:
     def test_unit_costs_keep_four_significant_digits(self):
         page = capacity_model_page(
             {
-                "unit_scale": "1000000",
+                "unit_scale": 1000000,
                 "options": [
-                    {"effective_unit_cost": "0.000003284127", "hourly_rate_per_gpu": "1.9",
+                    {"effective_unit_cost": "3.284127", "hourly_rate_per_gpu": "1.9",
                      "monthly_cost": "6117.6712"},
                     {"effective_unit_cost": None, "hourly_rate_per_gpu": None,
                      "monthly_cost": "123456.789", "why_not": ["priced above ON_DEMAND"]},

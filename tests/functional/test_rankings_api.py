@@ -35,6 +35,8 @@ ROW = {
 ROW_EXTRAS = {
     "system", "api_model", "quote_stale", "paid_gpu_hours_per_month", "energy_kwh_per_month",
     "energy_j_per_output", "co2e_kg_per_month", "mix", "pools", "plan",
+    # issue 23: one configuration per row, and the figures the engine gives at it
+    "configuration", "figures", "paid_gpus", "vendor_monthly_cost", "plan_quote_ids",
 }  # fmt: skip
 FORMULA_NAMES = ['=HYPERLINK("http://x")', "+1", "-2+3", "@SUM(A1)", "\tTab Cloud", "\rCR Cloud"]
 
@@ -184,11 +186,17 @@ class TestRankingFigures:
         meeting = [r for r in rows if r["meets_constraints"]]
         failing = [r for r in rows if not r["meets_constraints"]]
         assert rows == meeting + failing
-        assert [r["rank"] for r in meeting] == [1, 2, 3, 4]
+        assert [r["rank"] for r in meeting] == [1, 2, 3]
         costs = [Decimal(r["effective_unit_cost"]) for r in meeting]
         assert costs == sorted(costs)
-        assert [(r["quote_id"], r["rank"]) for r in failing] == [(market["quotes"]["l4"].pk, None)]
-        assert failing[0]["why_not"], failing[0]
+        quotes = market["quotes"]
+        assert {(r["quote_id"], r["rank"]) for r in failing} == {
+            (quotes["l4"].pk, None),
+            (quotes["l40s-spot"].pk, None),  # real-time work does not tolerate interruptions
+        }
+        assert all(r["why_not"] for r in failing), failing
+        (spot,) = [r for r in failing if r["quote_id"] == quotes["l40s-spot"].pk]
+        assert any("spot capacity can be reclaimed" in w for w in spot["why_not"])
 
 
 class TestRankingFilters:
@@ -198,11 +206,12 @@ class TestRankingFilters:
 
     def test_meets_constraints_false_keeps_only_the_failing_rows(self, finance_api, market):
         rows = rankings(finance_api, market["brief"], meets_constraints="false")["rows"]
-        assert [r["quote_id"] for r in rows] == [market["quotes"]["l4"].pk]
+        quotes = market["quotes"]
+        assert {r["quote_id"] for r in rows} == {quotes["l4"].pk, quotes["l40s-spot"].pk}
 
     def test_meets_constraints_true_keeps_only_the_ranked_rows(self, finance_api, market):
         rows = rankings(finance_api, market["brief"], meets_constraints="true")["rows"]
-        assert [r["rank"] for r in rows] == [1, 2, 3, 4]
+        assert [r["rank"] for r in rows] == [1, 2, 3]
         assert all(r["meets_constraints"] for r in rows)
 
     def test_basis_keeps_only_measured_or_only_estimated_rows(self, finance_api, market):
@@ -238,12 +247,15 @@ class TestPriceChanges:
     def test_a_price_changed_through_the_api_changes_the_ranking(
         self, catalog, token_client, finance_api, market, django_capture_on_commit_callbacks
     ):
-        spot = market["quotes"]["l40s-spot"]
         before = {r["quote_id"]: r for r in rankings(finance_api, market["brief"])["rows"]}
+        first = min(
+            (r for r in before.values() if r["quote_id"] and r["rank"]), key=lambda r: r["rank"]
+        )
+        quote = next(q for q in market["quotes"].values() if q.pk == first["quote_id"])
         procurement = token_client(Role.PROCUREMENT)
         with django_capture_on_commit_callbacks(execute=True):
             response = procurement.patch(
-                f"/api/v1/quotes/{spot.pk}/",
+                f"/api/v1/quotes/{quote.pk}/",
                 json.dumps({"hourly_price_per_gpu": "40.00"}),
                 content_type="application/json",
             )
@@ -251,12 +263,12 @@ class TestPriceChanges:
         body = rankings(finance_api, market["brief"])
         after = {r["quote_id"]: r for r in body["rows"]}
         assert body["stale"] is False
-        assert Decimal(after[spot.pk]["monthly_cost"]) > Decimal(before[spot.pk]["monthly_cost"])
-        assert Decimal(after[spot.pk]["cost_lines"]["gpu_compute"]) > Decimal(
-            before[spot.pk]["cost_lines"]["gpu_compute"]
+        assert Decimal(after[quote.pk]["monthly_cost"]) > Decimal(before[quote.pk]["monthly_cost"])
+        assert Decimal(after[quote.pk]["cost_lines"]["gpu_compute"]) > Decimal(
+            before[quote.pk]["cost_lines"]["gpu_compute"]
         )
-        assert before[spot.pk]["rank"] < 4
-        assert after[spot.pk]["rank"] == 4
+        assert before[quote.pk]["rank"] < 3
+        assert after[quote.pk]["rank"] == 3  # the last of the three that meet the brief
 
     def test_an_api_route_price_changed_through_the_api_changes_the_ranking(
         self, catalog, token_client, finance_api, market, django_capture_on_commit_callbacks
@@ -276,7 +288,7 @@ class TestPriceChanges:
             )
         after = route_row()
         assert Decimal(after["effective_unit_cost"]) > Decimal(before["effective_unit_cost"])
-        assert after["rank"] == 4
+        assert after["rank"] == 3  # the last of the three that meet the brief
 
     def test_a_retired_quote_leaves_the_ranking(
         self, catalog, token_client, finance_api, market, django_capture_on_commit_callbacks

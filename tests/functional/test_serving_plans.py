@@ -12,8 +12,9 @@ from apps.catalog.models import Gpu
 from apps.core.roles import Role
 from apps.engine.energy import JOULES_PER_KWH
 from apps.finance import plans
-from apps.finance.candidates import _quote_facts, _quote_plan, table_context
+from apps.finance.candidates import table_context
 from apps.finance.models import CandidateRow, CandidateTable, FinanceAssumptions
+from apps.finance.offers import quote_facts_seen
 from apps.finance.plans import (
     _frontier,
     _offers,
@@ -22,6 +23,7 @@ from apps.finance.plans import (
     disagg_row,
     plan_catalog,
 )
+from apps.finance.selectors import ranking_for_brief
 from apps.finance.services import candidate_table_recompute, candidate_tables_request_recompute
 from apps.quotes.selectors import quotes_for_team
 from apps.quotes.services import quote_update
@@ -115,7 +117,8 @@ class TestAMixThatBeatsEverySingleQuote:
         row = mix_row(table)
         ctx = table_context(brief, table)
         buckets, _ = brief_size_buckets(brief)
-        rates, _ = bucket_capacities(ctx, buckets)
+        pairs = {(p["gpu"], p["gpu_count"]) for p in row.plan["parts"]}
+        rates, _ = bucket_capacities(ctx, buckets, pairs, tuple(plan_catalog().specs.values()))
         rate = _rate_rps(ctx)
         for part in row.plan["parts"]:
             capacity = rates[(part["gpu"], part["gpu_count"])]
@@ -161,20 +164,46 @@ class TestAMixThatBeatsEverySingleQuote:
         assert "ON_DEMAND" not in html.split('id="candidate-table"')[1].split("</table>")[0]
 
 
-def test_the_capacity_model_names_the_configuration_its_rows_are_costed_at(mixed):
-    """At 2,000 requests a second with retries, the rows' replicas are raised over the
-    engine's; the rent / reserve / buy / API answer names the same count as the best row."""
+def test_the_capacity_model_speaks_of_the_mix_when_it_wins(mixed):
+    """Rank 1 is the mix of several quotes: the rent / reserve / buy comparison (made for one
+    GPU configuration) names it as the winner and says why there is no comparison, instead of
+    recommending a GPU that is not the winner."""
     brief, _ = mixed
     table = recompute(brief)
+    ranked = ranking_for_brief(brief)["rows"]
+    assert ranked[0]["candidate_kind"] == "MIX" and ranked[0]["rank"] == 1
+    assert table.capacity_model["winner"] == "mix"
+    assert "serving plan" in table.capacity_model["note"]
+    assert "recommended" not in table.capacity_model
+
+
+def test_the_capacity_model_names_the_configuration_its_rows_are_costed_at(mixed):
+    """Without the plans, rank 1 is a GPU row: at 2,000 requests a second with retries its
+    replicas are raised over the engine's, and the rent / reserve / buy / API answer names the
+    same configuration as that row."""
+    brief, _ = mixed
+    from apps.finance.models import CandidateTable
+
+    table = recompute(brief)
+    CandidateRow.objects.filter(table=table, candidate_kind__in=["MIX", "DISAGG"]).delete()
     best = (
-        CandidateRow.objects.filter(table=table, candidate_kind="GPU", meets_constraints=True)
+        CandidateRow.objects.filter(table=table, meets_constraints=True)
         .order_by("effective_unit_cost")
         .first()
     )
-    assert table.capacity_model["configuration"] == {
+    assert best.candidate_kind == "GPU"
+    from apps.finance.candidates import table_context
+    from apps.finance.capacity import capacity_model_for
+
+    ctx = table_context(brief, CandidateTable.objects.get(pk=table.pk))
+    model = capacity_model_for(ctx, table)
+    assert model["winner"] == f"quote:{best.quote_id}"
+    assert model["configuration"] == {
         "gpu_count": best.gpu_count,
         "replicas": best.replicas,
+        "paid_gpus": best.paid_gpus,
     }
+    assert best.replicas > 1
 
 
 class TestWhenOneQuoteIsCheapest:
@@ -286,12 +315,13 @@ class TestDisaggregatedPools:
         table = recompute(brief)
         ctx = table_context(brief, table)
         seen = list(quotes_for_team(brief.team_id).values_list("pk", "version", "updated_at"))
-        offers = _frontier(_offers(ctx, _quote_facts(seen), _quote_plan))
+        catalog = plan_catalog()
+        offers = _frontier(_offers(ctx, quote_facts_seen(seen), catalog))
 
-        row, reason = disagg_row(ctx, offers, plan_catalog())
+        row, reason = disagg_row(ctx, offers, catalog)
 
         assert reason is None and row is not None
-        plan = row["plan"]
+        plan = row.plan_json()
         assert plan["ttft_ms"] <= brief.ttft_target_ms
         assert plan["itl_ms"] <= brief.itl_target_ms
         rate = _rate_rps(ctx)
@@ -300,10 +330,10 @@ class TestDisaggregatedPools:
             one_fewer = (pool["instances"] - 1) * pool["requests_per_s_per_instance"]
             assert one_fewer < rate
         assert {p["role"] for p in plan["pools"]} == {"prefill", "decode"}
-        assert row["gpu_count"] == sum(
+        assert row.configuration.paid_gpus == sum(
             p["instances"] * p["gpus_per_instance"] for p in plan["pools"]
         )
-        assert sum(Decimal(v) for v in row["cost_lines"].values()) == row["monthly_cost"]
+        assert sum(row.cost_lines.values()) == row.monthly_cost
 
 
 class TestEnergyInTheRankings:
@@ -450,7 +480,6 @@ class TestAPlanInADecisionRecord:
             page.extract_text() for page in PdfReader(BytesIO(decision_record_pdf(report))).pages
         )
         assert "GPU mix by request size:" in text
-        assert f" {mix.gpu_count} " in text  # its GPUs in all, not GPUs x replicas
-        assert f"{mix.gpu_count * mix.replicas:,}" not in text
-        assert f"{mix.gpu_count * mix.replicas}" not in text
+        assert f" {mix.paid_gpus} " in text  # its GPUs in all, not GPUs x replicas
+        assert f"{mix.paid_gpus * mix.replicas:,}" not in text
         assert "kWh a month" in text  # the chosen row's energy

@@ -8,6 +8,7 @@ import pytest
 from apps.benchmarks.models import BenchmarkRun
 from apps.benchmarks.selectors import brief_estimates
 from apps.catalog.models import Gpu
+from apps.engine.deployment import shown
 from apps.finance.models import CandidateRow
 from apps.finance.services import candidate_table_recompute, candidate_tables_request_recompute
 from tests.factories.briefs import BriefFactory
@@ -78,8 +79,9 @@ class TestMeasuredReplacesEstimated:
         assert row.basis == "MEASURED"
         assert any(f"benchmark run #{run.pk}" in note for note in row.notes)
         expected_ms = Decimal(str(run.results["e2e_latency_ms"]["p95"]))
-        # The estimate JSON carries latencies in seconds to the millisecond (engine.serialize).
-        assert row.p95_latency_ms == pytest.approx(expected_ms, abs=Decimal("0.5"))
+        # A row keeps its figures to the four significant digits it shows (apps.engine.deployment
+        # .shown): the run's latency as shown.
+        assert row.p95_latency_ms == shown(expected_ms)
 
     def test_failed_requests_from_the_run_lower_the_accepted_outputs(self, two_briefs):
         first, _ = two_briefs

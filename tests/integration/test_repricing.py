@@ -86,13 +86,17 @@ class TestRepricing:
         assert_same_as_fresh(briefs)
 
     def test_it_never_calls_the_engine(self, market, monkeypatch):
-        from apps.finance import candidates
+        from apps.finance import configuration, estimates, plans
 
         def engine(*args, **kwargs):
             raise AssertionError("the engine was asked again")
 
-        monkeypatch.setattr(candidates, "engine_estimates", engine)
-        quote_update(quote=market["quotes"]["l40s"], hourly_price_per_gpu=Decimal("1.10"))
+        for module in (configuration, estimates, plans):
+            monkeypatch.setattr(module, "engine_estimates", engine)
+        # A cut: the serving plans' bound only tightens, so no GPU comes newly within reach (a
+        # rise may bring one, whose bucket capacities the plans then ask for: test_serving_plans).
+        l40s = market["quotes"]["l40s"]
+        quote_update(quote=l40s, hourly_price_per_gpu=l40s.hourly_price_per_gpu * Decimal("0.9"))
         recompute_all(market["briefs"])
         assert not CandidateTable.objects.filter(computed_version__lt=F("requested_version"))
 
@@ -156,10 +160,13 @@ class TestRepricing:
         answered) is listed under not_costed with why, never silently left out."""
         brief, a100 = market["briefs"][0], market["quotes"]["a100"]
         table = CandidateTable.objects.get(brief=brief)
-        table.estimates = [e for e in table.estimates if e["gpu"] != "a100-sxm4-80gb"]
+        stored = table.estimates
+        stored["gpus"] = [g for g in stored["gpus"] if g["gpu"] != "a100-sxm4-80gb"]
         # A stored answer never changes under its key (the worker caches answers by key), so
         # this other answer gets a key of its own.
         table.estimates_key = hashlib.sha256(f"{table.estimates_key}-a100".encode()).hexdigest()
+        stored["key"] = table.estimates_key
+        table.estimates = stored
         table.save(update_fields=["estimates", "estimates_key"])
         quote_update(quote=a100, hourly_price_per_gpu=Decimal("1.60"))
         recompute_all(market["briefs"])
@@ -203,7 +210,7 @@ class TestWhatStillRecomputesInFull:
         CandidateTable.objects.filter(brief=brief).update(inputs={})  # before this change
         quote_update(quote=market["quotes"]["h100"], hourly_price_per_gpu=Decimal("2.30"))
         table = candidate_table_recompute(brief_id=brief.pk)
-        assert table.inputs["values"]
+        assert table.inputs["assumptions"]["finance"]
         assert_same_as_fresh([brief])
 
 

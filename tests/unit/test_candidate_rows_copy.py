@@ -12,6 +12,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from apps.finance.rows import COLUMNS, _copy_text
+from apps.finance.state import (
+    ROW_COLUMNS,
+    CandidateKind,
+    Configuration,
+    Figures,
+    Row,
+    row_from_columns,
+)
+
+JSON_COLUMNS = frozenset({"cost_lines", "why_not", "notes", "plan", "figures"})
 
 NOW = datetime(2026, 12, 2, 6, 30, tzinfo=UTC)
 _UNESCAPE = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}
@@ -39,33 +49,46 @@ def read_copy(text: str) -> list[list[str | None]]:
     return rows
 
 
-def a_row(**changes: Any) -> dict[str, Any]:
-    row = {
-        "candidate_kind": "GPU",
+def a_row(**changes: Any) -> Row:
+    fields: dict[str, Any] = {
+        "kind": CandidateKind.GPU,
         "quote_id": 7,
         "api_route_id": None,
         "gpu_id": 3,
-        "gpu_count": 2,
-        "replicas": 1,
-        "pricing_term": "ON_DEMAND",
-        "cost_lines": {"gpu_compute": "800.0000", "platform_labour": "4800.0000"},
+        "configuration": Configuration(
+            gpu="h100-sxm5-80gb",
+            gpus_per_replica=2,
+            replicas=1,
+            paid_gpus=2,
+            layout=changes.pop("layout", "TP2"),
+            pricing_term="ON_DEMAND",
+            hours_billed_per_month=Decimal("160"),
+        ),
+        "figures": Figures(
+            fit="FITS",
+            ttft_p95_ms=Decimal("210.5"),
+            latency_p95_ms=Decimal("812.5"),
+            memory_headroom_gb=Decimal("12.25"),
+        ),
+        "cost_lines": {"gpu_compute": Decimal("800.0000"), "platform_labour": Decimal("4800.0000")},
         "monthly_cost": Decimal("5600.0000"),
         "accepted_outputs_per_month": Decimal("1.7820"),
         "effective_unit_cost": Decimal("3142.536476"),
         "meets_constraints": True,
-        "why_not": [],
+        "why_not": (),
+        "notes": ("ON_DEMAND: billed for the 320.00 GPU-h the work runs",),
         "basis": "ESTIMATED",
-        "p95_latency_ms": Decimal("812.50"),
-        "memory_headroom_gb": Decimal("12.25"),
-        "layout": "TP2",
         "paid_gpu_hours_per_month": None,
-        "notes": ["ON_DEMAND: billed for the 320.00 GPU-h the work runs"],
     }
-    row.update(changes)
-    return row
+    fields.update(changes)
+    return Row(**fields)
 
 
-def written(rows: list[dict[str, Any]]) -> list[dict[str, str | None]]:
+def _lines(row: Row) -> dict[str, str]:
+    return {k: str(v) for k, v in row.cost_lines.items()}
+
+
+def written(rows: list[Row]) -> list[dict[str, str | None]]:
     table = SimpleNamespace(pk=42)
     text = "".join(_copy_text([(table, rows)], NOW))
     return [dict(zip(COLUMNS, fields, strict=True)) for fields in read_copy(text)]
@@ -80,25 +103,47 @@ class TestCopyText:
         assert got["paid_gpu_hours_per_month"] is None
         assert got["meets_constraints"] == "t"
         assert Decimal(got["effective_unit_cost"]) == Decimal("3142.536476")
-        assert json.loads(got["cost_lines"]) == a_row()["cost_lines"]
-        assert json.loads(got["notes"]) == a_row()["notes"]
+        assert json.loads(got["cost_lines"]) == _lines(a_row())
+        assert json.loads(got["notes"]) == list(a_row().notes)
         assert json.loads(got["why_not"]) == []
         assert datetime.fromisoformat(got["created_at"]) == NOW
+        # The configuration and the figures, in their columns and the figures JSON.
+        assert (got["gpu_count"], got["replicas"], got["paid_gpus"]) == ("2", "1", "2")
+        assert Decimal(got["p95_latency_ms"]) == Decimal("812.5")
+        figures = json.loads(got["figures"])
+        assert (figures["fit"], figures["ttft_p95_ms"]) == ("FITS", "210.5")
+        assert figures["hours_billed_per_month"] == "160"
+
+    def test_a_row_reads_back_as_the_same_typed_row(self):
+        row = a_row()
+        (got,) = written([row])
+        values: dict[str, Any] = {}
+        for name in ROW_COLUMNS:
+            text = got[name]
+            values[name] = json.loads(text) if name in JSON_COLUMNS and text is not None else text
+        for name in ("monthly_cost", "accepted_outputs_per_month", "effective_unit_cost",
+                     "p95_latency_ms", "memory_headroom_gb"):  # fmt: skip
+            values[name] = None if values[name] is None else Decimal(values[name])
+        for name in ("quote_id", "gpu_id", "gpu_count", "replicas", "paid_gpus"):
+            values[name] = None if values[name] is None else int(values[name])
+        values["meets_constraints"] = values["meets_constraints"] == "t"
+        values["gpu__slug"] = "h100-sxm5-80gb"
+        assert row_from_columns(values) == row
 
     def test_escapes_in_text_and_json_survive(self):
         row = a_row(
             layout="TP2\tPP1\\x",
-            why_not=['misses "TTFT <= 300 ms"\non 8 GPUs', "C:\\path\r"],
-            notes=["price 1.08 \u00d7 EUR \u2014 ok", {"nested": "not a string"}],
-            cost_lines={"gpu_compute": "1.0000", 'odd"name': "2.0000"},
+            why_not=('misses "TTFT <= 300 ms"\non 8 GPUs', "C:\\path\r"),
+            notes=("price 1.08 \u00d7 EUR \u2014 ok",),
+            cost_lines={"gpu_compute": Decimal("1.0000"), 'odd"name': Decimal("2.0000")},
             meets_constraints=False,
             effective_unit_cost=None,
         )
         (got,) = written([row])
         assert got["layout"] == "TP2\tPP1\\x"
-        assert json.loads(got["why_not"]) == row["why_not"]
-        assert json.loads(got["notes"]) == row["notes"]
-        assert json.loads(got["cost_lines"]) == row["cost_lines"]  # a name that needs escaping
+        assert json.loads(got["why_not"]) == list(row.why_not)
+        assert json.loads(got["notes"]) == list(row.notes)
+        assert json.loads(got["cost_lines"]) == _lines(row)  # a name that needs escaping
         assert got["meets_constraints"] == "f"
         assert got["effective_unit_cost"] is None
 
@@ -109,11 +154,16 @@ class TestCopyText:
 
     @given(
         st.lists(st.text(), max_size=4),
-        st.dictionaries(st.text(min_size=1), st.text(), max_size=4),
+        st.dictionaries(
+            st.text(min_size=1),
+            st.decimals(allow_nan=False, allow_infinity=False, places=4),
+            max_size=4,
+        ),
         st.text(max_size=40),
     )
     def test_any_text_reads_back(self, notes, lines, layout):
-        (got,) = written([a_row(notes=notes, cost_lines=lines, layout=layout)])
+        row = a_row(notes=tuple(notes), cost_lines=lines, layout=layout)
+        (got,) = written([row])
         assert json.loads(got["notes"]) == notes
-        assert json.loads(got["cost_lines"]) == lines
-        assert got["layout"] == layout
+        assert json.loads(got["cost_lines"]) == _lines(row)
+        assert got["layout"] == layout[:40]

@@ -69,32 +69,32 @@ def legend_is_beside_the_plot(layout) -> bool:
 
 CAPACITY = {
     "gpu": "h100-sxm5-80gb",
-    "unit_scale": "1000000",
+    "unit_scale": 1000000,  # the curve is in the table's unit already
     "unit_label": "per 1M accepted tokens",
     "curve": [
         {
             "utilization": "0.1",
             "at_brief": False,
-            "rent_on_demand": "0.000004",
-            "reserve_1y": "0.000020",
-            "buy": "0.000030",
-            "api": "0.000002",
+            "rent_on_demand": "4",
+            "reserve_1y": "20",
+            "buy": "30",
+            "api": "2",
         },
         {
             "utilization": "0.5",
             "at_brief": True,
-            "rent_on_demand": "0.000004",
-            "reserve_1y": "0.000004",
-            "buy": "0.000006",
-            "api": "0.000002",
+            "rent_on_demand": "4",
+            "reserve_1y": "4",
+            "buy": "6",
+            "api": "2",
         },
         {
             "utilization": "1.0",
             "at_brief": False,
-            "rent_on_demand": "0.000004",
-            "reserve_1y": "0.000002",
-            "buy": "0.000001",
-            "api": "0.000002",
+            "rent_on_demand": "4",
+            "reserve_1y": "2",
+            "buy": "1",
+            "api": "2",
         },
     ],
     "break_evens": [

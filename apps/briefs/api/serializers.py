@@ -25,7 +25,13 @@ from apps.briefs.contract import (
     body_to_fields,
     brief_to_body,
 )
-from apps.briefs.models import CONCURRENCY_MAX, HOURS_PER_MONTH_MAX, TOKENS_MAX, WorkloadBrief
+from apps.briefs.models import (
+    CONCURRENCY_MAX,
+    DEADLINE_DAYS_MAX,
+    HOURS_PER_MONTH_MAX,
+    TOKENS_MAX,
+    WorkloadBrief,
+)
 from apps.core.api import FreeFormJson, StrictJsonTypes
 from apps.engine import PRESETS, EngineInputError, model_from_hf_config
 from apps.engine.request_sizes import MAX_BUCKETS
@@ -227,6 +233,14 @@ class TrainingSerializer(StrictJsonTypes, serializers.Serializer):  # type: igno
         min_value=1, max_value=100_000, required=False
     )
     target_eval_score = serializers.DecimalField(max_digits=7, decimal_places=4, required=False)
+    deadline_days = serializers.IntegerField(
+        min_value=1,
+        max_value=DEADLINE_DAYS_MAX,
+        required=False,
+        allow_null=True,
+        help_text="Days the run must finish in: costed at the cheapest GPU count that does "
+        "(null or left out: 30 for pre-training, 7 for a full fine-tune, 2 for LoRA / QLoRA).",
+    )
 
 
 class BriefInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
@@ -285,6 +299,13 @@ class BriefInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: ig
         child=serializers.ChoiceField(choices=Tooling.choices), required=False, max_length=20
     )
     training = TrainingSerializer(required=False)
+    tolerates_interruptions = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        help_text="Whether the work can lose its GPUs at any moment and carry on: only then "
+        "do spot quotes meet the brief (null or left out: false for real-time and always-on "
+        "services, true for batch work, evaluation and checkpointed training).",
+    )
     speculative = SpeculativeSerializer(required=False, allow_null=True)
     # Accepted so the estimate body can be posted as it is; a brief does not store them.
     gpus = serializers.ListField(child=serializers.CharField(), required=False, write_only=True)
@@ -351,6 +372,11 @@ class BriefOutputSerializer(serializers.Serializer):  # type: ignore[type-arg]
     operating_boundary = serializers.CharField()
     tooling = serializers.ListField(child=serializers.CharField())
     training = serializers.DictField(required=False)
+    tolerates_interruptions = serializers.BooleanField(allow_null=True)
+    interruptions_tolerated = serializers.BooleanField(
+        help_text="Whether spot quotes meet the brief: tolerates_interruptions, else the "
+        "default for its kind of work."
+    )
     speculative = SpeculativeOutputSerializer(allow_null=True)
     missing_fields = serializers.ListField(child=serializers.CharField())
     complete = serializers.BooleanField()
@@ -364,6 +390,7 @@ class BriefOutputSerializer(serializers.Serializer):  # type: ignore[type-arg]
             "id": instance.pk,
             "team": instance.team_id,
             **brief_to_body(instance),
+            "interruptions_tolerated": instance.interruptions_tolerated,
             "missing_fields": missing,
             "complete": not missing,
             "inputs_version": instance.inputs_version,

@@ -311,14 +311,29 @@ class TestRecommendation:
         assert comparison.recommended is ON_DEMAND
         assert any("duty cycle (experimental) is bursty" in line for line in comparison.rationale)
 
-    def test_spot_is_not_recommended_for_real_time_serving(self):
+    def test_spot_is_not_recommended_for_work_that_cannot_be_interrupted(self):
         comparison = compare(
-            busy_for(400), quote(PricingTerm.ON_DEMAND, "2.50"), quote(PricingTerm.SPOT, "0.50")
+            busy_for(400, tolerates_interruptions=False),
+            quote(PricingTerm.ON_DEMAND, "2.50"),
+            quote(PricingTerm.SPOT, "0.50"),
+        )
+
+        assert comparison.option(SPOT).unit_cost is None  # it does not meet the brief
+        assert comparison.recommended is ON_DEMAND
+        assert any(
+            line.startswith("Rent spot does not meet the brief: spot capacity can be reclaimed")
+            for line in comparison.rationale
+        )
+
+    def test_spot_is_recommended_where_the_work_tolerates_interruptions(self):
+        comparison = compare(
+            busy_for(400, tolerates_interruptions=True),
+            quote(PricingTerm.ON_DEMAND, "2.50"),
+            quote(PricingTerm.SPOT, "0.50"),
         )
 
         assert comparison.option(SPOT).unit_cost < comparison.option(ON_DEMAND).unit_cost
-        assert comparison.recommended is ON_DEMAND
-        assert any(line.startswith("Rent spot is left out") for line in comparison.rationale)
+        assert comparison.recommended is SPOT
 
     def test_buying_misses_a_public_cloud_brief_and_the_rationale_says_so(self):
         case = busy_for(730, operating_boundary=OperatingBoundary.PUBLIC_CLOUD)

@@ -5,7 +5,9 @@ memo by pricing term and operating model must not carry one quote's figures to t
 
 The reference is the costing as it was before the split (commit ad3a378), kept verbatim but for
 the energy model issue 16 added (each candidate's energy, and a bought GPU's electricity at its
-modelled average draw)."""
+modelled average draw) and what issue 23 added: provisioned capacity billed for every active hour
+on pay-per-use terms, spot missing a brief that does not tolerate interruptions, and the serving
+stack, queue and review figures as finance assumptions."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from apps.engine.costing import (
+    SPOT_NOT_TOLERATED,
     Basis,
     CandidateCost,
     CapacityFigures,
@@ -35,9 +38,7 @@ from apps.engine.costing_constants import (
     HOURS_PER_MONTH,
     MINUTES_PER_HOUR,
     OUTPUT_QUANTUM,
-    QUEUE_OVERHEAD_SHARE,
     RATE_QUANTUM,
-    SERVING_STACK_SHARE,
 )
 from apps.engine.costing_labour import platform_labour_hours
 from apps.engine.costing_rates import (
@@ -146,6 +147,18 @@ def _cost_gpu(
             f"idle capacity: {term} pays {paid} GPU-h/month ({gpus} GPUs x 730 h), "
             f"the workload uses {work_hours:.2f} ({demand.hours_per_month} active h a month)"
         )
+    elif capacity.provisioned:
+        # Issue 23: replicas kept up through the active hours are billed for all of them.
+        up = work.unit_gpus * demand.hours_per_month
+        units = (work_hours / up).to_integral_value(ROUND_CEILING)
+        gpus = max(gpus, int(units) * work.unit_gpus)
+        paid = gpus * demand.hours_per_month
+        idle_hours = paid - work_hours
+        utilization = work_hours / paid if paid else ONE
+        notes.append(
+            f"{term}: {gpus} GPUs kept up through the {demand.hours_per_month} active h, "
+            f"{paid} GPU-h billed; the work uses {work_hours:.2f}"
+        )
     else:
         paid, idle_hours, utilization = work_hours, ZERO, ONE
         notes.append(f"{term}: billed for the {work_hours:.2f} GPU-h the work runs")
@@ -184,10 +197,10 @@ def _cost_gpu(
         raw["gpu_compute"] = busy * (ONE - failure) * rate
     gpu_bill = sum(raw.values(), ZERO)
     if kind is CostKind.REALTIME:
-        raw["serving_stack"] = gpu_bill * SERVING_STACK_SHARE
-        notes.append(f"serving stack: {SERVING_STACK_SHARE} of the GPU bill")
+        raw["serving_stack"] = gpu_bill * finance.serving_stack_share
+        notes.append(f"serving stack: {finance.serving_stack_share} of the GPU bill")
     if kind is CostKind.MEDIA:
-        raw["queue_overhead"] = gpu_bill * QUEUE_OVERHEAD_SHARE
+        raw["queue_overhead"] = gpu_bill * finance.queue_overhead_share
         if demand.workload_type is WorkloadType.VIDEO_GENERATION:
             clip_minutes = demand.clip_seconds_or_default / MINUTES_PER_HOUR
             raw["moderation"] = successes * clip_minutes * finance.moderation_cost_per_video_minute
@@ -201,11 +214,12 @@ def _cost_gpu(
             * finance.operator_review_share
             * review_minutes
             / MINUTES_PER_HOUR
-            * finance.labour_rate_per_hour
+            * finance.review_rate_per_hour
         )
         notes.append(
-            f"media: queue {QUEUE_OVERHEAD_SHARE} of the GPU bill; review "
-            f"{finance.operator_review_share} of renders x {review_minutes} min"
+            f"media: queue {finance.queue_overhead_share} of the GPU bill; review "
+            f"{finance.operator_review_share} of renders x {review_minutes} min at "
+            f"{finance.review_rate_per_hour} an hour"
         )
     storage_tb = demand.storage_tb
     if storage_tb is None:
@@ -224,6 +238,8 @@ def _cost_gpu(
     raw["platform_labour"] = hours * finance.labour_rate_per_hour
     notes.append(labour_note)
 
+    if term is PricingTerm.SPOT and not demand.tolerates_interruptions:
+        why_not.append(SPOT_NOT_TOLERATED)
     if (
         demand.operating_boundary is OperatingBoundary.MANAGED_API
         and quote.operating_model is OperatingModel.SELF_MANAGED
@@ -236,8 +252,6 @@ def _cost_gpu(
         why_not.append(
             f"minimum commitment {months} months exceeds the {demand.horizon_months}-month horizon"
         )
-    if term is PricingTerm.SPOT and kind is CostKind.REALTIME:
-        notes.append("spot: capacity can be reclaimed; real-time serving needs a fallback")
 
     generated = volumes.generated
     return _finish(
@@ -285,12 +299,25 @@ class TestBasisGivesTheCostingAsBefore:
         measured=st.one_of(st.none(), st.decimals("0", "0.5", places=3)),
         fin=finances,
         quote_list=st.lists(st.tuples(quotes, models), min_size=1, max_size=6),
+        tolerant=st.booleans(),
+        provisioned=st.booleans(),
     )
     def test_one_basis_for_many_quotes_equals_the_reference_for_each(
-        self, demand, boundary, horizon, clip, capacity, measured, fin, quote_list
+        self,
+        demand,
+        boundary,
+        horizon,
+        clip,
+        capacity,
+        measured,
+        fin,
+        quote_list,
+        tolerant,
+        provisioned,
     ):
         demand = varied(demand, boundary, horizon, clip)
-        capacity = replace(capacity, measured_failed_share=measured)
+        demand = replace(demand, tolerates_interruptions=tolerant)
+        capacity = replace(capacity, measured_failed_share=measured, provisioned=provisioned)
         basis = gpu_cost_basis(demand=demand, capacity=capacity, finance=fin)
         for quote, model in quote_list:
             quote = replace(quote, operating_model=model)
