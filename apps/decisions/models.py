@@ -5,7 +5,7 @@ from django.db.models import Q
 
 from apps.briefs.models import WorkloadBrief
 from apps.catalog.models import GpuSystem
-from apps.core.choices import text_choices
+from apps.core.choices import register, text_choices
 from apps.core.files import DOWNLOAD_NAME_MAX_CHARS, RandomName, download_filename
 from apps.core.models import BaseModel, Team
 from apps.core.roles import Role
@@ -252,3 +252,37 @@ class ChecklistAnswer(BaseModel):
         return self.evidence_filename or download_filename(
             self.evidence_file.name, default=DEFAULT_EVIDENCE_FILENAME
         )
+
+
+# The words a person reads for the record's own vocabularies (apps.core.choices' registry; the
+# model choices stay as migrated). An audit event's action is a code the services write.
+register(
+    DecisionRecord.Status,
+    {
+        "DRAFT": "Draft",
+        "IN_REVIEW": "In review",
+        "APPROVED": "Approved",
+        "REJECTED": "Rejected",
+        "SUPERSEDED": "Superseded",
+    },
+    name="DecisionRecord.Status",
+)
+register(Approval.Verdict, {"APPROVE": "Approved", "REJECT": "Rejected"}, name="Approval.Verdict")
+register(ChecklistAnswer.Answer, name="ChecklistAnswer.Answer")
+
+
+class AuditAction(models.TextChoices):
+    """What an audit event records (AuditEvent.action), in words."""
+
+    CREATE = "CREATE", "Opened"
+    EDIT = "EDIT", "Edited"
+    REFRESH = "REFRESH", "Evidence refreshed"
+    SUBMIT = "SUBMIT", "Submitted for review"
+    APPROVE = "APPROVE", "Approved for a role"
+    APPROVED = "APPROVED", "Approved by every role"
+    REJECT = "REJECT", "Rejected"
+    SUPERSEDE_OPENED = "SUPERSEDE_OPENED", "Successor draft opened"
+    SUPERSEDED = "SUPERSEDED", "Superseded"
+
+
+register(AuditAction, name="AuditEvent.Action")
