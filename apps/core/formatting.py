@@ -54,6 +54,8 @@ __all__ = [
 NONE = "—"
 #: Between a figure and its unit or currency: they never wrap apart.
 NBSP = "\u00a0"
+#: The times sign of "2 \u00d7 H100" (a letter x reads as a letter).
+TIMES = "\u00d7"
 #: Money reads in whole units from here up: cents on 12,345.67 are noise to a buyer, and a
 #: figure this size is an estimate anyway (issue 27: "whole units over 10,000").
 WHOLE_MONEY_FROM = Decimal(10_000)
