@@ -126,3 +126,20 @@ def form_error_list(*forms_: Any) -> list[dict[str, str]]:
                     }
                 )
     return out
+
+
+def plain_decimal(value: Decimal) -> str:
+    """A stored decimal as a box shows it: its padding zeros dropped, never an exponent
+    (6.9800 -> "6.98", 0.0000 -> "0", 1E+1 -> "10")."""
+    text = format(value.normalize(), "f")
+    return "0" if text in ("-0", "") else text
+
+
+def trim_decimal_initials(form: forms.BaseForm) -> None:
+    """Show a bound model's decimals as they were typed, not padded to the column's places
+    (a quote's 6.98 reads "6.98", not "6.9800"). Percentages are PercentField's own."""
+    for name, field in form.fields.items():
+        value = form.initial.get(name)
+        decimal = isinstance(field, forms.DecimalField) and not isinstance(field, PercentField)
+        if decimal and isinstance(value, Decimal):
+            form.initial[name] = plain_decimal(value)

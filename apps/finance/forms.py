@@ -4,7 +4,7 @@ from django import forms
 
 from apps.core import formatting
 from apps.core.currency import BASE_CURRENCY, Currency
-from apps.core.forms import percent_field
+from apps.core.forms import percent_field, trim_decimal_initials
 
 from .assumptions import FALLBACKS, organisation_defaults
 from .models import (
@@ -107,6 +107,7 @@ class FinanceAssumptionsForm(forms.ModelForm):  # type: ignore[type-arg]
                 FinanceAssumptions, name, label=FIELD_LABELS[name], required=False,
                 help_text=self.fields[name].help_text,
             )  # fmt: skip
+        trim_decimal_initials(self)
         currency = self.blank_values().get("reporting_currency") or BASE_CURRENCY
         for name, field in self.fields.items():
             if name in MONEY_FIELDS:

@@ -4,7 +4,7 @@ from typing import Any
 from django import forms
 
 from apps.catalog.selectors import preset_choices
-from apps.core.forms import percent_field
+from apps.core.forms import percent_field, trim_decimal_initials
 from apps.engine.costing import PricingTerm
 
 from .models import OWNED_FIELDS, ApiRoute, Provider, Quote
@@ -120,6 +120,7 @@ class QuoteForm(forms.ModelForm):  # type: ignore[type-arg]
         gpu.queryset = gpu.queryset.order_by("slug")  # type: ignore[attr-defined]
         # An owned quote is costed from its capex: its hourly price may be left empty (0).
         self.fields["hourly_price_per_gpu"].required = False
+        trim_decimal_initials(self)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -162,6 +163,7 @@ class ApiRouteForm(forms.ModelForm):  # type: ignore[type-arg]
             label=API_ROUTE_LABELS["model_preset"],
             help_text=API_ROUTE_HELP["model_preset"],
         )
+        trim_decimal_initials(self)
 
     def clean_batch_discount(self) -> Decimal:
         return self.cleaned_data.get("batch_discount") or Decimal(0)

@@ -42,3 +42,12 @@ def test_errors_are_listed_for_the_top_of_the_page_with_their_field():
     assert form_error_list(form) == [
         {"label": "Retry rate (%)", "message": "At least 0\u00a0%.", "anchor": "id_retry_rate"}
     ]
+
+
+def test_a_stored_decimal_shows_as_it_was_typed_not_padded():
+    from apps.core.forms import plain_decimal
+
+    assert plain_decimal(Decimal("6.9800")) == "6.98"
+    assert plain_decimal(Decimal("0.0000")) == "0"
+    assert plain_decimal(Decimal("1E+1")) == "10"
+    assert plain_decimal(Decimal("34000.00")) == "34000"
