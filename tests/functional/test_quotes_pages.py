@@ -373,6 +373,20 @@ class TestImportPage:
         assert "Row 4, provider: unknown provider &#x27;Nobody&#x27;" in html
         assert Quote.objects.count() == 1
 
+    def test_a_row_with_several_problems_names_every_one(self, procurement_client, acme):
+        """Issue 27 saw a row of three problems reported as two: a column that did not parse
+        hid the model's checks of the columns that did."""
+        header = CSV_HEADER + ",gpus_per_node,capex_per_gpu"
+        row = "Acme Cloud,h100-sxm5-80gb,,us,ON_DEMAND,-2,XYZ,sheet,2026-11-01,900,30000"
+        response = procurement_client.post(
+            "/quotes/import/", {"file": csv_upload(row, header=header)}
+        )
+        fields = sorted({e.field for e in response.context["row_errors"]})
+        assert fields == [
+            "capex_per_gpu", "currency", "gpus_per_node", "hourly_price_per_gpu",
+        ]  # fmt: skip
+        assert Quote.objects.count() == 0
+
     @pytest.mark.parametrize(
         ("price", "currency", "quote_date", "field"),
         [
