@@ -32,6 +32,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 from . import choices, vocabularies  # noqa: F401 - vocabularies registers its words
+from .currency import DEFAULT_MINOR_UNITS, MINOR_UNITS
 
 __all__ = [
     "NONE",
@@ -136,20 +137,25 @@ def figure(value: Any, unit: str = "", digits: int = FIGURE_DIGITS) -> str:
 quantity = figure
 
 
+def _cents(currency: str) -> Decimal:
+    """The currency's minor unit (0.01; 1 for the yen, which has none)."""
+    return Decimal(1).scaleb(-MINOR_UNITS.get(currency, DEFAULT_MINOR_UNITS))
+
+
 def money(value: Any, currency: str = "") -> str:
     """Money: the currency code first, thousands separated, to the cent below
     ``WHOLE_MONEY_FROM`` and in whole units from there ("USD 5,120.70", "USD 12,346",
-    "JPY 380.00"); "—" for none."""
+    "JPY 380": a currency without a minor unit reads whole); "—" for none."""
     d = decimal_or_none(value)
     if d is None:
         return NONE
-    places = Decimal(1) if abs(d) >= WHOLE_MONEY_FROM else Decimal("0.01")
+    places = Decimal(1) if abs(d) >= WHOLE_MONEY_FROM else _cents(currency)
     text = _plain(d.quantize(places, rounding=ROUND_HALF_UP))
     return f"{currency}{NBSP}{text}" if currency else text
 
 
-def _price_text(d: Decimal) -> str:
-    if abs(d) >= WHOLE_MONEY_FROM:
+def _price_text(d: Decimal, currency: str = "") -> str:
+    if abs(d) >= WHOLE_MONEY_FROM or (_cents(currency) == 1 and abs(d) >= 1):
         return _plain(d.quantize(Decimal(1), rounding=ROUND_HALF_UP))
     cents = d.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
     if d == 0 or abs(d) >= 1 or (cents != 0 and _significant(d, UNIT_COST_DIGITS) == cents):
@@ -168,7 +174,7 @@ def rate(value: Any, currency: str = "", per: str = "") -> str:
     d = decimal_or_none(value)
     if d is None:
         return NONE
-    text = _price_text(d)
+    text = _price_text(d, currency)
     if currency:
         text = f"{currency}{NBSP}{text}"
     return f"{text} / {per}" if per else text
@@ -186,7 +192,8 @@ def quoted(value: Any, currency: str = "") -> str:
     if d is None:
         return NONE
     exponent = d.normalize().as_tuple().exponent
-    places = max(2, -exponent) if isinstance(exponent, int) else 2
+    least = MINOR_UNITS.get(currency, DEFAULT_MINOR_UNITS)
+    places = max(least, -exponent) if isinstance(exponent, int) else least
     places = min(places, QUOTED_MAX_PLACES)
     text = _plain(d.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
     return f"{currency}{NBSP}{text}" if currency else text

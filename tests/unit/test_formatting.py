@@ -61,7 +61,8 @@ class TestMoney:
             (12345.67, "USD", f"USD{NB}12,346"),
             (Decimal("10000"), "EUR", f"EUR{NB}10,000"),
             (Decimal("9999.994"), "EUR", f"EUR{NB}9,999.99"),
-            (380, "JPY", f"JPY{NB}380.00"),
+            (380, "JPY", f"JPY{NB}380"),  # the yen has no minor unit (ISO 4217)
+            (Decimal("380.4"), "JPY", f"JPY{NB}380"),
             (0, "USD", f"USD{NB}0.00"),
             (Decimal("-0.001"), "", "0.00"),
             (Decimal("1234.5"), "", "1,234.50"),
@@ -92,6 +93,7 @@ class TestRate:
             (Decimal("0.5"), "", "", "0.50"),
             (Decimal("0.004"), "", "", "0.004"),
             (Decimal("120"), "USD", "kW-month", f"USD{NB}120.00 / kW-month"),
+            (Decimal("380.0000"), "JPY", "GPU-hour", f"JPY{NB}380 / GPU-hour"),
         ],
     )
     def test_reads_cents_or_four_figures_where_cents_hide_the_price(
@@ -113,6 +115,9 @@ class TestQuoted:
     )
     def test_keeps_the_providers_decimals_to_six_places(self, value, shown):
         assert formatting.quoted(value) == shown
+
+    def test_a_yen_price_reads_whole(self):
+        assert formatting.quoted(Decimal("380.0000"), "JPY") == f"JPY{NB}380"
 
 
 class TestUnitCost:
