@@ -38,7 +38,7 @@ def measured_vs_estimated_figure(
         "layout": {
             "title": {"text": title},
             "barmode": "group",
-            "yaxis": {"title": {"text": unit}, "rangemode": "tozero"},
+            "yaxis": {"title": {"text": unit}, "rangemode": "tozero", "tickformat": ",~r"},
             "xaxis": {"automargin": True},
             "margin": {"t": 50},
             "height": 360,

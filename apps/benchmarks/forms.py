@@ -1,3 +1,4 @@
+from decimal import Decimal
 from typing import Any
 
 from django import forms
@@ -5,6 +6,7 @@ from django.core.exceptions import ValidationError
 
 from apps.briefs.models import WorkloadBrief
 from apps.catalog.models import Gpu, GpuSystem
+from apps.core.forms import PercentField
 from apps.engine.constants import MAX_GPU_COUNT
 from apps.quotes.models import Quote
 from apps.quotes.selectors import quotes_for_team
@@ -18,16 +20,22 @@ class _CandidateForm(forms.Form):
     gpu = forms.ModelChoiceField(
         queryset=Gpu.objects.order_by("vendor", "name"), to_field_name="slug", label="GPU"
     )
-    gpu_count = forms.IntegerField(min_value=1, max_value=MAX_GPU_COUNT, initial=1)
+    gpu_count = forms.IntegerField(
+        min_value=1, max_value=MAX_GPU_COUNT, initial=1, label="GPUs in the run",
+        help_text="All the GPUs that served the run, across its replicas.",
+    )  # fmt: skip
     quote = forms.ModelChoiceField(
         queryset=Quote.objects.none(),  # set per brief: the quotes its team may see
         required=False,
+        label="Quote measured on",
         help_text="The quote the run was measured on, if any.",
     )
     system = forms.ModelChoiceField(
         queryset=GpuSystem.objects.select_related("gpu").order_by("name"),
         to_field_name="slug",
         required=False,
+        label="System",
+        help_text="The node or rack system, if the run names one.",
     )
 
     def __init__(self, *args: Any, brief: WorkloadBrief, **kwargs: Any) -> None:
@@ -49,8 +57,9 @@ class _CandidateForm(forms.Form):
 class UploadForm(_CandidateForm):
     file = forms.FileField(help_text="The tool's own results file, as it was written.")
     tool = forms.ChoiceField(
-        choices=[("", "Detect from the file"), *TOOL_DISPLAY.items()], required=False
-    )
+        choices=[("", "Detect from the file"), *TOOL_DISPLAY.items()], required=False,
+        label="Benchmark tool",
+    )  # fmt: skip
     model = forms.CharField(
         max_length=200,
         required=False,
@@ -63,10 +72,14 @@ class UploadForm(_CandidateForm):
         help_text="The file's model is another model, the closest proxy: it calibrates this "
         "brief only and is never its measurement.",
     )
-    precision = forms.CharField(max_length=40, required=False)
+    precision = forms.CharField(
+        max_length=40, required=False, label="Weight precision", help_text="FP8, BF16, INT4…"
+    )
     framework = forms.CharField(max_length=80, required=False, help_text="vLLM, SGLang, TGI…")
     framework_version = forms.CharField(max_length=80, required=False)
-    burst_profile = forms.CharField(max_length=200, required=False)
+    burst_profile = forms.CharField(
+        max_length=200, required=False, help_text="How requests arrived (steady, bursts of 50…)."
+    )
 
     CONDITION_FIELDS = ("model", "precision", "framework", "framework_version", "burst_profile")
 
@@ -87,18 +100,31 @@ class ManualRunForm(_CandidateForm):
             (BenchmarkRun.Phase.FAILURE_OPS, BenchmarkRun.Phase.FAILURE_OPS.label),
         ]
     )
-    label = forms.CharField(max_length=200, required=False)
-    model = forms.CharField(max_length=200, required=False)
-    precision = forms.CharField(max_length=40, required=False)
-    framework = forms.CharField(max_length=80, required=False)
+    label = forms.CharField(max_length=200, required=False, help_text="Your name for the run.")
+    model = forms.CharField(max_length=200, required=False, help_text="The model that ran.")
+    precision = forms.CharField(
+        max_length=40, required=False, label="Weight precision", help_text="FP8, BF16, INT4…"
+    )
+    framework = forms.CharField(max_length=80, required=False, help_text="vLLM, SGLang, TGI…")
     framework_version = forms.CharField(max_length=80, required=False)
-    input_tokens = forms.IntegerField(min_value=1, required=False)
-    output_tokens = forms.IntegerField(min_value=1, required=False)
-    concurrency = forms.IntegerField(min_value=1, required=False)
-    request_rate = forms.FloatField(min_value=0, required=False)
-    burst_profile = forms.CharField(max_length=200, required=False)
+    input_tokens = forms.IntegerField(
+        min_value=1, required=False, label="Prompt tokens per request"
+    )
+    output_tokens = forms.IntegerField(
+        min_value=1, required=False, label="Output tokens per request"
+    )
+    concurrency = forms.IntegerField(min_value=1, required=False, label="Requests in flight")
+    request_rate = forms.FloatField(
+        min_value=0, required=False, label="Request rate (requests per second)"
+    )
+    burst_profile = forms.CharField(
+        max_length=200, required=False, help_text="How requests arrived (steady, bursts of 50…)."
+    )
     peak_memory_gb = forms.FloatField(min_value=0, required=False, label="Peak memory (GB)")
-    oom_rate = forms.FloatField(min_value=0, max_value=1, required=False, label="OOM rate (0-1)")
+    oom_rate = PercentField(
+        min_share=Decimal(0), max_share=Decimal(1), required=False,
+        label="Out-of-memory rate (%)", help_text="Requests that ran out of memory: 2 means 2 %.",
+    )  # fmt: skip
     headroom_gb = forms.FloatField(min_value=0, required=False, label="Headroom (GB)")
 
     CONDITION_FIELDS = (
@@ -113,7 +139,7 @@ class ManualRunForm(_CandidateForm):
                 choices=_RESULT_CHOICES, required=False, label=name
             )
             self.fields[f"{key}_time_s"] = forms.FloatField(
-                min_value=0, required=False, label="Time (s)"
+                min_value=0, required=False, label="Time taken (s)"
             )
             self.fields[f"{key}_notes"] = forms.CharField(
                 max_length=2000, required=False, label="Notes"
@@ -132,7 +158,11 @@ class ManualRunForm(_CandidateForm):
     def results(self) -> dict[str, Any]:
         data = self.cleaned_data
         if data["phase"] == BenchmarkRun.Phase.MEMORY_FIT:
-            return {name: data.get(name) for name in MEMORY_FIT_FIELDS}
+            # The OOM rate arrives as a share (a Decimal, from a percentage); the run stores floats.
+            return {
+                name: float(data[name]) if isinstance(data.get(name), Decimal) else data.get(name)
+                for name in MEMORY_FIT_FIELDS
+            }
         checks = {}
         for key in FAILURE_OPS_CHECKS:
             result = data.get(f"{key}_result")

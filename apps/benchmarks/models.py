@@ -4,6 +4,7 @@ from django.db.models import Q
 
 from apps.briefs.models import WorkloadBrief
 from apps.catalog.models import Gpu, GpuSystem
+from apps.core.choices import register
 from apps.core.files import DOWNLOAD_NAME_MAX_CHARS, RandomName, download_filename
 from apps.core.models import BaseModel, Team
 from apps.quotes.models import Quote
@@ -110,3 +111,7 @@ class BenchmarkRun(BaseModel):
     def raw_download_name(self) -> str:
         """The uploaded name; for a file stored before names were kept, its stored name's."""
         return self.raw_filename or download_filename(self.raw_file.name, default="result.json")
+
+
+register(BenchmarkRun.Phase, name="BenchmarkRun.Phase")
+register(BenchmarkRun.Tool, name="BenchmarkRun.Tool")

@@ -17,6 +17,7 @@ from apps.briefs.selectors import brief_weight_precision
 from apps.catalog.selectors import estimates_for_request
 from apps.engine import ENGINE_VERSION, EngineInputError
 
+from .display import chart_label
 from .importers.common import LATENCY_METRICS, SCALARS, STATS
 from .model_identity import brief_model_identity
 from .models import BenchmarkRun
@@ -361,7 +362,7 @@ def comparison_rows(runs: list[BenchmarkRun]) -> list[dict[str, Any]]:
         estimate = run.estimate_at_import or {}
         rows.append(
             {
-                "label": f"#{run.pk} {run.gpu_count}x {run.gpu.slug} {run.label}".strip(),
+                "label": chart_label(run),
                 "superseded": run.superseded_by_id is not None,
                 "measured": {f: measured_value(run.results or {}, f) for f in COMPARED},
                 "estimated": {f: estimated_value(estimate, f) for f in COMPARED},

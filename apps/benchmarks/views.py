@@ -14,6 +14,13 @@ from apps.core.users import signed_in
 
 from . import charts, services
 from .api.views import upload_too_large
+from .display import (
+    candidate_words,
+    estimate_inputs_words,
+    memory_results,
+    model_words,
+    results_shown,
+)
 from .forms import ManualRunForm, UploadForm
 from .manual import FAILURE_OPS_CHECKS
 from .models import BenchmarkRun
@@ -66,11 +73,17 @@ def run_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
         {
             "run": run,
             "brief": run.brief,
-            "rows": results_table(run)
+            "rows": results_shown(results_table(run))
             if run.phase == BenchmarkRun.Phase.THROUGHPUT_LATENCY
             else [],
             "checks": checks,
             "estimate": run.estimate_at_import or {},
+            "estimate_inputs": estimate_inputs_words(run.estimate_at_import or {}),
+            "candidate": candidate_words(run),
+            "model": model_words(run.model),
+            "memory_results": memory_results(run.results or {})
+            if run.phase == BenchmarkRun.Phase.MEMORY_FIT
+            else [],
             "conditions": sorted((run.conditions or {}).items()),
         },
     )

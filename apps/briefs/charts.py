@@ -40,7 +40,14 @@ def memory_breakdown_figure(
         values = [round(e["memory"].get(key, 0) / e["gpu_count"], 2) for e in estimates]
         if any(values):
             traces.append(
-                {"type": "bar", "name": name, "x": labels, "y": values, "marker": {"color": colour}}
+                {
+                    "type": "bar",
+                    "name": name,
+                    "x": labels,
+                    "y": values,
+                    "marker": {"color": colour},
+                    "hovertemplate": f"%{{x}}<br>{name}: %{{y:,.1f}} GB<extra></extra>",
+                }
             )
     traces.append(
         {
@@ -50,6 +57,7 @@ def memory_breakdown_figure(
             "x": labels,
             "y": [round(e["memory"]["capacity_gb"] / e["gpu_count"], 1) for e in estimates],
             "marker": {"symbol": "line-ew-open", "size": 26, "color": CAPACITY_COLOUR},
+            "hovertemplate": "%{x}<br>Capacity per GPU: %{y:,.1f} GB<extra></extra>",
         }
     )
     return {
@@ -57,7 +65,7 @@ def memory_breakdown_figure(
         "layout": {
             "barmode": "stack",
             "title": {"text": "Memory needed per GPU"},
-            "yaxis": {"title": {"text": "GB per GPU"}},
+            "yaxis": {"title": {"text": "GB per GPU"}, "tickformat": ",~r"},
             "xaxis": {"tickangle": -35, "automargin": True},
             # beside the plot, right of it: never over the bars nor over the GPU names
             "legend": {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1},

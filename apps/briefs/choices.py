@@ -3,7 +3,7 @@ Django choices, with the words a person reads. Values and order are the engine's
 
 from django.db import models
 
-from apps.core.choices import text_choices
+from apps.core.choices import register, text_choices
 from apps.engine import costing
 from apps.engine import types as engine
 from apps.engine.units import table_unit
@@ -55,6 +55,9 @@ class LatencyPercentile(models.TextChoices):
     P95 = "P95", "p95"
     P99 = "P99", "p99"
     OFFLINE = "OFFLINE", "Offline (no latency target)"
+
+
+register(LatencyPercentile, name="LatencyPercentile")
 
 
 DutyCycle = text_choices(

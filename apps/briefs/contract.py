@@ -116,7 +116,9 @@ def brief_to_body(brief: WorkloadBrief) -> dict[str, Any]:
     body["latency_target"] = latency_body(brief)
     body["request_size_buckets"] = list(brief.request_size_buckets or []) or None
     if brief.image_width or brief.image_height:
-        media = {"width": brief.image_width, "height": brief.image_height}
+        media: dict[str, Any] = {"width": brief.image_width, "height": brief.image_height}
+        if brief.diffusion_steps is not None:
+            media["steps"] = brief.diffusion_steps
         if brief.workload_type == "VIDEO_GENERATION":
             body["video"] = {**media, "seconds": _num(brief.clip_seconds)}
         else:
@@ -213,6 +215,8 @@ def body_to_fields(body: dict[str, Any]) -> dict[str, Any]:
         fields["image_height"] = media.get("height")
         if "seconds" in media:
             fields["clip_seconds"] = media.get("seconds")
+        if "steps" in media:
+            fields["diffusion_steps"] = media.get("steps")
     if body.get("training"):
         for name in TRAINING_FIELDS:
             if name in body["training"]:
@@ -369,6 +373,12 @@ def request_for_brief(
     # with several bad fields names the same one both ways.
     training = _training(brief, workload) if workload in TRAINING_TYPES else None
     pixels, frames = _media(brief)
+    steps = _int(
+        brief.diffusion_steps,
+        "video.steps" if workload == WorkloadType.VIDEO_GENERATION else "image.steps",
+        lo=1,
+        hi=1000,
+    )
     conc = _int(
         brief.concurrency if concurrency is None else concurrency,
         "concurrency",
@@ -407,6 +417,7 @@ def request_for_brief(
         )
         or 1.0,
         image_pixels=pixels,
+        diffusion_steps=steps,
         video_frames=frames,
         speculative=parse_speculative(speculative_body(brief), workload),
         framework=framework_from_tooling(brief.tooling or []),

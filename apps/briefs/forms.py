@@ -3,8 +3,10 @@ from typing import Any
 
 from django import forms
 
+from apps.catalog.selectors import preset_choices
 from apps.core import json_guard
-from apps.engine import PRESETS, EngineInputError, model_from_hf_config
+from apps.core.forms import percent_field
+from apps.engine import EngineInputError, model_from_hf_config
 from apps.engine import types as engine
 from apps.engine.request import parse_model
 
@@ -28,7 +30,7 @@ FIELDSETS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "input_tokens_p50", "input_tokens_p95", "output_tokens_p50", "output_tokens_p95",
             "concurrency", "requests_per_second", "records_per_job", "image_width",
-            "image_height", "clip_seconds", "request_size_buckets",
+            "image_height", "clip_seconds", "diffusion_steps", "request_size_buckets",
         ),
     ),
     ("Success", ("success_unit", "acceptance_rate")),
@@ -86,15 +88,16 @@ LABELS = {
     "image_width": "Image width (px)",
     "image_height": "Image height (px)",
     "clip_seconds": "Clip length (s)",
+    "diffusion_steps": "Denoising steps per image or clip",
     "success_unit": "What counts as one output",
-    "acceptance_rate": "Acceptance rate (0 to 1)",
+    "acceptance_rate": "Acceptance rate (%)",
     "latency_percentile": "Latency percentile",
     "ttft_target_ms": "Time to first token target (ms)",
     "itl_target_ms": "Inter-token latency target (ms)",
     "e2e_target_ms": "End-to-end latency target (ms)",
     "speculative_method": "Speculative decoding",
     "speculative_tokens": "Tokens proposed per step",
-    "speculative_acceptance_rate": "Draft token acceptance rate (0 to 1)",
+    "speculative_acceptance_rate": "Draft token acceptance rate (%)",
     "duty_cycle": "Duty cycle",
     "hours_per_month": "Hours a month (h)",
     "operating_boundary": "Operating boundary",
@@ -127,7 +130,13 @@ HELP = {
     "concurrency": f"Requests in flight at the busiest time, 1 to {CONCURRENCY_MAX:,}.",
     "requests_per_second": "Arrival rate at the busiest time, if you know it instead.",
     "records_per_job": "Prompts, documents or items one batch job processes.",
-    "acceptance_rate": "Share of outputs that pass quality checks: 0.9 means 9 in 10.",
+    "acceptance_rate": "Share of outputs that pass quality checks: 90 means 9 in 10.",
+    "speculative_acceptance_rate": "Share of drafted tokens the model keeps: 70 means 7 in 10.",
+    "diffusion_steps": "Blank: the model's default (SDXL 40, FLUX.1 [dev] 50). More steps, "
+    "better detail, proportionally more GPU time.",
+    "sharding": "How model states are split over the GPUs. Needed for a ranking: "
+    "None (data parallel) when one GPU holds the whole model, as QLoRA usually does.",
+    "optimizer": "The optimizer whose states the GPUs hold (AdamW: 2 states a parameter).",
     "latency_percentile": "The share of requests the targets hold for.",
     "ttft_target_ms": "How long until the first token of an answer appears, in milliseconds.",
     "itl_target_ms": "Time between tokens while an answer streams, in milliseconds.",
@@ -151,8 +160,19 @@ SERVING = frozenset(TOKEN_SERVING_TYPES)
 TOKENS_IN = SERVING | {engine.WorkloadType.EMBEDDINGS}
 MEDIA = frozenset(MEDIA_TYPES)
 TRAINING = frozenset(TRAINING_TYPES)
+# A language model's shape: no use to a diffusion (image or video) brief, whose model is a
+# preset (the engine answers a media brief only on a diffusion model).
+NOT_MEDIA = frozenset(t.value for t in engine.WorkloadType) - MEDIA
 # The workload types each field applies to (a field not named here applies to every type).
 APPLIES: dict[str, frozenset[str]] = {
+    **{
+        name: NOT_MEDIA
+        for name in (
+            "model_hf_config", "params_billion", "layers", "hidden_size", "attention_heads",
+            "kv_heads", "head_dim", "vocab_size", "intermediate_size", "experts",
+            "active_experts",
+        )
+    },
     "kv_cache_precision": SERVING,
     "context_window": TOKENS_IN,
     "input_tokens_p50": TOKENS_IN,
@@ -171,6 +191,7 @@ APPLIES: dict[str, frozenset[str]] = {
     "image_width": MEDIA,
     "image_height": MEDIA,
     "clip_seconds": frozenset({engine.WorkloadType.VIDEO_GENERATION}),
+    "diffusion_steps": MEDIA,
     "request_size_buckets": frozenset({engine.WorkloadType.REALTIME_INFERENCE}),
     "latency_percentile": SERVING | MEDIA,
     "ttft_target_ms": SERVING,
@@ -295,8 +316,48 @@ class RequestSizesField(forms.CharField):
         return buckets
 
 
+# The catalog's presets as the form offers them: by name, grouped by what they serve.
+PRESET_GROUPS = (
+    (engine.ModelKind.DECODER, "Language models"),
+    (engine.ModelKind.ENCODER, "Embedding models"),
+    (engine.ModelKind.DIFFUSION, "Image and video models (diffusion)"),
+)
+
+
+def preset_options() -> list[tuple[str, Any]]:
+    return [("", "— none —")] + [
+        (group, preset_choices(kind=kind)) for kind, group in PRESET_GROUPS
+    ]
+
+
+def needed_by_type() -> dict[str, set[str]]:
+    """Each form field -> the workload types whose ranking needs it: what a blank brief of
+    each type still misses (WorkloadBrief.missing_fields, the one statement of what a
+    ranking needs), the model's ways and the either-or pairs spelled out as their fields."""
+    groups = {
+        "model": ("model_preset",),
+        "concurrency or requests_per_second": ("concurrency", "requests_per_second"),
+        "latency target": ("ttft_target_ms", "itl_target_ms", "e2e_target_ms"),
+    }
+    needed: dict[str, set[str]] = {}
+    for workload in engine.WorkloadType:
+        for name in WorkloadBrief(workload_type=workload.value).missing_fields():
+            for field in groups.get(name, (name,)):
+                needed.setdefault(field, set()).add(workload.value)
+    return needed
+
+
 class BriefForm(forms.ModelForm):  # type: ignore[type-arg]
     model_preset = forms.ChoiceField(required=False)
+    acceptance_rate = percent_field(
+        WorkloadBrief, "acceptance_rate", label=LABELS["acceptance_rate"],
+        help_text=HELP["acceptance_rate"], required=False,
+    )  # fmt: skip
+    speculative_acceptance_rate = percent_field(
+        WorkloadBrief, "speculative_acceptance_rate",
+        label=LABELS["speculative_acceptance_rate"],
+        help_text=HELP["speculative_acceptance_rate"], required=False,
+    )  # fmt: skip
     request_size_buckets = RequestSizesField(
         required=False, label=LABELS["request_size_buckets"], help_text=HELP_TEXT_BUCKETS
     )
@@ -326,8 +387,7 @@ class BriefForm(forms.ModelForm):  # type: ignore[type-arg]
         team = self.fields["team"]  # a ModelChoiceField; the stubs type it as Field
         team.queryset = teams  # type: ignore[attr-defined]
         team.empty_label = None  # type: ignore[attr-defined]
-        presets = [("", "— none —")] + [(slug, slug) for slug in sorted(PRESETS)]
-        self.fields["model_preset"].choices = presets  # type: ignore[attr-defined]
+        self.fields["model_preset"].choices = preset_options()  # type: ignore[attr-defined]
         self.fields["description"].widget.attrs["rows"] = 2
         blank_labels = {
             "weight_precision": "As the checkpoint ships",
@@ -390,10 +450,22 @@ class BriefForm(forms.ModelForm):  # type: ignore[type-arg]
             return None
         return weights_for(precision, {"hf_config": config})
 
-    def fieldsets(self) -> list[tuple[str, list[tuple[forms.BoundField, str]]]]:
-        """Each group's fields, each with the workload types it applies to ("" for all): the
-        page's script shows only the chosen type's; without the script every group shows."""
+    def fieldsets(self) -> list[tuple[str, list[tuple[forms.BoundField, str, str]]]]:
+        """Each group's fields, each with the workload types it applies to ("" for all) and
+        those whose ranking needs it: the page's script shows only the chosen type's fields
+        and marks those a ranking needs; without the script every group shows."""
+        needed = needed_by_type()
         return [
-            (title, [(self[name], " ".join(sorted(APPLIES.get(name, ())))) for name in names])
+            (
+                title,
+                [
+                    (
+                        self[name],
+                        " ".join(sorted(APPLIES.get(name, ()))),
+                        " ".join(sorted(needed.get(name, ()))),
+                    )
+                    for name in names
+                ],
+            )
             for title, names in FIELDSETS
         ]

@@ -66,6 +66,8 @@ RECORDS_MAX = 10**12
 LATENCY_TARGET_MAX_MS = 10**7
 # Image sides, pixels: what the engine reads (apps/briefs/contract.py _media).
 IMAGE_SIDE_MIN, IMAGE_SIDE_MAX = 64, 16384
+# Denoising steps per image or clip: what the engine reads (apps/engine/request.py, image.steps).
+DIFFUSION_STEPS_MIN, DIFFUSION_STEPS_MAX = 1, 1000
 LORA_RANK_MAX = 65536
 CHECKPOINT_INTERVAL_MAX_MINUTES = 100_000
 # A training deadline: up to five years (the longest horizon a quote or a capex depreciation
@@ -174,6 +176,10 @@ class WorkloadBrief(BaseModel):
         null=True, blank=True, validators=_between(IMAGE_SIDE_MIN, IMAGE_SIDE_MAX)
     )
     clip_seconds = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
+    # Blank: the model preset's own default (SDXL 40, FLUX.1 50: apps/engine/presets.py).
+    diffusion_steps = models.PositiveSmallIntegerField(
+        null=True, blank=True, validators=_between(DIFFUSION_STEPS_MIN, DIFFUSION_STEPS_MAX)
+    )
 
     success_unit = models.CharField(max_length=16, choices=SuccessUnit.choices, blank=True)
     acceptance_rate = models.DecimalField(

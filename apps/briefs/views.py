@@ -1,5 +1,6 @@
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
@@ -18,6 +19,7 @@ from .choices import Tooling
 from .contract import model_body
 from .display import fit_rows
 from .forms import BriefForm, missing_in_words, weights_for
+from .models import WorkloadBrief
 from .selectors import (
     brief_get_for_user,
     brief_list_for_user,
@@ -33,6 +35,23 @@ def _require_editor(request: HttpRequest) -> None:
 
 def _fields(form: BriefForm) -> dict[str, object]:
     return {k: v for k, v in form.cleaned_data.items() if k != "team"}
+
+
+def _saved_message(request: HttpRequest, brief: WorkloadBrief) -> None:
+    """Say the brief was saved, and what it still needs for a ranking when it is incomplete
+    (a QLoRA brief without its sharding says "Sharding")."""
+    missing = missing_in_words(brief.missing_fields())
+    if missing:
+        messages.warning(
+            request,
+            f"Brief “{brief.name}” saved. It produces no ranking until it has: "
+            + "; ".join(missing)
+            + ".",
+        )
+    else:
+        messages.success(
+            request, f"Brief “{brief.name}” saved; its candidate table is being recomputed."
+        )
 
 
 @login_required
@@ -55,6 +74,7 @@ def brief_create_page(request: HttpRequest) -> HttpResponse:
         brief = brief_create(
             team=form.cleaned_data["team"], created_by=signed_in(request.user), **_fields(form)
         )
+        _saved_message(request, brief)
         return redirect("briefs:detail", pk=brief.pk)
     return render(request, "briefs/brief_form.html", {"form": form, "brief": None})
 
@@ -68,9 +88,13 @@ def brief_edit_page(request: HttpRequest, pk: int) -> HttpResponse:
     form = BriefForm(request.POST or None, instance=brief, teams=teams)
     if request.method == "POST" and form.is_valid():
         fields = _fields(form)
-        brief_update(brief=brief, team=form.cleaned_data["team"], **fields)
+        brief = brief_update(brief=brief, team=form.cleaned_data["team"], **fields)
+        _saved_message(request, brief)
         return redirect("briefs:detail", pk=brief.pk)
-    return render(request, "briefs/brief_form.html", {"form": form, "brief": brief})
+    missing = missing_in_words(brief.missing_fields()) if request.method == "GET" else []
+    return render(
+        request, "briefs/brief_form.html", {"form": form, "brief": brief, "missing": missing}
+    )
 
 
 @login_required

@@ -2,7 +2,7 @@ from django.core.validators import MaxValueValidator
 from django.db import models
 from django.db.models import Q
 
-from apps.core.choices import text_choices
+from apps.core.choices import register, text_choices
 from apps.core.models import BaseModel
 from apps.engine import types as engine
 
@@ -167,3 +167,6 @@ class ModelPreset(BaseModel):
 
     def __str__(self) -> str:
         return self.name
+
+
+register(GpuSystem.Scale, name="GpuSystem.Scale")

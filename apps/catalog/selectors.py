@@ -90,6 +90,15 @@ def preset_name(slug: Any) -> str:
     return spec.name if spec is not None else str(slug)
 
 
+def preset_choices(*, kind: str | None = None) -> list[tuple[str, str]]:
+    """The model presets a form offers, (slug, name) by name; of one model kind (DECODER,
+    ENCODER, DIFFUSION) when given."""
+    return sorted(
+        ((slug, spec.name) for slug, spec in PRESETS.items() if kind is None or spec.kind == kind),
+        key=lambda pair: pair[1].lower(),
+    )
+
+
 def gpu_spec_from_row(gpu: Gpu, scale_out_gb_per_s: float | None = None) -> GpuSpec:
     def opt(value: object) -> float | None:
         return float(value) if value is not None else None  # type: ignore[arg-type]

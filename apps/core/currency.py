@@ -16,6 +16,11 @@ class Currency(models.TextChoices):
     CNY = "CNY", "Chinese yuan"
 
 
+# Decimal places of each currency's minor unit where it is not 2 (ISO 4217's list: the yen has
+# none, so 380 JPY reads "JPY 380", never "380.00").
+MINOR_UNITS: dict[str, int] = {Currency.JPY: 0}
+DEFAULT_MINOR_UNITS = 2
+
 # FX rates (apps.finance FxRate) are stored as units of this currency per one unit of another;
 # it is also the built-in reporting currency (apps.finance.assumptions.FALLBACKS), so a brief
 # that reports in it converts with one rate and any other with two (a cross rate).

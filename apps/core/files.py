@@ -6,6 +6,7 @@ raw file and a checklist answer's evidence file come only from their own views, 
 row up through the same team-scoped selector as its page (another team's file answers 404).
 """
 
+import hashlib
 import os
 import uuid
 from typing import Any
@@ -45,6 +46,18 @@ class RandomName:
 
     def __hash__(self) -> int:
         return hash(self.prefix)
+
+
+def file_size_and_sha256(file: Any) -> tuple[int, str]:
+    """(bytes, SHA-256 hex) of an uploaded or stored file, read in chunks from its start (the
+    file is left at its start for whoever reads it next)."""
+    digest, size = hashlib.sha256(), 0
+    file.seek(0)
+    for chunk in file.chunks() if hasattr(file, "chunks") else iter(lambda: file.read(65536), b""):
+        digest.update(chunk)
+        size += len(chunk)
+    file.seek(0)
+    return size, digest.hexdigest()
 
 
 def download_filename(uploaded: str | None, *, default: str) -> str:

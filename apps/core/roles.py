@@ -5,12 +5,17 @@ from collections.abc import Iterable
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import models
 
+from .choices import register
+
 
 class Role(models.TextChoices):
     PLATFORM = "platform", "Platform"
     FINANCE = "finance", "Finance"
     PROCUREMENT = "procurement", "Procurement"
     API_CLIENT = "api-client", "API client"
+
+
+register(Role, name="Role")
 
 
 # What each role may change. Reading is open to every signed-in role.

@@ -8,6 +8,8 @@ from typing import Any
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from rest_framework import serializers
 
+from .api_docs import document_operations
+
 ERROR_SCHEMA = {
     "type": "object",
     "properties": {
@@ -33,6 +35,10 @@ WRITE_ONLY = {"400", "409", "413", "415"}
 
 
 def add_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """The post-processing hook (SPECTACULAR_SETTINGS): error responses on every operation,
+    closed JSON request bodies, and the reference's words (apps.core.api_docs: a tag per
+    resource, a summary and description per operation, a link back to the app)."""
+    document_operations(result)
     components = result.setdefault("components", {}).setdefault("schemas", {})
     _close_json_request_bodies(result, components)
     components["Error"] = ERROR_SCHEMA

@@ -2,6 +2,7 @@
 (a quote, or a GPU system), following the seed's procurement checklist."""
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -83,3 +84,26 @@ QUESTIONS: tuple[Question, ...] = (
 )
 
 QUESTION_KEYS = frozenset(q.key for q in QUESTIONS)
+
+#: The questions a buyer may not sign past unseen: security certifications, data residency and
+#: encryption, and the SLA. A "No" or "Partial" on one is a warning on the record, and each
+#: approval of the record must acknowledge it in words (apps.decisions.services).
+MUST_HAVE = frozenset({"se_compliance", "se_data", "co_sla"})
+#: The answers that make a must-have question a warning.
+SHORT_ANSWERS = frozenset({"NO", "PARTIAL"})
+
+
+def must_have_warnings(checklist: dict[str, Any]) -> list[dict[str, Any]]:
+    """The must-have questions a frozen checklist answers "No" or "Partial", in question order:
+    [{"question", "text", "answer", "evidence"}] (a snapshot's ``checklist``)."""
+    answers = {a.get("question"): a for a in checklist.get("answers", [])}
+    return [
+        {
+            "question": q.key,
+            "text": q.text,
+            "answer": answers[q.key]["answer"],
+            "evidence": answers[q.key].get("evidence") or "",
+        }
+        for q in QUESTIONS
+        if q.key in MUST_HAVE and (answers.get(q.key) or {}).get("answer") in SHORT_ANSWERS
+    ]

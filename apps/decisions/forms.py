@@ -3,6 +3,7 @@ from typing import Any
 
 from django import forms
 
+from apps.core.forms import PercentField
 from apps.core.roles import DECISION_AUTHORS
 
 from .models import ChecklistAnswer, DecisionRecord
@@ -15,7 +16,10 @@ CRITERIA = (
     "latency_percentile", "ttft_target_ms", "itl_target_ms", "e2e_target_ms", "acceptance_rate",
     "min_memory_headroom_gb", "accepted_outputs_per_month",
 )  # fmt: skip
-PERCENTILES = [("", "-"), ("P50", "P50"), ("P95", "P95"), ("P99", "P99"), ("OFFLINE", "Offline")]
+PERCENTILES = [
+    ("", "— none —"), ("P50", "p50 (median)"), ("P95", "p95"), ("P99", "p99"),
+    ("OFFLINE", "Offline (no latency target)"),
+]  # fmt: skip
 
 
 class DecisionRecordForm(forms.Form):
@@ -24,8 +28,17 @@ class DecisionRecordForm(forms.Form):
     title = forms.CharField(
         max_length=200, required=False, help_text="Blank: named after the brief."
     )
-    capacity_model = forms.ChoiceField(choices=DecisionRecord.CapacityModel.choices)
-    rationale = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
+    capacity_model = forms.ChoiceField(
+        choices=DecisionRecord.CapacityModel.choices,
+        label="How the capacity is bought",
+        help_text="Rent, reserve, buy or a model API: what the commitment is.",
+    )
+    rationale = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}),
+        required=False,
+        label="Why this candidate",
+        help_text="What the approvers read first: why it wins, and what was weighed.",
+    )
     required_roles = forms.MultipleChoiceField(
         choices=ROLE_CHOICES,
         widget=forms.CheckboxSelectMultiple,
@@ -43,23 +56,25 @@ class DecisionRecordForm(forms.Form):
         label="Latency percentile", choices=PERCENTILES, required=False
     )
     criteria_ttft_target_ms = forms.IntegerField(
-        label="TTFT target (ms)", required=False, min_value=1
+        label="Time to first token target (ms)", required=False, min_value=1
     )
     criteria_itl_target_ms = forms.IntegerField(
-        label="ITL target (ms)", required=False, min_value=1
+        label="Inter-token latency target (ms)", required=False, min_value=1
     )
     criteria_e2e_target_ms = forms.IntegerField(
         label="End-to-end target (ms)", required=False, min_value=1
     )
-    criteria_acceptance_rate = forms.DecimalField(
-        label="Acceptance rate", required=False, min_value=Decimal(0), max_value=Decimal(1)
-    )
+    criteria_acceptance_rate = PercentField(
+        label="Acceptance rate (%)", required=False, min_share=Decimal(0), max_share=Decimal(1),
+        help_text="Share of outputs that must pass quality checks: 90 means 9 in 10.",
+    )  # fmt: skip
     criteria_min_memory_headroom_gb = forms.DecimalField(
         label="Minimum memory headroom (GB)", required=False, min_value=Decimal(0)
     )
     criteria_accepted_outputs_per_month = forms.DecimalField(
-        label="Accepted outputs per month", required=False, min_value=Decimal(0)
-    )
+        label="Accepted outputs a month", required=False, min_value=Decimal(0),
+        help_text="In the brief's success unit (tokens, images, runs…).",
+    )  # fmt: skip
 
     def __init__(self, *args: Any, candidates: list[tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -120,12 +135,18 @@ class SubmitForm(forms.Form):
 
 
 class VerdictForm(forms.Form):
+    """A role's verdict: approve with a comment (and, over must-have checklist warnings, their
+    acknowledgement), or reject with a reason."""
+
     role = forms.ChoiceField(choices=ROLE_CHOICES)
     reason = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    acknowledge_warnings = forms.BooleanField(required=False)
 
 
 class ChecklistAnswerForm(forms.Form):
     answer = forms.ChoiceField(choices=ChecklistAnswer.Answer.choices)
+    # What each evidence field is for is said once, above the questions (the checklist page).
     evidence_text = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 2}), label="Evidence"
     )

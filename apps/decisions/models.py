@@ -5,8 +5,13 @@ from django.db.models import Q
 
 from apps.briefs.models import WorkloadBrief
 from apps.catalog.models import GpuSystem
-from apps.core.choices import text_choices
-from apps.core.files import DOWNLOAD_NAME_MAX_CHARS, RandomName, download_filename
+from apps.core.choices import register, text_choices
+from apps.core.files import (
+    DOWNLOAD_NAME_MAX_CHARS,
+    RandomName,
+    download_filename,
+    file_size_and_sha256,
+)
 from apps.core.models import BaseModel, Team
 from apps.core.roles import Role
 from apps.engine.capacity_model import CapacityOption
@@ -151,7 +156,12 @@ class Approval(AppendOnlyModel):
     role = models.CharField(max_length=16, choices=Role.choices)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     verdict = models.CharField(max_length=8, choices=Verdict.choices)
+    # The approver's comment, or why the record was rejected (required then).
     reason = models.TextField(blank=True)
+    # The must-have checklist warnings this verdict was given over (question keys), each
+    # acknowledged by the approver (apps.decisions.checklist.MUST_HAVE); null for none. (No
+    # default: on SQLite a column with one rebuilds the table, which would drop its triggers.)
+    acknowledged_warnings = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -217,6 +227,10 @@ class ChecklistAnswer(BaseModel):
         blank=True,
         help_text="The name as uploaded (sanitised), which its download is offered under.",
     )
+    # What the record and the PDF say of the file: its size and SHA-256, taken as it is stored
+    # (files stored before these fields: worked out when a record freezes them).
+    evidence_bytes = models.PositiveBigIntegerField(null=True, blank=True)
+    evidence_sha256 = models.CharField(max_length=64, blank=True)
     answered_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
@@ -245,6 +259,7 @@ class ChecklistAnswer(BaseModel):
         kept, sanitised, for the download."""
         self.evidence_file = upload
         self.evidence_filename = download_filename(upload.name, default=DEFAULT_EVIDENCE_FILENAME)
+        self.evidence_bytes, self.evidence_sha256 = file_size_and_sha256(upload)
 
     @property
     def evidence_download_name(self) -> str:
@@ -252,3 +267,37 @@ class ChecklistAnswer(BaseModel):
         return self.evidence_filename or download_filename(
             self.evidence_file.name, default=DEFAULT_EVIDENCE_FILENAME
         )
+
+
+# The words a person reads for the record's own vocabularies (apps.core.choices' registry; the
+# model choices stay as migrated). An audit event's action is a code the services write.
+register(
+    DecisionRecord.Status,
+    {
+        "DRAFT": "Draft",
+        "IN_REVIEW": "In review",
+        "APPROVED": "Approved",
+        "REJECTED": "Rejected",
+        "SUPERSEDED": "Superseded",
+    },
+    name="DecisionRecord.Status",
+)
+register(Approval.Verdict, {"APPROVE": "Approved", "REJECT": "Rejected"}, name="Approval.Verdict")
+register(ChecklistAnswer.Answer, name="ChecklistAnswer.Answer")
+
+
+class AuditAction(models.TextChoices):
+    """What an audit event records (AuditEvent.action), in words."""
+
+    CREATE = "CREATE", "Opened"
+    EDIT = "EDIT", "Edited"
+    REFRESH = "REFRESH", "Evidence refreshed"
+    SUBMIT = "SUBMIT", "Submitted for review"
+    APPROVE = "APPROVE", "Approved for a role"
+    APPROVED = "APPROVED", "Approved by every role"
+    REJECT = "REJECT", "Rejected"
+    SUPERSEDE_OPENED = "SUPERSEDE_OPENED", "Successor draft opened"
+    SUPERSEDED = "SUPERSEDED", "Superseded"
+
+
+register(AuditAction, name="AuditEvent.Action")

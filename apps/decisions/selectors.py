@@ -13,7 +13,14 @@ from apps.core.roles import Role, roles_of
 from apps.finance.lines import PLAN_WORDS, plan_text
 from apps.quotes.models import Quote
 
-from .checklist import QUESTION_KEYS, QUESTIONS, SECTIONS
+from .checklist import (
+    MUST_HAVE,
+    QUESTION_KEYS,
+    QUESTIONS,
+    SECTIONS,
+    SHORT_ANSWERS,
+    must_have_warnings,
+)
 from .models import Approval, AuditEvent, ChecklistAnswer, DecisionRecord
 from .snapshot import checklist_evidence, content_hash, inputs_fingerprint
 
@@ -51,6 +58,7 @@ def approvals_for_record(record: DecisionRecord) -> list[dict[str, Any]]:
             "verdict": a.verdict,
             "user": a.user.get_username(),
             "reason": a.reason,
+            "acknowledged_warnings": a.acknowledged_warnings or [],
             "created_at": a.created_at,
         }
         for a in rows
@@ -97,6 +105,17 @@ def _versions_changed(kind: str, frozen: dict[str, Any], now: dict[str, Any]) ->
     return changes
 
 
+def _answers_differ(live: list[dict[str, Any]], frozen: list[dict[str, Any]]) -> bool:
+    """Whether the live checklist answers differ from the frozen ones, compared on the fields
+    the frozen answers hold (a record frozen before answers kept their file's name, size and
+    hash compares on what it kept)."""
+    if len(live) != len(frozen):
+        return True
+    return any(
+        {k: now.get(k) for k in then} != then for now, then in zip(live, frozen, strict=True)
+    )
+
+
 def inputs_changed(record: DecisionRecord) -> list[str]:
     """Sentences naming what the frozen figures rest on that has changed since (empty: nothing).
 
@@ -126,7 +145,7 @@ def inputs_changed(record: DecisionRecord) -> list[str]:
     if record.chosen_quote_id is not None and "checklist" in record.snapshot:
         then = record.snapshot["checklist"]
         live = checklist_evidence(quote=record.chosen_quote)
-        if live["answers"] != then.get("answers"):
+        if _answers_differ(live["answers"], then.get("answers") or []):
             changes.append(
                 "the procurement checklist of the chosen quote changed "
                 f"(answered {then.get('answered')}/{then.get('total')} → "
@@ -179,6 +198,10 @@ def checklist_for_quote(quote: Quote, *, evidence_url_name: str) -> dict[str, An
                     "evidence_link": a.evidence_link if a else "",
                     "evidence_file": a.evidence_download_name if a and a.evidence_file else "",
                     "evidence_file_url": _evidence_url(a, evidence_url_name) if a else "",
+                    "evidence_bytes": a.evidence_bytes if a and a.evidence_file else None,
+                    "evidence_sha256": a.evidence_sha256 if a and a.evidence_file else "",
+                    "must_have": q.key in MUST_HAVE,
+                    "warning": a is not None and q.key in MUST_HAVE and a.answer in SHORT_ANSWERS,
                     "answered_by": a.answered_by.get_username() if a else None,
                     "answered_at": a.updated_at if a else None,
                 }
@@ -356,11 +379,31 @@ def snapshot_summary(record: DecisionRecord) -> dict[str, Any]:
 
 
 def checklist_frozen_by_section(record: DecisionRecord) -> list[dict[str, Any]]:
+    """The frozen checklist by section, each answer marked when its question is a must-have
+    (and warned when that answer is No or Partial)."""
     answers = record.snapshot.get("checklist", {}).get("answers", [])
+    warned = {w["question"] for w in checklist_warnings(record)}
     return [
-        {"section": code, "title": title, "answers": [a for a in answers if a["section"] == code]}
+        {
+            "section": code,
+            "title": title,
+            "answers": [
+                {
+                    **a,
+                    "must_have": a.get("question") in MUST_HAVE,
+                    "warning": a.get("question") in warned,
+                }
+                for a in answers
+                if a["section"] == code
+            ],
+        }
         for code, title in SECTIONS
     ]
+
+
+def checklist_warnings(record: DecisionRecord) -> list[dict[str, Any]]:
+    """The must-have questions the record's frozen checklist answers No or Partial."""
+    return must_have_warnings(record.snapshot.get("checklist", {}))
 
 
 def decision_record_report(record: DecisionRecord) -> dict[str, Any]:
@@ -400,6 +443,9 @@ def decision_record_report(record: DecisionRecord) -> dict[str, Any]:
             "total": checklist.get("total", len(QUESTIONS)),
             "answers": checklist.get("answers", []),
         },
+        # The must-have questions answered No or Partial (each approval acknowledged them:
+        # its ``acknowledged_warnings``); what the PDF must show beside the checklist.
+        "checklist_warnings": checklist_warnings(record),
         "approvals": approvals_for_record(record),
         "audit_trail": audit_trail_for_record(record),
         "content_hash": record.content_hash,
@@ -513,6 +559,8 @@ def approval_progress(record: DecisionRecord, *, viewer: User | None = None) -> 
     return {
         "roles": rows,
         "pending": pending,
+        # The pending roles in words, for "Still pending: Platform and Finance."
+        "pending_labels": [r["label"] for r in rows if r["verdict"] is None],
         "no_approver": no_approver,
         "no_approver_labels": [r["label"] for r in rows if r["role"] in no_approver],
     }

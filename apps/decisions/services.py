@@ -14,7 +14,7 @@ from apps.core.roles import DECISION_AUTHORS, QUOTE_EDITORS, Role, has_role, rol
 from apps.engine import ENGINE_VERSION
 from apps.quotes.models import ApiRoute, Quote
 
-from .checklist import QUESTION_KEYS
+from .checklist import QUESTION_KEYS, must_have_warnings
 from .models import Approval, AuditEvent, ChecklistAnswer, DecisionRecord
 from .snapshot import build_snapshot, content_hash
 
@@ -273,14 +273,55 @@ def _may_decide(record: DecisionRecord, user: User, role: str, *, verb: str) -> 
         )
 
 
+def _warnings_acknowledged(
+    record: DecisionRecord, *, acknowledged: bool, comment: str
+) -> list[str]:
+    """The must-have checklist warnings of the record's frozen checklist (question keys), when
+    the approver has acknowledged them and said why the risk is accepted; refused otherwise."""
+    warnings = [w["question"] for w in must_have_warnings(record.snapshot.get("checklist", {}))]
+    if not warnings:
+        return []
+    if not acknowledged:
+        raise ValidationError(
+            {
+                "acknowledge_warnings": "the checklist answers No or Partial to a must-have "
+                "question: read the warnings on the record and acknowledge them to approve"
+            }
+        )
+    if not comment.strip():
+        raise ValidationError(
+            {"comment": "say why the record is approved despite its checklist warnings"}
+        )
+    return warnings
+
+
 @transaction.atomic
-def decision_record_approve(*, record: DecisionRecord, user: User, role: str) -> DecisionRecord:
-    """Approve for one role; the record is APPROVED when every required role has approved.
-    The row lock makes two approvals arriving together take turns."""
+def decision_record_approve(
+    *,
+    record: DecisionRecord,
+    user: User,
+    role: str,
+    comment: str = "",
+    acknowledge_warnings: bool = False,
+) -> DecisionRecord:
+    """Approve for one role, with the approver's comment; the record is APPROVED when every
+    required role has approved. A record whose frozen checklist answers No or Partial to a
+    must-have question (apps.decisions.checklist.MUST_HAVE) is approved only with the warnings
+    acknowledged and a comment saying why. The row lock makes two approvals take turns."""
     record = _locked(record)
     _expect(record, Status.IN_REVIEW, action="approve")
     _may_decide(record, user, role, verb="approve")
-    Approval.objects.create(record=record, role=role, user=user, verdict=Approval.Verdict.APPROVE)
+    acknowledged = _warnings_acknowledged(
+        record, acknowledged=acknowledge_warnings, comment=comment
+    )
+    Approval.objects.create(
+        record=record,
+        role=role,
+        user=user,
+        verdict=Approval.Verdict.APPROVE,
+        reason=comment.strip(),
+        acknowledged_warnings=acknowledged or None,
+    )
     _audit(
         record,
         actor=user,
@@ -288,6 +329,7 @@ def decision_record_approve(*, record: DecisionRecord, user: User, role: str) ->
         from_status=Status.IN_REVIEW,
         to_status=Status.IN_REVIEW,
         role=role,
+        reason=comment.strip(),
     )
     approved = set(
         record.approvals.filter(verdict=Approval.Verdict.APPROVE).values_list("role", flat=True)

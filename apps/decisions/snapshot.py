@@ -10,6 +10,7 @@ from apps.benchmarks.models import BenchmarkRun
 from apps.briefs.contract import brief_to_body
 from apps.briefs.models import WorkloadBrief
 from apps.core.currency import BASE_CURRENCY
+from apps.core.files import file_size_and_sha256
 from apps.engine import ENGINE_VERSION
 from apps.finance.assumptions import (
     assumption_values,
@@ -97,32 +98,48 @@ def route_evidence(route: ApiRoute) -> dict[str, Any]:
     }
 
 
+def evidence_file_frozen(answer: ChecklistAnswer) -> dict[str, Any] | None:
+    """An answer's evidence file as a record freezes it: {"name", "bytes", "sha256"} (None
+    without one). A file stored before answers kept its size and hash is read for them."""
+    if not answer.evidence_file:
+        return None
+    size, sha256 = answer.evidence_bytes, answer.evidence_sha256
+    if size is None or not sha256:
+        try:
+            with answer.evidence_file.open("rb") as stored:
+                size, sha256 = file_size_and_sha256(stored)
+        except OSError:  # a file missing from storage is frozen by its name alone
+            size, sha256 = None, ""
+    return {"name": answer.evidence_download_name, "bytes": size, "sha256": sha256}
+
+
 def checklist_evidence(*, quote: Quote | None) -> dict[str, Any]:
+    """The chosen quote's checklist as a record freezes it. Each answer keeps ``evidence`` (its
+    text, else its link: what records frozen before the fields below hold) and, since issue 27,
+    ``evidence_text``, ``evidence_link`` and ``evidence_file`` (name, size and SHA-256)."""
     if quote is None:
         return {"answered": 0, "total": len(QUESTIONS), "answers": []}
     answers = {
         a.question: a
         for a in ChecklistAnswer.objects.filter(quote=quote).select_related("answered_by")
     }
-    return {
-        "answered": len(answers),
-        "total": len(QUESTIONS),
-        "answers": [
+    frozen = []
+    for q in QUESTIONS:
+        a = answers.get(q.key)
+        frozen.append(
             {
                 "question": q.key,
                 "section": q.section,
                 "text": q.text,
-                "answer": answers[q.key].answer if q.key in answers else None,
-                "evidence": (answers[q.key].evidence_text or answers[q.key].evidence_link)
-                if q.key in answers
-                else "",
-                "answered_by": answers[q.key].answered_by.get_username()
-                if q.key in answers
-                else None,
+                "answer": a.answer if a else None,
+                "evidence": (a.evidence_text or a.evidence_link) if a else "",
+                "evidence_text": a.evidence_text if a else "",
+                "evidence_link": a.evidence_link if a else "",
+                "evidence_file": evidence_file_frozen(a) if a else None,
+                "answered_by": a.answered_by.get_username() if a else None,
             }
-            for q in QUESTIONS
-        ],
-    }
+        )
+    return {"answered": len(answers), "total": len(QUESTIONS), "answers": frozen}
 
 
 def fx_rates_frozen(

@@ -17,7 +17,7 @@ from apps.briefs.selectors import brief_get_for_user
 from apps.catalog.models import Gpu, GpuSystem
 from apps.core.files import private_file_response
 from apps.core.query import MAX_ID
-from apps.core.roles import DECISION_AUTHORS, QUOTE_EDITORS, has_role, roles_of
+from apps.core.roles import DECISION_AUTHORS, QUOTE_EDITORS, Role, has_role, roles_of
 from apps.core.users import signed_in
 from apps.engine.capacity_model import CapacityOption
 from apps.finance import charts
@@ -50,6 +50,7 @@ from .selectors import (
     checklist_completeness_by_quote,
     checklist_for_quote,
     checklist_frozen_by_section,
+    checklist_warnings,
     chosen_candidate,
     decision_record_get_for_user,
     decision_record_list_for_user,
@@ -86,6 +87,13 @@ def _add_errors(form: Any, exc: ValidationError) -> None:
     else:
         for error in exc.messages:
             form.add_error(None, error)
+
+
+def _sentence(message: str) -> str:
+    """A service's refusal as a sentence on the page ("say why …" -> "Say why ….")."""
+    text = message.strip()
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def _int(value: str | None) -> int | None:
@@ -149,6 +157,7 @@ def decision_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
             # Frozen with the record (records frozen before the FX-rate table have none).
             "fx_rates": record.snapshot.get("fx_rates", []),
             "checklist_sections": checklist_frozen_by_section(record),
+            "checklist_warnings": checklist_warnings(record),
             "live_checklist": live_checklist,
             "approvals": approvals_for_record(record),
             "audit_trail": audit_trail_for_record(record),
@@ -345,7 +354,7 @@ def _act(
     try:
         result = call(record=record, user=request.user, **kwargs)
     except ValidationError as exc:  # TransitionRefused included
-        messages.error(request, " ".join(exc.messages))
+        messages.error(request, " ".join(_sentence(m) for m in exc.messages))
         return redirect("decisions:detail", pk=record.pk)
     except services.NotThisPerson as exc:
         messages.error(request, str(exc))
@@ -370,6 +379,10 @@ def decision_submit_action(request: HttpRequest, pk: int) -> HttpResponse:
     return response
 
 
+def _role_words(role: str) -> str:
+    return str(Role(role).label) if role in Role.values else role
+
+
 @login_required
 @require_POST
 def decision_approve_action(request: HttpRequest, pk: int) -> HttpResponse:
@@ -378,7 +391,15 @@ def decision_approve_action(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, "Choose the role you approve for.")
         return redirect("decisions:detail", pk=pk)
     role = form.cleaned_data["role"]
-    return _act(request, pk, services.decision_record_approve, f"Approved as {role}.", role=role)
+    return _act(
+        request,
+        pk,
+        services.decision_record_approve,
+        f"Approved as {_role_words(role)}.",
+        role=role,
+        comment=form.cleaned_data["comment"],
+        acknowledge_warnings=form.cleaned_data["acknowledge_warnings"],
+    )
 
 
 @login_required
@@ -393,7 +414,7 @@ def decision_reject_action(request: HttpRequest, pk: int) -> HttpResponse:
         request,
         pk,
         services.decision_record_reject,
-        f"Rejected as {role}.",
+        f"Rejected as {_role_words(role)}.",
         role=role,
         reason=form.cleaned_data["reason"],
     )

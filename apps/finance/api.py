@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from apps.briefs.selectors import brief_get_for_user
 from apps.core.api import StrictJsonTypes
+from apps.core.api_examples import RANKINGS_EXAMPLES
 from apps.core.currency import BASE_CURRENCY, FX_CURRENCIES
 from apps.core.pagination import StandardPagination, paginated
 from apps.core.parsers import JSONParser
@@ -248,6 +249,7 @@ class BriefRankingsApi(APIView):
             (200, "application/json"): RankingSerializer,
             (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="?format=csv"),
         },
+        examples=RANKINGS_EXAMPLES,
     )
     def get(self, request: Request, pk: int) -> Response | HttpResponse:
         brief = brief_get_for_user(request.user, pk)

@@ -1,5 +1,7 @@
 """Plotly figures for the finance page, as plain dicts built from the ranking."""
 
+from collections import Counter
+from collections.abc import Mapping
 from itertools import pairwise
 from typing import Any
 
@@ -90,6 +92,48 @@ def _label(row: dict[str, Any]) -> str:
         f"{row['provider']} · {row['gpu_count']} \u00d7 {gpu_text(row['gpu'])} · {term_text} "
         f"(quote #{row['quote_id']})"
     )
+
+
+def candidate_chart_label(row: dict[str, Any], gpu_names: Mapping[str, str]) -> str:
+    """A candidate as a chart names it, in words and without ids or slugs: "Neocloud B ·
+    NVIDIA H100 SXM5 · Reserved 1 year" (with "2 \u00d7" before the GPU for more than one),
+    "Model API D · llama-3.1-8b-instruct · model API" (the provider's model name, as its API
+    takes it), "GPU mix by request size: …" for a serving plan. ``gpu_names``: slug -> the
+    catalog's name (apps.finance.labels / the page's reads); a slug the map lacks reads as
+    ``gpu_text`` makes it. The finance page adopts it with issue 23."""
+    kind = row.get("candidate_kind")
+    if kind == "API_ROUTE":
+        return f"{row.get('provider')} · {row.get('api_model')} · model API"
+    if kind in PLAN_WORDS:
+        return f"{PLAN_WORDS[kind]}: {plan_text(row, dict(gpu_names))}"
+    slug = row.get("gpu") or ""
+    gpu = gpu_names.get(slug) or gpu_text(slug)
+    count = row.get("gpu_count") or 1
+    what = gpu if count == 1 else f"{count} \u00d7 {gpu}"
+    term = row.get("pricing_term") or ""
+    term_text = TERM_LABELS.get(term, term.replace("_", " ").capitalize())
+    return " · ".join(p for p in (row.get("provider"), what, term_text) if p)
+
+
+def candidate_chart_labels(rows: list[dict[str, Any]], gpu_names: Mapping[str, str]) -> list[str]:
+    """``candidate_chart_label`` for each row, made unique without ids: two offers alike in
+    provider, GPU and term are told apart by region, then by "offer 1", "offer 2" in the
+    rows' order (so that no two bars or points share a label and none reads "quote #8")."""
+    labels = [candidate_chart_label(row, gpu_names) for row in rows]
+    counts = Counter(labels)
+    with_region = [
+        f"{label} · {row['region']}" if counts[label] > 1 and row.get("region") else label
+        for label, row in zip(labels, rows, strict=True)
+    ]
+    counts = Counter(with_region)
+    seen: Counter[str] = Counter()
+    out = []
+    for label in with_region:
+        if counts[label] > 1:
+            seen[label] += 1
+            label = f"{label} · offer {seen[label]}"
+        out.append(label)
+    return out
 
 
 def _colours(names: list[str], fixed: dict[str, str]) -> list[str]:

@@ -8,7 +8,7 @@ from django.db.models import Q
 
 from apps.briefs.models import WorkloadBrief
 from apps.catalog.models import Gpu
-from apps.core.choices import text_choices
+from apps.core.choices import register, text_choices
 from apps.core.currency import Currency
 from apps.core.models import BaseModel
 from apps.engine import costing
@@ -423,3 +423,6 @@ class CandidateRow(BaseModel):
                 name="row_ranking_order",
             )
         ]
+
+
+register(CandidateRow.Kind, name="CandidateRow.Kind")

@@ -46,6 +46,16 @@ def _surrogate_errors(raw: dict[str, Any]) -> dict[str, str]:
     return errors
 
 
+class RowRefused(ValidationError):
+    """A row's column problems, with the fields that did parse (``fields``): the import then
+    checks those as the model would, so that every problem of the row is listed at once (a row
+    with a bad currency and a negative price names both)."""
+
+    def __init__(self, errors: dict[str, str], *, fields: dict[str, Any]) -> None:
+        super().__init__(errors)
+        self.fields = fields
+
+
 class QuoteRowParser:
     """Looks up providers, GPUs and systems once per file, not once per row."""
 
@@ -132,5 +142,5 @@ class QuoteRowParser:
         fields["region"] = row.get("region", "")
         fields["source"] = row.get("source", "")
         if errors:
-            raise ValidationError(errors)
+            raise RowRefused(errors, fields={k: v for k, v in fields.items() if k not in errors})
         return fields

@@ -229,6 +229,24 @@ def _import_row_clean(quote: Quote) -> None:
     quote.full_clean(exclude=looked_up, validate_unique=False, validate_constraints=False)
 
 
+def _model_errors_of_parsed(exc: ValidationError) -> dict[str, list[str]]:
+    """The model's own errors on the columns of a refused row that did parse (the parser's
+    ``RowRefused.fields``): so that a row is refused once with every problem it has. The
+    columns that did not parse are left out of the check."""
+    fields = getattr(exc, "fields", None)
+    if not fields:
+        return {}
+    quote = Quote(**fields)
+    refused = set(exc.message_dict)
+    exclude = [f.name for f in Quote._meta.fields if f.name not in fields or f.name in refused]
+    exclude += [name for name in IMPORT_LOOKED_UP_KEYS if getattr(quote, f"{name}_id", None)]
+    try:
+        quote.full_clean(exclude=exclude, validate_unique=False, validate_constraints=False)
+    except ValidationError as more:
+        return {k: v for k, v in more.message_dict.items() if k not in refused}
+    return {}
+
+
 @transaction.atomic
 def quotes_import_csv(*, text: str, parse_row: Any, created_by: User | None = None) -> list[Quote]:
     """Import a CSV of quotes as a whole: any bad row rejects the file and nothing is saved.
@@ -252,7 +270,11 @@ def quotes_import_csv(*, text: str, parse_row: Any, created_by: User | None = No
                 quote = Quote(created_by=created_by, **parse_row(raw))
                 _import_row_clean(quote)
             except ValidationError as exc:
-                for field, messages in exc.message_dict.items():
+                found = dict(exc.message_dict)
+                found.update(
+                    {k: v for k, v in _model_errors_of_parsed(exc).items() if k not in found}
+                )
+                for field, messages in found.items():
                     errors.extend(RowError(row=line, field=field, message=m) for m in messages)
                 continue
             quotes.append(quote)

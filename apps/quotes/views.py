@@ -5,6 +5,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -14,11 +15,11 @@ from apps.core.roles import QUOTE_EDITORS, has_role
 from apps.core.users import signed_in
 
 from . import services
-from .comparison import price_comparison
+from .comparison import base_equivalents, price_comparison
 from .csv_rows import MAX_CSV_BYTES, QuoteRowParser
 from .csv_template import column_help, template_csv
 from .forms import ApiRouteForm, ProviderForm, QuoteForm, QuoteImportForm
-from .models import ApiRoute, Provider
+from .models import ApiRoute, Provider, Quote
 from .selectors import (
     api_route_list,
     provider_list,
@@ -33,6 +34,13 @@ def _require_procurement(request: HttpRequest) -> None:
         raise PermissionDenied("Only procurement writes quotes and API routes.")
 
 
+def quote_words(quote: Quote) -> str:
+    """provider · GPU (or system) · term · region: how a message names a quote."""
+    what = quote.gpu.name if quote.gpu else quote.system.name if quote.system else "GPU"
+    term = quote.get_pricing_term_display()  # type: ignore[attr-defined]
+    return " · ".join(p for p in (quote.provider.name, what, term, quote.region) if p)
+
+
 def _form_errors(form: Any, exc: ValidationError) -> None:
     for field, errors in exc.message_dict.items():
         for error in errors:
@@ -43,15 +51,23 @@ def _form_errors(form: Any, exc: ValidationError) -> None:
 def quote_list_page(request: HttpRequest) -> HttpResponse:
     today = timezone.localdate()
     show_retired = request.GET.get("retired") == "1"
+    listed = list(quote_list_for_user(request.user, include_retired=show_retired))
+    base, equivalents = base_equivalents(listed)
     quotes = [
-        {"quote": q, "stale": quote_is_stale(q, today=today), "age": (today - q.quote_date).days}
-        for q in quote_list_for_user(request.user, include_retired=show_retired)
+        {
+            "quote": q,
+            "stale": quote_is_stale(q, today=today),
+            "age": (today - q.quote_date).days,
+            **equivalents[q.pk],
+        }
+        for q in listed
     ]
     return render(
         request,
         "quotes/quote_list.html",
         {
             "quotes": quotes,
+            "base_currency": base,
             "routes": list(api_route_list()),
             "can_edit": has_role(request.user, QUOTE_EDITORS),
             "show_retired": show_retired,
@@ -69,14 +85,18 @@ def quote_edit_page(request: HttpRequest, pk: int | None = None) -> HttpResponse
         fields = dict(form.cleaned_data)
         try:
             if quote is None:
-                services.quote_create(created_by=signed_in(request.user), **fields)
+                saved = services.quote_create(created_by=signed_in(request.user), **fields)
             else:
-                services.quote_update(quote=quote, user=signed_in(request.user), **fields)
+                saved = services.quote_update(quote=quote, user=signed_in(request.user), **fields)
         except ValidationError as exc:
             _form_errors(form, exc)
         else:
-            messages.success(request, "Quote saved; candidate tables are being recomputed.")
-            return redirect("quotes:list")
+            messages.success(
+                request,
+                f"Quote #{saved.pk} saved ({quote_words(saved)}); the candidate tables that "
+                "use it are being recomputed.",
+            )
+            return redirect(reverse("quotes:list") + f"#quote-{saved.pk}")
     return render(request, "quotes/quote_form.html", {"form": form, "quote": quote})
 
 
@@ -84,8 +104,12 @@ def quote_edit_page(request: HttpRequest, pk: int | None = None) -> HttpResponse
 @require_POST
 def quote_retire_page(request: HttpRequest, pk: int) -> HttpResponse:
     _require_procurement(request)
-    services.quote_retire(quote=quote_get_for_user(request.user, pk))
-    messages.success(request, "Quote retired. Decision records that cite it keep it.")
+    quote = quote_get_for_user(request.user, pk)
+    services.quote_retire(quote=quote)
+    messages.success(
+        request,
+        f"Quote #{quote.pk} retired ({quote_words(quote)}). Decision records that cite it keep it.",
+    )
     return redirect("quotes:list")
 
 
@@ -137,14 +161,18 @@ def api_route_edit_page(request: HttpRequest, pk: int | None = None) -> HttpResp
     if request.method == "POST" and form.is_valid():
         try:
             if route is None:
-                services.api_route_create(**form.cleaned_data)
+                saved_route = services.api_route_create(**form.cleaned_data)
             else:
-                services.api_route_update(route=route, **form.cleaned_data)
+                saved_route = services.api_route_update(route=route, **form.cleaned_data)
         except ValidationError as exc:
             _form_errors(form, exc)
         else:
-            messages.success(request, "API route saved.")
-            return redirect("quotes:list")
+            messages.success(
+                request,
+                f"API route saved ({saved_route.provider.name} · {saved_route.model}); the "
+                "candidate tables that use it are being recomputed.",
+            )
+            return redirect(reverse("quotes:list") + f"#route-{saved_route.pk}")
     return render(request, "quotes/api_route_form.html", {"form": form, "route": route})
 
 

@@ -10,6 +10,12 @@
       var types = el.dataset.workloads ? el.dataset.workloads.split(" ") : [];
       var wanted = !chosen || types.length === 0 || types.indexOf(chosen) !== -1;
       el.hidden = !wanted && !el.querySelector(".has-error");
+      // "needed for a ranking" only beside the fields the chosen type's ranking needs.
+      var mark = el.querySelector(".needed-mark");
+      if (mark) {
+        var needed = el.dataset.needed ? el.dataset.needed.split(" ") : [];
+        mark.hidden = !chosen || needed.indexOf(chosen) === -1;
+      }
     });
     form.querySelectorAll("fieldset[data-group]").forEach(function (set) {
       var shown = set.querySelectorAll("[data-workloads]:not([hidden])").length;

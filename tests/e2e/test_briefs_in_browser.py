@@ -27,11 +27,11 @@ class TestBriefsInTheBrowser:
         page.fill("#id_name", "Browser brief")
         page.select_option("#id_workload_type", "REALTIME_INFERENCE")
         page.select_option("#id_model_preset", "llama-3.1-8b")
-        page.fill("#id_acceptance_rate", "1.7")
+        page.fill("#id_acceptance_rate", "170")  # a percentage: at most 100
         page.click("button:has-text('Save brief')")
         assert page.locator(".has-error #id_acceptance_rate").count() == 1
         assert WorkloadBrief.objects.count() == 0
-        page.fill("#id_acceptance_rate", "0.9")
+        page.fill("#id_acceptance_rate", "90")
         page.click("button:has-text('Save brief')")
         page.wait_for_selector("#missing-fields")
         text = page.inner_text("#missing-fields")

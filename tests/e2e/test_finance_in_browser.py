@@ -31,7 +31,7 @@ class TestFinanceInTheBrowser:
         for chart in ("unit-cost-chart", "latency-chart", "breakdown-chart", "utilization-chart"):
             page.wait_for_selector(f"#{chart} .main-svg")
         first_cost = page.inner_text("#candidate-table tr.candidate td.monthly")
-        page.fill("#id_observability_share", "0.5")
+        page.fill("#id_observability_share", "50")  # a percentage: 50 %
         page.click("button:has-text('Save and recompute')")
         page.wait_for_selector("#candidate-table")
         new_cost = page.inner_text("#candidate-table tr.candidate td.monthly")

@@ -8,8 +8,11 @@ decision record, reads which roles are still pending and submits it; each approv
 the PDF carries the commercial summary.
 
 Every page is screenshotted (full page) into the folder ``make test`` prints at the end
-(tests/e2e/conftest.py) and checked for what a person must not see: sideways scrolling, raw
-floats, code names (``REALTIME_INFERENCE``, ``ttft_p95_ms``), console errors.
+(tests/e2e/conftest.py) and checked for what a person must not see (tests/e2e/visible_text.py):
+sideways scrolling, raw floats and figures, scientific notation, code names (``HOPPER``,
+``REALTIME_INFERENCE``, ``ttft_p95_ms``), catalog slugs, number fields labelled without their
+unit, console errors. The pages of issue 23's area are marked ``pending_issue_23`` until the
+lead lifts the mark.
 """
 
 import csv
@@ -25,7 +28,7 @@ import pytest
 
 from apps.core.roles import Role
 from apps.decisions.models import DecisionRecord
-from apps.decisions.services import decision_record_submit
+from apps.decisions.services import checklist_answer_set, decision_record_submit
 from apps.finance.models import FxRate
 from apps.finance.services import candidate_tables_request_recompute
 from apps.quotes.models import Provider, Quote
@@ -34,45 +37,15 @@ from tests.factories.decisions import make_record
 from tests.factories.quotes import ApiRouteFactory, ProviderFactory, QuoteFactory
 
 from .conftest import SCREENSHOTS
+from .visible_text import OLD_RAW_FLOAT, UPPER_SNAKE, check_page
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 WIDTH = 1440
 HEIGHT = 900
 
-# What a person must not read on a page: a float as the code holds it (0.000006797506241,
-# 1202293857.4939) and names from the code (REALTIME_INFERENCE, ttft_p95_ms, IN_REVIEW).
-RAW_FLOAT = re.compile(r"\d+\.\d{5,}")
-UPPER_SNAKE = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
-SNAKE_CASE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 # An engine name title-cased, as Django labels a choice written without words ("Cdna4").
 ENUM_LABEL = re.compile(r"\bCdna\s?\d|\bBlackwell_Ultra\b")
-# Names a person reads in their own files, so the page says them as the file does: the key of a
-# Hugging Face config.json that sets the weight precision (the brief form's help text).
-FILE_KEYS = ("quantization_config",)
-
-# The text nodes a person sees: rendered (not hidden, not in a closed disclosure), outside
-# code-like elements (a CSV column name or a content hash is shown as code on purpose), and
-# the chart's SVG labels included; each select's options too (a person opens them).
-VISIBLE_TEXT_JS = """() => {
-  const skip = "code, pre, kbd, samp, script, style, noscript, template";
-  const out = [];
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  while (walker.nextNode()) {
-    const node = walker.currentNode;
-    const el = node.parentElement;
-    if (!el || el.closest(skip)) continue;
-    if (el.closest("select")) continue;
-    if (!el.checkVisibility({checkOpacity: true, checkVisibilityCSS: true})) continue;
-    const text = node.textContent.trim();
-    if (text) out.push(text);
-  }
-  for (const select of document.querySelectorAll("select")) {
-    if (!select.checkVisibility()) continue;
-    for (const option of select.options) out.push(option.textContent.trim());
-  }
-  return out;
-}"""
 
 
 class Journey:
@@ -99,8 +72,12 @@ class Journey:
         page.click("button[type=submit]")
         page.wait_for_url("**/briefs/")
 
-    def look(self, name: str, *, allow: tuple[str, ...] = ()) -> str:
-        """Screenshot the whole page and check what a person sees; returns the visible text."""
+    def look(
+        self, name: str, *, allow: tuple[str, ...] = (), pending_issue_23: bool = False
+    ) -> str:
+        """Screenshot the whole page and check what a person sees (tests/e2e/visible_text.py);
+        returns the visible text. ``pending_issue_23`` marks a page of issue 23's area, checked
+        only as before issue 27 until the lead lifts the mark."""
         page = self.page
         page.wait_for_load_state("load")
         self.step += 1
@@ -112,15 +89,7 @@ class Journey:
             "[document.documentElement.scrollWidth, window.innerWidth]"
         )  # fmt: skip
         assert scroll <= inner, f"{where}: {scroll} px wide in a {inner} px window"
-        texts = page.evaluate(VISIBLE_TEXT_JS)
-        text = "\n".join(texts)
-        for pattern, what in (
-            (RAW_FLOAT, "raw float"),
-            (UPPER_SNAKE, "code name"),
-            (SNAKE_CASE, "code name"),
-        ):
-            found = sorted({m for m in pattern.findall(text) if m not in (*allow, *FILE_KEYS)})
-            assert not found, f"{where}: {what}s in visible text: {found[:10]}"
+        text = check_page(page, where, allow=allow, pending_issue_23=pending_issue_23)
         assert not page.console_errors, f"{where}: {page.console_errors}"
         return text
 
@@ -172,7 +141,7 @@ def test_platform_writes_a_training_brief_and_reads_its_time_to_train(
     page.fill("#id_name", "Guanaco-style QLoRA")
     page.select_option("#id_model_preset", "llama-3.1-70b")
     page.select_option("#id_success_unit", "TRAINING_RUN")
-    page.fill("#id_acceptance_rate", "1")
+    page.fill("#id_acceptance_rate", "100")  # a percentage
     page.select_option("#id_duty_cycle", "EXPERIMENTAL")
     page.fill("#id_hours_per_month", "100")
     page.select_option("#id_operating_boundary", "PUBLIC_CLOUD")
@@ -185,7 +154,7 @@ def test_platform_writes_a_training_brief_and_reads_its_time_to_train(
     page.fill("#id_checkpoint_interval_minutes", "60")
     page.click("button:has-text('Save brief')")
     page.wait_for_selector("#fit-table")
-    text = j.look("brief-qlora")
+    text = j.look("brief-qlora", pending_issue_23=True)  # TODO(issue 23): the brief page
     assert "Time to train" in page.locator("#fit-table thead").inner_text()
     assert "time to train" in page.inner_text("#best-fit")
     first_time = page.locator("#fit-table tbody tr").first.locator(".time-to-train").inner_text()
@@ -227,10 +196,10 @@ def test_finance_reads_the_candidate_table_and_costs_the_missing_currency(
     assert "Euro GPU" in not_costed and "H100" in not_costed and "eu-central" in not_costed
     assert f"#{euro.pk}" not in not_costed
     assert page.locator("#capacity-options tbody tr").count() >= 3
-    j.look("candidate-table")
+    j.look("candidate-table", pending_issue_23=True)  # TODO(issue 23): the finance page
 
     page.locator("#candidate-table tr.more summary").first.click()
-    j.look("candidate-details")
+    j.look("candidate-details", pending_issue_23=True)  # TODO(issue 23): the finance page
 
     page.click("a:has-text('FX-rate page')")
     page.wait_for_selector("#fx-rate-form")
@@ -246,7 +215,7 @@ def test_finance_reads_the_candidate_table_and_costs_the_missing_currency(
     page.wait_for_selector("#unit-cost-chart .main-svg")
     assert page.locator("#not-costed").count() == 0
     assert "Euro GPU" in page.inner_text("#candidate-table")
-    j.look("candidate-table-with-eur")
+    j.look("candidate-table-with-eur", pending_issue_23=True)  # TODO(issue 23)
 
     j.go("/finance/assumptions/")
     j.look("assumptions")
@@ -258,6 +227,14 @@ def test_procurement_creates_a_provider_and_quote_and_submits_a_record(
     make_user(Role.PROCUREMENT, username="proc")
     brief = BriefFactory(team=team, name="Support chat")
     QuoteFactory(provider=ProviderFactory(name="Neocloud B"), hourly_price_per_gpu=Decimal("2.99"))
+    QuoteFactory(
+        provider=ProviderFactory(name="Tokyo GPU"), currency="JPY",
+        hourly_price_per_gpu=Decimal("380"), region="ap-northeast-1",
+    )  # fmt: skip
+    QuoteFactory(
+        provider=ProviderFactory(name="Own racks"), pricing_term="OWNED",
+        hourly_price_per_gpu=Decimal(0), capex_per_gpu=Decimal("34000"), depreciation_months=48,
+    )  # fmt: skip
     j = Journey(page, live_server, "procurement")
     j.sign_in("proc")
 
@@ -277,6 +254,9 @@ def test_procurement_creates_a_provider_and_quote_and_submits_a_record(
     j.go("/quotes/new/")
     page.select_option("#id_provider", str(nebula.pk))
     page.select_option("#id_gpu", label="NVIDIA H100 SXM5")
+    assert not page.locator("#owned-hardware").is_visible()  # an owned quote's fields only
+    page.select_option("#id_pricing_term", "OWNED")
+    assert page.locator("#owned-hardware").is_visible()
     page.select_option("#id_pricing_term", "ON_DEMAND")
     page.fill("#id_region", "us-west")
     page.fill("#id_hourly_price_per_gpu", "2.19")
@@ -286,13 +266,26 @@ def test_procurement_creates_a_provider_and_quote_and_submits_a_record(
     j.look("quote-form")
     page.click("button:has-text('Save quote')")
     page.wait_for_selector("#quote-table >> text=Nebula GPU")
+    assert "saved (Nebula GPU · NVIDIA H100 SXM5 · On demand · us-west)" in page.inner_text(
+        "#messages"
+    )
+    tokyo = page.locator("#quote-table tr", has_text="Tokyo GPU").inner_text()
+    assert "not costed" in tokyo and "no FX rate for JPY" in tokyo
     j.look("quotes")
     quote = Quote.objects.get(provider=nebula)
 
     page.click("#quote-table a[href='/quotes/compare/h100-sxm5-80gb/'] >> nth=0")
     page.wait_for_selector("#price-comparison")
     comparison = page.inner_text("#price-comparison")
-    assert comparison.index("Nebula GPU") < comparison.index("Neocloud B")
+    # Cheapest first by the figure shown: owned capex (0.9703) before 2.19 before 2.99; the
+    # JPY quote, which has no FX rate, last and marked.
+    assert (
+        comparison.index("Own racks") < comparison.index("Nebula GPU")
+        < comparison.index("Neocloud B") < comparison.index("Tokyo GPU")
+    )  # fmt: skip
+    assert "USD\u00a00.9703" in comparison and "not costed: no FX rate for JPY" in comparison
+    last = page.locator("#price-comparison tbody tr").last
+    assert last.get_attribute("data-not-costed") == "true"
     j.look("price-comparison")
 
     j.go("/quotes/import/")
@@ -307,13 +300,21 @@ def test_procurement_creates_a_provider_and_quote_and_submits_a_record(
     j.go(f"/decisions/checklist/quotes/{quote.pk}/")
     page.select_option("#id_hw_exact_sku-answer", "YES")
     page.fill("#id_hw_exact_sku-evidence_text", "Order form, section 3")
+    page.select_option("#id_se_compliance-answer", "PARTIAL")
+    page.fill("#id_se_compliance-evidence_link", "https://trust.example/soc2")
     page.click("button:has-text('Save all answers') >> nth=0")
-    page.wait_for_selector("text=1/17 answered")
+    page.wait_for_selector("text=2/17 answered")
+    # Answers in words, and each input keeps what was saved.
+    assert "Answer: Yes" in page.inner_text("#q-hw_exact_sku")
+    assert "Answer: Partial" in page.inner_text("#q-se_compliance")
+    assert page.input_value("#id_hw_exact_sku-answer") == "YES"
+    assert page.input_value("#id_se_compliance-answer") == "PARTIAL"
+    assert page.input_value("#id_hw_exact_sku-evidence_text") == "Order form, section 3"
     j.look("checklist")
 
     j.go(f"/briefs/{brief.pk}/finance/")
     page.wait_for_selector("#candidate-table")
-    j.look("candidate-table")
+    j.look("candidate-table", pending_issue_23=True)  # TODO(issue 23): the finance page
     page.click(f"a.open-decision[href*='quote={quote.pk}']")
     page.wait_for_selector("#record-form")
     page.fill("#id_rationale", "Cheapest on-demand H100 that meets the latency target.")
@@ -321,8 +322,9 @@ def test_procurement_creates_a_provider_and_quote_and_submits_a_record(
     page.click("button:has-text('Open decision record')")
     page.wait_for_selector("#frozen-table")
     pending = page.inner_text("#pending-roles")
-    assert pending.startswith("Still pending:")
-    assert all(r in pending for r in ("Platform", "Finance", "Procurement")), pending
+    assert pending == "Still pending: Procurement, Platform and Finance.", pending
+    # The Partial on a must-have question is a warning on the record.
+    assert "Are the required certifications" in page.inner_text("#checklist-warnings")
     j.look("record-draft")
     page.select_option("#id_submit_role", "procurement")
     page.click("#submit-button")
@@ -363,6 +365,10 @@ def test_approvers_approve_and_the_pdf_carries_the_commercial_summary(
     )  # fmt: skip
     QuoteFactory(provider=ProviderFactory(name="Lambda-like"), hourly_price_per_gpu=Decimal("2.99"))
     FxRate.objects.create(currency="EUR", rate=Decimal("1.08"), as_of="2026-11-20", source="ECB")
+    checklist_answer_set(
+        quote=quote, question="se_compliance", answer="NO", user=proc,
+        evidence_text="ISO 27001 only; SOC 2 due in March",
+    )  # fmt: skip
     candidate_tables_request_recompute(brief_ids=[brief.pk])
     record = make_record(
         brief=brief, user=proc, quote=quote, capacity_model="RESERVE_1Y",
@@ -377,11 +383,19 @@ def test_approvers_approve_and_the_pdf_carries_the_commercial_summary(
         j.look(f"records-{role}")
         j.go(f"/decisions/{record.pk}/")
         assert role.capitalize() in page.inner_text("#pending-roles")
+        assert "SOC 2" in page.inner_text("#checklist-warnings")
         j.look(f"record-before-{role}")
+        # Without the acknowledgement the browser keeps the form (the box is required); the
+        # server refuses it too (tests/integration/test_decision_evidence.py).
+        page.check(f"#acknowledge-{role}")
+        page.fill(f"#comment-{role}", f"{role.capitalize()}: SOC 2 report promised by March.")
         page.click(f"#approve-{role}")
         page.wait_for_selector(f"text=Approved as {role}.")
     record.refresh_from_db()
     assert record.status == DecisionRecord.Status.APPROVED
+    approvals = page.inner_text("#approvals")
+    assert "Finance: SOC 2 report promised by March." in approvals
+    assert "Acknowledged 1 checklist warning." in approvals
     j.look("record-approved")
 
     with page.expect_download() as download:
@@ -407,8 +421,12 @@ def test_approvers_approve_and_the_pdf_carries_the_commercial_summary(
         "Total contract value",
     ):
         assert words in summary, f"{words!r} not in the PDF's commercial summary"
+    # The approvers' comments reach the PDF's approvals table.
+    assert "SOC 2 report promised" in text
     assert not UPPER_SNAKE.findall(text), UPPER_SNAKE.findall(text)
-    assert not RAW_FLOAT.findall(text), RAW_FLOAT.findall(text)
+    assert not OLD_RAW_FLOAT.findall(text), OLD_RAW_FLOAT.findall(text)
+    # TODO(issue 23): the PDF is the lead's; once it shows numbers as people read them, check
+    # it as the pages are: assert not text_findings(text, "pdf", slugs=catalog_slugs()).problems
     pdf_pages_to_png(pdf, "journey-approvers-pdf")
 
 

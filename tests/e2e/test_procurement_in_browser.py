@@ -18,6 +18,7 @@ from tests.factories.decisions import make_record
 from tests.factories.quotes import ProviderFactory, QuoteFactory
 
 from .test_briefs_in_browser import sign_in
+from .visible_text import check_page
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 SHOTS = Path(__file__).resolve().parent / "screenshots"
@@ -29,6 +30,7 @@ def shot(page, name):
     page.screenshot(path=str(SHOTS / f"procurement-{name}.png"), full_page=True)
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= WIDTH, f"{name}: {width} px wide"
+    check_page(page, f"procurement · {name}")  # words, formatted figures, units on labels
     assert not page.console_errors, page.console_errors
 
 
@@ -73,6 +75,7 @@ def test_procurement_pages(page, live_server, catalog, make_user, team):
     text = page.inner_text("#price-comparison")
     assert "no FX rate for JPY" in text
     assert text.index("Cheap Spot") < text.index("Euro GPU") < text.index("Lambda-like")
+    assert text.index("Lambda-like") < text.index("Tokyo GPU")  # not costed: last
     shot(page, "price-comparison")
 
     page.goto(f"{live_server.url}/quotes/import/")

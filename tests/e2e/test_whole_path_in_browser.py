@@ -37,7 +37,7 @@ BRIEF = {
     "#id_output_tokens_p50": "200",
     "#id_output_tokens_p95": "800",
     "#id_concurrency": "32",
-    "#id_acceptance_rate": "0.95",
+    "#id_acceptance_rate": "95",  # a percentage
     "#id_ttft_target_ms": "500",
     "#id_itl_target_ms": "50",
     "#id_hours_per_month": "730",

@@ -109,6 +109,29 @@ class TestRunDetailPage:
         assert f'href="/benchmarks/{imported.pk}/raw"' in html
         assert "max_concurrency" in html
 
+    def test_figures_read_in_words_with_units_and_the_gpu_by_name(
+        self, client, platform_user, imported
+    ):
+        client.force_login(platform_user)
+        response = client.get(f"/benchmarks/{imported.pk}/")
+        rows = {r["figure"]: r for r in response.context["rows"]}
+        assert rows["ttft_ms.p99"]["words"] == "Time to first token, p99"
+        assert rows["ttft_ms.p99"]["shown"] == "203\u00a0ms"
+        assert rows["output_tokens_per_s"]["shown"] == "2,000\u00a0tokens/s"
+        assert response.context["candidate"] == "1 \u00d7 NVIDIA H100 SXM5"
+        html = response.content.decode()
+        assert "h100-sxm5-80gb" not in html.split("<main>")[1].split('href="')[0]
+        assert "CALIBRATED" not in html and "{'input_tokens'" not in html
+
+    def test_the_chart_names_each_run_in_words(self, client, platform_user, brief, imported):
+        client.force_login(platform_user)
+        figures = client.get(f"/benchmarks/briefs/{brief.pk}/").context["figures"]
+        label = figures[0][2]["data"][0]["x"][0]
+        assert label.startswith(f"Run {imported.pk} · 1 \u00d7 NVIDIA H100 SXM5")
+        assert "h100-sxm5-80gb" not in label
+        assert figures[0][2]["layout"]["yaxis"]["title"]["text"] == "tokens/s"
+        assert figures[0][2]["layout"]["yaxis"]["tickformat"] == ",~r"  # 4,000, not 4000
+
     def test_failure_ops_checks_in_order(self, client, platform_user, failure_ops_run):
         client.force_login(platform_user)
         response = client.get(f"/benchmarks/{failure_ops_run.pk}/")
@@ -220,12 +243,13 @@ class TestManualPage:
         response = client.post(
             f"/benchmarks/briefs/{brief.pk}/manual/",
             {"phase": "MEMORY_FIT", "gpu": "h100-sxm5-80gb", "gpu_count": 1,
-             "peak_memory_gb": "71.5", "oom_rate": "0", "headroom_gb": "8.5",
+             "peak_memory_gb": "71.5", "oom_rate": "2", "headroom_gb": "8.5",
              "framework": "vllm", "concurrency": "32"},
         )  # fmt: skip
         run = BenchmarkRun.objects.get()
         assert response.status_code == 302
-        assert run.results == {"peak_memory_gb": 71.5, "oom_rate": 0.0, "headroom_gb": 8.5}
+        # The OOM rate is typed as a percentage (2 means 2 %) and stored as a share.
+        assert run.results == {"peak_memory_gb": 71.5, "oom_rate": 0.02, "headroom_gb": 8.5}
         assert run.conditions == {"framework": "vllm", "concurrency": 32}
 
     def test_failure_ops_by_hand(self, client, platform_user, brief):

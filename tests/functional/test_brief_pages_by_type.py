@@ -276,7 +276,7 @@ class TestBriefForm:
     def test_a_pasted_config_shows_the_precision_it_is_sized_at(self, catalog, page, team):
         config = (HF_CONFIGS / "deepseek-r1.json").read_text()
         # An error elsewhere keeps the form on screen, showing what the paste was read as.
-        data = post_data(team, model_preset="", model_hf_config=config, acceptance_rate="7")
+        data = post_data(team, model_preset="", model_hf_config=config, acceptance_rate="700")
         data.pop("weight_precision", None)
         response = page.post("/briefs/new/", data)
         assert response.status_code == 200

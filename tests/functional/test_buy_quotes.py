@@ -199,7 +199,9 @@ class TestOwnedQuotePage:
 
         page = browser.get("/quotes/")
 
-        assert "capex 34,000.00 USD over 48 months" in page.content.decode()
+        html = page.content.decode()
+        assert "capex USD\u00a034,000<br><small>over 48\u00a0months" in html
+        assert "costed from capex" in html
 
     def test_an_owned_quote_without_capex_shows_the_error_and_saves_nothing(self, browser, acme):
         response = browser.post("/quotes/new/", page_data(acme, capex_per_gpu=""))

@@ -113,7 +113,9 @@ class TestTheWorkflow:
             ("finance", "APPROVE"),
             ("procurement", "APPROVE"),
         ]
-        assert set(approved["approvals"][0]) == {"role", "verdict", "user", "reason", "created_at"}
+        assert set(approved["approvals"][0]) == {
+            "role", "verdict", "user", "reason", "acknowledged_warnings", "created_at",
+        }  # fmt: skip
         assert [e["action"] for e in approved["audit_trail"]] == [
             "CREATE", "SUBMIT", "APPROVE", "APPROVE", "APPROVE", "APPROVED",
         ]  # fmt: skip

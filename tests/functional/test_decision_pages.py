@@ -108,7 +108,7 @@ class TestOpenARecord:
                 "required_roles": ["platform", "finance"],
                 "alternatives": [f"q{setup['other'].pk}"],
                 "criteria_ttft_target_ms": "400",
-                "criteria_acceptance_rate": "0.95",
+                "criteria_acceptance_rate": "95",  # typed as a percentage
             },
         )
         record = DecisionRecord.objects.get()
@@ -178,11 +178,11 @@ class TestTheDetailPage:
         decision_record_submit(record=draft, user=people["author"], role="procurement")
         client.force_login(people["finance"])
         html = client.get(f"/decisions/{draft.pk}/").content.decode()
-        assert "Approve as finance" in html and "Reject as finance" in html
-        assert "Approve as platform" not in html
+        assert "Approve as Finance" in html and "Reject as Finance" in html
+        assert "Approve as Platform" not in html
         client.force_login(people["author"])  # the submitter, as procurement
         html = client.get(f"/decisions/{draft.pk}/").content.decode()
-        assert "Approve as procurement" not in html
+        assert "Approve as Procurement" not in html
 
     def test_the_whole_review_through_post_actions(self, draft, client, people):
         client.force_login(people["author"])

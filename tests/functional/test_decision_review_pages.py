@@ -154,10 +154,26 @@ class TestPendingRoles:
         # procurement: the only procurement member submitted it; nobody else may approve
         assert progress["procurement"]["eligible"] == []
         assert response.context["progress"]["no_approver"] == ["procurement"]
-        assert "Still pending: <strong>Finance</strong>, <strong>Procurement</strong>" in html
+        assert "Still pending: <strong>Finance</strong> and <strong>Procurement</strong>." in html
         assert "fiona, frank" in html
         assert "outsider" not in html
         assert "cannot be approved as it stands" in html
+
+    def test_the_pending_roles_read_as_words_whichever_decided_first(
+        self, make_user, brief, quote, client
+    ):
+        """Issue 27 saw "Still pending: Platform, ." once finance, the last role, approved."""
+        author = make_user(Role.PROCUREMENT, username="buyer")
+        make_user(Role.PROCUREMENT, username="buyer2")
+        make_user(Role.PLATFORM, username="pat")
+        finance = make_user(Role.FINANCE, username="fiona")
+        record = make_record(brief=brief, user=author, quote=quote)
+        record = decision_record_submit(record=record, user=author, role="procurement")
+        decision_record_approve(record=record, user=finance, role="finance")
+        client.force_login(author)
+        html = client.get(f"/decisions/{record.pk}/").content.decode()
+        assert "Still pending: <strong>Platform</strong> and <strong>Procurement</strong>." in html
+        assert ", ." not in html
 
     def test_someone_who_decided_for_one_role_is_not_offered_for_another(
         self, make_user, brief, quote

@@ -54,7 +54,7 @@ class TestFinancePage:
         with django_capture_on_commit_callbacks(execute=True):
             response = client.post(
                 f"/briefs/{brief.pk}/finance/",
-                {"acceptance_rate": "", "observability_share": "0.5"},
+                {"acceptance_rate": "", "observability_share": "50"},  # typed as a percentage
             )
         assert response.status_code == 302
         assert FinanceAssumptions.objects.get(brief=brief).observability_share == Decimal("0.5")
@@ -71,10 +71,21 @@ class TestFinancePage:
 
     def test_a_bad_assumption_is_a_field_error_and_saves_nothing(self, brief, client, make_user):
         client.force_login(make_user(Role.FINANCE))
-        response = client.post(f"/briefs/{brief.pk}/finance/", {"retry_rate": "1.5"})
+        response = client.post(f"/briefs/{brief.pk}/finance/", {"retry_rate": "150"})
         assert response.status_code == 200
-        assert "retry_rate" in response.context["form"].errors
+        assert response.context["form"].errors["retry_rate"] == ["At most 99.99\u00a0%."]
         assert not FinanceAssumptions.objects.filter(brief=brief).exists()
+        # The refusal is at the top of the page, linked to its field, not ~7,000 px down.
+        html = response.content.decode()
+        top = html.index('id="form-errors"')
+        assert top < html.index('id="assumption-form"')
+        assert '<a href="#id_retry_rate">Retry rate (%)</a>: At most 99.99\u00a0%.' in html
+
+    def test_a_retry_rate_of_3_means_3_percent(self, brief, client, make_user):
+        client.force_login(make_user(Role.FINANCE))
+        response = client.post(f"/briefs/{brief.pk}/finance/", {"retry_rate": "3"})
+        assert response.status_code == 302
+        assert FinanceAssumptions.objects.get(brief=brief).retry_rate == Decimal("0.03")
 
     def test_only_finance_may_change_assumptions(self, brief, client, make_user):
         client.force_login(make_user(Role.PLATFORM))

@@ -1,6 +1,7 @@
 """The first pages: catalog and briefs, behind login, by role, with field-level errors."""
 
 import re
+from decimal import Decimal
 
 import pytest
 
@@ -23,7 +24,7 @@ VALID_POST = {
     "output_tokens_p95": "800",
     "concurrency": "32",
     "success_unit": "TOKEN",
-    "acceptance_rate": "0.95",
+    "acceptance_rate": "95",  # the form takes a percentage (stored as 0.95)
     "latency_percentile": "P95",
     "ttft_target_ms": "500",
     "itl_target_ms": "50",
@@ -119,6 +120,7 @@ class TestBriefPages:
     def test_create_saves_and_redirects_to_detail(self, catalog, platform_client, team):
         response = platform_client.post("/briefs/new/", post_data(team))
         brief = WorkloadBrief.objects.get(name="Chat assistant")
+        assert brief.acceptance_rate == Decimal("0.95")  # typed 95 (%)
         assert response.status_code == 302
         assert response["Location"] == f"/briefs/{brief.pk}/"
         assert brief.team == team
@@ -138,7 +140,7 @@ class TestBriefPages:
     @pytest.mark.parametrize(
         ("changes", "field", "message"),
         [
-            ({"acceptance_rate": "1.5"}, "acceptance_rate", "less than or equal to 1"),
+            ({"acceptance_rate": "150"}, "acceptance_rate", "At most 100\u00a0%"),
             ({"input_tokens_p50": "-5"}, "input_tokens_p50", "greater than or equal to 0"),
             ({"model_preset": "gpt-99"}, "model_preset", "Select a valid choice"),
             ({"model_hf_config": "{not json"}, "model_hf_config", "Not valid JSON"),
@@ -187,7 +189,7 @@ class TestBriefPages:
 
     def test_a_rejected_edit_changes_nothing(self, catalog, platform_client, team):
         brief = BriefFactory(team=team, concurrency=32)
-        data = post_data(team, name=brief.name, concurrency="64", acceptance_rate="7")
+        data = post_data(team, name=brief.name, concurrency="64", acceptance_rate="700")
         response = platform_client.post(f"/briefs/{brief.pk}/edit/", data)
         assert response.status_code == 200
         brief.refresh_from_db()

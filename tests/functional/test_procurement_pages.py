@@ -161,7 +161,8 @@ class TestPriceComparison:
         eur = response.context["rows"][1]
         assert eur["normalised"] == Decimal("2.20")
         html = response.content.decode()
-        assert "no FX rate for JPY" in html
+        assert "not costed: no FX rate for JPY" in html
+        assert f'id="compare-quote-{q["jpy"].pk}" class="not-costed"' in html
         assert "Elsewhere" not in html and "Gone" not in html
 
     def test_shows_term_in_words_region_age_and_staleness(self, client_as, quotes):
@@ -169,7 +170,7 @@ class TestPriceComparison:
         html = response.content.decode()
         assert "Reserved 1 year · 12-month commitment" in html
         assert "eu-west" in html
-        assert "2.20 USD" in html
+        assert "USD\u00a02.20" in html  # apps.core.formatting.rate
         rows = {r["quote"].pk: r for r in response.context["rows"]}
         assert rows[quotes["cheap"].pk]["stale"] is True
         assert rows[quotes["cheap"].pk]["age_days"] == 400
@@ -185,17 +186,28 @@ class TestPriceComparison:
         assert secret.pk not in [r["quote"].pk for r in outsider.context["rows"]]
         assert "Under NDA" not in outsider.content.decode()
 
-    def test_an_owned_quote_is_listed_after_the_hourly_ones_with_its_capex(self, client_as):
-        FreshQuoteFactory(hourly_price_per_gpu=Decimal("9"))
+    def test_an_owned_quote_sorts_among_the_others_by_its_capex_shown(self, client_as):
+        dear = FreshQuoteFactory(hourly_price_per_gpu=Decimal("9"))
         owned = _quote(
             pricing_term="OWNED", hourly_price_per_gpu=Decimal(0),
-            capex_per_gpu=Decimal("26280"), depreciation_months=36,
+            capex_per_gpu=Decimal("34000"), depreciation_months=48,
         )  # fmt: skip
         response = client_as(Role.FINANCE).get(f"/quotes/compare/{H100}/")
-        last = response.context["rows"][-1]
-        assert last["quote"].pk == owned.pk
-        assert last["normalised"] == Decimal(1)  # 26,280 / (36 x 730 h)
-        assert "before power, hosting and hands-on hours" in response.content.decode()
+        rows = response.context["rows"]
+        assert [r["quote"].pk for r in rows] == [owned.pk, dear.pk]  # 0.97 before 9.00
+        # 34,000 / (48 x 730 h) = 0.97031963..., shown at 4 significant figures, not raw.
+        assert rows[0]["shown"] == "USD\u00a00.9703"
+        html = response.content.decode()
+        assert "0.970319" not in html
+        assert "capex USD\u00a034,000 over 48\u00a0months" in html
+        assert "before power, hosting and hands-on hours" in html
+
+    def test_an_owned_quote_without_capex_is_last_and_not_costed(self, client_as):
+        FreshQuoteFactory(hourly_price_per_gpu=Decimal("9"))
+        owned = _quote(pricing_term="OWNED", hourly_price_per_gpu=Decimal(0))
+        rows = client_as(Role.FINANCE).get(f"/quotes/compare/{H100}/").context["rows"]
+        assert rows[-1]["quote"].pk == owned.pk
+        assert rows[-1]["not_costed"]
 
     def test_an_unknown_gpu_is_404_and_sign_in_is_required(self, client_as, client):
         assert client.get(f"/quotes/compare/{H100}/").status_code == 302

@@ -154,11 +154,39 @@ class TestQuoteListPage:
 
 
 class TestQuoteFormPages:
+    def test_a_save_is_confirmed_naming_the_quote(self, procurement_client, acme):
+        response = procurement_client.post("/quotes/new/", form_data(acme), follow=True)
+        quote = Quote.objects.get()
+        shown = [str(m) for m in response.context["messages"]]
+        assert shown == [
+            f"Quote #{quote.pk} saved ({acme.name} · NVIDIA H100 SXM5 · On demand · us-east-1); "
+            "the candidate tables that use it are being recomputed."
+        ]
+        assert 'role="status"' in response.content.decode()
+
+    def test_errors_are_listed_at_the_top_linked_to_their_fields(self, procurement_client, acme):
+        response = procurement_client.post(
+            "/quotes/new/", form_data(acme, hourly_price_per_gpu="", region="")
+        )
+        html = response.content.decode()
+        top = html[html.index('id="form-errors"') : html.index('id="quote-form"')]
+        assert '<a href="#id_region">Region</a>' in top
+        assert '<a href="#id_hourly_price_per_gpu">Price per GPU-hour</a>' in top
+
+    def test_every_money_field_names_what_it_is_per(self, procurement_client):
+        form = procurement_client.get("/quotes/new/").context["form"]
+        labels = {name: str(form[name].label) for name in form.fields}
+        assert labels["hourly_price_per_gpu"] == "Price per GPU-hour"
+        assert labels["pue"] == "Power usage effectiveness (PUE, ratio)"
+        assert labels["electricity_per_kwh"] == "Electricity, per kWh"
+        assert labels["gpus_per_node"] == "GPUs per node"
+        assert "In the quote's currency." in str(form["egress_price_per_gb"].help_text)
+
     def test_create_saves_and_redirects_to_the_list(self, procurement_client, acme):
         response = procurement_client.post("/quotes/new/", form_data(acme))
         assert response.status_code == 302
-        assert response["Location"] == "/quotes/"
         quote = Quote.objects.get()
+        assert response["Location"] == f"/quotes/#quote-{quote.pk}"  # the saved row, marked
         assert (quote.provider, quote.gpu.slug, quote.system) == (acme, "h100-sxm5-80gb", None)
         assert quote.hourly_price_per_gpu == Decimal("2.49")
         assert (quote.retired, quote.version, quote.confidential_to) == (False, 1, None)
@@ -344,6 +372,20 @@ class TestImportPage:
         assert "Row 3, gpu: no GPU &#x27;h900-imaginary&#x27; in the catalog" in html
         assert "Row 4, provider: unknown provider &#x27;Nobody&#x27;" in html
         assert Quote.objects.count() == 1
+
+    def test_a_row_with_several_problems_names_every_one(self, procurement_client, acme):
+        """Issue 27 saw a row of three problems reported as two: a column that did not parse
+        hid the model's checks of the columns that did."""
+        header = CSV_HEADER + ",gpus_per_node,capex_per_gpu"
+        row = "Acme Cloud,h100-sxm5-80gb,,us,ON_DEMAND,-2,XYZ,sheet,2026-11-01,900,30000"
+        response = procurement_client.post(
+            "/quotes/import/", {"file": csv_upload(row, header=header)}
+        )
+        fields = sorted({e.field for e in response.context["row_errors"]})
+        assert fields == [
+            "capex_per_gpu", "currency", "gpus_per_node", "hourly_price_per_gpu",
+        ]  # fmt: skip
+        assert Quote.objects.count() == 0
 
     @pytest.mark.parametrize(
         ("price", "currency", "quote_date", "field"),

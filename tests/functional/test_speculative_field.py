@@ -178,7 +178,7 @@ class TestBriefPages:
             team,
             speculative_method="MTP",
             speculative_tokens="1",
-            speculative_acceptance_rate="0.8",
+            speculative_acceptance_rate="80",  # a percentage on the form
         )
         response = platform_client.post("/briefs/new/", data)
         assert response.status_code == 302, response.context["form"].errors

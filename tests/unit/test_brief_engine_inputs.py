@@ -98,6 +98,15 @@ BRIEFS = {
         "image_height": 768,
         "success_unit": "IMAGE",
     },
+    "image generation at its own step count": {
+        **MEDIA,
+        "workload_type": "IMAGE_GENERATION",
+        "model_preset": "sdxl",
+        "image_width": 1024,
+        "image_height": 1024,
+        "diffusion_steps": 25,
+        "success_unit": "IMAGE",
+    },
     "video generation": {
         **MEDIA,
         "workload_type": "VIDEO_GENERATION",
@@ -105,7 +114,16 @@ BRIEFS = {
         "image_width": 1280,
         "image_height": 720,
         "clip_seconds": Decimal("5.5"),
+        "diffusion_steps": 30,
         "success_unit": "CLIP",
+    },
+    "too many diffusion steps": {
+        **MEDIA,
+        "workload_type": "IMAGE_GENERATION",
+        "model_preset": "sdxl",
+        "image_width": 1024,
+        "image_height": 1024,
+        "diffusion_steps": 5000,
     },
     # What the engine cannot estimate yet: the same field and words either way.
     "no workload type": {"workload_type": ""},
@@ -253,3 +271,11 @@ def test_a_runs_conditions_stand_in_for_the_briefs_as_in_the_contract_body(field
     typed = engine_answer(lambda: request_for_brief(brief, **conditions))
 
     assert typed == engine_answer(lambda: parse_estimate_request(body, known_gpus=()))
+
+
+def test_a_media_briefs_diffusion_steps_reach_the_engine():
+    """The brief's own step count (issue 27's field), else the preset's default."""
+    fields = BRIEFS["image generation at its own step count"]
+    assert request_for_brief(BriefFactory.build(**fields)).diffusion_steps == 25
+    default = request_for_brief(BriefFactory.build(**{**fields, "diffusion_steps": None}))
+    assert default.diffusion_steps is None  # the engine takes SDXL's 40

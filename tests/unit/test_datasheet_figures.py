@@ -21,7 +21,7 @@ from apps.catalog.templatetags.datasheet import figure
         (Decimal("503.8"), "503.8"),
         (Decimal("0.864"), "0.864"),
         (Decimal("288.00"), "288"),
-        (Decimal("12.345"), "12.34"),
+        (Decimal("12.345"), "12.35"),  # half up, as people round (apps.core.formatting)
         (Decimal("0"), "0"),
         (None, "—"),
         ("", "—"),

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.catalog.selectors import estimates_for_body, model_preset_list
+from apps.core.api_examples import ESTIMATE_EXAMPLES
 from apps.core.parsers import JSONParser
 from apps.engine import EngineInputError
 
@@ -47,6 +48,7 @@ class EstimateApi(APIView):
             200: EstimateOutputSerializer,
             400: OpenApiResponse(EngineErrorSerializer, description="Bad input; names the field"),
         },
+        examples=ESTIMATE_EXAMPLES,
     )
     def post(self, request: Request) -> Response:
         try:

@@ -62,8 +62,9 @@ FIELD_TO_BODY: dict[str, tuple[str, ...]] = {
     "image_width": ("image", "width"),
     "image_height": ("image", "height"),
     "clip_seconds": ("video", "seconds"),
+    "diffusion_steps": ("image", "steps"),
 }
-_MEDIA_FIELDS = ("image_width", "image_height")
+_MEDIA_FIELDS = ("image_width", "image_height", "diffusion_steps")
 # The workload type whose width and height the body sends under "video" (else "image").
 VIDEO_WORKLOAD = "VIDEO_GENERATION"
 
@@ -190,6 +191,12 @@ class MediaSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[
     height = serializers.IntegerField(min_value=64, max_value=16384)
     seconds = serializers.DecimalField(
         max_digits=7, decimal_places=2, min_value=Decimal("0.01"), required=False
+    )
+    steps = serializers.IntegerField(
+        min_value=1,
+        max_value=1000,
+        required=False,
+        help_text="Denoising steps per image or clip; blank: the model's default (SDXL 40).",
     )
 
 

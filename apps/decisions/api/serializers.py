@@ -62,11 +62,26 @@ class SubmitSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore
     role = serializers.ChoiceField(choices=DECIDING_ROLES, required=False)
 
 
-class ApproveSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
+class VerdictRoleSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
     role = serializers.ChoiceField(choices=DECIDING_ROLES)
 
 
-class RejectSerializer(ApproveSerializer):
+class ApproveSerializer(VerdictRoleSerializer):
+    comment = serializers.CharField(
+        allow_blank=True,
+        default="",
+        help_text="The approver's comment, kept with the verdict and shown on the record and "
+        "its PDF; required when acknowledge_warnings is needed.",
+    )
+    acknowledge_warnings = serializers.BooleanField(
+        default=False,
+        help_text="Approve over the record's checklist warnings (a must-have question answered "
+        "No or Partial: security certifications, data residency, SLA). Without it such a "
+        "record is refused with a 400 naming this field.",
+    )
+
+
+class RejectSerializer(VerdictRoleSerializer):
     reason = serializers.CharField(allow_blank=True, default="")
 
 
@@ -166,6 +181,16 @@ class ChecklistQuestionSerializer(serializers.Serializer):  # type: ignore[type-
     evidence_file_url = serializers.CharField(
         allow_blank=True, help_text="Where to download it (token or session); empty if none"
     )
+    evidence_bytes = serializers.IntegerField(
+        allow_null=True, help_text="The evidence file's size in bytes; null if none"
+    )
+    evidence_sha256 = serializers.CharField(
+        allow_blank=True, help_text="The evidence file's SHA-256 (hex); empty if none or unknown"
+    )
+    must_have = serializers.BooleanField(
+        help_text="A must-have question: No or Partial is a warning on decision records"
+    )
+    warning = serializers.BooleanField(help_text="A must-have question answered No or Partial")
     answered_by = serializers.CharField(allow_null=True)
     answered_at = serializers.DateTimeField(allow_null=True)
 

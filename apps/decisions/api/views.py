@@ -207,6 +207,8 @@ class DecisionRecordApproveApi(APIView):
             record=record,
             user=request.user,
             role=payload.validated_data["role"],
+            comment=payload.validated_data["comment"],
+            acknowledge_warnings=payload.validated_data["acknowledge_warnings"],
         )
         return Response(_detail(record))
 

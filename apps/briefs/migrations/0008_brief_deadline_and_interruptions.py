@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('briefs', '0006_request_size_buckets'),
+        ('briefs', '0007_brief_diffusion_steps'),
     ]
 
     operations = [
