@@ -612,6 +612,9 @@ def serving_model(
         expert_flops = mc.expert_flops_per_token / split
         a2a_per_token = a2a_fixed = 0.0
         allreduces = c.ALLREDUCES_PER_LAYER * stage_layers
+        if attn is not None and (attn.mixer_free_layers or attn.mlp_free_layers):
+            # Single-sub-layer blocks (nemotron_h) all-reduce once, not twice.
+            allreduces -= round((attn.mixer_free_layers + attn.mlp_free_layers) * stage)
     # Narrow (or TP-sliced) experts run below the grouped-GEMM rate once tiles are full.
     expert_width = expert_width_efficiency(model, gpu, path, tp if dp <= 1 else 1) if moe else 1.0
     p2p_link = link_gb_per_s(gpu, lay.engine_gpus)
@@ -666,5 +669,7 @@ def serving_model(
 def training_flops_per_token(model: ModelSpec, seq: int, per_param: float) -> float:
     """per_param x N + attention 12 x layers x (heads x head_dim) x seq scaled the same way
     (PaLM appendix B counts 6N + 12 L H Q T for training)."""
-    attn = 12.0 * model.layers * model.attention_heads * model.head_dim * seq
+    layout = model.attention
+    n = model.layers if layout is None else layout.full_layers + layout.window_layers
+    attn = 12.0 * n * model.attention_heads * model.head_dim * seq
     return per_param * flop_params(model) + attn * per_param / c.TRAIN_FLOPS_PER_PARAM

@@ -865,6 +865,29 @@ def _tp_ok(model: ModelSpec, tp: int) -> bool:
     return model.is_mla or kv <= 0 or (kv % tp == 0 if kv >= tp else tp % kv == 0)
 
 
+def layout_problem(model: ModelSpec, layout: Layout) -> str | None:
+    """Why `model` cannot run under `layout` in vLLM, SGLang or TensorRT-LLM (the rules
+    `_candidate_layouts` applies), or None. All three offer TP, PP, DP engines and attention
+    DP with expert parallelism for MoE models (vLLM "Parallelism and Scaling" / "Data
+    Parallel Deployment" / "Expert Parallel Deployment"; SGLang --tp / --pp-size / --dp with
+    --enable-dp-attention; TensorRT-LLM tensor_parallel_size, pipeline_parallel_size,
+    enable_attention_dp with moe_expert_parallel_size), so the rules are the model's."""
+    if layout.dep > 1:
+        if model.experts <= 1:
+            return "DEP (attention data parallel + expert parallel) needs an MoE model"
+        if model.experts % layout.dep:
+            return f"{model.experts} routed experts do not split evenly over {layout.dep} GPUs"
+        return None
+    if not _tp_ok(model, layout.tp):
+        return (
+            f"tensor parallelism {layout.tp} does not divide the {model.attention_heads} "
+            f"attention heads / {model.kv_heads} KV heads"
+        )
+    if layout.pp > model.layers:
+        return f"{layout.pp} pipeline stages for {model.layers} layers"
+    return None
+
+
 @lru_cache(maxsize=4096)
 def _candidate_layouts(model: ModelSpec, per_node: int, pcie: bool, n: int) -> tuple[Layout, ...]:
     """The handful of layouts the engine tries for `n` GPUs: TP n first (the reference, and

@@ -270,6 +270,11 @@ class AttentionLayout:
     window_kv_elements: float = 0.0  # per cached token, summed over the windowed layers
     linear_layers: int = 0
     state_bytes: float = 0.0  # per sequence, summed over the linear / recurrent layers
+    # Hybrid stacks of single-sub-layer blocks (nemotron_h): blocks with an MLP / MoE and no
+    # token mixer, and blocks with a mixer and no MLP (see shapes.Shape). A transformer layer
+    # has both, so both are 0.
+    mixer_free_layers: int = 0
+    mlp_free_layers: int = 0
 
 
 @fast_init
@@ -281,6 +286,9 @@ class CheckpointWeights:
     weight_bytes: float  # every weight at its own precision, plus quantization scales
     routed_expert_bytes: float  # the routed experts' share of weight_bytes (0 for dense)
     label: str  # e.g. "MXFP4 (quant_method mxfp4; self_attn, router, embeddings kept 16-bit)"
+    # (tensor group, stored precision in words) for the groups the model has, e.g.
+    # ("experts", "FP4"), ("attention", "BF16"); the response's model summary shows them.
+    group_precisions: tuple[tuple[str, str], ...] = ()
 
 
 @fast_init
@@ -450,6 +458,9 @@ class EstimateRequest:
     video_frames: int | None = None
     speculative: SpeculativeSpec | None = None  # None: plain one-token-per-step decoding
     framework: Framework | None = None  # None: vLLM (frameworks.DEFAULT_FRAMEWORK)
+    # Serving: evaluate this parallel layout only (its GPUs are the count); None: the engine
+    # chooses among the layouts the framework offers for the model (serving.candidate_layouts).
+    layout: Layout | None = None
 
     @property
     def has_latency_target(self) -> bool:
