@@ -5,8 +5,8 @@ from django import forms
 
 from apps.core import json_guard
 from apps.engine import PRESETS, EngineInputError, model_from_hf_config
-from apps.engine.hf_config import is_hf_quant_config
 from apps.engine import types as engine
+from apps.engine.hf_config import is_hf_quant_config
 from apps.engine.request import parse_model
 
 from .choices import MEDIA_TYPES, TOKEN_SERVING_TYPES, TRAINING_TYPES, Tooling

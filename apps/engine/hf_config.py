@@ -13,9 +13,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from apps.engine import constants as c
 from apps.engine.presets import decoder
 from apps.engine.quantization import checkpoint_weights, scheme_from_config
-from apps.engine import constants as c
 from apps.engine.shapes import (
     LINEAR_STATE_BYTES,
     Shape,
@@ -331,9 +331,9 @@ def _layer_types(
     raw = cfg.get("layer_types")
     window = _first_int(cfg, ("sliding_window",), field, default=0) or 0
     chunk = _first_int(cfg, ("attention_chunk_size",), field, default=0) or 0
-    pattern = hybrid_pattern(cfg, layers, field)
-    if pattern is not None:
-        return [_PATTERN_KINDS[ch] for ch in pattern], 0
+    hybrid = hybrid_pattern(cfg, layers, field)
+    if hybrid is not None:
+        return [_PATTERN_KINDS[ch] for ch in hybrid], 0
     if raw is not None:
         if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
             raise EngineInputError(f"{field}.layer_types", "must be a list of strings")

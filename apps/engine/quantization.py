@@ -91,9 +91,7 @@ def _groups_named(name: str) -> set[str]:
     # projection names decide: q/k/v/o attention, in_proj / out_proj a Mamba mixer.
     if any(k in n for k in ("q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj")):
         out.add("attention")
-    elif "linear_attn" in n or "mamba" in n or tail in ("in_proj", "out_proj"):
-        out.add("linear_attention")
-    elif "mixer" in n and not out and tail == "mixer":
+    elif "linear_attn" in n or "mamba" in n or tail in ("in_proj", "out_proj", "mixer"):
         out.add("linear_attention")
     elif any(k in n for k in ("attn", "attention")):
         out.add("attention")

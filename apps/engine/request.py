@@ -405,7 +405,7 @@ def parse_layout(raw: Any, wt: WorkloadType, gpu_count: Any) -> Layout | None:
     layout = Layout(tp=sizes["TP"], pp=sizes["PP"], dep=sizes["DEP"], replicas=sizes["DP"])
     if layout.gpus > c.MAX_GPU_COUNT:
         raise EngineInputError("layout", f"uses {layout.gpus} GPUs, more than {c.MAX_GPU_COUNT}")
-    if isinstance(gpu_count, int) and not isinstance(gpu_count, bool):
-        if gpu_count != layout.gpus:
-            raise EngineInputError("layout", f"uses {layout.gpus} GPUs; gpu_count is {gpu_count}")
+    given = isinstance(gpu_count, int) and not isinstance(gpu_count, bool)
+    if given and gpu_count != layout.gpus:
+        raise EngineInputError("layout", f"uses {layout.gpus} GPUs; gpu_count is {gpu_count}")
     return layout
