@@ -15,6 +15,7 @@ from apps.engine.frameworks import (
     scheduler_limits,
     setting_words,
 )
+from apps.engine.kernel_tables import kernel_note_for
 from apps.engine.memory import (
     KvCost,
     gpu_capacity_source,
@@ -223,6 +224,7 @@ class _LayoutPlan:
     logits_per_seq: float
     label: str
     layout_note: str
+    kernel_note: str  # measured kernel tables or per-architecture constants (kernel_tables)
     fits_bytes: float  # memory_fit's thresholds for setup.capacity_per_gpu
     tight_bytes: float
     weights_fit: bool  # the weights alone fit the tight share (else no batch or context can)
@@ -308,6 +310,7 @@ def _new_plan(
         logits_per_seq=model.vocab_size * c.LOGITS_BYTES,
         label=label,
         layout_note=layout_note,
+        kernel_note=kernel_note_for(gpu),
         fits_bytes=capacity * c.USABLE_MEMORY_FRACTION,
         tight_bytes=capacity * c.TIGHT_MEMORY_FRACTION,
         weights_fit=setup.weights_per_gpu + setup.overhead_per_gpu
@@ -744,6 +747,7 @@ def _estimate_layout(
     elif fit is Fit.TIGHT:
         notes.append(_TIGHT_NOTE)
     notes.append(_PERFORMANCE_NOTE)
+    notes.append(plan.kernel_note)
     if req.speculative is not None:
         notes.append(speculative_note(model, req.speculative))
     label = plan.label

@@ -189,3 +189,20 @@ class TestLayoutAsked:
             parse_estimate_request(
                 body({"preset": "llama-3.1-8b"}, layout="TP2", gpu_count=4), known_gpus=KNOWN
             )
+
+
+class TestKernelBasis:
+    def _notes(self, slug: str) -> tuple[str, ...]:
+        req = parse_estimate_request(
+            body({"preset": "qwen3-30b-a3b"}, gpus=[slug], gpu_count=1), known_gpus=KNOWN
+        )
+        (e,) = estimate(req, GPUS)
+        return e.notes
+
+    def test_a_gpu_with_measured_kernels_says_so_naming_the_source(self) -> None:
+        notes = self._notes("h100-sxm5-80gb")
+        assert any("measured (NVIDIA AIConfigurator" in n and "h100_sxm" in n for n in notes)
+
+    def test_a_gpu_without_them_says_it_uses_the_architecture_constants(self) -> None:
+        notes = self._notes("l4-24gb")
+        assert any("per-architecture constants (ADA" in n for n in notes)
