@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from apps.engine import constants as c
 from apps.engine.memory import routed_expert_bytes, stage_fraction
-from apps.engine.types import Framework, GpuSpec, Layout, ModelSpec, Precision
+from apps.engine.types import Framework, GpuSpec, Layout, ModelSpec, Precision, fast_init
 
 DEFAULT_FRAMEWORK = Framework.VLLM
 
@@ -90,6 +90,7 @@ def setting_words(framework: Framework | None) -> tuple[str, str, str]:
     )
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SchedulerLimits:
     framework: Framework

@@ -24,6 +24,8 @@ from apps.engine.types import (
     Sharding,
     TrainingSpec,
     WorkloadType,
+    fast_init,
+    new_memory_breakdown,
 )
 
 
@@ -147,6 +149,7 @@ def utilization_advice(required: float, capacity: float, setting: str) -> str:
     )
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class KvCost:
     """Per-GPU KV cache bytes of one sequence as a function of its context length: full layers
@@ -199,6 +202,7 @@ def kv_cost(
     )
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ServingMemory:
     """Per-GPU bytes that do not depend on the number of tokens in flight, and the per-token
@@ -290,18 +294,18 @@ def breakdown_of(
     n = gpu_count / c.GB
     total = (weights + kv_cache + activations + gradients + optimizer + adapters + overhead) * n
     capacity = capacity_per_gpu * n
-    return MemoryBreakdown(
-        weights_gb=weights * n,
-        kv_cache_gb=kv_cache * n,
-        activations_gb=activations * n,
-        gradients_gb=gradients * n,
-        optimizer_gb=optimizer * n,
-        adapters_gb=adapters * n,
-        overhead_gb=overhead * n,
-        safety_margin_gb=capacity * _SAFETY_FRACTION,
-        total_gb=total,
-        capacity_gb=capacity,
-        headroom_gb=capacity - total,
+    return new_memory_breakdown(
+        weights * n,
+        kv_cache * n,
+        activations * n,
+        gradients * n,
+        optimizer * n,
+        adapters * n,
+        overhead * n,
+        capacity * _SAFETY_FRACTION,
+        total,
+        capacity,
+        capacity - total,
     )
 
 
@@ -366,6 +370,7 @@ def optimizer_state_bytes(opt: Optimizer, model: ModelSpec, params: float, *, lo
     return params * _OPTIMIZER_STATE_BYTES[opt]
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TrainingMemory:
     """Per-GPU bytes of one training step's peak, by component."""

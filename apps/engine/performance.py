@@ -24,7 +24,7 @@ from apps.engine.kernel_tables import (
 )
 from apps.engine.memory import kv_bytes_per_token, kv_cost, stage_fraction
 from apps.engine.precision import ComputePath, compute_path, embedding_params, weight_bytes
-from apps.engine.types import Bound, Framework, GpuSpec, Layout, ModelSpec, Precision
+from apps.engine.types import Bound, Framework, GpuSpec, Layout, ModelSpec, Precision, fast_init
 
 
 def attention_flops_per_layer_position(model: ModelSpec, *, absorbed: bool = True) -> float:
@@ -101,6 +101,7 @@ def bound_of(memory_s: float, compute_s: float, comm_s: float) -> Bound:
     return Bound.COMPUTE if compute_s >= memory_s else Bound.MEMORY
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class StepTime:
     seconds: float
@@ -113,6 +114,7 @@ class StepTime:
         return bound_of(self.memory_s, self.compute_s, self.comm_s)
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ServingModel:
     """Per-GPU coefficients of one replica under one layout (`tp` x `pp`, or DEP over `dp`).
@@ -516,6 +518,7 @@ def a2a_seconds_per_byte(gpu: GpuSpec, ranks: int) -> float:
     return out if out > up else up
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ModelCoefficients:
     """Whole-model byte and FLOP counts for one (model, weight precision, KV precision)."""

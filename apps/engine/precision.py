@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from apps.engine import constants as c
-from apps.engine.types import GpuSpec, ModelKind, ModelSpec, Precision
+from apps.engine.types import GpuSpec, ModelKind, ModelSpec, Precision, fast_init
 
 _RAW_BYTES = {
     Precision.FP32: c.BYTES_FP32,
@@ -56,6 +56,7 @@ def weight_bytes(model: ModelSpec, p: Precision) -> float:
     return (model.total_params - emb) * per_param + emb * c.BYTES_16BIT
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ComputePath:
     tflops: float  # peak dense TFLOPs of the path actually used

@@ -43,14 +43,18 @@ from apps.engine.types import (
     Framework,
     GpuSpec,
     Layout,
-    MemoryBreakdown,
     ModelSpec,
-    Performance,
     Precision,
     WorkloadType,
+    fast_init,
+    new_capacity_plan,
+    new_estimate,
+    new_memory_breakdown,
+    new_performance,
 )
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ServingSetup:
     """Everything about (model, GPU, parallel layout, precisions, calibration) that does not
@@ -548,12 +552,8 @@ def _capacity(
     if replicas < 1:  # max(1, ...)
         replicas = 1
     gpus_total = replicas * gpu_count
-    return CapacityPlan(
-        max_concurrency_at_target=best,
-        replicas=replicas,
-        gpus_total=gpus_total,
-        gpu_hours_per_month=gpus_total * req.hours_per_month,
-        requests_per_s_at_target=rate_at_target,
+    return new_capacity_plan(
+        best, replicas, gpus_total, gpus_total * req.hours_per_month, rate_at_target
     )
 
 
@@ -756,18 +756,18 @@ def _estimate_layout(
     # overhead), its per-layout parts from the plan (adding the three zeros changes no sum)
     n = plan.per_gb
     total = (plan.weights + kv_used + (activations + logits) + setup.overhead_per_gpu) * n
-    memory = MemoryBreakdown(
-        weights_gb=plan.weights_gb,
-        kv_cache_gb=kv_used * n,
-        activations_gb=(activations + logits) * n,
-        gradients_gb=plan.zero_gb,
-        optimizer_gb=plan.zero_gb,
-        adapters_gb=plan.zero_gb,
-        overhead_gb=plan.overhead_gb,
-        safety_margin_gb=plan.safety_gb,
-        total_gb=total,
-        capacity_gb=plan.capacity_gb,
-        headroom_gb=plan.capacity_gb - total,
+    memory = new_memory_breakdown(
+        plan.weights_gb,
+        kv_used * n,
+        (activations + logits) * n,
+        plan.zero_gb,
+        plan.zero_gb,
+        plan.zero_gb,
+        plan.overhead_gb,
+        plan.safety_gb,
+        total,
+        plan.capacity_gb,
+        plan.capacity_gb - total,
     )
     capacity_plan = _capacity(
         sm, req, gpu_count, mem_max, conc, prefill_s, has_target, at_conc, max_seqs
@@ -777,35 +777,35 @@ def _estimate_layout(
         score = at_target / _throughput_step(sm, req, at_target)[0] if at_target > 0 else 0.0
     else:
         score = tok_s
-    estimate = Estimate(
-        gpu=gpu.slug,
-        gpu_count=gpu_count,
-        fits=fits,
-        fit=fit,
-        fit_advice=fit_advice,
-        memory_capacity_gb=plan.capacity_gb_per_gpu,
-        memory_capacity_source=setup.capacity_source,
-        memory=memory,
-        max_concurrency=mem_max if mem_max > 0 else 0,
-        max_context_tokens=max_ctx if max_ctx > 0 else 0,
-        performance=Performance(
-            output_tokens_per_s=tok_s,
-            output_tokens_per_s_per_gpu=tok_s / gpu_count,
-            ttft_ms=ttft * 1e3,
-            itl_ms=itl * 1e3,
-            e2e_latency_s=e2e,
-            bound=bound_of(memory_s, compute_s, comm_s),
-            training_tokens_per_s_per_gpu=None,
-            records_per_s=None,
-            images_per_hour=None,
-            clips_per_hour=None,
+    estimate = new_estimate(
+        gpu.slug,
+        gpu_count,
+        fits,
+        fit,
+        fit_advice,
+        plan.capacity_gb_per_gpu,
+        setup.capacity_source,
+        memory,
+        mem_max if mem_max > 0 else 0,
+        max_ctx if max_ctx > 0 else 0,
+        new_performance(
+            tok_s,
+            tok_s / gpu_count,
+            ttft * 1e3,
+            itl * 1e3,
+            e2e,
+            bound_of(memory_s, compute_s, comm_s),
+            None,
+            None,
+            None,
+            None,
         ),
-        meets_latency_target=meets,
-        capacity=capacity_plan,
-        training=None,
-        basis=BASIS_ESTIMATED,
-        notes=tuple(notes),
-        layout=label,
+        meets,
+        capacity_plan,
+        None,
+        BASIS_ESTIMATED,
+        tuple(notes),
+        label,
     )
     return estimate, score
 

@@ -2,8 +2,98 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import MISSING, dataclass, fields
 from enum import StrEnum
+from typing import Any
+
+
+def _fields_of(cls: type[Any], user: str) -> tuple[Any, ...]:
+    params = getattr(cls, "__dataclass_params__", None)
+    if params is None or not (params.frozen and params.kw_only) or "__slots__" not in vars(cls):
+        raise TypeError(f"{cls.__name__}: {user} needs @dataclass(frozen, kw_only, slots)")
+    if hasattr(cls, "__post_init__"):
+        raise TypeError(f"{cls.__name__}: {user} does not call __post_init__")
+    out = fields(cls)
+    for f in out:
+        if f.default_factory is not MISSING or not f.init or f.name.startswith("_"):
+            raise TypeError(f"{cls.__name__}.{f.name}: {user} handles plain fields only")
+    return out
+
+
+def positional_constructor(cls: type[Any]) -> Any:
+    """`new(field1, field2, ...)`: build `cls` from every field, positionally, in declaration
+    order, without keyword matching; for the engine's per-evaluation hot paths. Annotate the
+    result with a precise `Callable[[...], cls]` where it is assigned.
+
+    A frozen class's slots can only be set through their descriptors (a method call per field,
+    ~40 ns). For a class whose slots are exactly its fields (on `object`), `new` fills an
+    instance of a plain slotted twin of the same layout with ordinary attribute stores, then
+    makes it a `cls` by `__class__` assignment (allowed between classes that add the same
+    slots to the same base): the result is an ordinary, frozen `cls` instance, built 2-3x faster.
+    Any other class keeps the descriptor calls."""
+    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    names = [f.name for f in _fields_of(cls, "positional_constructor")]
+    args = ", ".join(names)
+    twin = _slotted_twin(cls, names)
+    if twin is not None:
+        namespace["_twin"] = twin
+        body = "".join(f"    self.{name} = {name}\n" for name in names)
+        src = f"def new({args}):\n    self = _new(_twin)\n{body}    self.__class__ = _cls\n"
+    else:
+        for name in names:
+            namespace[f"_s_{name}"] = vars(cls)[name].__set__
+        body = "".join(f"    _s_{name}(self, {name})\n" for name in names)
+        src = f"def new({args}):\n    self = _new(_cls)\n{body}"
+    exec(src + "    return self\n", namespace)  # noqa: S102 - source built from the field names
+    new = namespace["new"]
+    new.__qualname__ = new.__name__ = f"new_{cls.__name__}"
+    return new
+
+
+def _slotted_twin(cls: type[Any], names: list[str]) -> type[Any] | None:
+    """A plain (unfrozen) class with `cls`'s slots, whose instances may become `cls` instances
+    by `__class__` assignment; None when `cls` has other slots or bases, or the assignment is
+    refused."""
+    if cls.__bases__ != (object,) or tuple(vars(cls)["__slots__"]) != tuple(names):
+        return None
+    twin = type(f"_{cls.__name__}Draft", (), {"__slots__": tuple(names), "__module__": __name__})
+    probe: Any = object.__new__(twin)
+    try:
+        probe.__class__ = cls
+    except TypeError:
+        return None
+    return twin
+
+
+def fast_init[T](cls: type[T]) -> type[T]:
+    """Give a frozen, slotted, keyword-only dataclass a faster `__init__`.
+
+    The generated `__init__` of a frozen dataclass stores each field with `object.__setattr__`,
+    which looks the name up through the type on every call; this one calls each slot's descriptor
+    directly. Same signature, defaults, frozen-ness, equality and hash; construction is 2-3x
+    faster, which matters because the engine builds several result objects per evaluation.
+    """
+    namespace: dict[str, Any] = {}
+    args: list[str] = []
+    body: list[str] = []
+    for f in _fields_of(cls, "fast_init"):
+        if f.default is MISSING:
+            args.append(f.name)
+        else:
+            namespace[f"_d_{f.name}"] = f.default
+            args.append(f"{f.name}=_d_{f.name}")
+        namespace[f"_s_{f.name}"] = vars(cls)[f.name].__set__
+        body.append(f"    _s_{f.name}(self, {f.name})")
+    src = f"def __init__(self, *, {', '.join(args)}):\n" + ("\n".join(body) or "    pass")
+    exec(src, namespace)  # noqa: S102 - source built above from the class's own field names
+    init = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    init.__doc__ = vars(cls)["__init__"].__doc__
+    setattr(cls, "__init__", init)  # noqa: B010 - mypy forbids assigning a method directly
+    return cls
+
 
 BASIS_ESTIMATED = "ESTIMATED"  # Estimate.basis: every figure the engine computes
 
@@ -135,6 +225,7 @@ class Bound(StrEnum):
     COMMUNICATION = "COMMUNICATION"
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class GpuSpec:
     slug: str
@@ -161,6 +252,7 @@ class GpuSpec:
     scale_out_gb_per_s: float | None = None
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AttentionLayout:
     """A model's attention, layer by layer, summed by layer type once per model.
@@ -185,6 +277,7 @@ class AttentionLayout:
     mlp_free_layers: int = 0
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CheckpointWeights:
     """What a published (possibly quantized) checkpoint stores, summed over its tensor groups."""
@@ -198,6 +291,7 @@ class CheckpointWeights:
     group_precisions: tuple[tuple[str, str], ...] = ()
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ModelSpec:
     """A model's shape. Counts are totals; `active_params_billion` is per token (MoE)."""
@@ -251,6 +345,7 @@ class ModelSpec:
         return self.experts > 1
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TrainingSpec:
     sequence_length: int
@@ -281,6 +376,7 @@ class SpeculativeMethod(StrEnum):
     DRAFT_MODEL = "DRAFT_MODEL"
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SpeculativeSpec:
     """Speculative decoding: `tokens` draft tokens proposed per step, each accepted with
@@ -292,6 +388,7 @@ class SpeculativeSpec:
     draft_params_billion: float | None = None  # DRAFT_MODEL only; None: a default share
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Layout:
     """How one serving replica's GPUs split the model.
@@ -333,6 +430,7 @@ class Layout:
         return f"{name} ({nodes} nodes)" if nodes > 1 else name
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class EstimateRequest:
     workload_type: WorkloadType
@@ -373,6 +471,7 @@ class EstimateRequest:
         )
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class MemoryBreakdown:
     """Totals across all `gpu_count` GPUs, in GB (10^9 bytes)."""
@@ -390,6 +489,7 @@ class MemoryBreakdown:
     headroom_gb: float
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Performance:
     output_tokens_per_s: float | None = None
@@ -404,6 +504,7 @@ class Performance:
     clips_per_hour: float | None = None
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CapacityPlan:
     max_concurrency_at_target: int | None
@@ -415,6 +516,7 @@ class CapacityPlan:
     requests_per_s_at_target: float | None = None
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TrainingResult:
     tokens_per_s_total: float
@@ -424,6 +526,7 @@ class TrainingResult:
     mfu: float
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Estimate:
     gpu: str
@@ -443,3 +546,52 @@ class Estimate:
     basis: str = BASIS_ESTIMATED
     notes: tuple[str, ...] = ()
     layout: str | None = None  # serving: the parallel layout assumed, e.g. "TP8", "DEP8"
+
+
+# Positional constructors for the per-evaluation hot paths (every field, in declaration order).
+new_memory_breakdown: Callable[
+    [float, float, float, float, float, float, float, float, float, float, float], MemoryBreakdown
+] = positional_constructor(MemoryBreakdown)
+new_performance: Callable[
+    [
+        float | None,
+        float | None,
+        float | None,
+        float | None,
+        float | None,
+        Bound | None,
+        float | None,
+        float | None,
+        float | None,
+        float | None,
+    ],
+    Performance,
+] = positional_constructor(Performance)
+new_capacity_plan: Callable[
+    [int | None, int | None, int | None, float | None, float | None], CapacityPlan
+] = positional_constructor(CapacityPlan)
+new_training_result: Callable[[float, float | None, float, float, float], TrainingResult] = (
+    positional_constructor(TrainingResult)
+)
+new_estimate: Callable[
+    [
+        str,
+        int,
+        bool,
+        Fit,
+        str | None,
+        float,
+        str,
+        MemoryBreakdown,
+        int,
+        int,
+        Performance,
+        bool | None,
+        CapacityPlan | None,
+        TrainingResult | None,
+        str,
+        tuple[str, ...],
+        str | None,
+    ],
+    Estimate,
+] = positional_constructor(Estimate)

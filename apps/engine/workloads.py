@@ -33,9 +33,14 @@ from apps.engine.types import (
     Performance,
     Precision,
     Sharding,
-    TrainingResult,
     TrainingSpec,
     WorkloadType,
+    fast_init,
+    new_capacity_plan,
+    new_estimate,
+    new_memory_breakdown,
+    new_performance,
+    new_training_result,
 )
 
 _LORA = (WorkloadType.LORA_FINETUNE, WorkloadType.QLORA_FINETUNE)
@@ -56,6 +61,7 @@ def _training_rate(req: EstimateRequest, gpu: GpuSpec, notes: list[str]) -> tupl
     return gpu.bf16_tflops * 1e12, mfu
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TrainingPlan:
     """What a training brief costs before the GPU and the data-parallel degree are known."""
@@ -238,47 +244,24 @@ def estimate_training(
         plan.overhead,
     )
     month_hours = req.hours_per_month if hours is None else min(hours, req.hours_per_month)
-    return Estimate(
-        gpu=gpu.slug,
-        gpu_count=gpu_count,
-        fits=fits,
-        fit=fit,
-        fit_advice=fit_advice,
-        memory_capacity_gb=capacity / c.GB,
-        memory_capacity_source=gpu_capacity_source(gpu),
-        memory=memory,
-        max_concurrency=training.micro_batch_sequences if fits else 0,
-        max_context_tokens=training.sequence_length if fits else 0,
-        performance=Performance(
-            output_tokens_per_s=None,
-            output_tokens_per_s_per_gpu=None,
-            ttft_ms=None,
-            itl_ms=None,
-            e2e_latency_s=None,
-            bound=Bound.COMPUTE,
-            training_tokens_per_s_per_gpu=tok_s_gpu,
-            records_per_s=None,
-            images_per_hour=None,
-            clips_per_hour=None,
-        ),
-        meets_latency_target=None,
-        capacity=CapacityPlan(
-            max_concurrency_at_target=None,
-            replicas=1,
-            gpus_total=gpu_count,
-            gpu_hours_per_month=gpu_count * month_hours,
-            requests_per_s_at_target=None,
-        ),
-        training=TrainingResult(
-            tokens_per_s_total=tok_s_total,
-            time_to_train_hours=hours,
-            checkpoint_size_gb=ckpt / c.GB,
-            checkpoint_write_s=ckpt_s,
-            mfu=mfu,
-        ),
-        basis=BASIS_ESTIMATED,
-        notes=tuple(notes),
-        layout=None,
+    return new_estimate(
+        gpu.slug,
+        gpu_count,
+        fits,
+        fit,
+        fit_advice,
+        capacity / c.GB,
+        gpu_capacity_source(gpu),
+        memory,
+        training.micro_batch_sequences if fits else 0,
+        training.sequence_length if fits else 0,
+        new_performance(None, None, None, None, None, Bound.COMPUTE, tok_s_gpu, None, None, None),
+        None,
+        new_capacity_plan(None, 1, gpu_count, gpu_count * month_hours, None),
+        new_training_result(tok_s_total, hours, ckpt / c.GB, ckpt_s, mfu),
+        BASIS_ESTIMATED,
+        tuple(notes),
+        None,
     )
 
 
@@ -334,18 +317,18 @@ def training_breakdown(
     n = gpu_count / c.GB
     total = (weights + activations + gradients + optimizer + adapters + overhead) * n
     capacity = capacity_per_gpu * n
-    return MemoryBreakdown(
-        weights_gb=weights * n,
-        kv_cache_gb=0.0,
-        activations_gb=activations * n,
-        gradients_gb=gradients * n,
-        optimizer_gb=optimizer * n,
-        adapters_gb=adapters * n,
-        overhead_gb=overhead * n,
-        safety_margin_gb=TRAINING_HEADROOM_BYTES * n,
-        total_gb=total,
-        capacity_gb=capacity,
-        headroom_gb=capacity - total,
+    return new_memory_breakdown(
+        weights * n,
+        0.0,
+        activations * n,
+        gradients * n,
+        optimizer * n,
+        adapters * n,
+        overhead * n,
+        TRAINING_HEADROOM_BYTES * n,
+        total,
+        capacity,
+        capacity - total,
     )
 
 

@@ -15,7 +15,7 @@ from apps.engine import PRESETS, EstimateRequest, ModelKind, Precision, Workload
 from apps.engine.estimator import clear_caches
 from apps.engine.serving import _latency, _meets, largest_meeting, largest_meeting_bisect
 from apps.engine.serving import serving_setup as setup_of
-from apps.engine.types import CapacityPlan, Performance
+from apps.engine.types import CapacityPlan, Performance, new_capacity_plan
 
 DECODERS = sorted(k for k, v in PRESETS.items() if v.kind is ModelKind.DECODER)
 GPUS = load_gpus()
@@ -93,3 +93,16 @@ def test_fast_constructors_keep_dataclass_behaviour():
         Performance(nonsense=1.0)  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         CapacityPlan(max_concurrency_at_target=1)  # type: ignore[call-arg]
+    assert new_capacity_plan(1, 2, 3, 4.0, None) == CapacityPlan(
+        max_concurrency_at_target=1, replicas=2, gpus_total=3, gpu_hours_per_month=4.0
+    )
+
+
+def test_positionally_built_results_are_ordinary_frozen_instances():
+    built = new_capacity_plan(1, 2, 3, 4.0, 5.0)
+    assert type(built) is CapacityPlan  # the slotted draft it was filled in is gone
+    assert hash(built) == hash(dataclasses.replace(built))
+    assert pickle.loads(pickle.dumps(built)) == built  # noqa: S301 - our own bytes
+    assert dataclasses.replace(built, replicas=5).replicas == 5
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.replicas = 9  # type: ignore[misc]
