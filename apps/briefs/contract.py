@@ -68,6 +68,11 @@ def model_body(brief: WorkloadBrief) -> dict[str, Any] | None:
     if brief.model_preset:
         return {"preset": brief.model_preset}
     if brief.model_hf_config:
+        if brief.model_hf_quant_config:
+            return {
+                "hf_config": brief.model_hf_config,
+                "hf_quant_config": brief.model_hf_quant_config,
+            }
         return {"hf_config": brief.model_hf_config}
     explicit = {
         name: _num(getattr(brief, name))
@@ -179,6 +184,7 @@ def body_to_fields(body: dict[str, Any]) -> dict[str, Any]:
         model = body["model"] or {}
         fields["model_preset"] = model.get("preset", "")
         fields["model_hf_config"] = model.get("hf_config")
+        fields["model_hf_quant_config"] = model.get("hf_quant_config")
         for name in EXPLICIT_MODEL_FIELDS:
             fields[name] = model.get(name)
     for key in ("input_tokens", "output_tokens"):

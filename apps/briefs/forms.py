@@ -8,6 +8,7 @@ from apps.core import json_guard
 from apps.core.forms import percent_field
 from apps.engine import EngineInputError, model_from_hf_config
 from apps.engine import types as engine
+from apps.engine.hf_config import is_hf_quant_config
 from apps.engine.request import parse_model
 
 from .choices import MEDIA_TYPES, TOKEN_SERVING_TYPES, TRAINING_TYPES, Tooling
@@ -19,7 +20,8 @@ FIELDSETS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "Model",
         (
-            "model_preset", "model_hf_config", "params_billion", "layers", "hidden_size",
+            "model_preset", "model_hf_config", "model_hf_quant_config", "params_billion",
+            "layers", "hidden_size",
             "attention_heads", "kv_heads", "head_dim", "vocab_size", "intermediate_size",
             "experts", "active_experts", "weight_precision", "kv_cache_precision",
             "context_window",
@@ -64,6 +66,7 @@ LABELS = {
     "workload_type": "Workload type",
     "model_preset": "Model preset",
     "model_hf_config": "Hugging Face config.json",
+    "model_hf_quant_config": "hf_quant_config.json (NVIDIA ModelOpt)",
     "params_billion": "Parameters (billions)",
     "layers": "Layers",
     "hidden_size": "Hidden size",
@@ -118,6 +121,8 @@ HELP = {
     "model_preset": "A model the engine knows; or paste a config.json, or give the numbers.",
     "model_hf_config": "Paste the model's config.json; a quantization_config in it sets the "
     "weight precision when that is left blank.",
+    "model_hf_quant_config": "ModelOpt FP8 / NVFP4 checkpoints keep their quantization here; "
+    "it may also be pasted after the config.json above.",
     "params_billion": "Total parameters, in billions (explicit numbers: also give layers, "
     "hidden size and attention heads).",
     "kv_heads": "Key/value heads (grouped-query attention); blank: one per attention head.",
@@ -252,6 +257,41 @@ def weights_for(weight_precision: str, body: dict[str, Any] | None) -> dict[str,
     return {"precision": precision, "source": source}
 
 
+def _json_documents(text: str) -> list[str]:
+    """The JSON documents pasted one after another (config.json, then hf_quant_config.json):
+    each one's text; malformed JSON raises json.JSONDecodeError."""
+    decoder = json.JSONDecoder()
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        while i < n and text[i].isspace():
+            i += 1
+        if i >= n:
+            break
+        try:
+            _, end = decoder.raw_decode(text, i)
+        except (RecursionError, ValueError):
+            return [text]  # json_guard.loads refuses it, naming why
+        out.append(text[i:end])
+        i = end
+    return out or [text]
+
+
+def _pasted_pair(parts: list[Any]) -> Any:
+    """One document as it is; config.json and hf_quant_config.json pasted together as the
+    config with the ModelOpt file under "hf_quant_config" (BriefForm.clean moves it to its own
+    field)."""
+    if len(parts) == 1:
+        return parts[0]
+    quant = [p for p in parts if is_hf_quant_config(p)]
+    configs = [p for p in parts if not is_hf_quant_config(p)]
+    if len(parts) != 2 or len(quant) != 1 or not isinstance(configs[0], dict):
+        raise forms.ValidationError(
+            "Paste one config.json, optionally followed by its hf_quant_config.json."
+        )
+    return {**configs[0], "hf_quant_config": quant[0]}
+
+
 class HfConfigField(forms.CharField):
     """A pasted Hugging Face config.json, kept as a dict."""
 
@@ -267,7 +307,11 @@ class HfConfigField(forms.CharField):
         if not text:
             return None
         try:
-            parsed = json_guard.loads(text, max_depth=json_guard.MAX_JSON_DEPTH)
+            parts = [
+                json_guard.loads(part, max_depth=json_guard.MAX_JSON_DEPTH, configs_under=("",))
+                for part in _json_documents(text)
+            ]
+            parsed = _pasted_pair(parts)
         except json_guard.JsonRefused as exc:
             where = f" (at {exc.path})" if exc.path else ""
             raise forms.ValidationError(f"Not accepted: {exc.message}{where}") from exc
@@ -362,6 +406,7 @@ class BriefForm(forms.ModelForm):  # type: ignore[type-arg]
         required=False, label=LABELS["request_size_buckets"], help_text=HELP_TEXT_BUCKETS
     )
     model_hf_config = HfConfigField(required=False, label="Hugging Face config.json")
+    model_hf_quant_config = HfConfigField(required=False, label="hf_quant_config.json")
     tooling = forms.MultipleChoiceField(
         choices=Tooling.choices, required=False, widget=forms.CheckboxSelectMultiple
     )
@@ -405,12 +450,35 @@ class BriefForm(forms.ModelForm):  # type: ignore[type-arg]
 
     def clean_model_hf_config(self) -> dict[str, Any] | None:
         config = self.cleaned_data.get("model_hf_config")
+        if isinstance(config, dict) and isinstance(config.get("hf_quant_config"), dict):
+            # pasted together with its hf_quant_config.json: each to its own field
+            self._pasted_quant: dict[str, Any] | None = config["hf_quant_config"]
+            config = {k: v for k, v in config.items() if k != "hf_quant_config"}
         if config is not None:
             try:
                 model_from_hf_config(config)
             except EngineInputError as exc:
                 raise forms.ValidationError(exc.message) from exc
         return config
+
+    def clean_model_hf_quant_config(self) -> dict[str, Any] | None:
+        quant = self.cleaned_data.get("model_hf_quant_config") or getattr(
+            self, "_pasted_quant", None
+        )
+        if quant is None:
+            return None
+        if not is_hf_quant_config(quant):
+            raise forms.ValidationError(
+                'Not an hf_quant_config.json: it has no "quantization" block with a quant_algo.'
+            )
+        config = self.cleaned_data.get("model_hf_config")
+        if config is None:
+            raise forms.ValidationError("Paste the config.json it goes with too.")
+        try:
+            model_from_hf_config(config, hf_quant_config=quant)
+        except EngineInputError as exc:
+            raise forms.ValidationError(exc.message) from exc
+        return quant
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -443,12 +511,17 @@ class BriefForm(forms.ModelForm):  # type: ignore[type-arg]
         if self.is_bound:
             data = getattr(self, "cleaned_data", {})
             config, precision = data.get("model_hf_config"), data.get("weight_precision") or ""
+            quant = data.get("model_hf_quant_config")
         else:
             config = self.initial.get("model_hf_config")
             precision = self.initial.get("weight_precision") or ""
+            quant = self.initial.get("model_hf_quant_config")
         if not isinstance(config, dict):
             return None
-        return weights_for(precision, {"hf_config": config})
+        body: dict[str, Any] = {"hf_config": config}
+        if isinstance(quant, dict):
+            body["hf_quant_config"] = quant
+        return weights_for(precision, body)
 
     def fieldsets(self) -> list[tuple[str, list[tuple[forms.BoundField, str, str]]]]:
         """Each group's fields, each with the workload types it applies to ("" for all) and

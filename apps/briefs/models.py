@@ -113,6 +113,9 @@ class WorkloadBrief(BaseModel):
     # Model shape: a preset, a pasted Hugging Face config.json, or explicit numbers.
     model_preset = models.CharField(max_length=64, blank=True)
     model_hf_config = models.JSONField(null=True, blank=True)
+    # NVIDIA ModelOpt's hf_quant_config.json, which a ModelOpt FP8 / NVFP4 checkpoint ships
+    # beside config.json (its quantization lives there); read with model_hf_config.
+    model_hf_quant_config = models.JSONField(null=True, blank=True)
     params_billion = models.DecimalField(max_digits=9, decimal_places=3, null=True, blank=True)
     layers = models.PositiveIntegerField(null=True, blank=True, validators=_between(1, 10_000))
     hidden_size = models.PositiveIntegerField(

@@ -174,29 +174,7 @@ def estimates_for_body(
     such GPUs are answered with basis ``CALIBRATED``, naming the runs."""
     specs = gpu_specs()
     request = parse_estimate_request(body, known_gpus={spec.slug for spec in specs})
-    answers = estimates_for_request(request, calibration=calibration)
-    if request.gpu_count is None:  # the engine's own sizes: say how each is deployed
-        by_slug = {spec.slug: spec for spec in specs}
-        for answer in answers:
-            spec = by_slug.get(answer["gpu"])
-            found = None
-            if spec is not None:
-                factors = (calibration or {}).get(spec.slug)
-                multipliers = (
-                    {k: float(v) for k, v in factors.items() if k in CALIBRATED_FACTORS}
-                    if factors
-                    else None
-                )
-
-                def at(
-                    req: EstimateRequest, gpu: GpuSpec, count: int, m: Any = multipliers
-                ) -> Estimate:
-                    return estimate_at(req, gpu, count, m)
-
-                found = deploy(request, spec, at, candidate_counts(spec))
-            if found is not None:
-                answer["deployment"] = deployment_json(found)
-    return answers
+    return estimates_for_request(request, calibration=calibration)
 
 
 def deployment_json(found: Deployment) -> dict[str, Any]:
@@ -233,10 +211,38 @@ def _num(value: Any) -> float | None:
 def estimates_for_request(
     request: EstimateRequest, *, calibration: Mapping[str, Mapping[str, Any]] | None = None
 ) -> list[dict[str, Any]]:
-    """The engine's per-GPU answer for a typed request (``estimates_for_body``), as JSON."""
-    return [
-        estimate_json(e, calibration) for e in engine_estimates(request, calibration=calibration)
+    """The engine's per-GPU answer for a typed request (``estimates_for_body``), as JSON. At
+    the engine's own sizes (no ``gpu_count`` asked), each LLM-serving answer also says how the
+    GPU is deployed as a candidate table would cost it (``deployment``)."""
+    specs = gpu_specs()
+    answers = [
+        estimate_json(e, calibration)
+        for e in engine_estimates(request, calibration=calibration, specs=specs)
     ]
+    if request.gpu_count is None:
+        by_slug = {spec.slug: spec for spec in specs}
+        for answer in answers:
+            spec = by_slug.get(answer["gpu"])
+            found = None if spec is None else _deployed(request, spec, calibration)
+            if found is not None:
+                answer["deployment"] = deployment_json(found)
+    return answers
+
+
+def _deployed(
+    request: EstimateRequest,
+    spec: GpuSpec,
+    calibration: Mapping[str, Mapping[str, Any]] | None,
+) -> Deployment | None:
+    factors = (calibration or {}).get(spec.slug)
+    multipliers = (
+        {k: float(v) for k, v in factors.items() if k in CALIBRATED_FACTORS} if factors else None
+    )
+
+    def at(req: EstimateRequest, gpu: GpuSpec, count: int) -> Estimate:
+        return estimate_at(req, gpu, count, multipliers)
+
+    return deploy(request, spec, at, candidate_counts(spec))
 
 
 def engine_estimates(

@@ -53,10 +53,16 @@ class JsonRefused(ValueError):
 
 
 class _NonFinite:
-    """Stands in for NaN, Infinity or an overflowing float until the walk names its place."""
+    """Stands in for NaN, Infinity or an overflowing float until the walk names its place;
+    `literal` for the NaN / Infinity / -Infinity constants (not a number that overflows)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, literal: bool = False) -> None:
         self.text = text
+        self.literal = literal
+
+
+def _constant(text: str) -> _NonFinite:
+    return _NonFinite(text, literal=True)
 
 
 def _parse_float(text: str) -> float | _NonFinite:
@@ -64,15 +70,68 @@ def _parse_float(text: str) -> float | _NonFinite:
     return value if math.isfinite(value) else _NonFinite(text[:40])
 
 
-def loads(text: str | bytes, *, max_depth: int = MAX_BODY_DEPTH) -> Any:
+#: Where a request body may carry a Hugging Face config as published: ``config.json`` files
+#: hold ``Infinity`` and ``NaN`` literals (Python's ``json.dumps`` writes them, e.g.
+#: Nemotron-H's ``"time_step_limit": [0.0, Infinity]``). There those literals are kept as the
+#: strings "Infinity", "-Infinity" and "NaN" (storable, and shown back as written) instead of
+#: refused; a number that overflows a double (``1e400``) is refused there too.
+CONFIG_PATHS = ("model.hf_config", "model.hf_quant_config")
+
+
+def non_finite_as_text(value: Any, prefixes: tuple[str, ...], path: str = "") -> Any:
+    """``value`` with each non-finite number at or under one of ``prefixes`` (dotted paths,
+    ``""``: the whole document) replaced by its literal text. Walks without recursion."""
+
+    def under(p: str) -> bool:
+        return any(
+            pre == "" or p == pre or p.startswith(pre + ".") or p.startswith(pre + "[")
+            for pre in prefixes
+        )
+
+    def text(item: Any) -> Any:
+        if isinstance(item, _NonFinite):
+            return item.text if item.literal else item  # 1e400 is refused still
+        if isinstance(item, float) and not math.isfinite(item):
+            return "NaN" if item != item else ("Infinity" if item > 0 else "-Infinity")
+        return item
+
+    if not prefixes:
+        return value
+    root = [value]
+    stack: list[tuple[Any, str]] = [(root, "")]
+    first = True
+    while stack:
+        container, cpath = stack.pop()
+        if first:
+            items: Any = [(0, path)]
+            first = False
+        elif isinstance(container, list):
+            items = [(i, f"{cpath}[{i}]") for i in range(len(container))]
+        else:
+            items = [(k, f"{cpath}.{k}" if cpath else str(k)) for k in container]
+        for key, p in items:
+            child = container[key]
+            if isinstance(child, dict | list):
+                stack.append((child, p))
+            elif under(p):
+                container[key] = text(child)
+    return root[0]
+
+
+def loads(
+    text: str | bytes, *, max_depth: int = MAX_BODY_DEPTH, configs_under: tuple[str, ...] = ()
+) -> Any:
     """``json.loads`` that refuses what :func:`problem` finds, raising :class:`JsonRefused`.
+    Under ``configs_under`` (dotted paths, ``""``: the whole document) non-finite numbers are
+    kept as text (see ``CONFIG_PATHS``) rather than refused.
 
     Malformed JSON raises ``json.JSONDecodeError`` (or ``ValueError`` for an integer of more
     digits than Python converts), as ``json.loads`` does."""
     try:
-        value = json.loads(text, parse_constant=_NonFinite, parse_float=_parse_float)
+        value = json.loads(text, parse_constant=_constant, parse_float=_parse_float)
     except RecursionError:
         raise JsonRefused("", f"nested more than {max_depth} levels deep") from None
+    value = non_finite_as_text(value, configs_under)
     found = problem(value, max_depth=max_depth)
     if found:
         raise JsonRefused(*found)

@@ -18,7 +18,9 @@ class JSONParser(parsers.JSONParser):
         encoding = parsers.get_encoding(parser_context or {})  # type: ignore[attr-defined]
         try:
             text = stream.read().decode(encoding) if stream is not None else ""
-            return json_guard.loads(text, max_depth=json_guard.MAX_BODY_DEPTH)
+            return json_guard.loads(
+                text, max_depth=json_guard.MAX_BODY_DEPTH, configs_under=json_guard.CONFIG_PATHS
+            )
         except json_guard.JsonRefused as exc:
             if not exc.path:
                 raise exceptions.ParseError(f"JSON parse error - {exc.message}") from None

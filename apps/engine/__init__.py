@@ -5,7 +5,7 @@ from apps.engine.estimator import candidate_counts, estimate, estimate_at
 from apps.engine.hf_config import model_from_hf_config
 from apps.engine.presets import PRESETS
 from apps.engine.request import parse_estimate_request
-from apps.engine.serialize import estimate_to_dict
+from apps.engine.serialize import estimate_to_dict, request_model_to_dict
 from apps.engine.types import (
     Architecture,
     Bound,
@@ -56,4 +56,5 @@ __all__ = [
     "estimate_to_dict",
     "model_from_hf_config",
     "parse_estimate_request",
+    "request_model_to_dict",
 ]

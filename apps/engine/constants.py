@@ -599,3 +599,12 @@ PCIE_GB_PER_S_BY_ARCHITECTURE: Final = {"AMPERE": 32.0, "HOPPER": 64.0, "BLACKWE
 # (TensorRT-LLM docs, "In-flight batching"). Values are Framework values (apps/engine/types.py).
 SEPARATE_PREFILL_FRAMEWORKS: Final = frozenset({"SGLANG"})
 ATTENTION_16BIT_NOTE: Final = "attention at the 16-bit tensor rate unless the KV cache is FP8"
+# Measured kernel tables (apps/engine/kernel_tables_data.py, from AIConfigurator's database):
+# the grouped-MoE and the per-precision GEMM rates are charged from them on the GPUs they
+# cover. The measured tensor-parallel all-reduce (vLLM's custom all-reduce under CUDA graphs,
+# 4.7 us for a small message on 8 x H100) is NOT charged yet: the engine's analytic all-reduce
+# (ALLREDUCE_BASE_LATENCY_S + per-hop latency, ~33 us a call at TP8) also stands in for the
+# per-layer norms, residual adds, rotary and quantization kernels it does not model op by op
+# (AIConfigurator does), and charging the measured figure alone moved DeepSeek-R1's batch-1 ITL
+# on 8 x B200 from -12% to -45% of the published figure. Turn it on with those kernels modelled.
+MEASURED_ALLREDUCE: Final = False

@@ -8,11 +8,12 @@ from functools import lru_cache
 
 from apps.engine import constants as c
 from apps.engine.performance import model_coefficients
-from apps.engine.serving import clear_serving_caches, estimate_serving
+from apps.engine.serving import clear_serving_caches, estimate_serving, layout_problem
 from apps.engine.types import (
     LLM_SERVING_TYPES,
     MEDIA_TYPES,
     TRAINING_TYPES,
+    EngineInputError,
     Estimate,
     EstimateRequest,
     Fit,
@@ -49,6 +50,8 @@ def estimate_at(
     cal = calibration or _NO_CALIBRATION
     wt = request.workload_type
     if wt in LLM_SERVING_TYPES:
+        if layout is None and request.layout is not None and request.layout.gpus == gpu_count:
+            layout = request.layout
         return estimate_serving(request, gpu, gpu_count, cal, layout, data_parallel=data_parallel)
     if wt in TRAINING_TYPES:
         return estimate_training(request, gpu, gpu_count, cal)
@@ -101,8 +104,18 @@ def estimate(
     (`multi_node_counts`) only when nothing within a node fits, FITS or TIGHT."""
     wanted = set(request.gpus) if request.gpus is not None else None
     out: list[Estimate] = []
+    asked = request.layout if request.workload_type in LLM_SERVING_TYPES else None
+    if asked is not None:
+        problem = layout_problem(request.model, asked)
+        if problem is not None:
+            raise EngineInputError("layout", problem)
     for gpu in gpus:
         if wanted is not None and gpu.slug not in wanted:
+            continue
+        if asked is not None:
+            e = estimate_at(request, gpu, asked.gpus, calibration, layout=asked)
+            note = f"layout {e.layout} as the request asked (layout); no other layout was tried"
+            out.append(replace(e, notes=(*e.notes, note)))
             continue
         if request.gpu_count is not None:
             out.append(estimate_at(request, gpu, request.gpu_count, calibration))

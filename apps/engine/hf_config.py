@@ -13,12 +13,16 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from apps.engine import constants as c
 from apps.engine.presets import decoder
 from apps.engine.quantization import checkpoint_weights, scheme_from_config
 from apps.engine.shapes import (
+    LINEAR_STATE_BYTES,
     Shape,
     count_params,
     gated_deltanet,
+    group_layer_counts,
+    mamba2_mixer,
     mamba_mixer,
     param_groups,
     vit_params,
@@ -35,6 +39,7 @@ from apps.engine.validation import get_bool, get_float, get_int, require_dict
 _MAX_DIM = 1_000_000
 _MAX_LAYERS = 10_000
 _NON_GATED = {
+    "nemotron_h",  # relu2 MLPs and experts: up and down projections only
     "gptj",
     "gpt_neox",
     "gpt2",
@@ -195,6 +200,20 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
         "mamba_expand": 2,
         "tie_word_embeddings": False,
     },
+    # NemotronHConfig (transformers v4.56 models/nemotron_h): Mamba-2 mixers of
+    # mamba_num_heads x mamba_head_dim with n_groups x ssm_state_size B / C, conv_kernel 4;
+    # non-gated relu2 MLPs; one sub-layer per block, chosen by hybrid_override_pattern.
+    "nemotron_h": {
+        "vocab_size": 131_072,
+        "num_key_value_heads": 8,
+        "mamba_num_heads": 128,
+        "mamba_head_dim": 64,
+        "n_groups": 8,
+        "ssm_state_size": 128,
+        "conv_kernel": 4,
+        "max_position_embeddings": 4096,
+        "tie_word_embeddings": False,
+    },
 }
 _DEFAULTS["gemma3"] = _DEFAULTS["gemma3_text"]
 _DEFAULTS["llama4"] = _DEFAULTS["llama4_text"]
@@ -312,6 +331,9 @@ def _layer_types(
     raw = cfg.get("layer_types")
     window = _first_int(cfg, ("sliding_window",), field, default=0) or 0
     chunk = _first_int(cfg, ("attention_chunk_size",), field, default=0) or 0
+    hybrid = hybrid_pattern(cfg, layers, field)
+    if hybrid is not None:
+        return [_PATTERN_KINDS[ch] for ch in hybrid], 0
     if raw is not None:
         if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
             raise EngineInputError(f"{field}.layer_types", "must be a list of strings")
@@ -368,10 +390,35 @@ def _layer_types(
     return ["full"] * layers, 0
 
 
+# nemotron_h's hybrid_override_pattern, one character a block (transformers
+# NemotronHConfig.layers_block_type): "M" a Mamba-2 mixer, "*" attention, "-" an MLP, "E" an
+# MoE block. Each block holds that one sub-layer.
+_PATTERN_KINDS = {"M": "linear", "*": "full", "-": "mlp", "E": "moe"}
+
+
+def hybrid_pattern(cfg: Mapping[str, Any], layers: int, field: str) -> str | None:
+    """The config's hybrid_override_pattern, checked against the layer count; None without."""
+    raw = cfg.get("hybrid_override_pattern")
+    if raw is None:
+        return None
+    key = f"{field}.hybrid_override_pattern"
+    if not isinstance(raw, str):
+        raise EngineInputError(key, "must be a string such as 'M-M*-'")
+    bad = sorted(set(raw) - set(_PATTERN_KINDS))
+    if bad:
+        raise EngineInputError(key, f"unknown block type {bad[0][:1]!r} (M, *, - or E)")
+    if len(raw) != layers:
+        raise EngineInputError(key, f"has {len(raw)} blocks for {layers} layers")
+    return raw
+
+
 def _moe_layer_flags(
     cfg: Mapping[str, Any], model_type: str, layers: int, field: str
 ) -> list[bool]:
     """Which layers carry routed experts, from every layout key the published configs use."""
+    pattern = hybrid_pattern(cfg, layers, field)
+    if pattern is not None:
+        return [ch == "E" for ch in pattern]
     listed = _int_list(cfg, "moe_layers", field)
     if listed is not None:
         chosen = set(listed)
@@ -405,6 +452,15 @@ def _linear_mixer(cfg: Mapping[str, Any], hidden: int, field: str) -> tuple[floa
         dv = _first_int(cfg, ("linear_value_head_dim",), field, default=128) or 128
         kernel = _first_int(cfg, ("linear_conv_kernel_dim",), field, default=4) or 4
         return gated_deltanet(hidden, nk, nv, dk, dv, kernel)
+    mamba_heads = _first_int(cfg, ("mamba_num_heads",), field)
+    if mamba_heads is not None:  # Mamba-2 (nemotron_h)
+        head = _first_int(cfg, ("mamba_head_dim",), field, default=64) or 64
+        groups = _first_int(cfg, ("n_groups",), field, default=8) or 8
+        d_state = _first_int(cfg, ("ssm_state_size", "state_size"), field, default=128) or 128
+        d_conv = _first_int(cfg, ("conv_kernel",), field, default=4) or 4
+        cache = cfg.get("mamba_ssm_cache_dtype")
+        state_bytes = c.BYTES_FP32 if cache in ("float32", "fp32") else LINEAR_STATE_BYTES
+        return mamba2_mixer(hidden, mamba_heads, head, groups, d_state, d_conv, state_bytes)
     # Mamba (Jamba and other Mamba hybrids); defaults of MambaConfig / JambaConfig
     d_state = _first_int(cfg, ("mamba_d_state", "state_size", "ssm_state_size"), field) or 16
     d_conv = _first_int(cfg, ("mamba_d_conv", "conv_kernel"), field) or 4
@@ -429,8 +485,42 @@ def _dtype(cfg: Mapping[str, Any], field: str) -> Precision | None:
     return None
 
 
-def model_from_hf_config(config: Mapping[str, Any], *, field: str = "hf_config") -> ModelSpec:
+def split_pasted_configs(
+    config: Mapping[str, Any], hf_quant_config: Mapping[str, Any] | None
+) -> tuple[Mapping[str, Any], Mapping[str, Any] | None]:
+    """(config.json, hf_quant_config.json) from what was given: a ModelOpt export's
+    hf_quant_config.json ({"producer": ..., "quantization": {"quant_algo": ...}}) may come as
+    its own argument, or nested in the config under "hf_quant_config" (as a pasted pair is
+    stored)."""
+    nested = config.get("hf_quant_config")
+    if hf_quant_config is None and isinstance(nested, dict):
+        rest = {k: v for k, v in config.items() if k != "hf_quant_config"}
+        return rest, nested
+    return config, hf_quant_config
+
+
+def is_hf_quant_config(value: Any) -> bool:
+    """Whether a JSON object is a ModelOpt hf_quant_config.json (its "quantization" block
+    names a quant_algo) rather than a config.json."""
+    if not isinstance(value, dict):
+        return False
+    block = value.get("quantization")
+    return isinstance(block, dict) and "quant_algo" in block and "num_hidden_layers" not in value
+
+
+def model_from_hf_config(
+    config: Mapping[str, Any],
+    *,
+    field: str = "hf_config",
+    hf_quant_config: Mapping[str, Any] | None = None,
+    quant_field: str = "hf_quant_config",
+) -> ModelSpec:
+    """`config`: a config.json as published (Infinity / NaN literals may stand where Hugging
+    Face writes them; only the fields read here are checked). `hf_quant_config`: NVIDIA
+    ModelOpt's hf_quant_config.json, where a ModelOpt checkpoint keeps its quantization (FP8,
+    NVFP4) when config.json has no quantization_config."""
     top = require_dict(config, field)
+    top, hf_quant_config = split_pasted_configs(top, hf_quant_config)
     cfg, model_type, vision = _unwrap(top, field)
     attn_cfg = cfg.get("attn_config")
     attn = attn_cfg if isinstance(attn_cfg, dict) else {}
@@ -493,7 +583,12 @@ def model_from_hf_config(config: Mapping[str, Any], *, field: str = "hf_config")
     dense_inter = _first_int(cfg, ("intermediate_size_mlp",), field) if llama4 else None
     shared = _first_int(cfg, ("n_shared_experts",), field, lo=0, default=0) or 0
     shared_inter = moe_inter
-    shared_width = _first_int(cfg, ("shared_expert_intermediate_size",), field, lo=0)
+    shared_width = _first_int(
+        cfg,
+        ("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size"),
+        field,
+        lo=0,
+    )
     if shared_width:
         shared, shared_inter = 1, shared_width
     elif llama4 and experts > 1:
@@ -514,6 +609,10 @@ def model_from_hf_config(config: Mapping[str, Any], *, field: str = "hf_config")
     moe_flags = _moe_layer_flags(cfg, model_type, layers, field) if experts > 1 else []
     kinds, window = _layer_types(cfg, model_type, layers, max_ctx, field)
     linear_n = kinds.count("linear")
+    # Single-sub-layer blocks (hybrid_override_pattern): MLP / MoE blocks have no mixer,
+    # mixer blocks no MLP.
+    mixer_free = kinds.count("mlp") + kinds.count("moe")
+    mlp_free = (linear_n + kinds.count("full")) if mixer_free or "moe" in kinds else 0
     linear_params, linear_state = _linear_mixer(cfg, hidden, field) if linear_n else (0.0, 0.0)
     shape = Shape(
         layers=layers,
@@ -542,6 +641,9 @@ def model_from_hf_config(config: Mapping[str, Any], *, field: str = "hf_config")
         linear_layers=linear_n,
         linear_params=linear_params,
         linear_state=linear_state,
+        mixer_free_layers=mixer_free,
+        mlp_free_layers=mlp_free,
+        moe_latent=_first_int(cfg, ("moe_latent_size",), field, lo=0, default=0) or 0,
         vision_params=_vision_params(vision, hidden, field),
     )
     name_raw = top.get("_name_or_path") or cfg.get("_name_or_path") or model_type
@@ -564,7 +666,7 @@ def model_from_hf_config(config: Mapping[str, Any], *, field: str = "hf_config")
             max_context_tokens=max_ctx,
             native_precision=_dtype(cfg, field),
         )
-    checkpoint, quant_notes = _checkpoint(cfg, shape, field)
+    checkpoint, quant_notes = _checkpoint(cfg, shape, field, hf_quant_config, quant_field)
     return decoder(
         name,
         shape,
@@ -576,12 +678,25 @@ def model_from_hf_config(config: Mapping[str, Any], *, field: str = "hf_config")
 
 
 def _checkpoint(
-    cfg: Mapping[str, Any], shape: Shape, field: str
+    cfg: Mapping[str, Any],
+    shape: Shape,
+    field: str,
+    hf_quant_config: Mapping[str, Any] | None = None,
+    quant_field: str = "hf_quant_config",
 ) -> tuple[CheckpointWeights | None, tuple[str, ...]]:
     q = cfg.get("quantization_config")
+    qfield = f"{field}.quantization_config"
+    notes: tuple[str, ...] = ()
+    if hf_quant_config is not None:
+        block = require_dict(hf_quant_config, quant_field).get("quantization")
+        block = require_dict(block, f"{quant_field}.quantization")
+        if q is None or not isinstance(q, dict) or "quant_algo" not in q:
+            # ModelOpt's own file describes the export; config.json's block, when any, is
+            # a copy of it or absent.
+            q, qfield = {"quant_method": "modelopt", **block}, f"{quant_field}.quantization"
+            notes = ("quantization read from hf_quant_config.json (NVIDIA ModelOpt)",)
     if q is None:
         return None, ()
-    qfield = f"{field}.quantization_config"
     scheme = scheme_from_config(q, qfield)
     if scheme is None:
         method = str(q.get("quant_method", "?"))[:40]
@@ -589,12 +704,14 @@ def _checkpoint(
             f"quantization_config: quant_method {method!r} is not read; weights are sized at "
             "weight_precision",
         )
-    return checkpoint_weights(param_groups(shape), scheme), ()
+    return checkpoint_weights(param_groups(shape), scheme, group_layer_counts(shape)), notes
 
 
 def _layout_notes(s: Shape) -> tuple[str, ...]:
     parts: list[str] = []
-    full = s.layers - s.window_layers - s.linear_layers
+    full = s.layers - s.window_layers - s.linear_layers - s.mixer_free_layers
+    if s.mixer_free_layers:
+        parts.append(f"{s.mixer_free_layers} MLP / MoE blocks without a token mixer")
     if s.window_layers:
         parts.append(f"{s.window_layers} windowed ({s.window} tokens)")
     if s.linear_layers:

@@ -14,6 +14,14 @@ from functools import lru_cache
 
 from apps.engine import constants as c
 from apps.engine.frameworks import marlin_moe_padding
+from apps.engine.kernel_tables import _loglog as interpolate_log
+from apps.engine.kernel_tables import (
+    allreduce_points,
+    allreduce_seconds,
+    moe_curve,
+    moe_dtype,
+    tables_for,
+)
 from apps.engine.memory import kv_bytes_per_token, kv_cost, stage_fraction
 from apps.engine.precision import ComputePath, compute_path, embedding_params, weight_bytes
 from apps.engine.types import Bound, Framework, GpuSpec, Layout, ModelSpec, Precision, fast_init
@@ -167,6 +175,13 @@ class ServingModel:
     # Tokens one prompt-only pass may carry when prompts run as passes of their own (0: they
     # are mixed into the decode steps); see `with_scheduler`.
     prefill_pass_tokens: float = 0.0
+    # Measured kernels (kernel_tables; empty: the per-architecture constants): the routed
+    # experts' grouped GEMM as (rows per expert, FLOP/s) points at this GPU's expert width,
+    # the power-law / balanced routing latency ratio charged under expert parallelism, and the
+    # tensor-parallel all-reduce as (message elements, seconds) points.
+    moe_points: tuple[tuple[float, float], ...] = ()
+    expert_imbalance: float = 1.0
+    ar_points: tuple[tuple[int, float], ...] = ()
 
     def times(
         self, decode_seqs: float, context: float, prefill_tokens: float, prefill_context: float
@@ -254,10 +269,19 @@ class ServingModel:
             touched = self.expert_bytes * self.local_experts * hit
             if n_touched > 0.0 and self.expert_flops_per_token:
                 rows = t * self.active_experts / n_touched
-                eff = grouped_gemm_efficiency(rows, self.tile_m, self.expert_width)
-                if rows >= self.tile_m:  # full tiles: the MMA instruction's peak binds
-                    eff *= self.expert_mma
-                per_token_s = self.expert_flops_per_token / (self.rate * eff)
+                if self.moe_points:
+                    # measured: the fused MoE op's achieved FLOP/s at this many rows (its
+                    # weight reads included), the busiest EP rank's routing skew on top
+                    per_token_s = (
+                        self.expert_flops_per_token
+                        * self.expert_imbalance
+                        / interpolate_log(self.moe_points, rows)
+                    )
+                else:
+                    eff = grouped_gemm_efficiency(rows, self.tile_m, self.expert_width)
+                    if rows >= self.tile_m:  # full tiles: the MMA instruction's peak binds
+                        eff *= self.expert_mma
+                    per_token_s = self.expert_flops_per_token / (self.rate * eff)
                 decode_expert_s = decode_seqs * per_token_s
                 prefill_expert_s = prefill_tokens * per_token_s
         fpt = self.flops_per_token
@@ -284,6 +308,8 @@ class ServingModel:
             comm_s = self.a2a_fixed_s + (local_decode + local_prefill) * self.a2a_s_per_token
         elif self.tp <= 1:
             comm_s = self.allreduces * 0.0
+        elif self.ar_points:
+            comm_s = self.allreduces * allreduce_seconds(self.ar_points, tokens * self.hidden)
         else:
             message = tokens * self.hidden * c.BYTES_16BIT
             comm_s = self.allreduces * (
@@ -423,12 +449,15 @@ def with_moe_kernel(
     if hit is not None and hit[0] is sm:
         return hit[1]
     mma = c.MARLIN_MMA_SYNC_PEAK_FRACTION.get(gpu.architecture, 1.0)
-    marlin = dataclasses.replace(
-        sm,
-        expert_bytes=sm.expert_bytes * pad,
-        expert_flops_per_token=sm.expert_flops_per_token * pad,
-        expert_mma=mma,
-    )
+    if sm.moe_points:  # measured: vLLM's own MXFP4 MoE kernel, padding and all
+        marlin = dataclasses.replace(sm, expert_bytes=sm.expert_bytes * pad)
+    else:
+        marlin = dataclasses.replace(
+            sm,
+            expert_bytes=sm.expert_bytes * pad,
+            expert_flops_per_token=sm.expert_flops_per_token * pad,
+            expert_mma=mma,
+        )
     if len(_MARLIN) >= 4096:
         _MARLIN.clear()
     _MARLIN[key] = (sm, marlin)
@@ -565,6 +594,7 @@ def serving_model(
     mc = model_coefficients(model, weight_precision, kv_precision)
     eff = c.DECODE_BW_EFFICIENCY.get(gpu.architecture, 0.7) * bw_scale
     rate = path.tflops * 1e12 * path.mfu * mfu_scale
+    tables = tables_for(gpu.slug)
     link = link_gb_per_s(gpu, dp if dp > 1 else tp)
     kv = kv_cost(model, kv_precision, tp, lay)
     stage = stage_fraction(model, lay.pp)
@@ -612,10 +642,25 @@ def serving_model(
         expert_flops = mc.expert_flops_per_token / split
         a2a_per_token = a2a_fixed = 0.0
         allreduces = c.ALLREDUCES_PER_LAYER * stage_layers
+        if attn is not None and (attn.mixer_free_layers or attn.mlp_free_layers):
+            # Single-sub-layer blocks (nemotron_h) all-reduce once, not twice.
+            allreduces -= round((attn.mixer_free_layers + attn.mlp_free_layers) * stage)
     # Narrow (or TP-sliced) experts run below the grouped-GEMM rate once tiles are full.
     expert_width = expert_width_efficiency(model, gpu, path, tp if dp <= 1 else 1) if moe else 1.0
     p2p_link = link_gb_per_s(gpu, lay.engine_gpus)
     bandwidth = gpu.memory_bandwidth_tbps * 1e12 * eff
+    moe_points: tuple[tuple[float, float], ...] = ()
+    imbalance = 1.0
+    ar_points: tuple[tuple[int, float], ...] = ()
+    if tables is not None:
+        if moe:
+            width = model.intermediate_size / (tp if dp <= 1 else 1)
+            curve = moe_curve(tables, moe_dtype(model, weight_precision, path.weight_only), width)
+            if curve is not None:
+                moe_points = tuple((r, f * mfu_scale) for r, f in curve.points)
+                imbalance = curve.imbalance if dp > 1 else 1.0
+        if c.MEASURED_ALLREDUCE and dp <= 1 and 1 < tp <= gpu.max_gpus_per_node:
+            ar_points = allreduce_points(tables, tp) or ()
     return ServingModel(
         tp=tp,
         layers=model.layers,
@@ -660,11 +705,16 @@ def serving_model(
         p2p_fixed_s=c.PP_P2P_LATENCY_S,
         replicas=lay.replicas,
         expert_width=expert_width,
+        moe_points=moe_points,
+        expert_imbalance=imbalance,
+        ar_points=ar_points,
     )
 
 
 def training_flops_per_token(model: ModelSpec, seq: int, per_param: float) -> float:
     """per_param x N + attention 12 x layers x (heads x head_dim) x seq scaled the same way
     (PaLM appendix B counts 6N + 12 L H Q T for training)."""
-    attn = 12.0 * model.layers * model.attention_heads * model.head_dim * seq
+    layout = model.attention
+    n = model.layers if layout is None else layout.full_layers + layout.window_layers
+    attn = 12.0 * n * model.attention_heads * model.head_dim * seq
     return per_param * flop_params(model) + attn * per_param / c.TRAIN_FLOPS_PER_PARAM

@@ -17,6 +17,7 @@ from apps.engine.shapes import (
     attention_layout,
     count_params,
     gated_deltanet,
+    group_layer_counts,
     lora_in_out,
     param_groups,
     vit_params,
@@ -80,7 +81,7 @@ def _checkpoint(shape: Shape, quantization_config: dict[str, Any]) -> Checkpoint
     """A published checkpoint's stored weights, from its config.json quantization_config."""
     scheme = scheme_from_config(quantization_config, "quantization_config")
     assert scheme is not None  # noqa: S101 - the presets use methods the engine reads
-    return checkpoint_weights(param_groups(shape), scheme)
+    return checkpoint_weights(param_groups(shape), scheme, group_layer_counts(shape))
 
 
 _DEEPSEEK_V3 = Shape(

@@ -10,8 +10,9 @@ names one layer is read as naming its group in every layer: weights come out a l
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from apps.engine import constants as c
@@ -54,8 +55,18 @@ _SKIP_KEYS = (
 class QuantScheme:
     precision: Precision  # the compute path the checkpoint is served on
     bytes_per_param: float  # a quantized weight, scales included
-    keep_16bit: frozenset[str]  # ParamGroups fields stored at 16 bits
+    keep_16bit: frozenset[str]  # ParamGroups fields stored at 16 bits (every layer's)
     label: str
+    # Groups kept 16-bit in some layers only: the layer indices a skip list names for them
+    # ("backbone.layers.4.mixer.in_proj"); `checkpoint_bytes` keeps that share of the group.
+    kept_layers: Mapping[str, frozenset[int]] = field(default_factory=dict)
+
+
+# Tensors too small to matter that skip lists name one by one (a Mamba layer's conv1d, norms,
+# A_log / D / dt_bias, DeepSeek's e_score_correction_bias): they are not read as keeping their
+# layer's projections 16-bit.
+_TINY_MODULES = ("conv1d", "norm", "a_log", ".d", "dt_bias", "correction_bias")
+_LAYER_INDEX = re.compile(r"layers\.(\d+)\.")
 
 
 def _groups_named(name: str) -> set[str]:
@@ -76,17 +87,25 @@ def _groups_named(name: str) -> set[str]:
         out.add("shared")
     elif "expert" in n:
         out.add("experts")
-    if "linear_attn" in n or "mamba" in n or "mixer" in n:
+    # nemotron_h names every block's sub-layer `mixer` (Mamba-2, attention or MoE), so the
+    # projection names decide: q/k/v/o attention, in_proj / out_proj a Mamba mixer.
+    if any(k in n for k in ("q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj")):
+        out.add("attention")
+    elif "linear_attn" in n or "mamba" in n or tail in ("in_proj", "out_proj", "mixer"):
         out.add("linear_attention")
-    elif any(k in n for k in ("attn", "attention", "q_proj", "k_proj", "v_proj", "o_proj")):
+    elif any(k in n for k in ("attn", "attention")):
         out.add("attention")
     if not out and any(k in n for k in ("mlp", "feed_forward", "ffn")):
         out.add("dense_mlp")
     return out
 
 
-def _skip_list(q: Mapping[str, Any], field: str) -> frozenset[str]:
-    kept: set[str] = set()
+def _skip_list(
+    q: Mapping[str, Any], field: str
+) -> tuple[frozenset[str], dict[str, frozenset[int]]]:
+    """(groups kept 16-bit in every layer, {group: the layers it is kept in} for the rest)."""
+    whole: set[str] = set()
+    layers: dict[str, set[int]] = {}
     for key in _SKIP_KEYS:
         raw = q.get(key)
         if raw is None:
@@ -94,8 +113,18 @@ def _skip_list(q: Mapping[str, Any], field: str) -> frozenset[str]:
         if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
             raise EngineInputError(f"{field}.{key}", "must be a list of module names")
         for name in raw:
-            kept |= _groups_named(name)
-    return frozenset(kept)
+            low = name.lower().rstrip("$")
+            if low.endswith(_TINY_MODULES):
+                continue
+            groups = _groups_named(name)
+            index = _LAYER_INDEX.search(low)
+            if index is None or "*" in low:
+                whole |= groups
+                continue
+            for g in groups:
+                layers.setdefault(g, set()).add(int(index.group(1)))
+    partial = {g: frozenset(ix) for g, ix in layers.items() if g not in whole}
+    return frozenset(whole), partial
 
 
 def _int(q: Mapping[str, Any], key: str, field: str, default: int) -> int:
@@ -180,7 +209,7 @@ def scheme_from_config(q: Any, field: str) -> QuantScheme | None:
     if not isinstance(method_raw, str):
         raise EngineInputError(f"{field}.quant_method", "must be a string")
     method = method_raw.lower().replace("_", "-")
-    keep = _skip_list(q, field)
+    keep, kept_layers = _skip_list(q, field)
     if method == "fp8":
         bpp, how = _fp8_block_bytes(q.get("weight_block_size"), f"{field}.weight_block_size")
         precision, label = Precision.FP8, f"FP8 {how}"
@@ -235,6 +264,7 @@ def scheme_from_config(q: Any, field: str) -> QuantScheme | None:
         bytes_per_param=bpp,
         keep_16bit=_ALWAYS_16BIT | _DEFAULT_16BIT | keep,
         label=label,
+        kept_layers=kept_layers,
     )
 
 
@@ -253,32 +283,81 @@ _GROUP_NAMES = (
 )
 
 
-def checkpoint_bytes(groups: ParamGroups, scheme: QuantScheme) -> float:
+def kept_share(
+    scheme: QuantScheme, name: str, layer_counts: Mapping[str, int] | None = None
+) -> float:
+    """Share of tensor group `name` stored at 16 bits: 1 when kept in every layer; the named
+    layers over the group's layers (`layer_counts`) when a skip list names some; else 0."""
+    if name in scheme.keep_16bit:
+        return 1.0
+    named = scheme.kept_layers.get(name)
+    if not named:
+        return 0.0
+    count = (layer_counts or {}).get(name, 0)
+    if count <= 0:
+        return 1.0  # the group's layer count unknown: kept whole (errs high, as before)
+    return min(len(named) / count, 1.0)
+
+
+def _group_bytes(
+    n: float, scheme: QuantScheme, name: str, layer_counts: Mapping[str, int] | None
+) -> float:
+    share = kept_share(scheme, name, layer_counts)
+    return n * (share * c.BYTES_16BIT + (1.0 - share) * scheme.bytes_per_param)
+
+
+def checkpoint_bytes(
+    groups: ParamGroups, scheme: QuantScheme, layer_counts: Mapping[str, int] | None = None
+) -> float:
     """Sum over tensor groups, each at its own precision."""
     total = 0.0
     for name in _GROUP_NAMES:
-        n: float = getattr(groups, name)
-        total += n * (c.BYTES_16BIT if name in scheme.keep_16bit else scheme.bytes_per_param)
+        total += _group_bytes(getattr(groups, name), scheme, name, layer_counts)
     return total
 
 
-def routed_expert_bytes(groups: ParamGroups, scheme: QuantScheme) -> float:
-    per_param = c.BYTES_16BIT if "experts" in scheme.keep_16bit else scheme.bytes_per_param
-    return groups.experts * per_param
+def routed_expert_bytes(
+    groups: ParamGroups, scheme: QuantScheme, layer_counts: Mapping[str, int] | None = None
+) -> float:
+    return _group_bytes(groups.experts, scheme, "experts", layer_counts)
 
 
-def checkpoint_weights(groups: ParamGroups, scheme: QuantScheme) -> CheckpointWeights:
-    """The stored weights of a checkpoint quantized by `scheme`, with a label for the notes."""
-    kept = kept_16bit_description(scheme, groups)
+def checkpoint_weights(
+    groups: ParamGroups, scheme: QuantScheme, layer_counts: Mapping[str, int] | None = None
+) -> CheckpointWeights:
+    """The stored weights of a checkpoint quantized by `scheme`, with a label for the notes.
+    `layer_counts`: layers per tensor group, for skip lists that name single layers."""
+    kept = kept_16bit_description(scheme, groups, layer_counts)
+    precisions = tuple(
+        (name, _group_precision(scheme, name, layer_counts))
+        for name in _GROUP_NAMES
+        if getattr(groups, name) > 0
+    )
     return CheckpointWeights(
         precision=scheme.precision,
-        weight_bytes=checkpoint_bytes(groups, scheme),
-        routed_expert_bytes=routed_expert_bytes(groups, scheme),
+        weight_bytes=checkpoint_bytes(groups, scheme, layer_counts),
+        routed_expert_bytes=routed_expert_bytes(groups, scheme, layer_counts),
         label=f"{scheme.label}; kept 16-bit: {kept}" if kept else scheme.label,
+        group_precisions=precisions,
     )
 
 
-def kept_16bit_description(scheme: QuantScheme, groups: ParamGroups) -> str:
+def _group_precision(scheme: QuantScheme, name: str, layer_counts: Mapping[str, int] | None) -> str:
+    """A tensor group's stored precision in words: "BF16", "FP4", or "FP4 (BF16 in 6 of 23
+    layers)"."""
+    share = kept_share(scheme, name, layer_counts)
+    quant = scheme.precision.value
+    if share >= 1.0:
+        return "BF16"
+    if share <= 0.0:
+        return quant
+    named = len(scheme.kept_layers.get(name, ()))
+    return f"{quant} (BF16 in {named} of {(layer_counts or {}).get(name, 0)} layers)"
+
+
+def kept_16bit_description(
+    scheme: QuantScheme, groups: ParamGroups, layer_counts: Mapping[str, int] | None = None
+) -> str:
     """The non-empty groups kept 16-bit, in words, for the notes."""
     words = {
         "embed_in": "embeddings",
@@ -291,6 +370,13 @@ def kept_16bit_description(scheme: QuantScheme, groups: ParamGroups) -> str:
         "dense_mlp": "dense MLP",
         "vision": "vision tower",
     }
-    return ", ".join(
-        w for k, w in words.items() if k in scheme.keep_16bit and getattr(groups, k) > 0
-    )
+    out = []
+    for k, w in words.items():
+        if getattr(groups, k) <= 0:
+            continue
+        share = kept_share(scheme, k, layer_counts)
+        if share >= 1.0:
+            out.append(w)
+        elif share > 0.0:
+            out.append(f"{w} in {len(scheme.kept_layers[k])} layers")
+    return ", ".join(out)

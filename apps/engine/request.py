@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import replace
 from typing import Any
@@ -19,6 +20,7 @@ from apps.engine.types import (
     EngineInputError,
     EstimateRequest,
     Framework,
+    Layout,
     ModelKind,
     ModelSpec,
     Optimizer,
@@ -113,6 +115,8 @@ def _explicit_model(m: Mapping[str, Any]) -> ModelSpec:
 
 def parse_model(value: Any) -> ModelSpec:
     m = require_dict(value, "model")
+    if "hf_quant_config" in m and "hf_config" not in m:
+        raise EngineInputError("model.hf_quant_config", "goes with model.hf_config")
     if "preset" in m:
         preset = m["preset"]
         if not isinstance(preset, str):
@@ -122,7 +126,13 @@ def parse_model(value: Any) -> ModelSpec:
             raise EngineInputError("model.preset", f"unknown preset {preset[:60]!r}")
         return spec
     if "hf_config" in m:
-        return model_from_hf_config(m["hf_config"], field="model.hf_config")
+        quant = m.get("hf_quant_config")
+        return model_from_hf_config(
+            m["hf_config"],
+            field="model.hf_config",
+            hf_quant_config=None if quant is None else require_dict(quant, "model.hf_quant_config"),
+            quant_field="model.hf_quant_config",
+        )
     if "layers" in m or "params_billion" in m:
         return _explicit_model(m)
     raise EngineInputError("model", "give one of preset, hf_config or explicit numbers")
@@ -367,4 +377,35 @@ def parse_estimate_request(data: Any, *, known_gpus: Collection[str]) -> Estimat
         video_frames=frames,
         speculative=parse_speculative(body.get("speculative"), wt),
         framework=get_enum(body, "framework", "framework", Framework),
+        layout=parse_layout(body.get("layout"), wt, body.get("gpu_count")),
     )
+
+
+_LAYOUT_PART = re.compile(r"^(DP|TP|PP|DEP)(\d+)$")
+
+
+def parse_layout(raw: Any, wt: WorkloadType, gpu_count: Any) -> Layout | None:
+    """`layout`: the parallel layout to evaluate, as the estimate names it ("TP8", "DEP8",
+    "TP2xPP2", "DP2xTP4", "PP4"); serving only. It fixes the GPU count (a `gpu_count` that
+    differs is refused)."""
+    if raw is None:
+        return None
+    if wt not in LLM_SERVING_TYPES:
+        raise EngineInputError("layout", f"not allowed for {wt}")
+    if not isinstance(raw, str) or len(raw) > 40:
+        raise EngineInputError("layout", "must be a string such as 'TP8', 'DEP8' or 'TP2xPP2'")
+    sizes = {"DP": 1, "TP": 1, "PP": 1, "DEP": 1}
+    for part in raw.upper().replace(" ", "").split("X"):
+        found = _LAYOUT_PART.match(part)
+        if found is None or int(found.group(2)) < 1:
+            raise EngineInputError("layout", f"unknown layout part {part[:20]!r}")
+        sizes[found.group(1)] = int(found.group(2))
+    if sizes["DEP"] > 1 and (sizes["TP"] > 1 or sizes["PP"] > 1):
+        raise EngineInputError("layout", "DEP combines only with DP (e.g. 'DP2xDEP8')")
+    layout = Layout(tp=sizes["TP"], pp=sizes["PP"], dep=sizes["DEP"], replicas=sizes["DP"])
+    if layout.gpus > c.MAX_GPU_COUNT:
+        raise EngineInputError("layout", f"uses {layout.gpus} GPUs, more than {c.MAX_GPU_COUNT}")
+    given = isinstance(gpu_count, int) and not isinstance(gpu_count, bool)
+    if given and gpu_count != layout.gpus:
+        raise EngineInputError("layout", f"uses {layout.gpus} GPUs; gpu_count is {gpu_count}")
+    return layout

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from apps.engine.types import Estimate
+from apps.engine.model_summary import model_summary, model_summary_to_dict
+from apps.engine.types import Estimate, EstimateRequest
 
 
 def _r(x: float | None, digits: int) -> float | None:
@@ -82,3 +83,12 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
             "mfu": _r(t.mfu, 3),
         }
     return out
+
+
+def request_model_to_dict(request: EstimateRequest) -> dict[str, Any]:
+    """The response's top-level `model`: the model as the engine read it at the request's
+    precisions (total and active parameters, weight precision per tensor group, weights GB, KV
+    bytes per token, attention layer types; apps/engine/model_summary.py)."""
+    return model_summary_to_dict(
+        model_summary(request.model, request.weight_precision, request.kv_cache_precision)
+    )

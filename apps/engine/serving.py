@@ -15,6 +15,7 @@ from apps.engine.frameworks import (
     scheduler_limits,
     setting_words,
 )
+from apps.engine.kernel_tables import kernel_note_for
 from apps.engine.memory import (
     KvCost,
     gpu_capacity_source,
@@ -125,6 +126,12 @@ def serving_setup(
     )
 
 
+# These process-wide memos keyed by object identity stay (issue 23 item 9 asked for memo tables
+# owned by one evaluation unless bench/estimate.py showed a loss over 20%): a memo that lives
+# for one estimate() call is what the bench's "cold" column approaches, and there a full-catalog
+# estimate() runs at 40% of the warm rate (8B realtime FP8: 210 against 516 calls/s, Mixtral
+# batch 75 against 288, at f907b0a), with the presets and catalog GPUs a server sees on every
+# request. Each entry keeps its key objects alive, so an id is never reused while it exists.
 _SetupKey = tuple[int, int, Layout, Precision, Precision, float, float]
 _SETUPS: dict[_SetupKey, tuple[ModelSpec, GpuSpec, ServingSetup]] = {}
 _SETUPS_MAX = 4096
@@ -223,6 +230,7 @@ class _LayoutPlan:
     logits_per_seq: float
     label: str
     layout_note: str
+    kernel_note: str  # measured kernel tables or per-architecture constants (kernel_tables)
     fits_bytes: float  # memory_fit's thresholds for setup.capacity_per_gpu
     tight_bytes: float
     weights_fit: bool  # the weights alone fit the tight share (else no batch or context can)
@@ -308,6 +316,7 @@ def _new_plan(
         logits_per_seq=model.vocab_size * c.LOGITS_BYTES,
         label=label,
         layout_note=layout_note,
+        kernel_note=kernel_note_for(gpu),
         fits_bytes=capacity * c.USABLE_MEMORY_FRACTION,
         tight_bytes=capacity * c.TIGHT_MEMORY_FRACTION,
         weights_fit=setup.weights_per_gpu + setup.overhead_per_gpu
@@ -744,6 +753,7 @@ def _estimate_layout(
     elif fit is Fit.TIGHT:
         notes.append(_TIGHT_NOTE)
     notes.append(_PERFORMANCE_NOTE)
+    notes.append(plan.kernel_note)
     if req.speculative is not None:
         notes.append(speculative_note(model, req.speculative))
     label = plan.label
@@ -863,6 +873,29 @@ def _tp_ok(model: ModelSpec, tp: int) -> bool:
     if heads % tp:
         return False
     return model.is_mla or kv <= 0 or (kv % tp == 0 if kv >= tp else tp % kv == 0)
+
+
+def layout_problem(model: ModelSpec, layout: Layout) -> str | None:
+    """Why `model` cannot run under `layout` in vLLM, SGLang or TensorRT-LLM (the rules
+    `_candidate_layouts` applies), or None. All three offer TP, PP, DP engines and attention
+    DP with expert parallelism for MoE models (vLLM "Parallelism and Scaling" / "Data
+    Parallel Deployment" / "Expert Parallel Deployment"; SGLang --tp / --pp-size / --dp with
+    --enable-dp-attention; TensorRT-LLM tensor_parallel_size, pipeline_parallel_size,
+    enable_attention_dp with moe_expert_parallel_size), so the rules are the model's."""
+    if layout.dep > 1:
+        if model.experts <= 1:
+            return "DEP (attention data parallel + expert parallel) needs an MoE model"
+        if model.experts % layout.dep:
+            return f"{model.experts} routed experts do not split evenly over {layout.dep} GPUs"
+        return None
+    if not _tp_ok(model, layout.tp):
+        return (
+            f"tensor parallelism {layout.tp} does not divide the {model.attention_heads} "
+            f"attention heads / {model.kv_heads} KV heads"
+        )
+    if layout.pp > model.layers:
+        return f"{layout.pp} pipeline stages for {model.layers} layers"
+    return None
 
 
 @lru_cache(maxsize=4096)

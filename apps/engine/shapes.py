@@ -49,6 +49,16 @@ class Shape:
     linear_layers: int = 0
     linear_params: float = 0.0  # one linear-attention / Mamba mixer's weights
     linear_state: float = 0.0  # one such layer's constant per-sequence state (elements)
+    # Hybrid stacks whose blocks hold ONE sub-layer (nemotron_h's hybrid_override_pattern: "M"
+    # a Mamba-2 mixer, "*" attention, "-" an MLP, "E" an MoE block): `mixer_free_layers` have
+    # an MLP / MoE but no token mixer, `mlp_free_layers` a mixer (attention or linear) but no
+    # MLP. 0 for the usual transformer layer (mixer + MLP).
+    mixer_free_layers: int = 0
+    mlp_free_layers: int = 0
+    # Latent MoE (nemotron_h moe_latent_size): the routed experts run in a `moe_latent`-wide
+    # space, entered and left through two hidden x latent projections per MoE layer (counted
+    # with the shared experts: every token runs them). 0: experts take the hidden state.
+    moe_latent: int = 0
     vision_params: float = 0.0  # a multimodal wrapper's vision tower and projector
     extra_params: float = 0.0  # e.g. BERT position/type embeddings and pooler
 
@@ -122,6 +132,29 @@ def mamba_mixer(
     return float(params), float(d_inner * d_state + d_inner * (d_conv - 1))
 
 
+def mamba2_mixer(
+    hidden: int,
+    heads: int,
+    head_dim: int,
+    groups: int,
+    d_state: int,
+    d_conv: int,
+    state_bytes: float = LINEAR_STATE_BYTES,
+) -> tuple[float, float]:
+    """(weights, per-sequence state in LINEAR_STATE_BYTES elements) of one Mamba-2 mixer
+    (transformers NemotronHMamba2Mixer / Mamba2Mixer): in_proj to the gate z and x (heads x
+    head_dim each), B and C (groups x d_state each) and dt (one per head); a depthwise conv1d
+    over x, B, C with its bias; dt_bias, A_log and D per head; the gated RMSNorm over
+    d_inner; out_proj. The state is the SSM's heads x head_dim x d_state (at `state_bytes`:
+    nemotron_h configs ask mamba_ssm_cache_dtype float32) plus the conv window (16-bit)."""
+    d_inner = heads * head_dim
+    conv_dim = d_inner + 2 * groups * d_state
+    in_proj = hidden * (2 * d_inner + 2 * groups * d_state + heads)
+    params = in_proj + conv_dim * d_conv + conv_dim + 3 * heads + d_inner + d_inner * hidden
+    ssm = heads * head_dim * d_state * state_bytes / LINEAR_STATE_BYTES
+    return float(params), float(ssm + conv_dim * (d_conv - 1))
+
+
 def vit_params(
     hidden: int, layers: int, intermediate: int, patch: int, out_dim: int, text_hidden: int
 ) -> float:
@@ -158,13 +191,24 @@ def moe_layer_count(s: Shape) -> int:
     return max(0, min(n, s.layers))
 
 
+def softmax_layer_count(s: Shape) -> int:
+    """Layers with softmax attention (full or windowed)."""
+    return max(s.layers - s.linear_layers - s.mixer_free_layers, 0)
+
+
+def dense_mlp_layer_count(s: Shape) -> int:
+    """Layers with a dense MLP: neither routed experts nor MLP-free (a mixer-only block)."""
+    return max(s.layers - moe_layer_count(s) - s.mlp_free_layers, 0)
+
+
 def param_groups(s: Shape) -> ParamGroups:
-    softmax_layers = s.layers - s.linear_layers
+    softmax_layers = softmax_layer_count(s)
     moe_n = moe_layer_count(s)
-    dense_n = s.layers - moe_n
+    dense_n = dense_mlp_layer_count(s)
     moe_i = s.moe_intermediate or s.intermediate
-    expert = _mlp_params(s.hidden, moe_i, s.gated_mlp)
+    expert = _mlp_params(s.moe_latent or s.hidden, moe_i, s.gated_mlp)
     shared_i = s.shared_intermediate or moe_i
+    latent_proj = 2.0 * s.hidden * s.moe_latent
     embed = float(s.vocab * s.hidden)
     return ParamGroups(
         embed_in=embed,
@@ -174,12 +218,27 @@ def param_groups(s: Shape) -> ParamGroups:
         router=float(moe_n * s.hidden * s.experts),
         experts=moe_n * s.experts * expert,
         expert_active=moe_n * min(s.active_experts, s.experts) * expert,
-        shared=moe_n * s.shared_experts * _mlp_params(s.hidden, shared_i, s.gated_mlp),
+        shared=moe_n
+        * (s.shared_experts * _mlp_params(s.hidden, shared_i, s.gated_mlp) + latent_proj),
         dense_mlp=dense_n * _mlp_params(s.hidden, s.intermediate, s.gated_mlp),
-        norms=2.0 * s.hidden * s.layers,
+        # one norm per sub-layer: two per transformer layer, one per single-sub-layer block
+        norms=float(s.hidden * (2 * s.layers - s.mixer_free_layers - s.mlp_free_layers)),
         vision=s.vision_params,
         extra=s.extra_params,
     )
+
+
+def group_layer_counts(s: Shape) -> dict[str, int]:
+    """Layers each per-layer tensor group spans (for skip lists that name single layers)."""
+    moe_n = moe_layer_count(s)
+    return {
+        "attention": softmax_layer_count(s),
+        "linear_attention": s.linear_layers,
+        "router": moe_n,
+        "experts": moe_n,
+        "shared": moe_n,
+        "dense_mlp": dense_mlp_layer_count(s),
+    }
 
 
 def count_params(s: Shape) -> tuple[float, float]:
@@ -197,11 +256,11 @@ def kv_elements_per_layer(s: Shape) -> float:
 
 def attention_layout(s: Shape) -> AttentionLayout | None:
     """The per-type KV sums, or None when every layer attends fully (the legacy formula)."""
-    if s.window_layers == 0 and s.linear_layers == 0:
+    if s.window_layers == 0 and s.linear_layers == 0 and s.mixer_free_layers == 0:
         return None
     per_layer = kv_elements_per_layer(s)
     window_layers = s.window_layers if s.window > 0 else 0
-    full = max(s.layers - window_layers - s.linear_layers, 0)
+    full = max(softmax_layer_count(s) - window_layers, 0)
     return AttentionLayout(
         full_layers=full,
         full_kv_elements=full * per_layer,
@@ -210,6 +269,8 @@ def attention_layout(s: Shape) -> AttentionLayout | None:
         window_kv_elements=window_layers * per_layer,
         linear_layers=s.linear_layers,
         state_bytes=s.linear_layers * s.linear_state * LINEAR_STATE_BYTES,
+        mixer_free_layers=s.mixer_free_layers,
+        mlp_free_layers=s.mlp_free_layers,
     )
 
 
@@ -246,9 +307,9 @@ def lora_in_out(s: Shape) -> float:
         mixer's weights (in + out = hidden + weights / hidden);
       * not the MoE router, the embeddings / LM head or a vision tower.
     """
-    softmax_layers = s.layers - s.linear_layers
+    softmax_layers = softmax_layer_count(s)
     moe_n = moe_layer_count(s)
-    dense_n = s.layers - moe_n
+    dense_n = dense_mlp_layer_count(s)
     mats = 3 if s.gated_mlp else 2
     moe_i = s.moe_intermediate or s.intermediate
     shared_i = s.shared_intermediate or moe_i
@@ -256,6 +317,8 @@ def lora_in_out(s: Shape) -> float:
     if s.linear_layers:
         total += s.linear_layers * (s.hidden + s.linear_params / s.hidden)
     total += dense_n * mats * (s.hidden + s.intermediate)
-    total += moe_n * s.experts * mats * (s.hidden + moe_i)
+    total += moe_n * s.experts * mats * ((s.moe_latent or s.hidden) + moe_i)
+    if s.moe_latent:
+        total += moe_n * 2 * (s.hidden + s.moe_latent)
     total += moe_n * s.shared_experts * mats * (s.hidden + shared_i)
     return float(total)

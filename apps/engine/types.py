@@ -21,6 +21,14 @@ def _fields_of(cls: type[Any], user: str) -> tuple[Any, ...]:
     return out
 
 
+# Issue 23 item 9 asked for plain keyword dataclasses instead of these exec-generated
+# constructors unless bench/estimate.py showed a loss over 20%. Measured on this branch (commit
+# eeecaf3, reverted; the same machine, three interleaved rounds of one estimate_at each):
+# llama-2-7b inference at TP1 ~90K -> ~48K evaluations/s, 8 x A100 ZeRO-3 training ~150K ->
+# ~64K (a frozen dataclass's own __init__ sets each of the ~50 result fields through
+# object.__setattr__), and the llm-analysis ratio fell below 20x. So the fastest honest form
+# stays: the constructors are built from the classes' own field lists (no hand-written field
+# order to drift) and return ordinary frozen instances (tests/unit/engine/test_engine_speedups).
 def positional_constructor(cls: type[Any]) -> Any:
     """`new(field1, field2, ...)`: build `cls` from every field, positionally, in declaration
     order, without keyword matching; for the engine's per-evaluation hot paths. Annotate the
@@ -270,6 +278,11 @@ class AttentionLayout:
     window_kv_elements: float = 0.0  # per cached token, summed over the windowed layers
     linear_layers: int = 0
     state_bytes: float = 0.0  # per sequence, summed over the linear / recurrent layers
+    # Hybrid stacks of single-sub-layer blocks (nemotron_h): blocks with an MLP / MoE and no
+    # token mixer, and blocks with a mixer and no MLP (see shapes.Shape). A transformer layer
+    # has both, so both are 0.
+    mixer_free_layers: int = 0
+    mlp_free_layers: int = 0
 
 
 @fast_init
@@ -281,6 +294,9 @@ class CheckpointWeights:
     weight_bytes: float  # every weight at its own precision, plus quantization scales
     routed_expert_bytes: float  # the routed experts' share of weight_bytes (0 for dense)
     label: str  # e.g. "MXFP4 (quant_method mxfp4; self_attn, router, embeddings kept 16-bit)"
+    # (tensor group, stored precision in words) for the groups the model has, e.g.
+    # ("experts", "FP4"), ("attention", "BF16"); the response's model summary shows them.
+    group_precisions: tuple[tuple[str, str], ...] = ()
 
 
 @fast_init
@@ -450,6 +466,9 @@ class EstimateRequest:
     video_frames: int | None = None
     speculative: SpeculativeSpec | None = None  # None: plain one-token-per-step decoding
     framework: Framework | None = None  # None: vLLM (frameworks.DEFAULT_FRAMEWORK)
+    # Serving: evaluate this parallel layout only (its GPUs are the count); None: the engine
+    # chooses among the layouts the framework offers for the model (serving.candidate_layouts).
+    layout: Layout | None = None
 
     @property
     def has_latency_target(self) -> bool:

@@ -8,10 +8,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.catalog.selectors import estimates_for_body, model_preset_list
+from apps.catalog.selectors import estimates_for_request, gpu_specs, model_preset_list
 from apps.core.api_examples import ESTIMATE_EXAMPLES
 from apps.core.parsers import JSONParser
-from apps.engine import EngineInputError
+from apps.engine import EngineInputError, parse_estimate_request, request_model_to_dict
 
 
 class EngineErrorSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -20,6 +20,14 @@ class EngineErrorSerializer(serializers.Serializer):  # type: ignore[type-arg]
 
 
 class EstimateOutputSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    model = serializers.DictField(
+        help_text=(
+            "The model as the engine read it: total and active parameters (active: per token, "
+            "the input embedding lookup excluded, as model cards count them; also given with "
+            "both embedding matrices), weight precision per tensor group, weights_gb, KV bytes "
+            "per token, attention layer types."
+        )
+    )
     estimates = serializers.ListField(
         child=serializers.DictField(),
         help_text=(
@@ -52,10 +60,12 @@ class EstimateApi(APIView):
     )
     def post(self, request: Request) -> Response:
         try:
-            estimates = estimates_for_body(request.data)
+            known = {spec.slug for spec in gpu_specs()}
+            engine_request = parse_estimate_request(request.data, known_gpus=known)
+            estimates = estimates_for_request(engine_request)
         except EngineInputError as exc:
             return engine_error_response(exc)
-        return Response({"estimates": estimates})
+        return Response({"model": request_model_to_dict(engine_request), "estimates": estimates})
 
 
 class ModelPresetOutputSerializer(serializers.Serializer):  # type: ignore[type-arg]

@@ -48,6 +48,7 @@ FIELD_TO_BODY: dict[str, tuple[str, ...]] = {
     "output_tokens_p95": ("output_tokens", "p95"),
     "model_preset": ("model", "preset"),
     "model_hf_config": ("model", "hf_config"),
+    "model_hf_quant_config": ("model", "hf_quant_config"),
     **{name: ("model", name) for name in EXPLICIT_MODEL_FIELDS},
     "speculative_method": ("speculative", "method"),
     "speculative_tokens": ("speculative", "tokens"),
@@ -99,6 +100,11 @@ class TokensSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore
 class ModelShapeSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
     preset = serializers.CharField(required=False, max_length=64)
     hf_config = serializers.DictField(required=False, validators=[FreeFormJson()])
+    hf_quant_config = serializers.DictField(
+        required=False,
+        validators=[FreeFormJson()],
+        help_text="NVIDIA ModelOpt's hf_quant_config.json, with hf_config (FP8 / NVFP4 exports).",
+    )
     params_billion = serializers.DecimalField(
         max_digits=9, decimal_places=3, min_value=Decimal("0.001"), required=False
     )
@@ -128,6 +134,14 @@ class ModelShapeSerializer(StrictJsonTypes, serializers.Serializer):  # type: ig
         ways = ["preset" in attrs, "hf_config" in attrs, "params_billion" in attrs]
         if sum(ways) > 1:
             raise serializers.ValidationError("give one of preset, hf_config or explicit numbers")
+        quant = attrs.get("hf_quant_config")
+        if quant is not None:
+            if "hf_config" not in attrs:
+                raise serializers.ValidationError({"hf_quant_config": "goes with hf_config"})
+            try:
+                model_from_hf_config(attrs["hf_config"], hf_quant_config=quant)
+            except EngineInputError as exc:
+                raise serializers.ValidationError({"hf_quant_config": exc.message}) from exc
         experts, active = attrs.get("experts"), attrs.get("active_experts")
         if experts and active and active > experts:
             raise serializers.ValidationError({"active_experts": "must not exceed experts"})

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.benchmarks.selectors import brief_estimates
-from apps.briefs.contract import body_to_fields
+from apps.briefs.contract import body_to_fields, request_for_brief
 from apps.briefs.selectors import (
     brief_get_for_user,
     brief_list_for_user,
@@ -23,7 +23,7 @@ from apps.core.parsers import JSONParser
 from apps.core.permissions import role_permission
 from apps.core.roles import BRIEF_EDITORS
 from apps.core.users import signed_in
-from apps.engine import EngineInputError
+from apps.engine import EngineInputError, request_model_to_dict
 
 from .estimate import EngineErrorSerializer, EstimateOutputSerializer, engine_error_response
 from .serializers import (
@@ -124,8 +124,9 @@ class BriefEstimateApi(APIView):
         brief = brief_get_for_user(request.user, pk)
         try:
             estimates = brief_estimates(brief)
+            model = request_model_to_dict(request_for_brief(brief))
         except EngineInputError as exc:
             response = engine_error_response(exc)
             response.status_code = 409
             return response
-        return Response({"estimates": estimates})
+        return Response({"model": model, "estimates": estimates})

@@ -33,6 +33,8 @@ class Comparison:
     expected_miss: str
     source: str
     notes: str
+    layout: str | None = None  # the layout the engine evaluated the row at
+    batch: int | None = None  # the batch it chose for an offline row
 
     @property
     def error(self) -> float:
@@ -123,7 +125,16 @@ def _layout(row: dict[str, str], req: EstimateRequest, g: GpuSpec) -> Layout | N
     return tp if tp in candidate_layouts(req.model, g, count) else None
 
 
+_BATCH = re.compile(r"batch chosen: (\d+) sequence")
+
+
 def _value(row: dict[str, str]) -> float:
+    return _evaluate(row)[0]
+
+
+def _evaluate(row: dict[str, str]) -> tuple[float, str | None, int | None]:
+    """(the engine's figure for the row's metric, the layout it used, the offline batch it
+    chose or None)."""
     # A published figure on N GPUs is one serving engine over them, never several data-parallel
     # engines side by side.
     req = _request(row)
@@ -148,7 +159,8 @@ def _value(row: dict[str, str]) -> float:
         value = conc * int(row["output_tokens"]) / (p.e2e_latency_s or 1.0)
     if value is None:
         raise ValueError(f"{row['id']}: engine gave no {metric}")
-    return float(value)
+    chosen = next((m for n in e.notes if (m := _BATCH.search(n))), None)
+    return float(value), e.layout, int(chosen.group(1)) if chosen else None
 
 
 # Memory facts (what fits where); every one must match, with no expected_miss allowed.
@@ -230,13 +242,16 @@ def load_comparisons(path: Path = MEASUREMENTS_CSV) -> list[Comparison]:
         )
         if row.get("speculative"):
             conditions += f", speculative {row['speculative']}"
+        estimated, layout, batch = _evaluate(row)
         out.append(
             Comparison(
                 id=row["id"],
                 conditions=conditions,
                 metric=row["metric"],
                 published=float(row["published"]),
-                estimated=_value(row),
+                estimated=estimated,
+                layout=layout,
+                batch=batch,
                 expected_miss=row["expected_miss"],
                 source=row["source"],
                 notes=row["notes"],

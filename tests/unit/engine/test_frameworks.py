@@ -173,7 +173,8 @@ def test_the_marlin_padding_applies_to_mxfp4_experts_on_hopper_under_vllm_only()
 
 
 def test_marlin_moe_runs_prompts_slower_on_hopper_and_decode_reads_the_padding() -> None:
-    oss, h100 = PRESETS["gpt-oss-20b"], gpu("h100-sxm5-80gb")
+    # A Hopper part without a measured kernel table (the SXM H100 has one: see below)
+    oss, h100 = PRESETS["gpt-oss-20b"], gpu("h100-nvl-94gb")
     sm = serving_setup(oss, h100, 1, Precision.FP4, Precision.BF16, 1.0, 1.0).sm
     marlin = with_moe_kernel(sm, oss, h100, Precision.FP4, Framework.VLLM)
     pad = marlin_moe_padding(oss, h100, Precision.FP4, Framework.VLLM, 1)
@@ -183,3 +184,16 @@ def test_marlin_moe_runs_prompts_slower_on_hopper_and_decode_reads_the_padding()
     one = sm.seconds(1.0, 1024.0, 0.0, 0.0)
     assert one < marlin.seconds(1.0, 1024.0, 0.0, 0.0) <= pad * one
     assert with_moe_kernel(sm, oss, h100, Precision.FP4, Framework.SGLANG) is sm
+
+
+def test_on_a_gpu_with_measured_kernels_marlin_pads_the_bytes_only() -> None:
+    """The measured W4A16 MXFP4 MoE curve (kernel_tables) is vLLM's Marlin kernel itself, its
+    padding and mma.sync included: only the extra bytes read are added."""
+    oss, h100 = PRESETS["gpt-oss-20b"], gpu("h100-sxm5-80gb")
+    sm = serving_setup(oss, h100, 1, Precision.FP4, Precision.BF16, 1.0, 1.0).sm
+    assert sm.moe_points
+    marlin = with_moe_kernel(sm, oss, h100, Precision.FP4, Framework.VLLM)
+    pad = marlin_moe_padding(oss, h100, Precision.FP4, Framework.VLLM, 1)
+    assert marlin.expert_bytes == sm.expert_bytes * pad
+    assert marlin.expert_flops_per_token == sm.expert_flops_per_token
+    assert marlin.expert_mma == 1.0

@@ -1,0 +1,145 @@
+"""Measured kernel efficiencies where a GPU has them (kernel_tables_data, generated from
+NVIDIA AIConfigurator's performance database by scripts/kernel_tables.py), else None: the caller
+keeps the per-architecture constants. Pure Python lookups and interpolation."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from apps.engine import kernel_tables_data as data
+from apps.engine.types import GpuSpec, ModelSpec, Precision
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MoeCurve:
+    """Grouped-MoE efficiency of one expert width on one GPU and dtype: (rows per expert,
+    achieved FLOP/s) points, log-linear between them, held flat beyond the ends."""
+
+    points: tuple[tuple[float, float], ...]
+    imbalance: float  # latency of power-law routing over balanced (measured), >= 1
+
+    def rate(self, rows: float) -> float:
+        """Achieved FLOP/s of the expert GEMMs at `rows` tokens per touched expert."""
+        return _loglog(self.points, rows)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class KernelTables:
+    system: str  # AIConfigurator's system name
+    note: str  # what was measured, for the estimate's notes
+    gemm_tflops: dict[str, tuple[tuple[int, float], ...]]
+    moe: dict[str, Any]
+    imbalance: dict[str, float]
+    allreduce: dict[int, tuple[tuple[int, float], ...]]
+
+
+def _loglog(points: tuple[tuple[float, float], ...], x: float) -> float:
+    """Interpolate y over log(x) (y linear in log x), flat beyond the ends."""
+    if x <= points[0][0]:
+        return points[0][1]
+    for (x0, y0), (x1, y1) in itertools.pairwise(points):
+        if x <= x1:
+            return y0 + (y1 - y0) * math.log(x / x0) / math.log(x1 / x0)
+    return points[-1][1]
+
+
+@lru_cache(maxsize=64)
+def tables_for(slug: str) -> KernelTables | None:
+    system = data.SYSTEM_FOR_SLUG.get(slug)
+    entry = data.SYSTEMS.get(system) if system else None
+    if entry is None or system is None:
+        return None
+    src = entry["sources"]
+    note = (
+        f"kernel efficiencies: measured (NVIDIA AIConfigurator {data.AIC_VERSION} performance "
+        f"database, {data.AIC_LICENCE}, system {system}: GEMM {src['gemm']}, MoE {src['moe']}, "
+        f"all-reduce {src['allreduce']})"
+    )
+    return KernelTables(
+        system=system,
+        note=note,
+        gemm_tflops={k: tuple(v) for k, v in entry["gemm_tflops"].items()},
+        moe=entry["moe_efficiency"],
+        imbalance=entry["moe_imbalance"],
+        allreduce={int(n): tuple(v) for n, v in entry["allreduce_s"].items()},
+    )
+
+
+def constants_note(gpu: GpuSpec) -> str:
+    return (
+        f"kernel efficiencies: per-architecture constants ({gpu.architecture}; no measured "
+        "kernel table for this GPU)"
+    )
+
+
+def moe_dtype(model: ModelSpec, weight_precision: Precision, path_weight_only: bool) -> str:
+    """The MoE kernel family a table row stands for: the served precision, block-scaled FP8
+    for a 128 x 128-block checkpoint, W4A16 MXFP4 / INT4 where 4-bit weights run weight-only."""
+    ck = model.checkpoint
+    if weight_precision is Precision.FP8:
+        if path_weight_only:
+            return "bfloat16"
+        block = ck is not None and ck.precision is Precision.FP8 and "x128 blocks" in ck.label
+        return "fp8_block" if block else "fp8"
+    if weight_precision is Precision.FP4:
+        return "w4a16_mxfp4" if path_weight_only else "nvfp4"
+    if weight_precision is Precision.INT4:
+        return "int4_wo"
+    return "bfloat16"
+
+
+def gemm_dtype(weight_precision: Precision, block_fp8: bool) -> str | None:
+    if weight_precision in (Precision.BF16, Precision.FP16):
+        return "bfloat16"
+    if weight_precision is Precision.FP8:
+        return "fp8_block" if block_fp8 else "fp8"
+    if weight_precision is Precision.FP4:
+        return "nvfp4"
+    return None
+
+
+def dense_ratio(t: KernelTables, dtype: str | None) -> float | None:
+    """Measured large-M GEMM rate of `dtype` over BF16's on this GPU (None: not measured)."""
+    if dtype is None or dtype not in t.gemm_tflops or "bfloat16" not in t.gemm_tflops:
+        return None
+    return t.gemm_tflops[dtype][-1][1] / t.gemm_tflops["bfloat16"][-1][1]
+
+
+def moe_curve(t: KernelTables, dtype: str, width: float) -> MoeCurve | None:
+    """The measured grouped-MoE curve nearest `width` (intermediate per GPU), as absolute
+    FLOP/s: efficiency x the dtype's measured dense GEMM rate (BF16's for weight-only)."""
+    rows_of = data.MOE_ROWS
+    table = t.moe.get(dtype)
+    if not table:
+        return None
+    dense_key = dtype if dtype in t.gemm_tflops else "bfloat16"
+    dense = t.gemm_tflops[dense_key][-1][1] * 1e12
+    _, effs = min(table, key=lambda row: abs(math.log(max(width, 1.0) / row[0])))
+    points = tuple((float(r), e * dense) for r, e in zip(rows_of, effs, strict=True) if e)
+    if len(points) < 2:
+        return None
+    return MoeCurve(points=points, imbalance=max(t.imbalance.get(dtype, 1.0), 1.0))
+
+
+def allreduce_points(t: KernelTables, gpus: int) -> tuple[tuple[int, float], ...] | None:
+    return t.allreduce.get(gpus)
+
+
+def allreduce_seconds(points: tuple[tuple[int, float], ...], elements: float) -> float:
+    """Measured all-reduce latency for a message of `elements` 16-bit values, interpolated
+    log-linearly; beyond the largest message, scaled by size (bandwidth-bound)."""
+    top_x, top_y = points[-1]
+    if elements > top_x:
+        return top_y * elements / top_x
+    return _loglog(points, max(elements, 1.0))
+
+
+def kernel_note_for(gpu: GpuSpec) -> str:
+    """What an estimate's kernel efficiencies came from, in words: the measured tables (MoE
+    grouped GEMM; the precision GEMM rates normalise them) or the per-architecture constants."""
+    t = tables_for(gpu.slug)
+    return t.note if t is not None else constants_note(gpu)

@@ -1,0 +1,207 @@
+"""Regenerate apps/engine/kernel_tables_data.py: compact fitted kernel-efficiency tables from the
+performance database of NVIDIA's AIConfigurator (Apache-2.0), as the installed
+`aiconfigurator-core` package ships it (`aiconfigurator_core/systems/data/<system>/<op>/<framework>
+/<version>/*.parquet`: per-operation latencies measured per GPU and framework version).
+
+Run (bench environment: `pip install -e '.[bench]'`):  .venv/bin/python scripts/kernel_tables.py
+
+The engine reads only the generated module (plain Python literals); it never imports the package.
+Tables, per AIConfigurator system (mapped to catalog slugs below):
+
+- GEMM: median achieved TFLOP/s of dense GEMMs by M (tokens), over the measured N x K with both
+  >= 4096, per dtype (bfloat16, fp8 per-tensor, fp8_block, nvfp4), vLLM's table.
+- MoE: grouped-GEMM efficiency (achieved FLOP/s of the fused MoE op over the dtype's dense GEMM
+  rate at the largest M; weight-only dtypes over bfloat16's), by expert width on one GPU
+  (intermediate / moe_tp) and rows per expert touched, balanced routing, no expert parallelism;
+  and the latency ratio of power-law routing (power_law_1.2) to balanced at the same shape, the
+  measured cost of expert load imbalance.
+- All-reduce: vLLM's custom all-reduce under CUDA graphs, latency by message size (elements,
+  AIConfigurator's convention) and GPU count.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import aiconfigurator_core
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "apps" / "engine" / "kernel_tables_data.py"
+DATA = Path(aiconfigurator_core.__file__).parent / "systems" / "data"
+
+# Catalog slug (apps/catalog/data/gpus.csv) -> AIConfigurator system. The 40 GB A100 shares the
+# 80 GB part's chip and clocks (its GEMMs and NVLink are the same).
+SYSTEMS = {
+    "a100-sxm4-80gb": "a100_sxm",
+    "a100-sxm4-40gb": "a100_sxm",
+    "h100-sxm5-80gb": "h100_sxm",
+    "h200-sxm-141gb": "h200_sxm",
+    "b200-sxm-180gb": "b200_sxm",
+    "gb200-nvl72-186gb": "gb200",
+    "b300-sxm-288gb": "b300_sxm",
+    "gb300-nvl72-288gb": "gb300",
+    "l40s-48gb": "l40s",
+    "rtx-pro-6000-96gb": "rtx_pro_6000_server",
+}
+GEMM_DTYPES = ("bfloat16", "fp8", "fp8_block", "nvfp4")
+MOE_DTYPES = ("bfloat16", "fp8", "fp8_block", "nvfp4", "w4a16_mxfp4", "int4_wo")
+GEMM_M = (1, 4, 16, 64, 256, 1024, 4096, 16384)
+WIDTHS = (128, 256, 512, 1024, 2048, 4096, 8192)
+ROWS = (1, 4, 16, 64, 256, 1024, 4096)
+FRAMEWORK = "vllm"
+# Where a dtype was measured with several MoE kernels, the one vLLM runs by default for it (the
+# engine's constants cite the same choices): Marlin for W4A16 MXFP4 on parts without FP4 tensor
+# cores (vLLM mxfp4.py get_mxfp4_backend up to 0.11), the Triton fused_moe for block FP8
+# (vLLM fused_moe); else the kernel with the most measurements.
+PREFERRED_MOE_KERNELS = ("marlin", "triton")
+
+
+def _latest(system: str, op: str, framework: str = FRAMEWORK) -> Path | None:
+    root = DATA / system / op / framework
+    if not root.is_dir():
+        return None
+    versions = sorted(
+        root.iterdir(),
+        key=lambda p: [int(x) if x.isdigit() else x for x in p.name.replace("rc", ".").split(".")],
+    )
+    return versions[-1] if versions else None
+
+
+def _nearest(value: float, grid: tuple[int, ...]) -> int:
+    return min(grid, key=lambda g: abs(math.log(value / g)))
+
+
+def gemm_table(system: str) -> tuple[str | None, dict[str, list[tuple[int, float]]]]:
+    folder = _latest(system, "gemm")
+    if folder is None:
+        return None, {}
+    d = pd.read_parquet(folder / "gemm_perf.parquet")
+    d = d[(d.n >= 4096) & (d.k >= 4096)]
+    out: dict[str, list[tuple[int, float]]] = {}
+    for dtype in GEMM_DTYPES:
+        sub = d[d.gemm_dtype == dtype]
+        if sub.empty:
+            continue
+        tflops = 2.0 * sub.m * sub.n * sub.k / (sub.latency * 1e-3) / 1e12
+        points = []
+        for m in GEMM_M:
+            sel = tflops[sub.m == m]
+            if len(sel):
+                points.append((m, round(float(sel.median()), 1)))
+        if points:
+            out[dtype] = points
+    return f"vLLM {folder.name}", out
+
+
+def moe_tables(
+    system: str, gemm: dict[str, list[tuple[int, float]]]
+) -> tuple[str | None, dict[str, Any], dict[str, float]]:
+    folder = _latest(system, "moe")
+    if folder is None or "bfloat16" not in gemm:
+        return None, {}, {}
+    d = pd.read_parquet(folder / "moe_perf.parquet")
+    d = d[d.moe_ep_size == 1]
+    eff: dict[str, Any] = {}
+    imbalance: dict[str, float] = {}
+    for dtype in MOE_DTYPES:
+        dense = gemm.get(dtype, gemm["bfloat16"])[-1][1] * 1e12
+        sub = d[d.moe_dtype == dtype]
+        if sub.empty:
+            continue
+        sources = sub.kernel_source.value_counts()
+        chosen = next(
+            (s for pref in PREFERRED_MOE_KERNELS for s in sources.index if pref in s.lower()),
+            sources.index[0],
+        )
+        sub = sub[sub.kernel_source == chosen]
+        cells: dict[tuple[int, int], list[float]] = defaultdict(list)
+        bal = sub[sub.distribution == "balanced"]
+        for r in bal.itertuples():
+            width = r.inter_size / r.moe_tp_size
+            touched = r.num_experts * (1.0 - (1.0 - r.topk / r.num_experts) ** r.num_tokens)
+            rows = r.num_tokens * r.topk / max(touched, 1e-9)
+            # gate + up and down projections of every (token, expert) pair, on this GPU's slice
+            flops = 2.0 * 3.0 * r.hidden_size * width * r.num_tokens * r.topk
+            achieved = flops / (r.latency * 1e-3)
+            cells[(_nearest(width, WIDTHS), _nearest(rows, ROWS))].append(achieved / dense)
+        table = []
+        for w in WIDTHS:
+            row = []
+            for rr in ROWS:
+                vals = cells.get((w, rr))
+                row.append(round(statistics.median(vals), 4) if vals else None)
+            if any(v is not None for v in row):
+                table.append((w, tuple(row)))
+        if table:
+            eff[dtype] = tuple(table)
+        # load imbalance: power-law routing over balanced, same shape and tokens, >= 256 tokens
+        key = ["hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size", "num_tokens"]
+        skew = sub[(sub.distribution == "power_law_1.2") & (sub.num_tokens >= 256)]
+        joined = skew.merge(bal, on=key, suffixes=("_p", "_b"))
+        if len(joined):
+            imbalance[dtype] = round(float((joined.latency_p / joined.latency_b).median()), 3)
+    return f"vLLM {folder.name}", eff, imbalance
+
+
+def allreduce_table(system: str) -> tuple[str | None, dict[int, list[tuple[int, float]]]]:
+    folder = _latest(system, "comm")
+    if folder is None or not (folder / "custom_allreduce_perf.parquet").exists():
+        return None, {}
+    d = pd.read_parquet(folder / "custom_allreduce_perf.parquet")
+    d = d[(d.backend == "vllm_graph") & (d.allreduce_dtype == "bfloat16")]
+    out: dict[int, list[tuple[int, float]]] = {}
+    for n, sub in d.groupby("num_gpus"):
+        pts = sub.groupby("message_size").latency.median()
+        out[int(n)] = [(int(size), round(float(ms) * 1e-3, 9)) for size, ms in pts.items()]
+    return f"vLLM {folder.name} custom all-reduce (CUDA graph)", out
+
+
+def main() -> None:
+    version = metadata.version("aiconfigurator-core")
+    systems: dict[str, Any] = {}
+    for system in sorted(set(SYSTEMS.values())):
+        gsrc, gemm = gemm_table(system)
+        msrc, moe, imbalance = moe_tables(system, gemm)
+        asrc, allreduce = allreduce_table(system)
+        if not gemm:
+            continue
+        systems[system] = {
+            "sources": {"gemm": gsrc, "moe": msrc, "allreduce": asrc},
+            "gemm_tflops": gemm,
+            "moe_efficiency": moe,
+            "moe_imbalance": imbalance,
+            "allreduce_s": allreduce,
+        }
+    lines = [
+        '"""Measured kernel tables, GENERATED by scripts/kernel_tables.py; do not edit by hand.',
+        "",
+        f"Source: NVIDIA AIConfigurator performance database, aiconfigurator-core {version}",
+        "(PyPI; licence Apache-2.0), aiconfigurator_core/systems/data. Per system: dense GEMM",
+        "TFLOP/s by M; grouped-MoE efficiency by expert width and rows per expert (over the dense",
+        "GEMM rate); power-law / balanced routing latency ratio; vLLM custom all-reduce seconds by",
+        "message elements and GPU count. See scripts/kernel_tables.py for each table's recipe.",
+        '"""',
+        "",
+        "from typing import Any, Final",
+        "",
+        f'AIC_VERSION: Final = "{version}"',
+        'AIC_LICENCE: Final = "Apache-2.0"',
+        f"GEMM_M: Final = {GEMM_M!r}",
+        f"MOE_WIDTHS: Final = {WIDTHS!r}",
+        f"MOE_ROWS: Final = {ROWS!r}",
+        f"SYSTEM_FOR_SLUG: Final[dict[str, str]] = {SYSTEMS!r}",
+        f"SYSTEMS: Final[dict[str, Any]] = {systems!r}",
+        "",
+    ]
+    OUT.write_text("\n".join(lines))
+    print(f"wrote {OUT.relative_to(ROOT)} ({OUT.stat().st_size:,} bytes, {len(systems)} systems)")
+
+
+if __name__ == "__main__":
+    main()
