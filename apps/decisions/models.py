@@ -94,6 +94,13 @@ class DecisionRecord(BaseModel):
     chosen_api_route = models.ForeignKey(
         ApiRoute, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
+    # A serving plan of several quotes chosen as one candidate (its parts' quotes are frozen
+    # with it): "MIX" or "DISAGG", blank for a quote or a route.
+    chosen_plan = models.CharField(
+        max_length=8,
+        blank=True,
+        choices=[("MIX", "GPU mix by request size"), ("DISAGG", "Disaggregated prefill / decode")],
+    )
     capacity_model = models.CharField(max_length=16, choices=CapacityModel.choices)
     rationale = models.TextField(blank=True)
     acceptance_criteria = models.JSONField(default=dict, blank=True)
@@ -125,7 +132,9 @@ class DecisionRecord(BaseModel):
     class Meta:
         constraints = [
             models.CheckConstraint(
-                condition=~(Q(chosen_quote__isnull=False) & Q(chosen_api_route__isnull=False)),
+                condition=~(Q(chosen_quote__isnull=False) & Q(chosen_api_route__isnull=False))
+                & ~(Q(chosen_quote__isnull=False) & ~Q(chosen_plan=""))
+                & ~(Q(chosen_api_route__isnull=False) & ~Q(chosen_plan="")),
                 name="decision_one_chosen_candidate",
             ),
             models.CheckConstraint(

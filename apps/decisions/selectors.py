@@ -269,7 +269,9 @@ def candidate_label(row: dict[str, Any], names: dict[str, str] | None = None) ->
     return f"{row.get('provider')} · {gpu}{system} (quote #{row.get('quote_id')})"
 
 
-def _is_row(row: dict[str, Any], *, quote_id: Any, api_route_id: Any) -> bool:
+def _is_row(row: dict[str, Any], *, quote_id: Any, api_route_id: Any, plan: Any = None) -> bool:
+    if plan:
+        return bool(row.get("candidate_kind") == plan)
     if quote_id is not None:
         return bool(row.get("quote_id") == quote_id)
     return api_route_id is not None and row.get("api_route_id") == api_route_id
@@ -280,9 +282,25 @@ def chosen_candidate(record: DecisionRecord) -> dict[str, Any]:
     quote or route evidence."""
     snap = record.snapshot
     chosen = snap.get("chosen", {})
-    qid, rid = chosen.get("quote_id"), chosen.get("api_route_id")
+    qid, rid, plan = chosen.get("quote_id"), chosen.get("api_route_id"), chosen.get("plan")
     rows = snap.get("candidate_table", {}).get("rows", [])
-    row = next((r for r in rows if _is_row(r, quote_id=qid, api_route_id=rid)), None)
+    row = next((r for r in rows if _is_row(r, quote_id=qid, api_route_id=rid, plan=plan)), None)
+    if plan:
+        ids = chosen.get("plan_quote_ids") or []
+        parts = [q for q in snap.get("quotes", []) if q["id"] in ids]
+        names = catalog_names(snap)
+        return {
+            "kind": "plan",
+            "plan": plan,
+            "quote_id": None,
+            "api_route_id": None,
+            "plan_quote_ids": ids,
+            "label": candidate_label(row, names) if row else PLAN_WORDS.get(plan, plan),
+            "provider": ", ".join(dict.fromkeys(q["provider"] for q in parts)),
+            "row": row,
+            "evidence": parts[0] if parts else None,
+            "parts": parts,
+        }
     if qid is not None:
         evidence = next((q for q in snap.get("quotes", []) if q["id"] == qid), None)
         kind = "quote"
@@ -321,7 +339,10 @@ def candidate_rows(record: DecisionRecord) -> list[dict[str, Any]]:
     rows = []
     for row in snap.get("candidate_table", {}).get("rows", []):
         is_chosen = _is_row(
-            row, quote_id=chosen.get("quote_id"), api_route_id=chosen.get("api_route_id")
+            row,
+            quote_id=chosen.get("quote_id"),
+            api_route_id=chosen.get("api_route_id"),
+            plan=chosen.get("plan"),
         )
         is_alternative = any(
             _is_row(row, quote_id=a.get("quote_id"), api_route_id=a.get("api_route_id"))

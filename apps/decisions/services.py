@@ -61,6 +61,7 @@ def _freeze(record: DecisionRecord) -> None:
         brief=record.brief,
         chosen_quote=quote,
         chosen_api_route=record.chosen_api_route,
+        chosen_plan=record.chosen_plan,
         acceptance_criteria=record.acceptance_criteria,
         team_id=record.team_id,
     )
@@ -100,6 +101,7 @@ def decision_record_create(
     capacity_model: str,
     chosen_quote: Quote | None = None,
     chosen_api_route: ApiRoute | None = None,
+    chosen_plan: str = "",
     title: str = "",
     rationale: str = "",
     alternatives: list[dict[str, Any]] | None = None,
@@ -107,14 +109,18 @@ def decision_record_create(
     required_roles: list[str] | None = None,
     replaces: DecisionRecord | None = None,
 ) -> DecisionRecord:
-    if (chosen_quote is None) == (chosen_api_route is None):
-        raise ValidationError({"chosen_quote": "choose one candidate: a quote or an API route"})
+    given = [chosen_quote is not None, chosen_api_route is not None, bool(chosen_plan)]
+    if sum(given) != 1:
+        raise ValidationError(
+            {"chosen_quote": "choose one candidate: a quote, an API route or a serving plan"}
+        )
     record = DecisionRecord(
         brief=brief,
         team=brief.team,
         title=title or f"Capacity for {brief.name}",
         chosen_quote=chosen_quote,
         chosen_api_route=chosen_api_route,
+        chosen_plan=chosen_plan,
         capacity_model=capacity_model,
         rationale=rationale,
         alternatives=alternatives or [],

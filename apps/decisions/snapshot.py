@@ -6,6 +6,8 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
+from django.core.exceptions import ValidationError
+
 from apps.benchmarks.models import BenchmarkRun
 from apps.briefs.contract import brief_to_body
 from apps.briefs.models import WorkloadBrief
@@ -179,6 +181,7 @@ def build_snapshot(
     chosen_api_route: ApiRoute | None,
     acceptance_criteria: dict[str, Any],
     team_id: int | None = None,
+    chosen_plan: str = "",
 ) -> dict[str, Any]:
     """The evidence as ``team_id`` (the record's team; default the brief's) may see it: the
     candidate rows of quotes confidential to another team are never frozen."""
@@ -187,6 +190,14 @@ def build_snapshot(
     route_ids = sorted({r["api_route_id"] for r in ranking["rows"] if r["api_route_id"]})
     if chosen_quote is not None and chosen_quote.pk not in quote_ids:
         quote_ids.append(chosen_quote.pk)
+    # A chosen serving plan: its row, and its parts' quotes, in the plan's order.
+    plan_row = next(
+        (r for r in ranking["rows"] if chosen_plan and r["candidate_kind"] == chosen_plan), None
+    )
+    if chosen_plan and plan_row is None:
+        raise ValidationError({"chosen_plan": f"the table has no {chosen_plan} row to choose"})
+    plan_quote_ids = list(plan_row["plan_quote_ids"]) if plan_row else []
+    quote_ids += [pk for pk in plan_quote_ids if pk not in quote_ids]
     # The quotes the table could not cost (a missing FX rate) are frozen too, so that the
     # record can say whose quote was left out and on what terms.
     for entry in ranking["not_costed"]:
@@ -211,6 +222,8 @@ def build_snapshot(
         "chosen": {
             "quote_id": chosen_quote.pk if chosen_quote else None,
             "api_route_id": chosen_api_route.pk if chosen_api_route else None,
+            "plan": chosen_plan or None,
+            "plan_quote_ids": plan_quote_ids,
         },
         "acceptance_criteria": acceptance_criteria,
         "candidate_table": {
@@ -246,7 +259,15 @@ def build_snapshot(
         ],
         "assumptions": {"values": values, "sources": sources},
         "fx_rates": fx_rates,
-        "checklist": checklist_evidence(quote=chosen_quote),
+        # The chosen quote's checklist; a plan's: its first part's, and every part's below.
+        "checklist": checklist_evidence(
+            quote=chosen_quote
+            if chosen_quote is not None or not plan_quote_ids
+            else Quote.objects.filter(pk=plan_quote_ids[0]).first()
+        ),
+        "plan_checklists": [
+            checklist_evidence(quote=q) for q in Quote.objects.filter(pk__in=plan_quote_ids)
+        ],
         "inputs": inputs_fingerprint(brief, quote_ids, route_ids),
     }
     return _plain(snapshot)

@@ -20,6 +20,8 @@ from apps.core.query import MAX_ID
 from apps.core.roles import DECISION_AUTHORS, QUOTE_EDITORS, Role, has_role, roles_of
 from apps.core.users import signed_in
 from apps.engine.capacity_model import CapacityOption
+from apps.engine.costing import PricingTerm
+from apps.engine.costing_breakeven import capacity_option_for_term
 from apps.finance import charts
 from apps.finance.selectors import ranking_for_brief
 from apps.finance.units import unit_words
@@ -63,15 +65,31 @@ from .selectors import (
 )
 
 Status = DecisionRecord.Status
-TERM_TO_CAPACITY = {
-    "ON_DEMAND": CapacityOption.RENT_ON_DEMAND,
-    "SPOT": CapacityOption.RENT_SPOT,
-    "MARKETPLACE": CapacityOption.RENT_ON_DEMAND,
-    "RESERVED_1Y": CapacityOption.RESERVE_1Y,
-    "RESERVED_3Y": CapacityOption.RESERVE_3Y,
-    "DEDICATED_CLUSTER": CapacityOption.RESERVE_1Y,
-    "OWNED": CapacityOption.BUY,
-}
+PLANS = ("MIX", "DISAGG")
+
+
+def capacity_option_for_quote(quote: Quote) -> CapacityOption:
+    """The capacity option a record choosing ``quote`` is (the engine's one mapping)."""
+    return capacity_option_for_term(
+        PricingTerm(quote.pricing_term),
+        commitment_months=quote.minimum_commitment_months,
+        bought=quote.capex_per_gpu is not None,
+    )
+
+
+def capacity_option_for_plan(row: dict[str, Any]) -> CapacityOption:
+    """A serving plan's option: that of its largest pool (most GPUs)."""
+    parts = row.get("mix") or row.get("pools") or []
+    if not parts:
+        return CapacityOption.RENT_ON_DEMAND
+
+    def gpus(part: dict[str, Any]) -> int:
+        return int(part.get("gpu_count") or part.get("gpus_per_instance") or 1) * int(
+            part.get("replicas") or part.get("instances") or 1
+        )
+
+    largest = max(parts, key=gpus)
+    return capacity_option_for_term(PricingTerm(largest["pricing_term"]))
 
 
 def _require_author(request: HttpRequest) -> None:
@@ -203,6 +221,8 @@ def _candidates(
     names = dict(Gpu.objects.values_list("slug", "name"))
     names.update(GpuSystem.objects.values_list("slug", "name"))
     for row in ranking_for_brief(brief)["rows"]:
+        if row["quote_id"] is None and row["api_route_id"] is None:
+            continue  # a serving plan: chosen on its own (?plan=), not listed as an alternative
         if row["quote_id"] is not None and row["quote_id"] == except_quote:
             continue
         if row["api_route_id"] is not None and row["api_route_id"] == except_route:
@@ -222,7 +242,7 @@ def _chosen_from_query(
     request: HttpRequest, brief: WorkloadBrief
 ) -> tuple[Quote | None, ApiRoute | None]:
     quote_id, route_id = _int(request.GET.get("quote")), _int(request.GET.get("route"))
-    if (quote_id is None) == (route_id is None):
+    if (quote_id is None) == (route_id is None) or request.GET.get("plan"):
         return None, None
     if quote_id is not None:
         quote = quote_get_for_user(request.user, quote_id)
@@ -246,17 +266,30 @@ def decision_create_page(request: HttpRequest) -> HttpResponse:
     brief = brief_get_for_user(request.user, brief_id)
     _require_author(request)
     quote, route = _chosen_from_query(request, brief)
-    if quote is None and route is None:
-        messages.error(request, "Choose one candidate (a quote or an API route) from the table.")
+    plan = request.GET.get("plan") or ""
+    plan_row = (
+        next((r for r in ranking_for_brief(brief)["rows"] if r["candidate_kind"] == plan), None)
+        if plan in PLANS
+        else None
+    )
+    if quote is None and route is None and plan_row is None:
+        messages.error(
+            request,
+            "Choose one candidate (a quote, an API route or a serving plan) from the table.",
+        )
         return redirect("briefs:finance", pk=brief.pk)
     if quote is not None:
         term = quote.get_pricing_term_display()  # type: ignore[attr-defined]
         label = f"{quote.provider.name} · {quote.gpu or quote.system} · {term}"
         label += f" (quote #{quote.pk})"
-        capacity = TERM_TO_CAPACITY.get(quote.pricing_term, "RENT_ON_DEMAND")
+        capacity = capacity_option_for_quote(quote)
     elif route is not None:
         label = f"{route.provider.name} · {route.model} (API route #{route.pk})"
         capacity = CapacityOption.API
+    elif plan_row is not None:
+        names = dict(Gpu.objects.values_list("slug", "name"))
+        label = candidate_label(plan_row, names)
+        capacity = capacity_option_for_plan(plan_row)
     else:  # pragma: no cover - returned above
         raise Http404("No such candidate.")
     candidates = _candidates(
@@ -276,6 +309,7 @@ def decision_create_page(request: HttpRequest) -> HttpResponse:
                 created_by=signed_in(request.user),
                 chosen_quote=quote,
                 chosen_api_route=route,
+                chosen_plan=plan if plan_row is not None else "",
                 **form.service_fields(),
             )
         except ValidationError as exc:

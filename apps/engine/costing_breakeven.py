@@ -54,8 +54,10 @@ CAPACITY_OPTION_LABELS: dict[CapacityOption, str] = {
     CapacityOption.API: "Model API",
 }
 
-# The pricing terms behind each GPU option. A dedicated cluster (committed for a term of its
-# own) and an owned quote without capex (an hourly figure, not a purchase) are no option here.
+# The pricing terms behind each GPU option: the one home of this mapping (the comparison, the
+# decision form's default, the PDF). A dedicated cluster is a reservation of its own term: three
+# years or more reads as RESERVE_3Y, anything shorter as RESERVE_1Y; an owned quote is BUY when
+# bought (capex), and no option at an hourly figure.
 _OPTION_BY_TERM = {
     PricingTerm.ON_DEMAND: CapacityOption.RENT_ON_DEMAND,
     PricingTerm.MARKETPLACE: CapacityOption.RENT_ON_DEMAND,
@@ -63,6 +65,7 @@ _OPTION_BY_TERM = {
     PricingTerm.RESERVED_1Y: CapacityOption.RESERVE_1Y,
     PricingTerm.RESERVED_3Y: CapacityOption.RESERVE_3Y,
 }
+THREE_YEARS_MONTHS = 36
 
 # Lines that do not scale with the GPU-hours paid for (see the module doc).
 FIXED_LINES = frozenset(
@@ -77,12 +80,29 @@ FIXED_LINES = frozenset(
 )
 
 
+def capacity_option_for_term(
+    term: PricingTerm, *, commitment_months: int = 0, bought: bool = True
+) -> CapacityOption:
+    """The capacity option a quote of ``term`` is (an owned quote at an hourly figure reads as
+    renting on demand: it buys nothing)."""
+    if term is PricingTerm.OWNED:
+        return CapacityOption.BUY if bought else CapacityOption.RENT_ON_DEMAND
+    if term is PricingTerm.DEDICATED_CLUSTER:
+        long = commitment_months >= THREE_YEARS_MONTHS
+        return CapacityOption.RESERVE_3Y if long else CapacityOption.RESERVE_1Y
+    return _OPTION_BY_TERM[term]
+
+
 def option_for_quote(quote: QuoteTerms) -> CapacityOption | None:
-    """The capacity option a GPU quote offers, or None (dedicated cluster, owned at an hourly
-    figure)."""
-    if quote.pricing_term is PricingTerm.OWNED:
-        return CapacityOption.BUY if quote.is_bought else None
-    return _OPTION_BY_TERM.get(quote.pricing_term)
+    """The capacity option a GPU quote offers in the comparison, or None (owned at an hourly
+    figure: no purchase to compare)."""
+    if quote.pricing_term is PricingTerm.OWNED and not quote.is_bought:
+        return None
+    return capacity_option_for_term(
+        quote.pricing_term,
+        commitment_months=quote.minimum_commitment_months,
+        bought=quote.is_bought,
+    )
 
 
 def label(option: CapacityOption) -> str:

@@ -80,8 +80,22 @@ FIELD_LABELS = {
     "platform_labour_pool_hours": "Platform team's hours (h a month)",
     "self_managed_gpu_hours_per_month": "Self-managed GPU-hours expected (a month)",
     "carbon_kg_per_kwh": "Carbon intensity (kg CO2e per kWh)",
+    "serving_stack_share": "Serving stack, share of the GPU bill",
+    "queue_overhead_share": "Media queue overhead, share of the GPU bill",
+    "moderation_cost_per_image": "Moderation, per image",
+    "moderation_cost_per_video_minute": "Moderation, per minute of video",
+    "operator_review_share": "Operator review, share of renders",
+    "operator_review_minutes_per_image": "Review time per image (minutes)",
+    "operator_review_minutes_per_clip": "Review time per clip (minutes)",
+    "operator_review_rate_per_hour": "Reviewer rate, per hour",
 }
-MONEY_FIELDS = frozenset({"labour_rate_per_hour", "power_price_per_kwh", "hosting_per_kw_month"})
+MONEY_FIELDS = frozenset(
+    {
+        "labour_rate_per_hour", "power_price_per_kwh", "hosting_per_kw_month",
+        "moderation_cost_per_image", "moderation_cost_per_video_minute",
+        "operator_review_rate_per_hour",
+    }
+)  # fmt: skip
 
 
 def value_words(name: str, value: Any) -> str:

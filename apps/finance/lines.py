@@ -50,7 +50,7 @@ ASSUMPTION_BEHIND = {
     "platform_labour": "the platform labour assumption (hours a month x labour rate, as "
     "finance allocates them)",
     "idle_capacity": "paying for committed GPUs the brief's duty cycle leaves idle (utilization)",
-    "operator_review": "the operator review share, minutes and labour rate",
+    "operator_review": "the operator review share, minutes and reviewer rate",
     "moderation": "the moderation price per image or video minute",
     "observability": "the observability share",
     "storage": "the storage assumption (terabytes x the quote's storage price)",
@@ -62,6 +62,18 @@ ASSUMPTION_BEHIND = {
     "checkpointing": "the checkpoint interval",
     "provider_extras": "the quote's fixed monthly extras",
     "network_egress": "the egress volume assumption",
+}
+# The assumption (a field of the assumptions table, where finance sets it) each such line
+# depends on first: the warning links to its row.
+ASSUMPTION_FIELD = {
+    "platform_labour": "platform_hours_self_managed",
+    "operator_review": "operator_review_share",
+    "moderation": "moderation_cost_per_image",
+    "observability": "observability_share",
+    "retry_waste": "retry_rate",
+    "failed_renders": "failure_rate",
+    "serving_stack": "serving_stack_share",
+    "queue_overhead": "queue_overhead_share",
 }
 # "More than half of a candidate's cost" (issue 14, item 6).
 DOMINANT_SHARE = Decimal("0.5")
@@ -81,6 +93,25 @@ def _d(value: Any) -> Decimal | None:
         return None if value in (None, "") else Decimal(str(value))
     except InvalidOperation:
         return None
+
+
+def dominant_line(row: dict[str, Any]) -> str | None:
+    """The assumption-driven line that is more than half of the row's monthly cost, or None."""
+    monthly = _d(row.get("monthly_cost"))
+    if not monthly or monthly <= 0:
+        return None
+    for name, value in (row.get("cost_lines") or {}).items():
+        amount = _d(value)
+        if name in ASSUMPTION_BEHIND and amount is not None and amount / monthly > DOMINANT_SHARE:
+            return name
+    return None
+
+
+def dominant_assumption_field(row: dict[str, Any]) -> str | None:
+    """The assumption to change for a row one assumption dominates (the assumptions table's
+    row id), or None."""
+    line = dominant_line(row)
+    return ASSUMPTION_FIELD.get(line) if line else None
 
 
 def dominant_assumption(row: dict[str, Any], currency: str) -> str | None:

@@ -29,6 +29,7 @@ from .lines import (
     assumption_value,
     candidate_table_display,
     dominant_assumption,
+    dominant_assumption_field,
     labour_policy_text,
 )
 from .models import FinanceAssumptions, FxRate
@@ -152,6 +153,10 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
         for entry in ranking["not_costed"]
     ]
     capacity["capacity_gpu"] = gpu_name(ranking["capacity_model"].get("gpu"))
+    # The comparison speaks of rank 1 (apps.finance.capacity): its own GPU, or for a winning
+    # API route the best GPU candidate's.
+    winner_key = ranking["capacity_model"].get("winner") or ""
+    capacity["capacity_about_winner"] = not winner_key.startswith("api_route:")
     for option in capacity["capacity_options"]:
         option["source"] = (
             quote_words.get(option.get("quote_id") or 0)
@@ -182,6 +187,7 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             "outputs": outputs,
             "labour_policy": labour_policy_text(values, sources),
             "leader_warning": dominant_assumption(leader, currency) if leader else None,
+            "leader_assumption": dominant_assumption_field(leader) if leader else None,
             "warned_rows": sum(1 for r in shown if r["warning"]),
             "assumptions": [
                 (

@@ -22,6 +22,7 @@ pytestmark = pytest.mark.django_db
 URL = "/api/v1/decision-records/"
 RECORD_KEYS = {
     "id", "title", "status", "brief", "brief_name", "team", "chosen_quote", "chosen_api_route",
+    "chosen_plan",
     "chosen", "capacity_model", "rationale", "alternatives", "acceptance_criteria",
     "required_roles", "content_hash", "engine_version", "frozen_at", "created_by",
     "submitted_by", "submitted_as", "replaces", "superseded_by", "created_at", "updated_at",

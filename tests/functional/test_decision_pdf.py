@@ -167,6 +167,14 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
+def money(amount: Decimal, *, whole: bool = False) -> str:
+    """USD as the PDF writes it (apps.core.formatting.money, the no-break space drawn as a
+    space): cents below 10,000, whole units from there."""
+    if whole or abs(amount) >= 10_000:
+        return f"USD {amount:,.0f}"
+    return f"USD {amount:,.2f}"
+
+
 class TestTheDecisionPdf:
     def test_page_one_carries_the_commercial_summary(self, record):
         report = decision_record_report(record)
@@ -174,23 +182,29 @@ class TestTheDecisionPdf:
         euro = _quote(provider__name="Euro Cloud GmbH")
         row = report["chosen"]["row"]
         monthly = Decimal(row["monthly_cost"])
+        vendor = Decimal(row["vendor_monthly_cost"])
+        assert vendor < monthly  # the provider bills less than the all-in cost
         for expected in (
             "Commercial summary",
             "Euro Cloud GmbH",
-            "NVIDIA H100 SXM5, 1 GPU",
+            "NVIDIA H100 SXM5",
+            "Quantity 1 GPU (1 replica x 1)",
             "Reserved 1 year",
             "eu-central",
-            "2.40 EUR",  # price per GPU-hour in the quote's currency
-            "2.59 USD",  # ... and at the frozen rate of 1.08
+            "EUR 2.40",  # price per GPU-hour in the quote's currency
+            "USD 2.59",  # ... and at the frozen rate of 1.08
             euro.quote_date.isoformat(),
             euro.valid_until.isoformat(),
             "12 months",
-            f"{monthly:,.0f} USD",
-            f"{monthly * 12:,.0f} USD (monthly cost x 12-month commitment)",
-            f"{monthly * 36:,.0f} USD",
+            "Vendor bill a month",
+            # What procurement signs: the vendor bill over the commitment, in USD and EUR.
+            f"Contract value {money(vendor * 12)}",
+            "(vendor commitment: the vendor bill x the 12-month commitment)",
+            f"All-in cost a month {money(monthly)}",
+            f"{money(monthly * 36, whole=True)}",
         ):
             assert expected in first, expected
-        assert "Price per GPU-hour" in first and "Total contract value" in first
+        assert "Price per GPU-hour" in first and "Total contract value" not in first
 
     def test_each_alternative_says_why_it_lost_in_words(self, record):
         text = _flat(" ".join(_pages(decision_record_pdf(decision_record_report(record)))))
@@ -202,7 +216,7 @@ class TestTheDecisionPdf:
     def test_assumptions_fx_approvals_and_hash_are_there_without_code_names(self, record):
         pages = _pages(decision_record_pdf(decision_record_report(record)))
         text = _flat(" ".join(pages))
-        assert "Labour rate per hour" in text and "the organisation's finance assumptions" in text
+        assert "Labour rate, per hour" in text and "the organisation's finance assumptions" in text
         assert "1 EUR = 1.08 USD" in text and "ECB reference rate" in text
         assert "Finance Approved ana.finance" in text
         assert record.content_hash in text
@@ -234,5 +248,7 @@ class TestTheDecisionPdf:
         images = sorted(PNG_DIR.glob("page-*.png"))
         assert len(images) == len(pages)
         filled = [_filled(image) for image in images]
-        assert min(filled) >= MIN_PAGE_FILL, filled
+        # Every page but the last is filled (a section pushed whole to the next page leaves no
+        # gap); the last ends where the record does.
+        assert min(filled[:-1]) >= MIN_PAGE_FILL, filled
         print(f"decision PDF pages as PNG: {PNG_DIR}")

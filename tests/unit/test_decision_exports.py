@@ -372,7 +372,7 @@ class TestTheRecordsUnit:
         )
         text = pdf_text(decision_record_pdf(data)).replace("\n", " ")
         assert "3.65 USD per 1M accepted tokens" in text
-        assert "4,600 USD a month (80% of the monthly cost)" in text
+        assert "USD 4,600.00 a month (80 % of the monthly cost)" in text
 
     def test_the_csv_repeats_the_unit_on_every_row(self):
         snapshot = {
@@ -408,33 +408,62 @@ def quote(**overrides):
     return {**base, **overrides}
 
 
+def usd(text):
+    """Money as apps.core.formatting writes it: the currency first, a no-break space."""
+    return text.replace("USD ", "USD\u00a0").replace("EUR ", "EUR\u00a0")
+
+
 class TestCommercialSummary:
     def test_a_record_frozen_before_the_quote_facts_says_not_recorded(self):
         facts = dict(commercial_summary(report()))  # no "quotes" in the report
         for label in ("Region", "Price per GPU-hour", "Quote date", "Valid until"):
             assert facts[label] == NOT_RECORDED, label
         assert facts["Minimum commitment"] == NOT_RECORDED
-        assert facts["Total contract value"].startswith(NOT_RECORDED)
+        assert facts["Contract value"].startswith(NOT_RECORDED)
         text = pdf_text(decision_record_pdf(report())).replace("\n", " ")
         assert "Region not recorded" in text
 
     def test_a_reserved_quote_states_price_dates_commitment_and_contract_value(self):
-        chosen = row(pricing_term="RESERVED_1Y", monthly_cost="1000.00", replicas=2)
+        # The provider bills 700 a month of the 1,000 all-in (labour and the rest are ours).
+        chosen = row(
+            pricing_term="RESERVED_1Y",
+            monthly_cost="1000.00",
+            vendor_monthly_cost="700.00",
+            replicas=2,
+            configuration={"paid_gpus": 2, "text": "2 GPUs (2 replicas x 1)"},
+        )
         data = report(
             rows=[chosen],
             chosen={**report()["chosen"], "row": chosen},
             quotes=[quote()],
         )
         facts = dict(commercial_summary(data))
-        assert facts["GPU"] == "NVIDIA H100 SXM5, 2 GPUs (2 replicas of 1 GPU)"
+        assert facts["GPU"] == "NVIDIA H100 SXM5"
+        assert facts["Quantity"] == "2 GPUs (2 replicas x 1)"
         assert facts["Pricing term"] == "Reserved 1 year"
         assert facts["Region"] == "eu-west"
-        assert facts["Price per GPU-hour"] == "2.10 USD"
+        assert facts["Price per GPU-hour"] == usd("USD 2.10")
         assert facts["Valid until"] == "2026-12-31 (59 days left when frozen)"
         assert facts["Minimum commitment"] == "12 months"
-        assert facts["12-month cost"] == "12,000 USD"
-        assert facts["36-month cost"] == "36,000 USD"
-        assert facts["Total contract value"] == ("12,000 USD (monthly cost x 12-month commitment)")
+        assert facts["Vendor bill a month"].startswith(usd("USD 700.00 (GPU-hours"))
+        # What procurement signs: the vendor's bill over the commitment, not the all-in cost.
+        assert facts["Contract value"] == usd(
+            "USD 8,400.00 (vendor commitment: the vendor bill x the 12-month commitment)"
+        )
+        assert facts["All-in cost a month"].startswith(usd("USD 1,000.00"))
+        assert facts["All-in cost, 12 months"] == usd("USD 12,000")
+        assert facts["All-in cost, 36 months"] == usd("USD 36,000")
+
+    def test_a_vendor_in_another_currency_is_shown_in_it_too(self):
+        chosen = row(pricing_term="RESERVED_1Y", vendor_monthly_cost="1100.00")
+        data = report(
+            rows=[chosen],
+            chosen={**report()["chosen"], "row": chosen},
+            quotes=[quote(currency="EUR")],
+            fx_rates=[{"currency": "EUR", "rate": "1.1", "as_of": "2026-11-01", "source": "ECB"}],
+        )
+        facts = dict(commercial_summary(data))
+        assert facts["Vendor bill a month"].startswith(usd("USD 1,100.00 (= EUR 1,000.00)"))
 
     @pytest.mark.parametrize(
         ("layout", "expected"),
@@ -468,10 +497,20 @@ class TestCommercialSummary:
             rows=[chosen], chosen={**report()["chosen"], "row": chosen}, sensitivity=sensitivity
         )
         facts = dict(commercial_summary(data))
-        assert (facts["12-month cost"], facts["36-month cost"]) == ("12,500 USD", "36,500 USD")
+        assert (facts["All-in cost, 12 months"], facts["All-in cost, 36 months"]) == (
+            usd("USD 12,500"),
+            usd("USD 36,500"),
+        )
 
     def test_owned_hardware_is_valued_at_its_capex_in_the_quotes_currency_and_converted(self):
-        chosen = row(pricing_term="OWNED", gpu_count=8, replicas=1, monthly_cost="9000")
+        chosen = row(
+            pricing_term="OWNED",
+            gpu_count=8,
+            replicas=1,
+            monthly_cost="9000",
+            vendor_monthly_cost="6000",
+            configuration={"paid_gpus": 8, "text": "8 GPUs (1 replica x 8)"},
+        )
         owned = quote(pricing_term="OWNED", currency="EUR", capex_per_gpu="30000.00")
         data = report(
             rows=[chosen],
@@ -480,9 +519,9 @@ class TestCommercialSummary:
             fx_rates=[{"currency": "EUR", "rate": "1.1", "as_of": "2026-11-01", "source": "ECB"}],
         )
         facts = dict(commercial_summary(data))
-        assert facts["Capex per GPU"] == "30,000 EUR (= 33,000 USD at the frozen FX rate)"
-        assert facts["Total contract value"].startswith(
-            "240,000 EUR (= 264,000 USD at the frozen FX rate) capex (8 GPUs x 30,000 EUR)"
+        assert facts["Capex per GPU"] == usd("EUR 30,000 (= USD 33,000 at the frozen FX rate)")
+        assert facts["Contract value"].startswith(
+            usd("EUR 240,000 (= USD 264,000 at the frozen FX rate) (capex: 8 GPUs x EUR 30,000)")
         )
 
     def test_an_api_route_is_priced_per_token_with_no_commitment(self):
@@ -504,9 +543,9 @@ class TestCommercialSummary:
                          "input_price_per_mtok": "0.10", "output_price_per_mtok": "0.30"}],
         )  # fmt: skip
         facts = dict(commercial_summary(data))
-        assert facts["Price per 1M tokens"] == "input 0.10 USD, output 0.30 USD"
+        assert facts["Price per 1M tokens"] == usd("input USD 0.10, output USD 0.30")
         assert facts["Quote date"] == NOT_RECORDED  # frozen before routes kept their date
-        assert facts["Total contract value"].startswith("no commitment")
+        assert facts["Commitment"] == "none (billed per token)"
 
 
 class TestWhyItLost:

@@ -48,12 +48,26 @@ class DecisionRecordCreateSerializer(DecisionRecordEditSerializer):
     brief = serializers.IntegerField(min_value=1)
     chosen_quote = serializers.IntegerField(required=False, allow_null=True, min_value=1)
     chosen_api_route = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    chosen_plan = serializers.ChoiceField(
+        choices=[("MIX", "GPU mix by request size"), ("DISAGG", "Disaggregated prefill / decode")],
+        required=False,
+        allow_blank=True,
+        help_text="A serving plan of the brief's table (its parts' quotes are frozen with it).",
+    )
     capacity_model = serializers.ChoiceField(choices=DecisionRecord.CapacityModel.choices)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if (attrs.get("chosen_quote") is None) == (attrs.get("chosen_api_route") is None):
+        given = [
+            attrs.get("chosen_quote") is not None,
+            attrs.get("chosen_api_route") is not None,
+            bool(attrs.get("chosen_plan")),
+        ]
+        if sum(given) != 1:
             raise serializers.ValidationError(
-                {"chosen_quote": "choose exactly one candidate: chosen_quote or chosen_api_route"}
+                {
+                    "chosen_quote": "choose exactly one candidate: chosen_quote, chosen_api_route "
+                    "or chosen_plan"
+                }
             )
         return attrs
 
@@ -102,7 +116,8 @@ class DecisionRecordOutputSerializer(serializers.ModelSerializer):  # type: igno
         model = DecisionRecord
         fields = [
             "id", "title", "status", "brief", "brief_name", "team", "chosen_quote",
-            "chosen_api_route", "chosen", "capacity_model", "rationale", "alternatives",
+            "chosen_api_route", "chosen_plan", "chosen", "capacity_model", "rationale",
+            "alternatives",
             "acceptance_criteria", "required_roles", "content_hash", "engine_version",
             "frozen_at", "created_by", "submitted_by", "submitted_as", "replaces",
             "superseded_by", "created_at", "updated_at",
@@ -114,7 +129,10 @@ class DecisionRecordOutputSerializer(serializers.ModelSerializer):  # type: igno
 
     def get_chosen(self, record: DecisionRecord) -> dict[str, Any]:
         chosen = chosen_candidate(record)
-        return {k: chosen[k] for k in ("kind", "quote_id", "api_route_id", "label", "provider")}
+        found = {k: chosen[k] for k in ("kind", "quote_id", "api_route_id", "label", "provider")}
+        found["plan"] = chosen.get("plan")
+        found["plan_quote_ids"] = chosen.get("plan_quote_ids") or []
+        return found
 
 
 class DecisionRecordDetailSerializer(DecisionRecordOutputSerializer):

@@ -137,7 +137,7 @@ class DecisionRecordListCreateApi(APIView):
             data["chosen_quote"] = _visible_quote(
                 request.user, quote_id, brief=brief, field="chosen_quote"
             )
-        else:
+        elif route_id is not None:
             data["chosen_api_route"] = _route(route_id, field="chosen_api_route")
         if "alternatives" in data:
             data["alternatives"] = _alternatives(request.user, data["alternatives"], brief=brief)

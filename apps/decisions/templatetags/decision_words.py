@@ -11,8 +11,8 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from apps.core.roles import Role
-from apps.decisions.exports import _criterion
 from apps.decisions.models import Approval, ChecklistAnswer, DecisionRecord
+from apps.decisions.report import criterion_words as _criterion
 from apps.finance.lines import BASIS_LABELS, figure_text
 from apps.finance.units import money_text
 from apps.quotes.models import Quote
