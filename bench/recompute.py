@@ -504,6 +504,13 @@ def main() -> int:
         "--workers", default="1,2", help="worker counts to run, in order (default 1,2)"
     )
     parser.add_argument(
+        "--scale",
+        type=float,
+        default=1,
+        metavar="K",
+        help="K x the briefs and K x the quotes (200 x 2,000 at 1; --scale 10 is 2,000 x 20,000)",
+    )
+    parser.add_argument(
         "--in-process",
         type=int,
         default=0,
@@ -538,7 +545,10 @@ def main() -> int:
             print(f"database:    {db_name} (throwaway); broker {broker}, queue {queue}")
             t_mig = _seed.migrate_and_load_catalog()
             t0 = time.perf_counter()
-            seeded = _seed.seed()
+            n_briefs = round(_seed.N_BRIEFS * args.scale)
+            n_quotes = round(_seed.N_QUOTES * args.scale)
+            seeded = _seed.seed_sized(n_briefs=n_briefs, n_quotes=n_quotes)
+            print(f"scale:       {args.scale:g}: {n_briefs:,} briefs x {n_quotes:,} quotes")
             t_seed = time.perf_counter() - t0
             kinds = Counter(seeded["kinds"])
             print(f"setup:       migrate + load_catalog {t_mig:.1f} s; bulk seed {t_seed:.1f} s")
