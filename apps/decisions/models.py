@@ -15,6 +15,8 @@ from apps.core.files import (
 from apps.core.models import BaseModel, Team
 from apps.core.roles import Role
 from apps.engine.capacity_model import CapacityOption
+from apps.finance.models import CandidateRow
+from apps.finance.state import PLAN_KINDS
 from apps.quotes.models import ApiRoute, Quote
 
 
@@ -99,7 +101,7 @@ class DecisionRecord(BaseModel):
     chosen_plan = models.CharField(
         max_length=8,
         blank=True,
-        choices=[("MIX", "GPU mix by request size"), ("DISAGG", "Disaggregated prefill / decode")],
+        choices=[(kind.value, CandidateRow.Kind(kind).label) for kind in PLAN_KINDS],
     )
     capacity_model = models.CharField(max_length=16, choices=CapacityModel.choices)
     rationale = models.TextField(blank=True)

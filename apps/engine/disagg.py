@@ -23,7 +23,7 @@ from typing import Final
 from apps.engine import constants as c
 from apps.engine.memory import kv_bytes_per_token
 from apps.engine.performance import ServingModel, scale_out_gb_per_s
-from apps.engine.serving import _plan_for, candidate_layouts, estimate_serving
+from apps.engine.serving import candidate_layouts, estimate_serving, serving_plan_for
 from apps.engine.types import (
     LLM_SERVING_TYPES,
     EngineInputError,
@@ -195,7 +195,7 @@ def _figures(
         )
     bw = cal.get("decode_bw_efficiency", 1.0)
     mfu = cal.get("prefill_mfu", 1.0)
-    sm = _plan_for(req, gpu, layout, bw, mfu).sm
+    sm = serving_plan_for(req, gpu, layout, bw, mfu).sm
     prefill_s = sm.prefill_seconds(req.input_tokens_p95)
     service_s = (
         prefill_s

@@ -24,7 +24,7 @@ class MoeCurve:
 
     def rate(self, rows: float) -> float:
         """Achieved FLOP/s of the expert GEMMs at `rows` tokens per touched expert."""
-        return _loglog(self.points, rows)
+        return interpolate_log(self.points, rows)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -37,7 +37,7 @@ class KernelTables:
     allreduce: dict[int, tuple[tuple[int, float], ...]]
 
 
-def _loglog(points: tuple[tuple[float, float], ...], x: float) -> float:
+def interpolate_log(points: tuple[tuple[float, float], ...], x: float) -> float:
     """Interpolate y over log(x) (y linear in log x), flat beyond the ends."""
     if x <= points[0][0]:
         return points[0][1]
@@ -135,7 +135,7 @@ def allreduce_seconds(points: tuple[tuple[int, float], ...], elements: float) ->
     top_x, top_y = points[-1]
     if elements > top_x:
         return top_y * elements / top_x
-    return _loglog(points, max(elements, 1.0))
+    return interpolate_log(points, max(elements, 1.0))
 
 
 def kernel_note_for(gpu: GpuSpec) -> str:

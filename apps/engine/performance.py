@@ -14,10 +14,10 @@ from functools import lru_cache
 
 from apps.engine import constants as c
 from apps.engine.frameworks import marlin_moe_padding
-from apps.engine.kernel_tables import _loglog as interpolate_log
 from apps.engine.kernel_tables import (
     allreduce_points,
     allreduce_seconds,
+    interpolate_log,
     moe_curve,
     moe_dtype,
     tables_for,

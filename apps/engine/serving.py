@@ -258,7 +258,7 @@ _PLANS: dict[_PlanKey, _LayoutPlan] = {}
 _SAMPLERS_MAX = 64  # entries of a plan's per-concurrency and per-prompt-length memos
 
 
-def _plan_for(
+def serving_plan_for(
     req: EstimateRequest, gpu: GpuSpec, layout: Layout, bw_scale: float, mfu_scale: float
 ) -> _LayoutPlan:
     """The memoised `_LayoutPlan` for `layout.gpus` x `gpu`, keyed by the model and GPU
@@ -621,7 +621,7 @@ def _estimate_layout(
     the replica at the estimate's batch, or with a latency target at the largest concurrency
     that meets it (0 when none does)."""
     model = req.model
-    plan = _plan_for(
+    plan = serving_plan_for(
         req,
         gpu,
         layout,
@@ -993,7 +993,7 @@ def estimate_serving(
     bw = cal.get("decode_bw_efficiency", 1.0) if cal else 1.0
     mfu = cal.get("prefill_mfu", 1.0) if cal else 1.0
     for lay in layouts[1:]:
-        if not _plan_for(req, gpu, lay, bw, mfu).weights_fit:
+        if not serving_plan_for(req, gpu, lay, bw, mfu).weights_fit:
             continue  # the weights alone do not fit: no batch or context can make it fit
         e, score = _estimate_layout(req, gpu, gpu_count, calibration, lay)
         tried.append((e.layout, _tried(e, score)))

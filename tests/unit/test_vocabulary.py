@@ -53,6 +53,7 @@ DJANGO_ONLY = {
     (CandidateTable, "currency"),
     (CandidateRow, "candidate_kind"),
     (DecisionRecord, "status"),
+    (DecisionRecord, "chosen_plan"),  # the plan kinds of CandidateRow.Kind
     (DecisionRecord, "submitted_as"),
     (Approval, "role"),
     (Approval, "verdict"),

@@ -12,7 +12,7 @@ from django.utils.dateparse import parse_datetime
 
 from apps.core.roles import Role
 from apps.decisions.models import Approval, ChecklistAnswer, DecisionRecord
-from apps.decisions.report import criterion_words as _criterion
+from apps.decisions.report import criterion_words
 from apps.finance.lines import BASIS_LABELS, figure_text
 from apps.finance.units import money_text
 from apps.quotes.models import Quote
@@ -82,4 +82,4 @@ def when(value: Any) -> str:
 def criterion(item: tuple[str, Any]) -> tuple[str, str]:
     """An acceptance criterion (key, value) as the PDF words it: ("ttft_target_ms", 500) ->
     ("Time to first token target", "500 ms")."""
-    return _criterion(*item)
+    return criterion_words(*item)
