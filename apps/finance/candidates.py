@@ -66,11 +66,14 @@ from .state import (
     PlanInputs,
     RequestLog,
     Row,
+    Standing,
     TableInputs,
+    TableState,
     answer_from_json,
     answer_to_json,
     inputs_from_json,
     inputs_to_json,
+    winner_key_of,
 )
 
 _Q4, _Q6 = Decimal("0.0001"), Decimal("0.000001")  # the energy columns' decimal places
@@ -499,22 +502,15 @@ class Changes:
 
 
 def recost(
-    ctx: TableContext,
-    before: TableInputs,
-    changes: Changes,
-    *,
-    winner_cost: Decimal | None,
-    winner_key: str | None,
-    reference_cost: Decimal | None,
-    capacity_gpu: str | None,
-    gpus_of: dict[int, str],
+    ctx: TableContext, stored: TableState, changes: Changes, *, gpus_of: dict[int, str]
 ) -> TableWrite:
     """A table whose fingerprint still holds, brought up to date with ``changes`` (a plain
     function: stored state + changed quotes -> what to write). The serving plans are solved
-    again only when a quote they could choose from changed. ``winner_cost`` / ``winner_key``:
-    the table's rank 1 before; ``reference_cost``: its best GPU row's (the comparison is for
-    that row's GPU when rank 1 is an API route); ``capacity_gpu``: the GPU the rent / reserve /
-    buy comparison is for; ``gpus_of``: the GPU of each changed or removed quote."""
+    again only when a quote they could choose from changed. ``gpus_of``: the GPU of each
+    changed or removed quote (the rent / reserve / buy answer is recomputed when its GPU's
+    quotes changed)."""
+    before, standing = stored.inputs, stored.standing
+    winner_key, capacity_gpu = standing.winner_key, standing.capacity_gpu
     answer_size = len(ctx.answer.at_load)
     rows, not_costed = cost_offers(ctx, changes.quotes, changes.routes)
     stale_quotes = [f.pk for f in changes.quotes] + changes.gone_quotes
@@ -527,7 +523,9 @@ def recost(
         rows += plan
     merged = _not_costed_merged(before.not_costed, not_costed, set(stale_quotes), set(stale_routes))
     stale_keys = {f"quote:{pk}" for pk in stale_quotes} | {f"api_route:{pk}" for pk in stale_routes}
-    bar = max((c for c in (winner_cost, reference_cost) if c is not None), default=None)
+    bar = max(
+        (c for c in (standing.winner_cost, standing.best_gpu_cost) if c is not None), default=None
+    )
     undercut = bar is None or any(
         r.meets_constraints and r.effective_unit_cost is not None
         and r.effective_unit_cost <= bar
@@ -560,9 +558,8 @@ def recost(
     )
 
 
-def winner_of(table: CandidateTable) -> tuple[Decimal | None, str | None, Decimal | None]:
-    """(unit cost, key) of the table's rank 1 as stored, and its best GPU row's unit cost
-    (None where there is none)."""
+def standing_of(table: CandidateTable) -> Standing:
+    """Where the stored table's ranking stands (two reads of the ranking index)."""
     ranked = CandidateRow.objects.filter(
         table=table, meets_constraints=True, effective_unit_cost__isnull=False
     ).order_by("effective_unit_cost", "pk")
@@ -570,11 +567,16 @@ def winner_of(table: CandidateTable) -> tuple[Decimal | None, str | None, Decima
         "effective_unit_cost", "quote_id", "api_route_id", "candidate_kind"
     ).first()
     gpu = ranked.filter(candidate_kind="GPU").values_list("effective_unit_cost", flat=True).first()
+    capacity_gpu = (table.capacity_model or {}).get("gpu")
     if found is None:
-        return None, None, gpu
+        return Standing(best_gpu_cost=gpu, capacity_gpu=capacity_gpu)
     cost, quote_id, route_id, kind = found
-    key = f"quote:{quote_id}" if quote_id else f"api_route:{route_id}" if route_id else kind.lower()
-    return cost, key, gpu
+    return Standing(
+        winner_cost=cost,
+        winner_key=winner_key_of(quote_id, route_id, kind),
+        best_gpu_cost=gpu,
+        capacity_gpu=capacity_gpu,
+    )
 
 
 def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> TableWrite:
@@ -595,7 +597,6 @@ def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> Tab
     if before is not None and before.fingerprint == ctx.fingerprint and not before.not_costed:
         q_changed, q_gone = _changed(before.quotes, quote_versions)
         r_changed, r_gone = _changed(before.api_routes, route_versions)
-        cost, key, gpu_cost = winner_of(table)
         changes = Changes(
             quote_versions=quote_versions,
             route_versions=route_versions,
@@ -613,16 +614,8 @@ def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> Tab
                 "pk", "system__gpu__slug"
             )
         )
-        return recost(
-            ctx,
-            before,
-            changes,
-            winner_cost=cost,
-            winner_key=key,
-            reference_cost=gpu_cost,
-            capacity_gpu=(table.capacity_model or {}).get("gpu"),
-            gpus_of=gpus,
-        )
+        stored = TableState(inputs=before, answer=ctx.answer, standing=standing_of(table))
+        return recost(ctx, stored, changes, gpus_of=gpus)
     every = quote_facts_seen(seen)
     rows, not_costed = cost_offers(ctx, every, route_facts(live_routes(brief.model_preset)))
     ctx.plan_capacities = before.plans.capacities if before is not None else None

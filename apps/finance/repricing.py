@@ -15,8 +15,7 @@ assumptions, calibration and runs read per table. The rows are written by
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from decimal import Decimal
+from dataclasses import dataclass, replace
 
 from django.db import connection
 from django.db.models import OuterRef, Subquery
@@ -39,7 +38,15 @@ from .estimates import Calibration
 from .models import CandidateRow, CandidateTable
 from .offers import QUOTE_VALUES, QuoteFacts, quote_facts, route_facts
 from .plans import PlanCatalog, plan_catalog, stored_request_log
-from .state import EngineAnswer, TableInputs, answer_from_json, inputs_from_json
+from .state import (
+    EngineAnswer,
+    Standing,
+    TableInputs,
+    TableState,
+    answer_from_json,
+    inputs_from_json,
+    winner_key_of,
+)
 
 
 @dataclass
@@ -258,7 +265,10 @@ def tables_reprice(states: list[dict[str, int]]) -> tuple[list[Repriced], list[i
 
     out = []
     for p in plans:
-        winner_cost, winner_key, gpu_cost = winners.get(p.table.pk, (None, None, None))
+        standing = replace(
+            winners.get(p.table.pk, Standing()),
+            capacity_gpu=(p.table.capacity_model or {}).get("gpu"),
+        )
         changes = Changes(
             quote_versions=p.quote_versions,
             route_versions=p.route_versions,
@@ -269,16 +279,8 @@ def tables_reprice(states: list[dict[str, int]]) -> tuple[list[Repriced], list[i
             every_quote=every_quote(p.quote_versions),
             catalog=the_catalog,
         )
-        built = recost(
-            p.ctx,
-            p.inputs,
-            changes,
-            winner_cost=winner_cost,
-            winner_key=winner_key,
-            reference_cost=gpu_cost,
-            capacity_gpu=(p.table.capacity_model or {}).get("gpu"),
-            gpus_of=gpus_of,
-        )
+        stored = TableState(inputs=p.inputs, answer=p.ctx.answer, standing=standing)
+        built = recost(p.ctx, stored, changes, gpus_of=gpus_of)
         out.append(
             Repriced(
                 table_id=p.table.pk,
@@ -291,9 +293,9 @@ def tables_reprice(states: list[dict[str, int]]) -> tuple[list[Repriced], list[i
     return out, fallback
 
 
-def _winners(table_ids: list[int]) -> dict[int, tuple[Decimal | None, str | None, Decimal | None]]:
-    """Each table's rank 1 (unit cost, key) and its best GPU row's unit cost: one query, a
-    subquery a figure that reads the first entries of the ranking index (row_ranking_order)."""
+def _winners(table_ids: list[int]) -> dict[int, Standing]:
+    """Each table's rank 1 and its best GPU row's unit cost: one query, a subquery a figure that
+    reads the first entries of the ranking index (row_ranking_order)."""
     if not table_ids:
         return {}
     best = CandidateRow.objects.filter(
@@ -310,14 +312,14 @@ def _winners(table_ids: list[int]) -> dict[int, tuple[Decimal | None, str | None
         )
         .values_list("pk", "best", "quote", "route", "kind", "gpu")
     )
-    out: dict[int, tuple[Decimal | None, str | None, Decimal | None]] = {}
-    for pk, cost, quote, route, kind, gpu in found:
-        if cost is None:
-            out[pk] = (None, None, gpu)
-            continue
-        key = f"quote:{quote}" if quote else f"api_route:{route}" if route else str(kind).lower()
-        out[pk] = (cost, key, gpu)
-    return out
+    return {
+        pk: Standing(best_gpu_cost=gpu)
+        if cost is None
+        else Standing(
+            winner_cost=cost, winner_key=winner_key_of(quote, route, str(kind)), best_gpu_cost=gpu
+        )
+        for pk, cost, quote, route, kind, gpu in found
+    }
 
 
 __all__ = ["QUOTE_VALUES", "Repriced", "stored_context", "tables_reprice"]

@@ -1,19 +1,22 @@
 """A candidate table's state: one typed, versioned object, and its one codec to storage.
 
-    TableState
-      inputs   TableInputs    what the rows were computed from: input versions, the assumption
+    TableState                the table as stored, for what reads or re-costs it
+      inputs    TableInputs   what the rows were computed from: input versions, the assumption
                               values and FX rates applied, what could not be costed, the serving
                               plans' inputs (stored in CandidateTable.inputs)
-      answer   EngineAnswer   the engine's answer for the brief, typed: each GPU's ladder of
+      answer    EngineAnswer  the engine's answer for the brief, typed: each GPU's ladder of
                               Estimates and the answers at each configuration's per-replica load
                               (CandidateTable.estimates)
-      rows     Row, ...       each candidate: its Configuration, the Figures the engine gives at
+      standing  Standing      where its ranking stands: rank 1, the best GPU row, the GPU the
+                              rent / reserve / buy answer is for (read from its rows)
+    Row, ...                  each candidate: its Configuration, the Figures the engine gives at
                               it, its cost lines and verdict (CandidateRow, one per row)
 
 Every reader and writer of a table goes through these types: the full recompute
-(apps.finance.candidates) and a price change's re-costing (apps.finance.repricing) build a
-TableState, apps.finance.rows writes its rows, apps.finance.selectors reads them back as Rows,
-the rent / reserve / buy comparison, the sensitivity and the decision snapshot read Rows. JSON
+(apps.finance.candidates) builds the inputs, answer and Rows; a price change's re-costing is the
+plain function ``apps.finance.candidates.recost`` (a TableState + the changed quotes -> what to
+write); apps.finance.rows writes Rows, apps.finance.selectors reads them back as Rows, and the
+rent / reserve / buy comparison, the sensitivity and the decision snapshot read Rows. JSON
 exists only at the storage edge (``apps.engine.codec``: exact, so a figure read back is the
 figure computed) and at the API's.
 
@@ -57,7 +60,9 @@ __all__ = [
     "PlanInputs",
     "PlanMissing",
     "Row",
+    "Standing",
     "TableInputs",
+    "TableState",
     "answer_from_json",
     "answer_to_json",
     "inputs_from_json",
@@ -361,6 +366,35 @@ class TableInputs:
     engine_stamp: str
     not_costed: tuple[NotCosted, ...]
     plans: PlanInputs
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Standing:
+    """Where a stored table's ranking stands: rank 1's unit cost and key ("quote:<id>",
+    "api_route:<id>", "mix" or "disagg"; None when nothing meets the brief), the best GPU row's
+    unit cost (the rent / reserve / buy comparison is for its GPU when rank 1 is an API route)
+    and the GPU that comparison is for."""
+
+    winner_cost: Decimal | None = None
+    winner_key: str | None = None
+    best_gpu_cost: Decimal | None = None
+    capacity_gpu: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TableState:
+    """A candidate table as stored (see the module's docstring)."""
+
+    inputs: TableInputs
+    answer: EngineAnswer
+    standing: Standing
+
+
+def winner_key_of(quote_id: int | None, route_id: int | None, kind: str) -> str:
+    """The key of a ranked row, as Standing.winner_key names it."""
+    if quote_id:
+        return f"quote:{quote_id}"
+    return f"api_route:{route_id}" if route_id else kind.lower()
 
 
 def inputs_to_json(inputs: TableInputs) -> dict[str, Any]:
