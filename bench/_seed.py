@@ -72,7 +72,10 @@ def hard_limit(seconds: int) -> Iterator[None]:
 
 
 def db_name_for(kind: str) -> str:
-    return f"gpuselect_bench_{kind}_{os.getpid()}"
+    """gpuselect_bench_<kind>_<pid>; GPUSELECT_BENCH_DB_PREFIX replaces the prefix (a worktree
+    that must keep to its own database names)."""
+    prefix = os.environ.get("GPUSELECT_BENCH_DB_PREFIX", "gpuselect_bench")
+    return f"{prefix}_{kind}_{os.getpid()}"
 
 
 def create_database(name: str) -> str:

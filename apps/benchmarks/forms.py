@@ -56,6 +56,13 @@ class _CandidateForm(forms.Form):
 
 class UploadForm(_CandidateForm):
     file = forms.FileField(help_text="The tool's own results file, as it was written.")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Where the file says them, its GPU and count win (apps.benchmarks.file_facts).
+        self.fields["gpu"].required = False
+        self.fields["gpu_count"].required = False
+
     tool = forms.ChoiceField(
         choices=[("", "Detect from the file"), *TOOL_DISPLAY.items()], required=False,
         label="Benchmark tool",

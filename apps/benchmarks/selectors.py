@@ -16,6 +16,7 @@ from apps.briefs.models import WorkloadBrief
 from apps.briefs.selectors import brief_weight_precision
 from apps.catalog.selectors import estimates_for_request
 from apps.engine import ENGINE_VERSION, EngineInputError
+from apps.engine.types import Precision
 
 from .display import chart_label
 from .importers.common import LATENCY_METRICS, SCALARS, STATS
@@ -155,6 +156,28 @@ def run_concurrency(conditions: dict[str, Any]) -> int | None:
     return None
 
 
+def run_replicas(conditions: dict[str, Any]) -> int:
+    """Replicas the run's figures are over (a Benchmark Report's stack; 1 when unsaid)."""
+    value = conditions.get("replicas")
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 4096:
+        return value
+    return 1
+
+
+def run_load_concurrency(conditions: dict[str, Any], results: dict[str, Any]) -> int | None:
+    """The requests in flight a run was measured at: its concurrency, else its request rate x
+    its mean end-to-end latency (Little's law: what a rate-driven run kept in flight)."""
+    found = run_concurrency(conditions)
+    if found is not None:
+        return found
+    rate = _positive(conditions.get("request_rate"))
+    e2e = results.get("e2e_latency_ms")
+    mean = _positive(e2e.get("mean")) if isinstance(e2e, dict) else None
+    if rate is None or mean is None:
+        return None
+    return max(1, min(1_000_000, round(rate * mean / 1000.0)))
+
+
 def _tokens(results: dict[str, Any], key: str) -> int | None:
     mean = _positive(results.get(key))
     if mean is None or mean > 10_000_000:
@@ -178,9 +201,18 @@ def estimate_for_run(
         tokens[key] = _tokens(results, f"{key}_mean")
         inputs[key] = tokens[key]
         inputs[f"{key}_from"] = "run" if tokens[key] is not None else "brief"
-    concurrency = run_concurrency(conditions)
+    # The file's own load, spread over its replicas: each replica is estimated at its share.
+    replicas = run_replicas(conditions)
+    load = run_load_concurrency(conditions, results)
+    concurrency = None if load is None else max(1, -(-load // replicas))
     inputs["concurrency"] = concurrency if concurrency is not None else brief.concurrency
-    inputs["concurrency_from"] = "run" if concurrency is not None else "brief"
+    inputs["concurrency_from"] = (
+        "brief" if load is None
+        else "run" if run_concurrency(conditions) is not None
+        else "run (request rate x mean latency)"
+    )  # fmt: skip
+    inputs["replicas"] = replicas
+    precision = conditions.get("precision")
     try:
         request = request_for_brief(
             brief,
@@ -189,6 +221,9 @@ def estimate_for_run(
             concurrency=concurrency,
         )
         forced = replace(request, gpus=(gpu_slug,), gpu_count=gpu_count)
+        if isinstance(precision, str) and precision in Precision.__members__:
+            forced = replace(forced, weight_precision=Precision(precision))
+            inputs["weight_precision"] = precision
         estimates = estimates_for_request(forced)
     except EngineInputError as exc:
         return {"error": f"{exc.field}: {exc.message}", "engine_version": ENGINE_VERSION}
@@ -197,8 +232,10 @@ def estimate_for_run(
         return {"error": f"the engine gave no estimate for {gpu_slug}"}
     perf = found["performance"]
     e2e_s = perf.get("e2e_latency_s")
+    tok_s = perf.get("output_tokens_per_s")
     return {
-        "output_tokens_per_s": perf.get("output_tokens_per_s"),
+        # Over every replica, as the run's own figure is.
+        "output_tokens_per_s": None if tok_s is None else tok_s * replicas,
         "ttft_ms": perf.get("ttft_ms"),
         # The engine's inter-token figure is decode time per output token (first excluded).
         "tpot_ms": perf.get("itl_ms"),

@@ -24,6 +24,7 @@ from apps.engine.constants import MAX_GPU_COUNT
 from apps.finance.services import candidate_tables_request_recompute
 from apps.quotes.models import Quote
 
+from .file_facts import facts_clean, file_facts
 from .importers import CanonicalRun, ImportFormatError, content_sha256, parse_result_file
 from .manual import conditions_clean, manual_results_clean
 from .model_identity import brief_model_identity, brief_model_names, model_key, model_named_in
@@ -164,6 +165,21 @@ def _unique_labels(runs: list[CanonicalRun]) -> list[str]:
     return out
 
 
+def _same_run_elsewhere(*, brief: WorkloadBrief, sha: str, results: dict[str, Any]) -> int | None:
+    """A run of the brief's team imported from another file with the very same figures (every
+    canonical figure equal), or None."""
+    for run in (
+        BenchmarkRun.objects.filter(team_id=brief.team_id)
+        .exclude(raw_sha256=sha)
+        .exclude(raw_sha256="")
+        .only("pk", "results")
+        .order_by("pk")
+    ):
+        if run.results == results:
+            return run.pk
+    return None
+
+
 def _raw_file_save(raw: bytes) -> str:
     """Store the file under a random name (the field's upload_to); the uploaded name is kept
     in ``raw_filename`` only, for the download."""
@@ -212,8 +228,8 @@ def _imported_runs_create(*, prepared: list[dict[str, Any]], raw_name: str) -> l
 def benchmark_runs_import(
     *,
     brief: WorkloadBrief,
-    gpu: Gpu,
-    gpu_count: int,
+    gpu: Gpu | None,
+    gpu_count: int | None,
     raw: bytes,
     filename: str,
     created_by: User,
@@ -229,7 +245,10 @@ def benchmark_runs_import(
     stored file is deleted again if anything fails. The same file for the same candidate is
     recognised by its SHA-256 and returned as a duplicate without saving anything.
     ``conditions["model"]`` names the model benchmarked where the file does not; ``proxy``
-    accepts a file of another model as the closest proxy of the brief's.
+    accepts a file of another model as the closest proxy of the brief's. The file's own facts
+    (GPU, GPUs per replica, replicas, precision, load) are what the runs record; ``gpu``,
+    ``gpu_count`` and ``conditions["precision"]`` fill in what it does not say, and one that
+    contradicts it is refused naming the field (apps.benchmarks.file_facts), proxy or not.
     Raises ``ValidationError`` naming the field (``file`` for a bad results file).
     """
     limit = settings.BENCHMARK_MAX_UPLOAD_BYTES
@@ -246,8 +265,18 @@ def benchmark_runs_import(
                 f"{MAX_RUNS_PER_FILE} (split the file, or keep the runs that matter)"
             }
         )
-    system = _candidate_clean(brief=brief, gpu=gpu, gpu_count=gpu_count, quote=quote, system=system)
     extra = conditions_clean(conditions or {})
+    facts = file_facts(parsed)
+    stated_precision = extra.get("precision")
+    gpu, gpu_count = facts_clean(
+        facts,
+        gpu=gpu,
+        gpu_count=gpu_count,
+        precision=stated_precision if isinstance(stated_precision, str) else "",
+    )
+    system = _candidate_clean(brief=brief, gpu=gpu, gpu_count=gpu_count, quote=quote, system=system)
+    if facts.precision:
+        extra.pop("precision", None)  # the file's, recorded below
     stated = extra.get("model")
     run_model = run_model_clean(
         brief=brief,
@@ -255,7 +284,7 @@ def benchmark_runs_import(
         stated=stated if isinstance(stated, str) else "",
         proxy=proxy,
     )
-    precision = _precision_of(brief)
+    precision = facts.precision or _precision_of(brief)
     sha = content_sha256(raw)
     same: dict[str, Any] = {
         "brief": brief,
@@ -270,6 +299,15 @@ def benchmark_runs_import(
     prepared = []
     for canon, label in zip(parsed, _unique_labels(parsed), strict=True):
         run_conditions = {**_clean_json(canon.conditions), **extra}
+        twin = _same_run_elsewhere(brief=brief, sha=sha, results=canon.results)
+        if twin is not None:
+            # The same measurement in another file (a copy, or a tool's two exports of one run):
+            # kept, and flagged so that it is not counted twice by whoever reads the runs.
+            run_conditions["duplicate_of_run"] = twin
+        if facts.replicas:
+            run_conditions["replicas"] = facts.replicas
+        if facts.precision:
+            run_conditions["precision"] = facts.precision
         prepared.append(
             {
                 "brief": brief,

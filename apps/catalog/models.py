@@ -14,12 +14,14 @@ MAX_DEVICE_MEMORY_MIB = 64 * 2**20
 class Gpu(BaseModel):
     """One GPU model with its datasheet figures (dense, not sparse) and where they came from."""
 
-    # The architectures' names as their vendors write them (NVIDIA: "NVIDIA Ampere / Ada
-    # Lovelace / Hopper / Blackwell / Blackwell Ultra architecture"; AMD: "AMD CDNA 3 / CDNA 4
-    # architecture", the Instinct MI300 and MI350 series white papers).
+    # The architectures' names as their vendors write them (NVIDIA: "NVIDIA Volta / Turing /
+    # Ampere / Ada Lovelace / Hopper / Blackwell / Blackwell Ultra architecture"; AMD: "AMD CDNA 3
+    # / CDNA 4 architecture", the Instinct MI300 and MI350 series white papers).
     Architecture = text_choices(
         engine.Architecture,
         {
+            "VOLTA": "Volta",
+            "TURING": "Turing",
             "AMPERE": "Ampere",
             "ADA": "Ada Lovelace",
             "HOPPER": "Hopper",

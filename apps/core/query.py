@@ -157,3 +157,41 @@ class TextParam(_Documented):
         if raw is not None and "\x00" in raw:
             raise _refuse(self.name, "Null characters are not allowed.")
         return raw
+
+
+#: Query parameters every paginated list takes (apps.core.pagination.StandardPagination).
+PAGE_PARAMS = ("page", "page_size")
+
+
+def refuse_unknown(request: Request, known: Sequence[str]) -> None:
+    """A 400 naming every query parameter of ``request`` outside ``known``: a parameter the
+    endpoint does not take is a client's bug (a misspelt filter would otherwise be ignored and
+    the client shown rows it did not ask for)."""
+    unknown = sorted(set(request.query_params) - set(known))
+    if unknown:
+        takes = ", ".join(sorted(known)) or "none"
+        raise ValidationError(
+            {
+                name: [f"not a query parameter of this endpoint (it takes: {takes})"]
+                for name in unknown
+            }
+        )
+
+
+class KnownQueryParams:
+    """A list endpoint that takes only the query parameters it documents.
+
+    ``query_params`` are the parameters its GET reads (the same objects its schema lists), and
+    a paginated endpoint takes ``page`` and ``page_size`` too; any other is a 400 that names it,
+    before the endpoint runs. A viewset checks its ``list`` action only."""
+
+    query_params: ClassVar[Sequence[_Documented]] = ()
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)  # type: ignore[misc]
+        if request.method != "GET" or getattr(self, "action", "list") not in ("list", None):
+            return
+        known = [p.name for p in self.query_params]
+        if getattr(self, "pagination_class", None) is not None:
+            known += PAGE_PARAMS
+        refuse_unknown(request, known)

@@ -239,7 +239,13 @@ QLORA_SPEED_FACTOR: Final = 0.75
 #  CDNA4 0.30: INHERITED from CDNA3. MI355X keeps CDNA3's wave64 matrix cores with a larger LDS
 #   (160 KB, 256 B/clk) and FP4/FP6 MFMA (AMD CDNA 4 architecture white paper; ROCm Blogs, "FP8
 #   GEMM Optimization on AMD CDNA4 Architecture", 2026). No published MI355X training MFU.
+#  VOLTA 0.30: Megatron-LM's 8.3B GPT-2 on 512 V100s sustained 15.1 PFLOPs, 39 TFLOPs per GPU =
+#   30% of the 125 TFLOPs FP16 peak (Shoeybi et al. 2019, arXiv:1909.08053, section 1 / table 1).
+#  TURING 0.25: engine choice, below Volta: the T4 is a 70 W inference card whose clocks fall
+#   under sustained tensor load (NVIDIA T4 datasheet: 70 W); no published T4 training MFU.
 TRAINING_MFU: Final = {
+    "VOLTA": 0.30,
+    "TURING": 0.25,
     "AMPERE": 0.45,
     "HOPPER": 0.40,
     "BLACKWELL": 0.40,
@@ -273,7 +279,15 @@ FP8_TRAINING_MFU_FACTOR: Final = 0.7
 #   MI355X", 2026, report per-shape results only). FP4 0.25: CDNA3 has no FP4 to inherit, so
 #   engine choice: CDNA4's FP8 0.35 x Blackwell's FP4/FP8 ratio (0.30 / 0.40) = 0.26, rounded down
 #   (CDNA4 is AMD's first FP4 MFMA generation).
+#  VOLTA / TURING: the "BF16" key is the 16-bit path, which is FP16 there (no BF16 tensor cores,
+#   NO_BF16_ARCHITECTURES). VOLTA 0.55: V100 cuBLAS HGEMM sustains ~ 100 of the 125 TFLOPs peak
+#   for large shapes (NVIDIA Volta V100 whitepaper, figure 9: cuBLAS mixed-precision GEMM up to 9x
+#   Pascal); engine choice below Ampere's 0.60 for the older scheduler. TURING 0.45 / INT8 0.40:
+#   engine choice, the T4's 70 W limit holds it below its peak under load (as ADA's L4).
 PREFILL_MFU: Final = {
+    ("VOLTA", "BF16"): 0.55,
+    ("TURING", "BF16"): 0.45,
+    ("TURING", "INT8"): 0.40,
     ("AMPERE", "BF16"): 0.60,
     ("AMPERE", "INT8"): 0.45,
     ("HOPPER", "BF16"): 0.55,
@@ -301,6 +315,13 @@ PREFILL_MFU: Final = {
 # architecture technical brief), Blackwell Ultra, and CDNA4 (AMD CDNA 4 white paper: FP4/FP6
 # MFMA). Elsewhere FP4 weights are served weight-only (W4A16).
 FP4_ARCHITECTURES: Final = frozenset({"BLACKWELL", "BLACKWELL_ULTRA", "CDNA4"})
+# Architectures without BF16: Volta's and Turing's tensor cores take FP16 only (NVIDIA Tesla V100
+# and Turing architecture whitepapers; BF16 arrives with Ampere: NVIDIA A100 Tensor Core GPU
+# architecture whitepaper, "BF16 ... new"); the catalog's 16-bit column holds their FP16 rate.
+# vLLM refuses a bfloat16 model there ("Bfloat16 is only supported on GPUs with compute capability
+# of at least 8.0 ... You can use float16 instead", vllm/worker/worker.py
+# _check_if_gpu_supports_dtype), so the engine refuses BF16 weights on them and says to use FP16.
+NO_BF16_ARCHITECTURES: Final = frozenset({"VOLTA", "TURING"})
 DEFAULT_PREFILL_MFU: Final = 0.40
 
 # Decode reads weights and KV cache once per step. Fraction of the datasheet HBM bandwidth that
@@ -310,7 +331,10 @@ DEFAULT_PREFILL_MFU: Final = 0.40
 # microbenchmarks, lower in serving stacks).  BLACKWELL_ULTRA 0.75: INHERITED from BLACKWELL
 # (same 8 TB/s HBM3E, 8 stacks). CDNA4 0.60: INHERITED from CDNA3 (MI355X keeps the Infinity
 # Cache + HBM3E layout at 8 TB/s; no published sustained-bandwidth measurement).
+# VOLTA / TURING 0.75: the NVIDIA-part figure (engine choice), no separate measurement.
 DECODE_BW_EFFICIENCY: Final = {
+    "VOLTA": 0.75,
+    "TURING": 0.75,
     "AMPERE": 0.75,
     "HOPPER": 0.75,
     "BLACKWELL": 0.75,
@@ -581,7 +605,15 @@ AUTO_NODE_COUNTS: Final = (2, 4)
 # bridged group crosses PCIe, per direction: Gen4 x16 32 GB/s (A100 PCIe), Gen5 x16 64 GB/s
 # (H100 / H200 PCIe cards) (PCI-SIG: 16 / 32 GT/s x 16 lanes; NVIDIA A100 and H100 PCIe product
 # briefs list "PCIe Gen4 64 GB/s" and "PCIe Gen5 128 GB/s" bidirectional).
-PCIE_GB_PER_S_BY_ARCHITECTURE: Final = {"AMPERE": 32.0, "HOPPER": 64.0, "BLACKWELL": 64.0}
+# Volta and Turing cards are PCIe Gen3 x16: 16 GB/s per direction (NVIDIA T4 datasheet "PCIe Gen3
+# x16"; V100 PCIe datasheet "32 GB/s" bidirectional).
+PCIE_GB_PER_S_BY_ARCHITECTURE: Final = {
+    "VOLTA": 16.0,
+    "TURING": 16.0,
+    "AMPERE": 32.0,
+    "HOPPER": 64.0,
+    "BLACKWELL": 64.0,
+}
 # Attention (QK^T and PV) runs in 16-bit even when the weights are FP8 / FP4: serving stacks
 # dequantize an FP8 KV cache to BF16/FP16 for the attention kernel "in most cases" (SGLang issue
 # #10083, "Support multiple KVCache optimizations"); only with an FP8 KV cache does attention run

@@ -29,6 +29,7 @@ __all__ = [
     "shown",
     "spread",
     "viable",
+    "whole_replicas",
 ]
 
 # Figures are kept to the digits a person is shown (four significant ones: "46.02 ms",
@@ -78,21 +79,48 @@ def _s(n: int) -> str:
     return "" if n == 1 else "s"
 
 
-def choose_rung(ladder: Sequence[Estimate], limit: int, target: str = "") -> tuple[Estimate, str]:
+def whole_replicas(replicas: int, gpus_per_replica: int, instance: int | None) -> int:
+    """The replicas that fill the whole instances of ``instance`` GPUs that ``replicas`` need (a
+    replica never spans instances: an 8-GPU instance of 2-GPU replicas runs 4); ``replicas``
+    itself where GPUs are rented one by one (``instance`` None)."""
+    if instance is None:
+        return replicas
+    per = max(instance // gpus_per_replica, 1)
+    return math.ceil(replicas / per) * per
+
+
+def choose_rung(
+    ladder: Sequence[Estimate], limit: int, target: str = "", instance: int | None = None
+) -> tuple[Estimate, str]:
     """(the rung to deploy, "") for the smallest viable size with at most ``limit`` GPUs per
     replica: fewest GPUs in all, then a full fit before a tight one, then fewer GPUs per
-    replica. Else (the rung closest to serving within the limit, why no size works, in words)."""
+    replica. Renting whole instances of ``instance`` GPUs, only sizes that divide an instance
+    are deployed, and the GPUs counted are those of the instances rented. Else (the rung
+    closest to serving within the limit, why no size works, in words)."""
     within = [r for r in ladder if r.gpu_count <= limit] or list(ladder[:1])
+    if instance is not None:
+        dividing = [r for r in within if instance % r.gpu_count == 0]
+        if not dividing:
+            return within[-1], f"no replica size divides the quote's {instance}-GPU instance"
+        within = dividing
     good = [r for r in within if viable(r)]
     if good:
         return min(
-            good, key=lambda r: (r.gpu_count * replicas_of(r), r.fit is Fit.TIGHT, r.gpu_count)
+            good,
+            key=lambda r: (
+                r.gpu_count * whole_replicas(replicas_of(r), r.gpu_count, instance),
+                r.fit is Fit.TIGHT,
+                r.gpu_count,
+            ),
         ), ""
     largest = max(within, key=lambda r: r.gpu_count)
     top = largest.gpu_count
-    fitting = [r for r in within if r.fits or r.max_concurrency >= 1]
+    # A precision the GPU lacks (BF16 on Volta / Turing) refuses every size: the engine's
+    # reason, not memory or latency.
+    refused = next((r.fit_advice for r in within if r.fit is Fit.NO and r.fit_advice), None)
+    fitting = [r for r in within if r.fits or (r.max_concurrency >= 1 and not refused)]
     if not fitting:
-        return largest, f"does not fit in memory at any size up to {top} GPU{_s(top)}"
+        return largest, refused or f"does not fit in memory at any size up to {top} GPU{_s(top)}"
     best = min(fitting, key=lambda r: r.performance.ttft_ms or math.inf)
     perf = best.performance
     figures = [

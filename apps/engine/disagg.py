@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from typing import Final
 
 from apps.engine import constants as c
+from apps.engine.estimator import estimate_at
 from apps.engine.memory import kv_bytes_per_token
 from apps.engine.performance import ServingModel, scale_out_gb_per_s
-from apps.engine.serving import candidate_layouts, estimate_serving, serving_plan_for
+from apps.engine.serving import candidate_layouts, serving_plan_for
 from apps.engine.types import (
     LLM_SERVING_TYPES,
     EngineInputError,
@@ -172,7 +173,7 @@ def _itl(sm: ServingModel, batch: int, context: int) -> float:
 def _figures(
     req: EstimateRequest, gpu: GpuSpec, n: int, cal: Mapping[str, float], itl_target_s: float
 ) -> _Figures:
-    est = estimate_serving(req, gpu, n, cal)
+    est = estimate_at(req, gpu, n, cal)  # refuses a precision the GPU lacks
     layout = next(
         (
             lay

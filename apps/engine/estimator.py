@@ -8,6 +8,7 @@ from functools import lru_cache
 
 from apps.engine import constants as c
 from apps.engine.performance import model_coefficients
+from apps.engine.precision import unsupported_precision
 from apps.engine.serving import clear_serving_caches, estimate_serving, layout_problem
 from apps.engine.types import (
     LLM_SERVING_TYPES,
@@ -52,13 +53,20 @@ def estimate_at(
     if wt in LLM_SERVING_TYPES:
         if layout is None and request.layout is not None and request.layout.gpus == gpu_count:
             layout = request.layout
-        return estimate_serving(request, gpu, gpu_count, cal, layout, data_parallel=data_parallel)
-    if wt in TRAINING_TYPES:
-        return estimate_training(request, gpu, gpu_count, cal)
-    if wt in MEDIA_TYPES:
-        return estimate_media(request, gpu, gpu_count, cal)
-    assert wt is WorkloadType.EMBEDDINGS  # noqa: S101 - exhaustive dispatch
-    return estimate_embeddings(request, gpu, gpu_count, cal)
+        e = estimate_serving(request, gpu, gpu_count, cal, layout, data_parallel=data_parallel)
+    elif wt in TRAINING_TYPES:
+        e = estimate_training(request, gpu, gpu_count, cal)
+    elif wt in MEDIA_TYPES:
+        e = estimate_media(request, gpu, gpu_count, cal)
+    else:
+        assert wt is WorkloadType.EMBEDDINGS  # noqa: S101 - exhaustive dispatch
+        e = estimate_embeddings(request, gpu, gpu_count, cal)
+    refused = unsupported_precision(gpu, request.weight_precision)
+    if refused is None:
+        return e
+    # Not deployable as asked: fit NO, with the reason in place of memory advice (the figures
+    # stay, as for any estimate that does not fit).
+    return replace(e, fits=False, fit=Fit.NO, fit_advice=refused, notes=(refused, *e.notes))
 
 
 def candidate_counts(gpu: GpuSpec) -> tuple[int, ...]:
@@ -119,6 +127,10 @@ def estimate(
             continue
         if request.gpu_count is not None:
             out.append(estimate_at(request, gpu, request.gpu_count, calibration))
+            continue
+        if unsupported_precision(gpu, request.weight_precision) is not None:
+            # No count helps: answered (refused, saying why) at the smallest.
+            out.append(estimate_at(request, gpu, candidate_counts(gpu)[0], calibration))
             continue
         chosen: Estimate | None = None
         first_fit: Estimate | None = None

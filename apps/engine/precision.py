@@ -65,6 +65,22 @@ class ComputePath:
     note: str | None
 
 
+_ARCHITECTURE_NAMES = {"VOLTA": "Volta", "TURING": "Turing"}
+
+
+def unsupported_precision(gpu: GpuSpec, weights: Precision) -> str | None:
+    """Why `gpu` cannot hold weights at `weights`, in words; None when it can. Volta and Turing
+    have no BF16 (constants.NO_BF16_ARCHITECTURES): their 16-bit path is FP16."""
+    arch = gpu.architecture
+    if weights is Precision.BF16 and arch in c.NO_BF16_ARCHITECTURES:
+        return (
+            f"{gpu.name} ({_ARCHITECTURE_NAMES.get(arch, arch)}) has no BF16: its 16-bit tensor "
+            "cores run FP16 only, and serving frameworks refuse a bfloat16 model there; choose "
+            "FP16 weights (or a quantized checkpoint) for this GPU"
+        )
+    return None
+
+
 def compute_path(gpu: GpuSpec, p: Precision) -> ComputePath:
     """Which tensor-core rate serves precision `p` on `gpu`, and at what efficiency."""
     arch = gpu.architecture

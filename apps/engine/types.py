@@ -204,6 +204,8 @@ class ModelKind(StrEnum):
 
 
 class Architecture(StrEnum):
+    VOLTA = "VOLTA"
+    TURING = "TURING"
     AMPERE = "AMPERE"
     ADA = "ADA"
     HOPPER = "HOPPER"

@@ -17,7 +17,7 @@ from apps.core.currency import BASE_CURRENCY, FX_CURRENCIES
 from apps.core.pagination import StandardPagination, paginated
 from apps.core.parsers import JSONParser
 from apps.core.permissions import role_permission
-from apps.core.query import ChoiceParam, IntParam
+from apps.core.query import ChoiceParam, IntParam, KnownQueryParams
 from apps.core.roles import FINANCE_EDITORS
 from apps.quotes.models import Quote
 
@@ -240,8 +240,10 @@ LIMIT = IntParam(
 FORMAT = ChoiceParam("format", ("json", "csv"), "json (default) or csv")
 
 
-class BriefRankingsApi(APIView):
+class BriefRankingsApi(KnownQueryParams, APIView):
     """The brief's candidate table, ranked by effective unit cost. ``?format=csv`` for CSV."""
+
+    query_params = (*FILTER_PARAMS, FORMAT, LIMIT)
 
     @extend_schema(
         parameters=[p.openapi() for p in (*FILTER_PARAMS, FORMAT, LIMIT)],
@@ -299,7 +301,7 @@ class FxRateOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-
         fields = ["id", "currency", "rate", "as_of", "source", "created_at"]
 
 
-class FxRateListCreateApi(APIView):
+class FxRateListCreateApi(KnownQueryParams, APIView):
     """Finance's FX-rate table, newest first per currency (the first of each applies).
     A new rate recomputes every brief's candidate table."""
 

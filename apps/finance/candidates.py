@@ -251,7 +251,7 @@ def gpu_row_of(facts: QuoteFacts, configured: Configured, cost: CandidateCost) -
 def gpu_row(ctx: TableContext, facts: QuoteFacts) -> Row | None:
     """The quote's row; None without an engine answer for its GPU (raises FxMissing)."""
     terms = ctx.quote_terms(facts)
-    configured = ctx.configurator.configure(facts.gpu, facts.limit)
+    configured = ctx.configurator.configure(facts.gpu, facts.limit, facts.instance)
     if configured is None:
         return None
     return gpu_row_of(facts, configured, cost_gpu_quote(configured.basis, terms))
@@ -271,9 +271,10 @@ NO_CONFIGURATION = Configuration(
 def route_row(ctx: TableContext, facts: RouteFacts) -> Row:
     """An API route's row (raises FxMissing)."""
     cost = cost_api_candidate(
-        demand=ctx.demand, route=facts.terms(ctx.assumptions), finance=ctx.finance
+        demand=ctx.demand, route=facts.terms(ctx.assumptions, ctx.demand), finance=ctx.finance
     )
     why_not = cost.why_not
+    hours = facts.window_prices(ctx.demand)
     return Row(
         kind=CandidateKind.API_ROUTE,
         quote_id=None,
@@ -287,7 +288,7 @@ def route_row(ctx: TableContext, facts: RouteFacts) -> Row:
         effective_unit_cost=None if why_not else cost.effective_unit_cost,
         meets_constraints=not why_not,
         why_not=why_not,
-        notes=cost.notes,
+        notes=cost.notes if hours is None else (hours.note, *cost.notes),
         basis="ESTIMATED",
         paid_gpu_hours_per_month=None,
     )

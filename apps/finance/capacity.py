@@ -94,12 +94,12 @@ def capacity_model_for(ctx: TableContext, table: CandidateTable) -> dict[str, An
     mine = next((q for q in quotes if q.pk == reference.quote_id), None)
     if mine is None:
         return {}
-    configured = ctx.configurator.configure(mine.gpu, mine.limit)
+    configured = ctx.configurator.configure(mine.gpu, mine.limit, mine.instance)
     if configured is None:
         return {}
     offered: list[tuple[int, QuoteTerms]] = []
     for facts in quotes:
-        if ctx.configurator.configure(facts.gpu, facts.limit) is not configured:
+        if ctx.configurator.configure(facts.gpu, facts.limit, facts.instance) is not configured:
             continue  # its own row is at another configuration
         try:
             offered.append((facts.pk, ctx.quote_terms(facts)))
@@ -108,7 +108,7 @@ def capacity_model_for(ctx: TableContext, table: CandidateTable) -> dict[str, An
     routes: list[tuple[int, ApiRouteTerms]] = []
     for route in route_facts(live_routes(ctx.brief.model_preset)):
         try:
-            routes.append((route.pk, route.terms(ctx.assumptions)))
+            routes.append((route.pk, route.terms(ctx.assumptions, ctx.demand)))
         except FxMissing:
             continue
     display = display_unit(ctx.brief.success_unit, ctx.currency)

@@ -47,7 +47,7 @@ from apps.engine.costing import (
     gpu_cost_basis,
 )
 from apps.engine.costing_types import cost_kind
-from apps.engine.deployment import choose_rung, spread
+from apps.engine.deployment import choose_rung, in_flight_share, spread, whole_replicas
 from apps.engine.measured import apply_measurement
 from apps.engine.types import Fit, WorkloadType
 
@@ -257,7 +257,7 @@ class Configurator:
     # Reads the calibration when the engine must run on a context rebuilt from a stored table.
     calibration_loader: Callable[[], Calibration] | None = None
     specs: Sequence[GpuSpec] | None = None
-    _memo: dict[tuple[str, int], Configured | None] = field(default_factory=dict)
+    _memo: dict[tuple[str, int, int | None], Configured | None] = field(default_factory=dict)
 
     @property
     def kind(self) -> CostKind:
@@ -295,22 +295,29 @@ class Configurator:
             self.answer.at_load[key] = found
         return found
 
-    def configure(self, slug: str, limit: int) -> Configured | None:
-        """The configuration of ``slug`` for a quote offering ``limit`` GPUs per replica; None
-        without an engine answer for the GPU."""
-        key = (slug, limit)
+    def configure(self, slug: str, limit: int, instance: int | None = None) -> Configured | None:
+        """The configuration of ``slug`` for a quote offering ``limit`` GPUs per replica (and
+        renting whole instances of ``instance`` GPUs, if so: the replicas then fill the
+        instances they need, ``whole_replicas``); None without an engine answer for the GPU."""
+        key = (slug, limit, instance)
         if key not in self._memo:
             gpu = self.answer.for_gpu(slug)
-            self._memo[key] = None if gpu is None else self._configure(gpu, limit)
+            self._memo[key] = None if gpu is None else self._configure(gpu, limit, instance)
         return self._memo[key]
 
-    def _configure(self, gpu: GpuAnswer, limit: int) -> Configured:
-        rung, missed = choose_rung(gpu.ladder, limit, latency_target_text(self.brief))
+    def _configure(self, gpu: GpuAnswer, limit: int, instance: int | None) -> Configured:
+        rung, missed = choose_rung(gpu.ladder, limit, latency_target_text(self.brief), instance)
         if self.kind is CostKind.TRAINING:
-            return self._training(gpu, rung, missed)
-        if self.kind is CostKind.REALTIME:
-            return self._serving(gpu, rung, missed)
-        return self._throughput_sized(gpu, rung, missed)
+            found = self._training(gpu, rung, missed, instance)
+        elif self.kind is CostKind.REALTIME:
+            found = self._serving(gpu, rung, missed, instance)
+        else:
+            found = self._throughput_sized(gpu, rung, missed, instance)
+        if instance is None:
+            return found
+        rented = max(1, math.ceil(found.gpus / instance))
+        note = f"rents {rented} instance{_s(rented)} of {instance} GPUs, whole (the quote's size)"
+        return replace(found, notes=(*found.notes, note))
 
     # --- LLM serving ---
 
@@ -319,7 +326,9 @@ class Configurator:
         rps = self.brief.requests_per_second
         return float(rps) / (1 - float(self.finance.retry_rate)) if rps else 0.0
 
-    def _serving(self, gpu: GpuAnswer, rung: Estimate, missed: str) -> Configured:
+    def _serving(
+        self, gpu: GpuAnswer, rung: Estimate, missed: str, instance: int | None
+    ) -> Configured:
         count = rung.gpu_count
         measured = gpu.measured_count == count and gpu.measurement is not None
         deployed = spread(
@@ -335,8 +344,14 @@ class Configurator:
                 f"replicas raised to {deployed.raised} to serve retried requests too (retry "
                 f"rate {self.finance.retry_rate})"
             )
-        replicas, in_flight = deployed.replicas, deployed.in_flight
-        figures = figures_of(deployed.estimate, replicas=replicas, in_flight=in_flight)
+        replicas, in_flight, estimate = deployed.replicas, deployed.in_flight, deployed.estimate
+        filled = whole_replicas(replicas, count, instance)
+        if filled != replicas:  # the instances' other GPUs are paid: they carry load too
+            replicas = filled
+            in_flight = in_flight_share(self.request, rung, replicas, self._rate())
+            estimate = self._at_load(gpu, count, in_flight, measured)
+            notes.append(f"replicas raised to {replicas} to fill the whole instances rented")
+        figures = figures_of(estimate, replicas=replicas, in_flight=in_flight)
         misses = target_misses(self.brief, figures)
         plan = rung.capacity
         at_target = plan.requests_per_s_at_target if plan is not None else None
@@ -348,7 +363,7 @@ class Configurator:
                 Decimal("0.1")
             )
         return self._finish(
-            gpu, rung, deployed.estimate, figures, replicas, in_flight, missed, misses, notes,
+            gpu, rung, estimate, figures, replicas, in_flight, missed, misses, notes,
             provisioned=True, tokens=tokens,
         )  # fmt: skip
 
@@ -360,13 +375,15 @@ class Configurator:
 
     # --- batch, embeddings and media: sized by the month's work ---
 
-    def _throughput_sized(self, gpu: GpuAnswer, rung: Estimate, missed: str) -> Configured:
+    def _throughput_sized(
+        self, gpu: GpuAnswer, rung: Estimate, missed: str, instance: int | None
+    ) -> Configured:
         count = rung.gpu_count
-        figures = figures_of(rung, replicas=1, in_flight=None)
         provisioned = self.request.has_latency_target
         one = self._basis(rung, count, 1, provisioned)
         hours = self.demand.hours_per_month
         replicas = max(1, math.ceil(one.work_hours / (count * hours) - Decimal("1e-9")))
+        replicas = whole_replicas(replicas, count, instance)
         figures = figures_of(rung, replicas=replicas, in_flight=None)
         misses = target_misses(self.brief, figures)
         notes = [
@@ -393,7 +410,9 @@ class Configurator:
 
     # --- training: to a deadline ---
 
-    def _training(self, gpu: GpuAnswer, rung: Estimate, missed: str) -> Configured:
+    def _training(
+        self, gpu: GpuAnswer, rung: Estimate, missed: str, instance: int | None
+    ) -> Configured:
         layout = rung.gpu_count
         deadline = self.deadline_days
         assert deadline is not None  # noqa: S101 - training briefs have one
@@ -415,6 +434,10 @@ class Configurator:
             if days is None or days <= deadline or copies >= most or missed:
                 break
             copies = min(most, copies + max(1, copies // 8))
+            estimate = self._engine(gpu.gpu, layout * copies, None)
+        filled = whole_replicas(copies, layout, instance)
+        if filled != copies:  # the instances' other GPUs are paid: they train too
+            copies = filled
             estimate = self._engine(gpu.gpu, layout * copies, None)
         figures = figures_of(estimate, replicas=1, in_flight=None)
         misses = target_misses(self.brief, figures, deadline)

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from apps.benchmarks.models import BenchmarkRun
+from apps.benchmarks.selectors import run_replicas
 from apps.briefs.models import WorkloadBrief
 from apps.catalog.selectors import engine_estimates, gpu_specs
 from apps.engine import ENGINE_VERSION, Estimate, EstimateRequest, GpuSpec
@@ -67,6 +68,9 @@ def measurement_of(run: BenchmarkRun) -> Measurement:
     takes them."""
     results = run.results
     throughput = results.get("output_tokens_per_s")
+    replicas = run_replicas(run.conditions)
+    if replicas > 1 and isinstance(throughput, int | float):
+        throughput = throughput / replicas  # a file's rate is over all its replicas
     completed, failed = results.get("completed") or 0, results.get("failed") or 0
     version = f" {run.tool_version}" if run.tool_version else ""
     return Measurement(

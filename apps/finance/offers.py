@@ -16,8 +16,9 @@ from decimal import Decimal
 from django.db.models import QuerySet
 
 from apps.catalog.selectors import catalog_version
-from apps.engine.costing import ApiRouteTerms, PricingTerm, QuoteTerms
+from apps.engine.costing import ApiRouteTerms, Demand, DutyCycle, PricingTerm, QuoteTerms
 from apps.quotes.models import ApiRoute, Quote
+from apps.quotes.price_windows import WindowPrices, for_hours, weighted
 
 from .configuration import quote_limit
 from .fx import fx_convert
@@ -29,12 +30,15 @@ QUOTE_VALUES = (
     "minimum_commitment_months", "gpu_id", "gpu__slug", "gpu__tdp_w", "system__gpu_id",
     "system__gpu__slug", "system__gpu__tdp_w", "gpus_per_node", "system__gpus_per_domain",
     "capex_per_gpu", "depreciation_months", "power_kw_per_gpu", "pue", "electricity_per_kwh",
-    "hosting_per_kw_month", "ops_hours_per_month", "provider_id", "provider__name",
+    "hosting_per_kw_month", "ops_hours_per_month", "provider_id", "provider__name", "import_key",
 )  # fmt: skip
 ROUTE_VALUES = (
     "pk", "version", "input_price_per_mtok", "output_price_per_mtok", "currency",
-    "batch_discount", "rate_limit_rpm", "provider__name", "model",
+    "batch_discount", "rate_limit_rpm", "provider__name", "model", "price_windows",
 )  # fmt: skip
+# A brief's hours a month as hours a day: x 24 / 730 (730 hours in an average month), to the
+# hundredth of an hour.
+_HOURS_PER_DAY, _HOURS_PER_MONTH, _HOUR_STEP = Decimal(24), Decimal(730), Decimal("0.01")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -64,11 +68,25 @@ class QuoteFacts:
     electricity_per_kwh: Decimal | None = None
     hosting_per_kw_month: Decimal | None = None
     ops_hours_per_month: Decimal | None = None
+    imported: bool = False  # from a published catalog (apps.quotes.catalog_import)
 
     @property
     def limit(self) -> int:
         """GPUs per replica the quote offers (a system's NVLink domain, or its node)."""
         return quote_limit(self.gpus_per_node, self.gpus_per_domain)
+
+    @property
+    def instance(self) -> int | None:
+        """GPUs of the instance the quote rents whole, or None where GPUs are rented one by one.
+
+        A quote imported from a published catalog is one instance size (its ``gpus_per_node``
+        the instance's GPU count: apps/quotes/catalog_rows.py), and the provider rents that
+        instance whole: Lambda sells its A100 80 GB only as 8-GPU instances. A quote entered by
+        hand keeps its per-GPU price for any count up to its node size (its source, not a
+        catalog, says how it is sold); a system quote is its system."""
+        if self.imported and not self.gpus_per_domain:
+            return int(self.gpus_per_node or 1)
+        return None
 
     def terms(self, assumptions: Assumptions) -> QuoteTerms:
         """The quote's terms in the reporting currency (raises FxMissing)."""
@@ -111,16 +129,31 @@ class RouteFacts:
     output_price_per_mtok: Decimal
     batch_discount: Decimal
     rate_limit_rpm: int | None
+    # Hour-of-day prices (apps.quotes.price_windows), empty for one price all day.
+    price_windows: tuple[Mapping[str, object], ...] = ()
 
-    def terms(self, assumptions: Assumptions) -> ApiRouteTerms:
-        """The route's terms in the reporting currency (raises FxMissing)."""
+    def window_prices(self, demand: Demand | None) -> WindowPrices | None:
+        """What the brief's traffic pays across the route's hour-of-day prices, or None for a
+        route priced the same all day. A scheduled batch runs its hours a day in the cheapest
+        windows; any other duty cycle pays the hour-weighted prices (when an always-on, bursty
+        or interactive brief's requests arrive is not the buyer's to choose)."""
+        if not self.price_windows:
+            return None
+        if demand is not None and demand.duty_cycle is DutyCycle.SCHEDULED_BATCH:
+            daily = demand.hours_per_month * _HOURS_PER_DAY / _HOURS_PER_MONTH
+            return for_hours(self.price_windows, daily.quantize(_HOUR_STEP))
+        return weighted(self.price_windows)
+
+    def terms(self, assumptions: Assumptions, demand: Demand | None = None) -> ApiRouteTerms:
+        """The route's terms in the reporting currency, at the hours ``demand`` runs where
+        the route is priced by the hour of day (raises FxMissing)."""
+        price_in, price_out = self.input_price_per_mtok, self.output_price_per_mtok
+        hours = self.window_prices(demand)
+        if hours is not None:
+            price_in, price_out = hours.input_price_per_mtok, hours.output_price_per_mtok
         return ApiRouteTerms(
-            input_price_per_mtok=to_reporting(
-                self.input_price_per_mtok, self.currency, assumptions
-            ),
-            output_price_per_mtok=to_reporting(
-                self.output_price_per_mtok, self.currency, assumptions
-            ),
+            input_price_per_mtok=to_reporting(price_in, self.currency, assumptions),
+            output_price_per_mtok=to_reporting(price_out, self.currency, assumptions),
             batch_discount=self.batch_discount,
             rate_limit_rpm=self.rate_limit_rpm,
         )
@@ -157,6 +190,7 @@ def _quote(v: Mapping[str, object]) -> QuoteFacts:
         electricity_per_kwh=v["electricity_per_kwh"],  # type: ignore[arg-type]
         hosting_per_kw_month=v["hosting_per_kw_month"],  # type: ignore[arg-type]
         ops_hours_per_month=v["ops_hours_per_month"],  # type: ignore[arg-type]
+        imported=bool(v["import_key"]),
     )
 
 
@@ -171,6 +205,7 @@ def _route(v: Mapping[str, object]) -> RouteFacts:
         output_price_per_mtok=v["output_price_per_mtok"],  # type: ignore[arg-type]
         batch_discount=v["batch_discount"],  # type: ignore[arg-type]
         rate_limit_rpm=v["rate_limit_rpm"],  # type: ignore[arg-type]
+        price_windows=tuple(v["price_windows"] or ()),  # type: ignore[arg-type]
     )
 
 

@@ -185,7 +185,12 @@ def _offers(ctx: TableContext, quotes: Iterable[QuoteFacts], catalog: PlanCatalo
             continue
         if facts.gpu not in counts_of:
             counts_of[facts.gpu] = plan_counts(ctx, facts.gpu, spec.max_gpus_per_node)
-        counts = tuple(c for c in counts_of[facts.gpu] if c <= facts.limit)
+        instance = facts.instance
+        # A quote rented as whole instances joins a plan only at its instance size per
+        # replica: the plans cost a replica as its GPUs' share, exact only for a whole instance.
+        counts = tuple(
+            c for c in counts_of[facts.gpu] if c <= facts.limit and instance in (None, c)
+        )
         if not counts:
             continue
         key: tuple[object, ...] = (

@@ -230,7 +230,7 @@ def _rate(ctx: TableContext, currency: str) -> Decimal:
 
 def _gpu_candidate(ctx: TableContext, row: Row, facts: QuoteFacts) -> LeadingCandidate | None:
     """The costing inputs of a GPU row, at the configuration the table costed it at."""
-    configured = ctx.configurator.configure(facts.gpu, facts.limit)
+    configured = ctx.configurator.configure(facts.gpu, facts.limit, facts.instance)
     if configured is None:
         return None
     return LeadingCandidate(
@@ -317,7 +317,7 @@ def sensitivity_for(ctx: TableContext, rows: list[Row]) -> dict[str, Any]:
             elif route is not None:
                 candidate = LeadingCandidate(
                     key=row.key,
-                    route=route.terms(ctx.assumptions),
+                    route=route.terms(ctx.assumptions, ctx.demand),
                     currency=route.currency,
                     fx_rate=_rate(ctx, route.currency),
                 )

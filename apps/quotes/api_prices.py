@@ -9,6 +9,15 @@ repository.
 
 Dates: the prices of a model "looked up for a date" are those of the last period that has
 started on that date (the package's own rule, ``ModelInfo.get_prices``: later periods win).
+
+Hours of the day: a model priced by the hour of day (``TimeOfDateConstraint``: DeepSeek's
+deepseek-chat and deepseek-reasoner are listed at their off-peak price with no constraint and
+their standard price from 00:30 to 16:30 UTC) is read as the package reads a request at each
+time of day (the last conditional price active then wins), into windows that cover the day.
+The route keeps each window and its prices (``ApiRoute.price_windows``, see
+apps/quotes/price_windows.py) and its own input / output prices are the windows'
+hour-weighted figures (deepseek-reasoner: 16 h at 0.55 / 2.19 and 8 h at 0.135 / 0.55 make
+0.4117 / 1.6433), never the price of one window alone.
 The route's own price fields take the period in effect on the date imported for; every
 period that started up to that date is kept as an ``ApiRoutePrice`` row, so a route can be
 priced at any date (``route_price_on``). A period that starts after the date is left for a
@@ -21,7 +30,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime, time
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -40,6 +49,7 @@ from apps.engine import PRESETS
 
 from . import services
 from .models import ApiRoute, ApiRoutePrice, Provider
+from .price_windows import weighted, window_hours, windows_text
 
 # genai-prices prices everything in US dollars per million tokens ("Base price in USD per
 # million tokens", genai_prices.types.TieredPrices.base).
@@ -117,6 +127,8 @@ class ListedPrice:
     cached_input_price_per_mtok: Decimal | None
     batch_discount: Decimal
     notes: tuple[str, ...] = ()
+    # Hour-of-day windows (apps/quotes/price_windows.py), empty for a price all day long.
+    windows: tuple[dict[str, str], ...] = ()
 
     def figures(self) -> tuple[Any, ...]:
         return (
@@ -145,8 +157,8 @@ class ListedRoute:
 
 
 def _start(constraint: Any) -> tuple[bool, date | None]:
-    """(usable, start date). Time-of-day prices (off-peak discounts) are not a list price a
-    month of traffic can be costed at: left out."""
+    """(usable as a period, start date): a start-date constraint or none. A time-of-day
+    constraint is a window within a day (``day_windows``), not a period."""
     if constraint is None:
         return True, None
     if isinstance(constraint, gp.StartDateConstraint):
@@ -154,21 +166,68 @@ def _start(constraint: Any) -> tuple[bool, date | None]:
     return False, None
 
 
+def _minute(value: Any) -> int:
+    """A constraint's time of day as minutes after midnight UTC."""
+    at = datetime.combine(date(1970, 1, 1), value)
+    if at.tzinfo is not None:
+        at = at.astimezone(UTC)
+    return at.hour * 60 + at.minute
+
+
+def day_windows(model: gp.ModelInfo, day: date) -> list[tuple[int, int, gp.ModelPrice]] | None:
+    """The model's standard prices on ``day`` through the day: (start minute, end minute,
+    prices) windows covering it, the package's rule at each time (the last conditional price
+    active then wins), adjacent windows of equal prices merged; one window when the price does
+    not depend on the hour. None before the model's first period."""
+    if isinstance(model.prices, gp.ModelPrice):
+        return [(0, 24 * 60, model.prices)]
+    cuts = {0}
+    for conditional in model.prices:
+        if isinstance(conditional.constraint, gp.TimeOfDateConstraint):
+            cuts.update(
+                (
+                    _minute(conditional.constraint.start_time),
+                    _minute(conditional.constraint.end_time),
+                )
+            )
+    bounds = sorted(cuts)
+    segments: list[tuple[int, int, gp.ModelPrice]] = []
+    for i, begin in enumerate(bounds):
+        end = bounds[i + 1] if i + 1 < len(bounds) else 24 * 60
+        moment = datetime.combine(day, time(begin // 60, begin % 60), tzinfo=UTC)
+        found: gp.ModelPrice | None = None
+        for conditional in model.prices:  # the last active one wins
+            constraint = conditional.constraint
+            if constraint is None or constraint.active(moment):
+                found = conditional.prices
+        if found is None:
+            return None
+        if segments and segments[-1][2] == found:
+            segments[-1] = (segments[-1][0], end, found)
+        else:
+            segments.append((begin, end, found))
+    if len(segments) > 1 and segments[0][2] == segments[-1][2]:  # one window across midnight
+        first, last = segments[0], segments.pop()
+        segments[0] = (last[0], first[1], first[2])
+    return segments
+
+
 def _started(start: date | None, day: date) -> bool:
     return start is None or start <= day
 
 
-def standard_prices_on(model: gp.ModelInfo, day: date) -> tuple[date | None, gp.ModelPrice] | None:
-    """The model's standard prices on ``day`` and the date they started; None before the
-    model's first period (the package would fall back to its first period: we do not price a
-    date the list has no price for)."""
+def period_start_on(model: gp.ModelInfo, day: date) -> tuple[bool, date | None]:
+    """(priced on ``day`` at all, the start date of the period in effect then): the last
+    start-date period begun by ``day``; (False, None) before the model's first period (the
+    package would fall back to its first period: we do not price a date the list has no
+    price for)."""
     if isinstance(model.prices, gp.ModelPrice):
-        return None, model.prices
+        return True, None
     for conditional in reversed(model.prices):  # the last period that has started wins
         usable, start = _start(conditional.constraint)
         if usable and _started(start, day):
-            return start, conditional.prices
-    return None
+            return True, start
+    return False, None
 
 
 def batch_prices_on(model: gp.ModelInfo, day: date) -> tuple[date | None, dict[str, Any]]:
@@ -232,17 +291,41 @@ def listed_price(model: gp.ModelInfo, day: date) -> ListedPrice | None:
     """A model's price on ``day`` as route fields, or None: no price on that date, not priced
     per input and output token (images, audio, searches), or free (a rate-limited free tier
     is not a price to buy capacity at)."""
-    standard = standard_prices_on(model, day)
-    if standard is None:
+    priced, start = period_start_on(model, day)
+    segments = day_windows(model, day) if priced else None
+    if not segments:
         return None
-    start, prices = standard
     notes: list[str] = []
     tiered: list[tuple[str, int | None]] = []
-    price_in = _per_mtok(getattr(prices, "input_mtok", None), "input", tiered, notes)
-    price_out = _per_mtok(getattr(prices, "output_mtok", None), "output", tiered, notes)
-    if price_in is None or price_out is None or (price_in == 0 and price_out == 0):
+    windows: list[dict[str, str]] = []
+    for begin, end, prices in segments:
+        w_in = _per_mtok(getattr(prices, "input_mtok", None), "input", tiered, notes)
+        w_out = _per_mtok(getattr(prices, "output_mtok", None), "output", tiered, notes)
+        if w_in is None or w_out is None:
+            return None
+        w_cached = _per_mtok(
+            getattr(prices, "cache_read_mtok", None), "cached-input", tiered, notes
+        )
+        windows.append({
+            "start": f"{begin // 60:02d}:{begin % 60:02d}",
+            "end": f"{end // 60 % 24:02d}:{end % 60:02d}",
+            "hours": f"{window_hours(begin, end):f}",
+            "input_price_per_mtok": f"{w_in:f}",
+            "output_price_per_mtok": f"{w_out:f}",
+            "cached_input_price_per_mtok": "" if w_cached is None else f"{w_cached:f}",
+        })  # fmt: skip
+    if len(windows) == 1:
+        windows = []
+        price_in, price_out = Decimal(str(w_in)), Decimal(str(w_out))
+        cached = w_cached
+    else:
+        day_price = weighted(windows)
+        price_in = day_price.input_price_per_mtok
+        price_out = day_price.output_price_per_mtok
+        cached = day_price.cached_input_price_per_mtok
+        notes.append(day_price.note)
+    if price_in == 0 and price_out == 0:
         return None
-    cached = _per_mtok(getattr(prices, "cache_read_mtok", None), "cached-input", tiered, notes)
     if tiered:
         notes.append(_tiered_note(tiered))
     batch_start, batch = batch_prices_on(model, day)
@@ -270,6 +353,7 @@ def listed_price(model: gp.ModelInfo, day: date) -> ListedPrice | None:
         cached_input_price_per_mtok=cached,
         batch_discount=discount,
         notes=tuple(notes),
+        windows=tuple(windows),
     )
 
 
@@ -428,6 +512,7 @@ class ImportPlan:
                 (c.route_id, [(f.label, f.old, f.new) for f in c.changes]) for c in self.changed
             ],
             "history_added": self.history_added,
+            "windows": [(r.key, r.price.windows) for r in self.new],
         }
         text = json.dumps(body, default=str, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
@@ -448,6 +533,7 @@ def _route_fields(listed: ListedRoute, day: date) -> dict[str, Any]:
         "output_price_per_mtok": price.output_price_per_mtok,
         "cached_input_price_per_mtok": price.cached_input_price_per_mtok,
         "batch_discount": price.batch_discount,
+        "price_windows": list(price.windows),
         "currency": SOURCE_CURRENCY,
         "quote_date": price.effective_from or day,
         "source": route_source(listed, day),
@@ -541,6 +627,14 @@ def _plan(
         ]
         if route.currency != SOURCE_CURRENCY:
             changes.append(FieldChange(label="currency", old=route.currency, new=SOURCE_CURRENCY))
+        if list(route.price_windows or []) != list(item.price.windows):
+            changes.append(
+                FieldChange(
+                    label="hour-of-day prices",
+                    old=windows_text(route.price_windows or []),
+                    new=windows_text(item.price.windows),
+                )
+            )
         if not route.model_preset and item.model_preset:
             changes.append(FieldChange(label="serves preset", old="", new=item.model_preset))
         plan.history_added += len(_history_to_write(route.pk, item, stored))

@@ -17,14 +17,19 @@ Two formats, read by header name (column order differs between clouds and versio
   USD price; ``spot`` says whether it is the spot price; ``location`` is the provider's region
   or zone and is kept as the quote's region.
 
-Per-GPU price = instance price / accelerator count. One offer per (GPU, region, term): the
-cheapest per-GPU price among the region's zones and instance types (SkyPilot prices a region
-at its cheapest zone: aws_catalog.py ``get_hourly_cost``, "the cheapest cost among all zones for
-spot"; gcp_catalog.py ``get_accelerator_hourly_cost`` takes the minimum), and the largest GPU count
-one instance of that GPU has there as its GPUs per node. Rows without an accelerator (CPU VMs),
-with a fractional GPU (AWS g6f) or an accelerator the GPU catalog lacks are not errors: they
-are counted and listed. A value a row must have and does not (a price that is not a number, a
-missing region) is a row error, and the caller saves nothing.
+Per-GPU price = instance price / accelerator count. One quote per instance type, region and
+term: an instance is what a buyer rents (an 8-GPU instance is sold whole), so its GPU count is
+the quote's GPUs per node and its own price the quote's, never the cheapest of another size.
+A region's price is its cheapest zone's (SkyPilot prices a region so: aws_catalog.py
+``get_hourly_cost``, "the cheapest cost among all zones for spot"; gcp_catalog.py
+``get_accelerator_hourly_cost`` takes the minimum). A GCP accelerator-only row is its own
+"instance" per accelerator and count (``A100 x 8`` on its cheapest host VM).
+
+Rows without an accelerator (CPU VMs), with a fractional GPU (AWS g6f), without any price
+(neither on-demand nor spot) or with an accelerator the GPU catalog lacks are not errors: they
+are counted and listed (``Skipped``), and the rest imports. A value a row must have and does
+not (a price that is not a number, a missing region) is a row error, and the caller saves
+nothing. Every number a row holds is read in one place (``_Reader.number``).
 """
 
 import contextlib
@@ -38,7 +43,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from apps.engine.costing import PricingTerm
 
-from .catalog_names import UNKNOWN_GPU, Resolution, resolve
+from .catalog_names import UNKNOWN_GPU, Resolution, memory_from_mib, resolve
 
 SKYPILOT, GPUHUNT = "skypilot", "gpuhunt"
 FORMATS = {SKYPILOT: "SkyPilot catalog (vms.csv)", GPUHUNT: "gpuhunt catalog (CSV)"}
@@ -53,8 +58,12 @@ PRICE_QUANTUM = Decimal("0.0001")
 MAX_GPUS_PER_NODE = 576
 #: SkyPilot's GpuInfo memory: ``'SizeInMiB': 81920`` for an "80 GB" part (fetch_aws.py,
 #: fetch_gcp.py ``_gpu_info_from_name``): the nominal GB is MiB / 1024.
-GPU_INFO_MIB = re.compile(r"['\"]SizeInMiB['\"]\s*:\s*(\d+)")
-MIB_PER_NOMINAL_GB = 1024
+GPU_INFO_MIB = re.compile(r"['\"]SizeInMiB['\"]\s*:\s*(\d+(?:\.\d+)?)")
+#: The provider's own name for the GPU in SkyPilot's GpuInfo (RunPod: ``'Name': 'H100 PCIe'``).
+GPU_INFO_NAME = re.compile(r"['\"]Name['\"]\s*:\s*['\"]([^'\"]{1,80})['\"]")
+#: Why a row is skipped, as the import's summary lists it.
+NO_PRICE = "no price: neither an on-demand nor a spot price"
+FRACTIONAL_GPU = "a fractional GPU (a slice of one), not a GPU quote"
 
 #: GCP host VM types per accelerator and count: sky/catalog/gcp_catalog.py
 #: ``_ACC_INSTANCE_TYPE_DICTS`` (an A100 runs only on A2, an H100 only on A3, an L4 on G2). The
@@ -90,12 +99,18 @@ class Offer:
     row: int
     accelerator: str
     count: int
-    memory_gb: Decimal | None
+    memory_gb: tuple[Decimal, ...] | None  # the GB the source's figure may mean
     instance: str
     region: str
     zone: str
     term: str
     price: Decimal
+    source_name: str = ""  # the source's own name for the GPU (GpuInfo Name)
+    instance_key: str = ""  # what makes it one instance size: the instance type by default
+
+    @property
+    def size_key(self) -> str:
+        return self.instance_key or self.instance
 
     @property
     def per_gpu(self) -> Decimal:
@@ -124,14 +139,16 @@ class Skipped:
 
 @dataclass(frozen=True, kw_only=True)
 class CatalogQuote:
-    """One quote to import: the cheapest offer of a GPU in a region on a term."""
+    """One quote to import: one instance size of a GPU in a region on a term, at its cheapest
+    zone."""
 
     gpu_slug: str
+    instance: str  # the instance type (``gpu_8x_h100_sxm5``; GCP: ``A100 x 8``)
     region: str
     term: str
     hourly_price_per_gpu: Decimal
-    gpus_per_node: int
-    offer: Offer  # the offer the price came from (instance, zone, row)
+    gpus_per_node: int  # the instance's GPU count
+    offer: Offer  # the offer the price came from (zone, row)
 
 
 @dataclass(kw_only=True)
@@ -199,17 +216,21 @@ class _Reader:
     def problem(self, row: int, name: str, message: str) -> None:
         self.problems.append(RowProblem(row=row, field=name, message=message))
 
-    def price(self, row: int, name: str, text: str, *, required: bool) -> Decimal | None:
-        if not text:
-            if required:
-                self.problem(row, name, "empty: the row's price is required")
-            return None
+    def number(self, row: int, name: str, text: str) -> Decimal | None:
+        """The one place a row's numbers are read (prices, counts, memory): a finite decimal,
+        or None with a row problem naming the column (bounds on a column slot in here)."""
         try:
-            value = _decimal(text)
+            return _decimal(text)
         except InvalidOperation:
             self.problem(row, name, f"not a number: {text!r}")
             return None
-        if value < 0:
+
+    def price(self, row: int, name: str, text: str) -> Decimal | None:
+        """A price column: None when empty (the row may have the other term's price)."""
+        if not text:
+            return None
+        value = self.number(row, name, text)
+        if value is not None and value < 0:
             self.problem(row, name, f"negative: {text}")
             return None
         return value
@@ -221,7 +242,7 @@ class _Reader:
             self.problem(row, name, f"not a positive number: {text!r}")
             return None
         if value != value.to_integral_value():
-            self.skipped.add("a fractional GPU (a slice of one), not a GPU quote", accelerator, row)
+            self.skipped.add(FRACTIONAL_GPU, accelerator, row)
             return None
         if value > MAX_GPUS_PER_NODE:
             self.problem(row, name, f"more than {MAX_GPUS_PER_NODE} GPUs in one instance: {text}")
@@ -236,9 +257,14 @@ class _Reader:
         return False
 
 
-def _gpu_info_memory(text: str) -> Decimal | None:
+def _gpu_info_memory(text: str) -> tuple[Decimal, ...] | None:
     match = GPU_INFO_MIB.search(text)
-    return Decimal(int(match.group(1))) / MIB_PER_NOMINAL_GB if match else None
+    return memory_from_mib(Decimal(match.group(1))) if match else None
+
+
+def _gpu_info_name(text: str) -> str:
+    match = GPU_INFO_NAME.search(text)
+    return match.group(1) if match else ""
 
 
 def _read_skypilot(text: str, reader: _Reader) -> None:
@@ -265,20 +291,26 @@ def _read_skypilot(text: str, reader: _Reader) -> None:
             reader.problem(line, "Region", "empty: every offer needs its region")
             continue
         count = reader.gpu_count(line, "AcceleratorCount", row["AcceleratorCount"], name)
-        price = reader.price(line, "Price", row["Price"], required=not row.get("SpotPrice"))
-        spot = reader.price(line, "SpotPrice", row.get("SpotPrice", ""), required=False)
-        if count is None or (price is None and spot is None):
+        price = reader.price(line, "Price", row["Price"])
+        spot = reader.price(line, "SpotPrice", row.get("SpotPrice", ""))
+        if count is None:
             continue
+        if not row["Price"] and not row.get("SpotPrice"):
+            reader.skipped.add(NO_PRICE, name, line)
+            continue
+        if price is None and spot is None:
+            continue  # a price that is not a number: a row problem already
         if not instance:
             attached.append((row, line, count))
             continue
-        memory = _gpu_info_memory(row.get("GpuInfo", ""))
+        info = row.get("GpuInfo", "")
+        memory, source_name = _gpu_info_memory(info), _gpu_info_name(info)
         for term, value in ((PricingTerm.ON_DEMAND, price), (PricingTerm.SPOT, spot)):
             if value is not None:
                 reader.offers.append(
                     Offer(row=line, accelerator=name, count=count, memory_gb=memory,
                           instance=instance, region=row["Region"], zone=zone, term=term,
-                          price=value)
+                          price=value, source_name=source_name)
                 )  # fmt: skip
     for row, line, count in attached:
         _attach_host(row, line, count, host_prices, reader)
@@ -303,7 +335,8 @@ def _attach_host(
                 name, line,
             )  # fmt: skip
         return
-    memory = _gpu_info_memory(row.get("GpuInfo", ""))
+    info = row.get("GpuInfo", "")
+    memory, source_name = _gpu_info_memory(info), _gpu_info_name(info)
     for term, column in ((PricingTerm.ON_DEMAND, "Price"), (PricingTerm.SPOT, "SpotPrice")):
         if not row.get(column):
             continue
@@ -320,7 +353,8 @@ def _attach_host(
         reader.offers.append(
             Offer(row=line, accelerator=name, count=count, memory_gb=memory, instance=host,
                   region=row["Region"], zone=zone, term=term,
-                  price=_decimal(row[column]) + host_price)
+                  price=_decimal(row[column]) + host_price, source_name=source_name,
+                  instance_key=f"{name} x {count}")
         )  # fmt: skip
 
 
@@ -344,16 +378,17 @@ def _read_gpuhunt(text: str, reader: _Reader) -> None:
         if not row["instance_name"]:
             reader.problem(line, "instance_name", "empty")
         count = reader.gpu_count(line, "gpu_count", count_text, name)
-        price = reader.price(line, "price", row["price"], required=True)
-        memory = None
+        price = reader.price(line, "price", row["price"])
+        memory: tuple[Decimal, ...] | None = None
         if row.get("gpu_memory"):
-            try:
-                memory = _decimal(row["gpu_memory"])
-            except InvalidOperation:
-                reader.problem(line, "gpu_memory", f"not a number: {row['gpu_memory']!r}")
-        if count is None or price is None or spot_text not in ("true", "false"):
+            found = reader.number(line, "gpu_memory", row["gpu_memory"])
+            memory = (found,) if found is not None else None  # gpuhunt: GB per GPU
+        if count is None or spot_text not in ("true", "false") or not row["location"]:
             continue
-        if not row["location"]:
+        if not row["price"]:
+            reader.skipped.add(NO_PRICE, name, line)
+            continue
+        if price is None:
             continue
         term = PricingTerm.SPOT if spot_text == "true" else PricingTerm.ON_DEMAND
         reader.offers.append(
@@ -382,26 +417,29 @@ def read_catalog(text: str, *, fmt: str, max_rows: int) -> CatalogRead:
 
 
 def _cheapest(offers: list[Offer], skipped: Skipped) -> list[CatalogQuote]:
-    """One quote per (GPU, region, term): the cheapest per-GPU offer (ties: the earliest row),
-    with the largest GPU count of the key as its GPUs per node."""
-    resolved: dict[tuple[str, Decimal | None, str], Resolution] = {}
-    groups: dict[tuple[str, str, str], list[Offer]] = defaultdict(list)
+    """One quote per (GPU, instance type, region, term): the instance's cheapest zone (ties:
+    the earliest row), its GPU count as the quote's GPUs per node."""
+    resolved: dict[tuple[str, tuple[Decimal, ...] | None, str, str], Resolution] = {}
+    groups: dict[tuple[str, str, str, str], list[Offer]] = defaultdict(list)
     for offer in offers:
-        key = (offer.accelerator, offer.memory_gb, offer.instance)
+        key = (offer.accelerator, offer.memory_gb, offer.instance, offer.source_name)
         found = resolved.get(key)
         if found is None:
-            found = resolve(offer.accelerator, memory_gb=offer.memory_gb, instance=offer.instance)
+            found = resolve(
+                offer.accelerator, memory_gb=offer.memory_gb, instance=offer.instance,
+                source_name=offer.source_name,
+            )  # fmt: skip
             resolved[key] = found
         if found.slug is None:
             skipped.add(found.reason, offer.accelerator, offer.row)
             continue
-        groups[(found.slug, offer.region, offer.term)].append(offer)
+        groups[(found.slug, offer.size_key, offer.region, offer.term)].append(offer)
     quotes = []
-    for (slug, region, term), group in sorted(groups.items()):
+    for (slug, size, region, term), group in sorted(groups.items()):
         best = min(group, key=lambda o: (o.per_gpu, o.row))
         quotes.append(
-            CatalogQuote(gpu_slug=slug, region=region, term=term,
-                         hourly_price_per_gpu=best.per_gpu,
-                         gpus_per_node=max(o.count for o in group), offer=best)
+            CatalogQuote(gpu_slug=slug, instance=size, region=region, term=term,
+                         hourly_price_per_gpu=best.per_gpu, gpus_per_node=best.count,
+                         offer=best)
         )  # fmt: skip
     return quotes

@@ -263,6 +263,14 @@ class ApiRoute(BaseModel):
     rate_limit_rpm = models.PositiveIntegerField(
         null=True, blank=True, validators=[MaxValueValidator(MAX_RATE_LIMIT_RPM)]
     )
+    # Hour-of-day prices (apps/quotes/price_windows.py): each window of the day and its prices,
+    # covering the day; empty for one price all day. The prices above are then the windows'
+    # hour-weighted figures, and a brief is costed at the hours it runs in them.
+    price_windows = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Hour-of-day windows (UTC) and their prices; empty: one price all day.",
+    )
     quote_date = models.DateField(null=True, blank=True)
     source = models.CharField(max_length=300, blank=True)
     retired = models.BooleanField(default=False)

@@ -36,11 +36,22 @@ def provider_list() -> QuerySet[Provider]:
     return Provider.objects.order_by("name")
 
 
+def provider_by_id_or_name(text: str) -> Provider | None:
+    """The provider a client names by id (digits) or by name, any case; None when none is."""
+    if text.isascii() and text.isdigit():
+        return Provider.objects.filter(pk=int(text)).first() if len(text) < 19 else None
+    return Provider.objects.filter(name__iexact=text.strip()).first()
+
+
 def quote_list_for_user(
-    user: AbstractBaseUser | AnonymousUser, *, include_retired: bool = False
+    user: AbstractBaseUser | AnonymousUser,
+    *,
+    include_retired: bool = False,
+    provider: Provider | None = None,
 ) -> QuerySet[Quote]:
+    qs = Quote.objects.filter(provider=provider) if provider is not None else Quote.objects.all()
     qs = (
-        Quote.objects.filter(_visible(user))
+        qs.filter(_visible(user))
         .select_related("provider", "gpu", "system", "system__gpu", "confidential_to")
         .order_by("provider__name", "id")
         .distinct()
@@ -57,8 +68,12 @@ def quote_get_for_user(user: AbstractBaseUser | AnonymousUser, pk: int) -> Quote
         raise Http404("No such quote.") from None
 
 
-def api_route_list(*, include_retired: bool = False) -> QuerySet[ApiRoute]:
+def api_route_list(
+    *, include_retired: bool = False, provider: Provider | None = None
+) -> QuerySet[ApiRoute]:
     qs = ApiRoute.objects.select_related("provider").order_by("provider__name", "model", "id")
+    if provider is not None:
+        qs = qs.filter(provider=provider)
     return qs if include_retired else qs.filter(retired=False)
 
 

@@ -186,6 +186,16 @@ def api_route_create(**fields: Any) -> ApiRoute:
 
 @transaction.atomic
 def api_route_update(*, route: ApiRoute, **fields: Any) -> ApiRoute:
+    """Change a live route. A new input or output price entered by hand replaces the route's
+    hour-of-day windows (imported from a price list): the price typed is then the route's
+    price all day, as it reads."""
+    priced = ("input_price_per_mtok", "output_price_per_mtok", "cached_input_price_per_mtok")
+    if (
+        route.price_windows
+        and "price_windows" not in fields
+        and any(name in fields and fields[name] != getattr(route, name) for name in priced)
+    ):
+        fields = {**fields, "price_windows": []}
     return _priced_update(route, fields, check=_check_one_live_route)
 
 

@@ -173,7 +173,12 @@ def api_route_edit_page(request: HttpRequest, pk: int | None = None) -> HttpResp
                 "candidate tables that use it are being recomputed.",
             )
             return redirect(reverse("quotes:list") + f"#route-{saved_route.pk}")
-    return render(request, "quotes/api_route_form.html", {"form": form, "route": route})
+    windows = sorted(route.price_windows if route else [], key=lambda w: str(w["start"]))
+    return render(
+        request,
+        "quotes/api_route_form.html",
+        {"form": form, "route": route, "windows": windows},
+    )
 
 
 @login_required

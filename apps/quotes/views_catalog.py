@@ -21,7 +21,8 @@ from .services import QuoteImportError, RowError
 
 TERM_WORDS = {"ON_DEMAND": "On demand", "SPOT": "Spot / preemptible"}
 OUTCOME_WORDS = {"created": "Added", "updated": "New price", "refreshed": "Same price, re-dated",
-                "unchanged": "Unchanged"}  # fmt: skip
+                "unchanged": "Unchanged",
+                "retired": "Retired: replaced by its instance sizes"}  # fmt: skip
 
 
 class DateInput(forms.DateInput):
@@ -73,7 +74,7 @@ def quote_catalog_import_page(request: HttpRequest) -> HttpResponse:
                 summary = catalog_import.catalog_import_summary(result)
                 # Counts as words with thousands separators (no humanize app is installed).
                 for name in ("rows", "created", "updated", "refreshed", "unchanged",
-                             "briefs_queued"):  # fmt: skip
+                             "retired", "skipped_rows", "briefs_queued"):  # fmt: skip
                     summary[name] = f"{summary[name]:,}" if summary[name] else summary[name]
                 for skipped in summary["skipped"]:
                     skipped["rows"] = f"{skipped['rows']:,}"

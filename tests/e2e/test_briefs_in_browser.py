@@ -42,5 +42,5 @@ class TestBriefsInTheBrowser:
         assert WorkloadBrief.objects.get().name == "Browser brief"
         page.click("text=GPU catalog")
         page.wait_for_selector("#gpu-table")
-        assert page.locator("#gpu-table tbody tr").count() == 21
+        assert page.locator("#gpu-table tbody tr").count() == 31
         assert page.console_errors == []

@@ -20,7 +20,7 @@ class TestFitTableInTheBrowser:
         page.wait_for_url("**/briefs/")
         page.goto(f"{live_server.url}/briefs/{brief.pk}/")
         page.wait_for_selector("#memory-chart .main-svg")
-        assert page.locator("#fit-table tbody tr").count() == 21
+        assert page.locator("#fit-table tbody tr").count() == 31
         bars = page.locator("#memory-chart g.trace.bars")
         assert bars.count() >= 3  # weights, KV cache, overhead at least
         assert page.console_errors == []

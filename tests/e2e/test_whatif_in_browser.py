@@ -102,7 +102,7 @@ class TestTheWhatIfCalculator:
         page.click("nav >> text=What-if")
         page.wait_for_url("**/briefs/what-if/")
         first = drawn(page)
-        assert page.locator("#fit-table tbody tr[data-gpu]").count() == 21
+        assert page.locator("#fit-table tbody tr[data-gpu]").count() == 31
         assert "Best fit:" in page.inner_text("#wi-best")
         table_before = table_text(page)
         throughput_before = chart_values(page, "#throughput-chart")
@@ -187,7 +187,7 @@ class TestTheWhatIfCalculator:
         redrawn(page, first)
         # The checkpoint's own precision, inferred from its quantization_config and shown.
         assert "MXFP4" in page.inner_text("#wi-weights-note")
-        assert page.locator("#fit-table tbody tr[data-gpu]").count() == 21
+        assert page.locator("#fit-table tbody tr[data-gpu]").count() == 31
         no_sideways_scroll(page)
         reads_in_words(page)
         shot(page, "whatif-pasted-config")

@@ -30,7 +30,7 @@ class TestTokenAuthentication:
     def test_a_valid_token_is_accepted(self, catalog, token_client):
         response = token_client().get(URL)
         assert response.status_code == 200
-        assert response.json()["count"] == 21
+        assert response.json()["count"] == 31
 
     def test_tokens_are_stored_only_as_digests(self, token_client):
         client = token_client()

@@ -400,7 +400,7 @@ class TestEstimateAtImport:
         assert estimate["inputs"] == {
             "input_tokens": 1024, "input_tokens_from": "run",
             "output_tokens": 256, "output_tokens_from": "run",
-            "concurrency": 64, "concurrency_from": "run",
+            "concurrency": 64, "concurrency_from": "run", "replicas": 1,
         }  # fmt: skip
 
     def test_unknown_concurrency_falls_back_to_the_brief(self, platform_api, brief):

@@ -95,13 +95,11 @@ class TestLlmdBenchmarkReport:
         assert body["results"]["ttft_ms"]["p90"] == pytest.approx(42.6)  # seconds in the file
         assert body["results"]["duration_s"] == pytest.approx(59.8)
 
-    def test_inference_perf_lifecycle_summary_needs_model(self, api, brief):
+    def test_inference_perf_summary_of_all_stages_is_refused_for_its_stage_files(self, api, brief):
         raw = fixture("inference_perf_lifecycle_summary_2026_08.json")
-        assert post(api, brief, raw).status_code == 400
-        body = post(api, brief, raw, model=BRIEF_MODEL).json()
-        assert body["tool"] == "INFERENCE_PERF" and body["model_named"] == BRIEF_MODEL
-        assert body["results"]["ttft_ms"]["p95"] == pytest.approx(318.0)
-        assert body["results"]["duration_s"] == 120.0
+        response = post(api, brief, raw, model=BRIEF_MODEL)
+        assert response.status_code == 400
+        assert "stage_N_lifecycle_metrics.json" in response.json()["errors"]["file"][0]
 
 
 class TestMlperfEndpoints:

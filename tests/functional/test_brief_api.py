@@ -142,7 +142,7 @@ class TestBriefReadAndUpdate:
         body = {k: v for k, v in BRIEF_BODY.items() if k not in ("gpus", "gpu_count")}
         stateless = post(platform_api, body, "/api/v1/estimate").json()["estimates"]
         assert stored == stateless
-        assert len(stored) == 21
+        assert len(stored) == 31
         assert all(e["fits"] is (e["fit"] != "NO") for e in stored)
 
     def test_estimate_of_an_incomplete_brief_names_what_the_engine_needs(self, platform_api):

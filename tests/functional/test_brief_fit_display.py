@@ -72,5 +72,5 @@ class TestFitTable:
         brief = BriefFactory(team=team)
         html = page.get(f"/briefs/{brief.pk}/").content.decode()
         verdicts = re.findall(r'data-fit="(\w+)"', html)
-        assert len(verdicts) == 21
+        assert len(verdicts) == 31
         assert set(verdicts) <= {"FITS", "TIGHT", "NO"}

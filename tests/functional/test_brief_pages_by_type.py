@@ -92,7 +92,7 @@ class TestBriefPageByWorkloadType:
         assert any(n.startswith("Memory per GPU") for n in names)
         assert "In flight per replica" not in names and "TTFT p95 (ms)" not in names
         times = re.findall(r'<td class="num time-to-train">([^<]*)</td>', html)
-        assert len(times) == 21
+        assert len(times) == 31
         assert any(re.fullmatch(r"[\d,.]+ h( \([\d,.]+ days\))?", t) for t in times), times
         assert 'id="best-fit"' in html and "time to train" in html
         # The engine sizes a QLoRA base in NF4 whatever the checkpoint ships as.
@@ -144,7 +144,7 @@ class TestBriefPageByWorkloadType:
         brief = qlora_brief(team)
         html = page.get(f"/briefs/{brief.pk}/").content.decode()
         found = rows(html)
-        assert len(found) == 21
+        assert len(found) == 31
         order = []
         for _slug, row in found:
             c = cells(row)

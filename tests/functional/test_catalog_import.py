@@ -20,6 +20,8 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "catalogs"
 URL = "/api/v1/quotes/import-catalog"
 PAGE = "/quotes/import-catalog/"
 RECOMPUTE = "apps.quotes.catalog_import.candidate_tables_request_recompute"
+P5_SPOT = "skypilot:p5.48xlarge:h100-sxm5-80gb:us-east-1:SPOT"
+P5 = "skypilot:p5.48xlarge:h100-sxm5-80gb:us-east-1:ON_DEMAND"
 AWS_HEADER = (
     "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,"
     "Region,AvailabilityZone"
@@ -62,15 +64,24 @@ def prices():
 
 
 class TestImportSkyPilot:
-    def test_imports_one_quote_per_gpu_region_and_term(self, api, aws):
+    def test_imports_one_quote_per_instance_type_region_and_term(self, api, aws):
         response = post(
             api, fixture_file("skypilot_aws_vms.csv"), provider=aws.pk, fetched_date="2026-11-28"
         )
         assert response.status_code == 201, response.content
         body = response.json()
-        assert (body["created"], body["updated"], body["unchanged"], body["rows"]) == (10, 0, 0, 15)
-        assert body["unknown_accelerators"] == ["A10G", "T4"]
-        quote = Quote.objects.get(import_key="skypilot:h100-sxm5-80gb:us-east-1:SPOT")
+        assert (body["created"], body["updated"], body["unchanged"], body["rows"]) == (17, 0, 0, 15)
+        assert body["unknown_accelerators"] == []
+        assert (body["skipped"], body["skipped_rows"]) == (
+            [{"name": "L4", "reason": "a fractional GPU (a slice of one), not a GPU quote",
+              "rows": 1, "first_row": 7}],
+            1,
+        )  # fmt: skip
+        one = next(q for q in body["quotes"] if q["instance"] == "p5.4xlarge")
+        assert (one["gpu"], one["gpus_per_node"], one["hourly_price_per_gpu"]) == (
+            "h100-sxm5-80gb", 1, "6.8800",
+        )  # fmt: skip
+        quote = Quote.objects.get(import_key=P5_SPOT)
         assert quote.hourly_price_per_gpu == Decimal("2.6648")
         assert (quote.provider, quote.gpus_per_node, quote.currency) == (aws, 8, "USD")
         assert quote.quote_date == quote.fetched_date == date(2026, 11, 28)
@@ -80,17 +91,19 @@ class TestImportSkyPilot:
 
     def test_the_quote_api_answers_each_quotes_import_key_and_fetch_date(self, api, aws):
         post(api, fixture_file("skypilot_aws_vms.csv"), provider=aws.pk, fetched_date="2026-11-28")
-        quote = Quote.objects.get(import_key="skypilot:h100-sxm5-80gb:us-east-1:SPOT")
+        quote = Quote.objects.get(import_key=P5_SPOT)
 
         body = api.get(f"/api/v1/quotes/{quote.pk}/").json()
 
-        assert body["import_key"] == "skypilot:h100-sxm5-80gb:us-east-1:SPOT"
+        assert body["import_key"] == "skypilot:p5.48xlarge:h100-sxm5-80gb:us-east-1:SPOT"
         assert body["fetched_date"] == "2026-11-28"
 
     def test_the_gcp_column_order_and_host_vms(self, api, aws):
         response = post(api, fixture_file("skypilot_gcp_vms.csv"), provider=aws.pk)
         assert response.status_code == 201, response.content
-        h100 = Quote.objects.get(import_key="skypilot:h100-sxm5-80gb:us-central1:ON_DEMAND")
+        h100 = Quote.objects.get(
+            import_key="skypilot:H100 x 8:h100-sxm5-80gb:us-central1:ON_DEMAND"
+        )
         assert h100.hourly_price_per_gpu == Decimal("11.0319")
         assert h100.fetched_date is not None
 
@@ -108,8 +121,8 @@ class TestImportGpuhunt:
         )
         assert response.status_code == 201, response.content
         body = response.json()
-        assert body["created"] == 6
-        assert body["unknown_accelerators"] == ["A10", "GH200"]
+        assert body["created"] == 9
+        assert body["unknown_accelerators"] == []
         ambiguous = [s for s in body["skipped"] if s["name"] == "A100"]
         assert ambiguous[0]["first_row"] == 3 and "could be" in ambiguous[0]["reason"]
 
@@ -121,35 +134,35 @@ class TestReimport:
         with mock.patch(RECOMPUTE) as recompute:
             response = post(api, fixture_file("skypilot_aws_vms.csv"), provider=aws.pk)
         assert response.status_code == 201
-        assert (response.json()["created"], response.json()["unchanged"]) == (0, 10)
+        assert (response.json()["created"], response.json()["unchanged"]) == (0, 17)
         assert prices() == before
         recompute.assert_not_called()
 
     def test_a_new_price_updates_the_quote_in_place_and_recomputes_once(self, api, aws):
         text = (DATA / "skypilot_aws_vms.csv").read_text()
         assert post(api, text_file(text), provider=aws.pk).status_code == 201
-        old = Quote.objects.get(import_key="skypilot:h100-sxm5-80gb:us-east-1:ON_DEMAND")
+        old = Quote.objects.get(import_key=P5)
         cheaper = text.replace(",55.04,24.681900,us-east-1", ",49.60,24.681900,us-east-1")
         with mock.patch(RECOMPUTE, return_value=[1, 2]) as recompute:
             response = post(api, text_file(cheaper), provider=aws.pk)
         assert response.status_code == 201, response.content
         body = response.json()
-        assert (body["created"], body["updated"], body["unchanged"]) == (0, 1, 9)
+        assert (body["created"], body["updated"], body["unchanged"]) == (0, 1, 16)
         assert body["briefs_queued"] == 2
         recompute.assert_called_once_with(quotes_only=True)
-        new = Quote.objects.get(import_key="skypilot:h100-sxm5-80gb:us-east-1:ON_DEMAND")
+        new = Quote.objects.get(import_key=P5)
         # use1-az2 at 49.60 is now the cheapest on-demand zone (az4 stays 55.04): 6.20 a GPU.
         assert (new.pk, new.hourly_price_per_gpu, new.version) == (
             old.pk, Decimal("6.2000"), old.version + 1,
         )  # fmt: skip
-        assert Quote.objects.count() == 10
+        assert Quote.objects.count() == 17
 
     def test_a_newer_fetch_date_re_dates_without_a_new_version(self, api, aws):
         post(api, fixture_file("skypilot_aws_vms.csv"), provider=aws.pk, fetched_date="2026-11-01")
         response = post(
             api, fixture_file("skypilot_aws_vms.csv"), provider=aws.pk, fetched_date="2026-11-29"
         )
-        assert response.json()["refreshed"] == 10
+        assert response.json()["refreshed"] == 17
         assert set(Quote.objects.values_list("quote_date", "version")) == {(date(2026, 11, 29), 1)}
 
     def test_another_provider_gets_its_own_quotes(self, api, aws):
@@ -157,13 +170,13 @@ class TestReimport:
         other = ProviderFactory(name="Reseller")
         assert (
             post(api, fixture_file("skypilot_aws_vms.csv"), provider=other.pk).json()["created"]
-            == 10
+            == 17
         )
-        assert Quote.objects.count() == 20
+        assert Quote.objects.count() == 34
 
     def test_a_retired_quote_is_not_revived_but_replaced(self, api, aws):
         post(api, fixture_file("skypilot_aws_vms.csv"), provider=aws.pk)
-        key = "skypilot:h100-sxm5-80gb:us-east-1:ON_DEMAND"
+        key = "skypilot:p5.48xlarge:h100-sxm5-80gb:us-east-1:ON_DEMAND"
         Quote.objects.filter(import_key=key).update(retired=True)
         body = post(api, fixture_file("skypilot_aws_vms.csv"), provider=aws.pk).json()
         assert body["created"] == 1
@@ -171,7 +184,7 @@ class TestReimport:
 
     def test_a_quote_confidential_to_another_team_is_not_changed(self, api, aws):
         post(api, fixture_file("skypilot_aws_vms.csv"), provider=aws.pk)
-        key = "skypilot:h100-sxm5-80gb:us-east-1:ON_DEMAND"
+        key = "skypilot:p5.48xlarge:h100-sxm5-80gb:us-east-1:ON_DEMAND"
         Quote.objects.filter(import_key=key).update(confidential_to=TeamFactory(slug="elsewhere"))
         cheaper = (DATA / "skypilot_aws_vms.csv").read_text().replace(",55.04,", ",49.60,")
         response = post(api, text_file(cheaper), provider=aws.pk)
@@ -193,7 +206,7 @@ class TestRecompute:
             response = post(api, fixture_file("skypilot_aws_vms.csv"), provider=aws.pk)
         assert response.status_code == 201
         assert response.json()["briefs_queued"] == 3
-        # Ten quotes created, and each brief's table asked for once, in one send.
+        # 17 quotes created, and each brief's table asked for once, in one send.
         assert [sorted(ids) for ids in sent] == [sorted(briefs)]
 
 
@@ -307,10 +320,10 @@ class TestRefusals:
         assert fields == ["AcceleratorName", "AcceleratorCount", "Region"]
 
     def test_a_file_of_no_catalog_gpu_is_refused_with_its_names(self, api, aws):
-        text = f"{AWS_HEADER}\ng4dn.xlarge,T4,1,4,16,,0.526,,us-east-1,use1-az1\n"
+        text = f"{AWS_HEADER}\np2.xlarge,K80,1,4,61,,0.9,,us-east-1,use1-az1\n"
         response = post(api, text_file(text), provider=aws.pk)
         assert response.status_code == 400
-        assert "T4" in response.json()["detail"]
+        assert "K80" in response.json()["detail"]
 
     @pytest.mark.parametrize(
         ("body", "field"),
@@ -376,11 +389,11 @@ class TestPage:
         )  # fmt: skip
         assert response.status_code == 200
         page = response.content.decode()
-        assert "10 quotes added" in page
+        assert "17 quotes added" in page and "1 rows skipped" in page
         assert "6.8800 USD an hour" in page and "Spot / preemptible" in page
-        assert "NVIDIA H100 SXM5" in page
-        assert 'id="import-skipped"' in page and "A10G" in page
-        assert Quote.objects.count() == 10
+        assert "NVIDIA H100 SXM5" in page and "<td>p5.4xlarge</td>" in page
+        assert 'id="import-skipped"' in page and "a fractional GPU" in page
+        assert Quote.objects.count() == 17
 
     def test_a_bad_file_lists_its_rows_and_saves_nothing(self, catalog, client, make_user, aws):
         client.force_login(make_user(Role.PROCUREMENT))

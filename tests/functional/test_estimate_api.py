@@ -82,7 +82,7 @@ class TestEstimateContract:
     def test_without_a_filter_every_catalog_gpu_is_answered(self, api):
         body = {k: v for k, v in CONTRACT_EXAMPLE.items() if k not in ("gpus", "gpu_count")}
         estimates = post(api, body).json()["estimates"]
-        assert len(estimates) == 21
+        assert len(estimates) == 31
         assert all(e["gpu_count"] >= 1 for e in estimates)
         assert {"b300-sxm-288gb", "gb300-nvl72-288gb", "mi355x-288gb", "rtx-pro-6000-96gb"} <= {
             e["gpu"] for e in estimates

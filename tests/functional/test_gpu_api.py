@@ -6,7 +6,7 @@ pytestmark = pytest.mark.django_db
 class TestGpuApi:
     def test_lists_the_catalog_paginated(self, catalog, token_client):
         body = token_client().get("/api/v1/gpus/", {"page_size": 5}).json()
-        assert body["count"] == 21
+        assert body["count"] == 31
         assert len(body["results"]) == 5
         assert body["next"]
 
@@ -34,14 +34,14 @@ class TestGpuApi:
             .json()
         )
         slugs = {g["slug"] for g in body["results"]}
-        assert slugs == {"h100-sxm5-80gb", "h100-pcie-80gb", "h100-nvl-94gb"}
+        assert slugs == {"h100-sxm5-80gb", "h100-pcie-80gb", "h100-nvl-94gb", "gh200-96gb"}
 
     def test_a_fractional_bound_compares_exactly(self, catalog, token_client):
         over = token_client().get("/api/v1/gpus/", {"min_memory_gb": "80.5", "page_size": 500})
         under = token_client().get("/api/v1/gpus/", {"max_memory_gb": "79.999", "page_size": 500})
         assert all(float(g["memory_gb"]) > 80 for g in over.json()["results"])
         assert all(float(g["memory_gb"]) < 80 for g in under.json()["results"])
-        assert over.json()["count"] + under.json()["count"] + 4 == 21  # four GPUs of 80 GB
+        assert over.json()["count"] + under.json()["count"] + 4 == 31  # four GPUs of 80 GB
 
     def test_detail_by_slug_keeps_source_and_checked_date(self, catalog, token_client):
         body = token_client().get("/api/v1/gpus/h100-sxm5-80gb/").json()
@@ -74,3 +74,12 @@ class TestGpuApi:
     def test_schema_and_docs_need_login(self, client, token_client):
         assert client.get("/api/schema/").status_code in (401, 403)
         assert token_client().get("/api/schema/").status_code == 200
+
+
+class TestTuringAndVolta:
+    def test_filters_by_turing_and_volta(self, catalog, token_client):
+        client = token_client()
+        turing = client.get("/api/v1/gpus/", {"architecture": "TURING"}).json()
+        assert [g["slug"] for g in turing["results"]] == ["t4-16gb"]
+        volta = client.get("/api/v1/gpus/", {"architecture": "VOLTA"}).json()
+        assert {g["slug"] for g in volta["results"]} == {"v100-sxm2-16gb", "v100-sxm2-32gb"}

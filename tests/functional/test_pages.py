@@ -65,7 +65,7 @@ class TestCatalogPages:
     def test_list_shows_every_gpu(self, catalog, platform_client):
         response = platform_client.get("/catalog/")
         assert response.status_code == 200
-        assert len(response.context["gpus"]) == 21
+        assert len(response.context["gpus"]) == 31
         assert b"NVIDIA H200 SXM" in response.content
 
     def test_list_filters_by_vendor(self, catalog, platform_client):

@@ -105,3 +105,35 @@ def test_values_the_schema_allows_are_accepted(call, path, parameter):
         # A page past the last one is a 404 (documented); anything else is an answer.
         allowed = (200, 404) if name == "page" else (200,)
         assert response.status_code in allowed, (name, value, response.status_code)
+
+
+#: Every list endpoint, with the query parameters it takes besides the documented filters.
+LIST_ENDPOINTS = [
+    "/api/v1/gpus/", "/api/v1/models/", "/api/v1/briefs/", "/api/v1/fx-rates/",
+    "/api/v1/providers/", "/api/v1/quotes/", "/api/v1/api-routes/", "/api/v1/benchmark-runs/",
+    "/api/v1/decision-records/", "/api/v1/briefs/{id}/rankings",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("path", LIST_ENDPOINTS)
+def test_an_unknown_query_parameter_is_refused_by_name(call, path):
+    response = call(path, "colour", "blue")
+    assert response.status_code == 400, (path, response.status_code)
+    errors = response.json()["errors"]
+    assert list(errors) == ["colour"]
+    assert errors["colour"][0].startswith("not a query parameter of this endpoint (it takes: ")
+
+
+@pytest.mark.parametrize("path", LIST_ENDPOINTS)
+def test_a_filter_of_another_endpoint_is_refused_here(call, path):
+    # ``?provider=`` filters quotes and API routes, ``?phase=`` benchmark runs; each is no
+    # filter anywhere else.
+    name = "phase" if path in ("/api/v1/quotes/", "/api/v1/api-routes/") else "provider"
+    response = call(path, name, "x")
+    assert response.status_code == 400, (path, name)
+    assert list(response.json()["errors"]) == [name]
+
+
+def test_every_documented_list_path_is_checked():
+    documented = {path for path, _ in PARAMETERS if "{" not in path or path.endswith("rankings")}
+    assert documented <= set(LIST_ENDPOINTS), documented - set(LIST_ENDPOINTS)

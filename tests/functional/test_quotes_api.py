@@ -29,7 +29,8 @@ QUOTE_KEYS = {
 ROUTE_KEYS = {
     "id", "provider", "provider_name", "model", "model_preset", "input_price_per_mtok",
     "output_price_per_mtok", "cached_input_price_per_mtok", "currency", "batch_discount",
-    "rate_limit_rpm", "quote_date", "source", "retired", "version", "created_at", "updated_at",
+    "rate_limit_rpm", "price_windows", "quote_date", "source", "retired", "version",
+    "created_at", "updated_at",
 }  # fmt: skip
 NOT_PROCUREMENT = (Role.PLATFORM, Role.FINANCE, Role.API_CLIENT)
 CSV_HEADER = (
@@ -307,6 +308,31 @@ class TestQuoteListAndDetail:
 
     def test_an_unknown_quote_is_404(self, procurement_api):
         assert procurement_api.get("/api/v1/quotes/999999/").status_code == 404
+
+
+class TestProviderFilter:
+    """``GET /api/v1/quotes/?provider=`` (and api-routes): by id, or by name in any case."""
+
+    def test_by_id_or_by_name_in_any_case(self, procurement_api):
+        lambda_cloud = ProviderFactory(name="Lambda")
+        mine = FreshQuoteFactory(provider=lambda_cloud)
+        FreshQuoteFactory(provider=ProviderFactory(name="Nebius"))
+        for value in (str(lambda_cloud.pk), "lambda", "LAMBDA"):
+            body = procurement_api.get("/api/v1/quotes/", {"provider": value}).json()
+            assert [q["id"] for q in body["results"]] == [mine.pk], value
+
+    def test_empty_means_any_and_no_such_provider_lists_nothing(self, procurement_api):
+        FreshQuoteFactory(provider=ProviderFactory(name="Lambda"))
+        assert procurement_api.get("/api/v1/quotes/", {"provider": ""}).json()["count"] == 1
+        for value in ("Nobody", "999999", "9" * 30):
+            body = procurement_api.get("/api/v1/quotes/", {"provider": value}).json()
+            assert body["count"] == 0, value
+
+    def test_api_routes_filter_the_same_way(self, procurement_api):
+        route = ApiRouteFactory(provider=ProviderFactory(name="DeepSeek"))
+        ApiRouteFactory(provider=ProviderFactory(name="Other"))
+        body = procurement_api.get("/api/v1/api-routes/", {"provider": "deepseek"}).json()
+        assert [r["id"] for r in body["results"]] == [route.pk]
 
 
 class TestQuoteUpdate:
@@ -700,6 +726,7 @@ class TestApiRoutes:
             "currency": "USD",
             "batch_discount": "0.5000",
             "rate_limit_rpm": 600,
+            "price_windows": [],
             "quote_date": None,
             "source": "",
             "retired": False,

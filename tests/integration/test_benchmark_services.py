@@ -196,7 +196,7 @@ class TestEstimateForRun:
         assert estimate["inputs"] == {
             "input_tokens": 512, "input_tokens_from": "run",
             "output_tokens": 128, "output_tokens_from": "run",
-            "concurrency": 16, "concurrency_from": "run",
+            "concurrency": 16, "concurrency_from": "run", "replicas": 1,
         }  # fmt: skip
         assert estimate["output_tokens_per_s"] > 0 and estimate["tpot_ms"] > 0
 

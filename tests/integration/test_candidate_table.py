@@ -274,3 +274,13 @@ class TestRanksWhenRead:
         order[0] = {**order[0], "pk": 10**9}  # a row that is gone
         cache.set(key, (order, hidden))
         assert ranking_for_brief(tied) == expected
+
+
+class TestNoBf16OnTuring:
+    def test_a_bf16_brief_on_a_t4_quote_fails_saying_the_gpu_has_no_bf16(self, catalog):
+        brief = BriefFactory(weight_precision="BF16")
+        QuoteFactory(gpu_id=_gpu("t4-16gb"), hourly_price_per_gpu=Decimal("0.35"), gpus_per_node=4)
+        recompute(brief)
+        (row,) = [r for r in ranking_for_brief(brief)["rows"] if r["candidate_kind"] == "GPU"]
+        assert row["rank"] is None
+        assert any("NVIDIA T4 (Turing) has no BF16" in why for why in row["why_not"])

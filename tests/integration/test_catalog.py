@@ -23,7 +23,7 @@ class TestCatalogLoad:
     def test_the_catalog_matches_the_csv_row_for_row(self, catalog):
         with GPU_CSV.open(newline="") as handle:
             rows = list(csv.DictReader(handle))
-        assert Gpu.objects.count() == len(rows) == 21
+        assert Gpu.objects.count() == len(rows) == 31
         for row in rows:
             gpu = Gpu.objects.get(slug=row["slug"])
             for column, text in row.items():
@@ -87,7 +87,7 @@ class TestNewGpus:
 
     def test_the_engine_sizes_against_device_memory_where_known(self, catalog):
         specs = {s.slug: s for s in gpu_specs()}
-        assert len(specs) == 21
+        assert len(specs) == 31
         assert specs["h100-sxm5-80gb"].device_memory_mib == 81559
         assert specs["mi355x-288gb"].device_memory_mib is None
         assert specs["mi355x-288gb"].architecture == "CDNA4"
@@ -95,3 +95,45 @@ class TestNewGpus:
     def test_a_non_positive_device_memory_is_refused_by_the_database(self, catalog):
         with pytest.raises(IntegrityError), transaction.atomic():
             Gpu.objects.filter(slug="l4-24gb").update(device_memory_mib=0)
+
+
+class TestTheGpusPeopleRent:
+    """The six GPUs the shared file gained (issue 26) and the catalog's own rows beyond it."""
+
+    SHARED = {
+        "a10-24gb": "AMPERE",
+        "a40-48gb": "AMPERE",
+        "rtx-a6000-48gb": "AMPERE",
+        "l40-48gb": "ADA",
+        "rtx-6000-ada-48gb": "ADA",
+        "gh200-96gb": "HOPPER",
+    }
+    OWN = {
+        "a10g-24gb": "AMPERE",
+        "t4-16gb": "TURING",
+        "v100-sxm2-16gb": "VOLTA",
+        "v100-sxm2-32gb": "VOLTA",
+    }
+
+    def test_the_shared_files_new_gpus_load_with_their_architectures(self, catalog):
+        got = dict(Gpu.objects.filter(slug__in=self.SHARED).values_list("slug", "architecture"))
+        assert got == self.SHARED
+        gh200 = Gpu.objects.get(slug="gh200-96gb")
+        assert (gh200.memory_gb, gh200.max_gpus_per_node) == (96, 1)
+
+    def test_the_catalogs_own_rows_load_and_each_cites_a_datasheet(self, catalog):
+        rows = Gpu.objects.filter(slug__in=self.OWN)
+        assert {g.slug: g.architecture for g in rows} == self.OWN
+        for gpu in rows:
+            assert "datasheet" in gpu.source.lower() or "spec sheet" in gpu.source.lower()
+        memory = dict(rows.values_list("slug", "memory_gb"))
+        assert memory == {
+            "a10g-24gb": 24, "t4-16gb": 16, "v100-sxm2-16gb": 16, "v100-sxm2-32gb": 32,
+        }  # fmt: skip
+
+    def test_turing_and_volta_carry_their_fp16_rate_in_the_16_bit_column(self, catalog):
+        t4 = Gpu.objects.get(slug="t4-16gb")
+        v100 = Gpu.objects.get(slug="v100-sxm2-32gb")
+        assert (t4.bf16_dense_tflops, t4.int8_dense_tops, t4.fp8_dense_tflops) == (65, 130, None)
+        assert (v100.bf16_dense_tflops, v100.int8_dense_tops) == (125, None)
+        assert "FP16" in t4.source and "FP16" in v100.source

@@ -74,15 +74,29 @@ class TestThePriceOnADate:
         assert listed_price(launched, date(2026, 5, 31)) is None
         assert listed_price(launched, JUNE).effective_from == JUNE
 
-    def test_time_of_day_prices_are_not_a_list_price(self):
-        off_peak = gp.ConditionalPrice(
-            constraint=gp.TimeOfDateConstraint(start_time=time(16, 30), end_time=time(0, 30)),
-            prices=gp.ModelPrice(input_mtok=D("0.135"), output_mtok=D("0.55")),
+    def test_time_of_day_prices_are_windows_and_the_route_price_their_hour_weighting(self):
+        # DeepSeek's shape: the unconstrained price is the off-peak one (16:30-00:30 UTC, as
+        # the package reads a request then: the last active price wins), the constrained one
+        # the standard price for the other 16 hours.
+        standard = gp.ConditionalPrice(
+            constraint=gp.TimeOfDateConstraint(start_time=time(0, 30), end_time=time(16, 30)),
+            prices=gp.ModelPrice(input_mtok=D("0.27"), output_mtok=D("1.10")),
         )
         price = listed_price(
-            model([period(input_mtok=D("0.27"), output_mtok=D("1.10")), off_peak]), SEPT
+            model([period(input_mtok=D("0.135"), output_mtok=D("0.55")), standard]), SEPT
         )
-        assert (price.input_price_per_mtok, price.output_price_per_mtok) == (D("0.27"), D("1.1"))
+        assert [(w["start"], w["end"], w["hours"]) for w in price.windows] == [
+            ("16:30", "00:30", "8"), ("00:30", "16:30", "16"),
+        ]  # fmt: skip
+        assert [w["output_price_per_mtok"] for w in price.windows] == ["0.55", "1.1"]
+        # (0.135 x 8 + 0.27 x 16) / 24 = 0.225; (0.55 x 8 + 1.10 x 16) / 24 = 0.91667.
+        assert (price.input_price_per_mtok, price.output_price_per_mtok) == (
+            D("0.225"), D("0.9167"),
+        )  # fmt: skip
+        assert any(note.startswith("hour-of-day prices, weighted") for note in price.notes)
+
+    def test_a_price_the_same_all_day_has_no_windows(self):
+        assert listed_price(CHANGING, SEPT).windows == ()
 
     def test_unequal_batch_discounts_keep_the_smaller(self):
         price = listed_price(
@@ -199,3 +213,22 @@ class TestInWords:
         ]  # fmt: skip
         assert [share(D(x)) for x in ("0.5000", "0.125", "0")] == ["50%", "12.5%", "0%"]
         assert figure(None) == share(None) == "—"
+
+
+class TestThePublishedList:
+    """genai-prices 0.2.3 as installed (its own price list, read through the package)."""
+
+    def test_deepseek_reasoner_is_costed_at_its_hour_weighted_price(self):
+        from genai_prices import data_snapshot
+
+        deepseek = next(p for p in data_snapshot.get_snapshot().providers if p.id == "deepseek")
+        reasoner = next(m for m in deepseek.models if m.id == "deepseek-reasoner")
+        price = listed_price(reasoner, date(2026, 12, 1))
+        # 16 h at 0.55 / 2.19 (00:30-16:30 UTC) and 8 h off-peak at 0.135 / 0.55.
+        assert (price.input_price_per_mtok, price.output_price_per_mtok) == (
+            D("0.4117"), D("1.6433"),
+        )  # fmt: skip
+        assert {(w["start"], w["end"], w["input_price_per_mtok"], w["output_price_per_mtok"])
+                for w in price.windows} == {
+            ("00:30", "16:30", "0.55", "2.19"), ("16:30", "00:30", "0.135", "0.55"),
+        }  # fmt: skip

@@ -52,6 +52,16 @@ class ImportInputSerializer(_CandidateFields):
     """Multipart: the results file, the candidate it measured, optionally the tool's name and
     conditions the file does not record."""
 
+    # The GPU and its count may be left out where the file says them (its facts win).
+    gpu = serializers.SlugRelatedField(
+        slug_field="slug", queryset=Gpu.objects.all(), error_messages=_GPU_ERRORS, required=False,
+        help_text="The GPU the run was measured on; optional where the file names it (a form "
+        "value that contradicts the file is a 400).",
+    )  # fmt: skip
+    gpu_count = serializers.IntegerField(
+        min_value=1, max_value=MAX_GPU_COUNT, required=False,
+        help_text="GPUs per replica; optional where the file says it.",
+    )  # fmt: skip
     # A form has no null: leave the quote or the system out instead.
     quote = VisibleQuoteField(required=False, error_messages=_QUOTE_ERRORS)
     system = serializers.SlugRelatedField(

@@ -21,7 +21,7 @@ from apps.core.files import PRIVATE_FILE_CONTENT_TYPE, private_file_response
 from apps.core.pagination import StandardPagination, paginated
 from apps.core.parsers import JSONParser
 from apps.core.permissions import role_permission
-from apps.core.query import MAX_ID, ChoiceParam, IntParam, TextParam
+from apps.core.query import MAX_ID, ChoiceParam, IntParam, KnownQueryParams, TextParam
 from apps.core.roles import BENCHMARK_EDITORS
 from apps.core.users import signed_in
 
@@ -93,8 +93,8 @@ class BenchmarkRunImportApi(APIView):
         upload = data["file"]
         outcome = services.benchmark_runs_import(
             brief=_brief_for(request, data["brief"]),
-            gpu=data["gpu"],
-            gpu_count=data["gpu_count"],
+            gpu=data.get("gpu"),
+            gpu_count=data.get("gpu_count"),
             quote=data.get("quote"),
             system=data.get("system"),
             tool=data.get("tool") or None,
@@ -120,13 +120,14 @@ CURRENT = ChoiceParam(
 LIST_FILTERS = (BRIEF, GPU, PHASE, CURRENT)
 
 
-class BenchmarkRunListCreateApi(APIView):
+class BenchmarkRunListCreateApi(KnownQueryParams, APIView):
     """GET: runs of your teams (filters: brief, gpu, phase, current=true). POST: a Phase 1 or
     Phase 3 run entered by hand."""
 
     permission_classes = [PlatformWrites]
     parser_classes = [JSONParser]
     pagination_class = StandardPagination
+    query_params = LIST_FILTERS
 
     @extend_schema(
         parameters=[p.openapi() for p in LIST_FILTERS],

@@ -31,7 +31,9 @@ from .common import (
     CanonicalRun,
     ImportFormatError,
     load_json,
+    load_yaml,
 )
+from .request_logs import LLMPERF_REQUESTS, looks_like_llmperf_requests, parse_llmperf_requests
 
 _Detector = Callable[[dict[str, Any]], bool]
 _Parser = Callable[[object], list[CanonicalRun]]
@@ -136,12 +138,35 @@ def parse_result_file(raw: bytes, *, tool: str | None = None) -> list[CanonicalR
         ) from exc
 
 
+def _load(raw: bytes) -> Any:
+    """The file's document: JSON (or JSON lines); else YAML, which an llm-d Benchmark Report is
+    written in, when the text is a YAML mapping; else the JSON loader's own error."""
+    head = raw.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    if head in (b"{", b"[") or not head:
+        return load_json(raw)
+    try:
+        loaded = load_yaml(raw)
+    except ImportFormatError as exc:
+        if not exc.message.startswith("not YAML"):
+            raise  # a YAML document with what a report may not hold (aliases, NaN)
+        loaded = None
+    if isinstance(loaded, dict):
+        return loaded
+    return load_json(raw)  # raises, in its own words ("does not start with '{' or '['")
+
+
 def _parse(raw: bytes, tool: str | None) -> list[CanonicalRun]:
     if not isinstance(raw, bytes | bytearray | memoryview):
         raise ImportFormatError("expected the file's bytes")
     raw = bytes(raw)
     named = normalise_tool(tool) if tool is not None else None
-    data = load_json(raw)
+    data = _load(raw)
+    if isinstance(data, list) and looks_like_llmperf_requests(data):
+        if named not in (None, LLMPERF):
+            raise ImportFormatError(
+                f"this is an {LLMPERF_REQUESTS} file, not {TOOL_DISPLAY[named]}"
+            )
+        return parse_llmperf_requests(data)
     detected = detect_format(data)
     if named is not None and detected is not None and detected != named:
         raise ImportFormatError(

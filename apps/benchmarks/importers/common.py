@@ -1,12 +1,13 @@
 """Shared pieces of the benchmark-result importers: the canonical record, the one
-error type, JSON loading that refuses NaN/Infinity and lone surrogates, and number/unit
-helpers.
+error type, JSON (and YAML) loading that refuses NaN/Infinity and lone surrogates, and
+number/unit helpers.
 
-Pure Python (stdlib only). Nothing here may import Django.
+Pure Python (the stdlib and PyYAML). Nothing here may import Django.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import math
@@ -14,6 +15,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+import yaml
 
 from apps.engine.request_sizes import buckets_from_requests
 from apps.engine.types import EngineInputError
@@ -115,12 +118,15 @@ class _Infinity:
 
 
 _INFINITY: Final = _Infinity()
-#: The one key whose value may be the non-standard token ``Infinity``: SGLang's
-#: bench_serving writes its default ``--request-rate inf`` with ``json.dumps`` (python/
-#: sglang/bench_serving.py ``result = {"request_rate": request_rate, ...}``), i.e. as
-#: ``Infinity``. It is read as the string "inf" (what vLLM writes for the same setting);
-#: the token anywhere else, and NaN / -Infinity anywhere, refuse the file.
-INFINITE_OK_KEY: Final = "request_rate"
+#: The keys whose value may be the non-standard token ``Infinity`` (an unbounded load
+#: setting): SGLang's bench_serving writes its default ``--request-rate inf`` with
+#: ``json.dumps`` (python/sglang/bench_serving.py ``result = {"request_rate": ...}``), vLLM its
+#: ``max_concurrency``, and an llm-d Benchmark Report's JSON export its load's
+#: ``concurrency`` / ``rate_qps`` (``.inf`` in the YAML: br_v0_2_1_example.yaml
+#: ``scenario.load.standardized.concurrency``). Each is read as the string "inf" (what vLLM
+#: writes for the same setting); the token anywhere else, and NaN / -Infinity anywhere,
+#: refuse the file.
+INFINITE_OK_KEYS: Final = frozenset({"request_rate", "concurrency", "rate_qps", "max_concurrency"})
 
 
 def _refuse_constant(name: str) -> Any:
@@ -133,7 +139,7 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if value is _INFINITY:
-            if key != INFINITE_OK_KEY:
+            if key not in INFINITE_OK_KEYS:
                 raise ImportFormatError(
                     "NaN in JSON: the file contains the non-standard token Infinity"
                 )
@@ -186,6 +192,57 @@ def load_json(raw: bytes) -> Any:
         raise ImportFormatError("not JSON: nested too deeply") from None
     _refuse_surrogates(loaded)
     return loaded
+
+
+class _NoAliasLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """YAML's safe loader (libyaml's where installed): plain data, no Python objects."""
+
+
+def load_yaml(raw: bytes) -> Any:
+    """Decode ``raw`` as a UTF-8 YAML document (an llm-d Benchmark Report is written as YAML),
+    refusing what the JSON loader refuses: anchors and aliases (a few bytes could expand to
+    gigabytes), NaN, an infinity outside ``INFINITE_OK_KEYS`` (read as "inf" there) and lone
+    surrogates. Dates and times become ISO-8601 text, as the report's JSON export writes them."""
+    if len(raw) > MAX_FILE_BYTES:
+        raise ImportFormatError(
+            f"file too large: {len(raw)} bytes, the limit is {MAX_FILE_BYTES} bytes"
+        )
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ImportFormatError(f"not YAML: not UTF-8 text (byte {exc.start})") from None
+    try:
+        for event in yaml.parse(text, Loader=_NoAliasLoader):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                raise ImportFormatError("YAML anchors and aliases are not accepted in a report")
+        loaded = yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "not YAML"
+        raise ImportFormatError(f"not YAML: {problem}{where}") from None
+    plain = _plain(loaded)
+    _refuse_surrogates(plain)
+    return plain
+
+
+def _plain(value: Any, key: str = "", depth: int = 0) -> Any:
+    """A loaded YAML value as JSON would hold it (see ``load_yaml``)."""
+    if depth > 200:
+        raise ImportFormatError("not YAML: nested too deeply")
+    if isinstance(value, dict):
+        return {str(k): _plain(v, str(k), depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v, key, depth + 1) for v in value]
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, float) and not math.isfinite(value):
+        if value > 0 and key in INFINITE_OK_KEYS:
+            return "inf"
+        raise ImportFormatError(f"NaN in YAML: {key or 'a value'} is {value}")
+    if isinstance(value, bytes):
+        raise ImportFormatError(f"not a report: binary data in {key or 'a value'}")
+    return value
 
 
 def _shown(text: str) -> str:

@@ -87,6 +87,8 @@ _ISO_DURATION: Final = re.compile(
 
 def _version(data: dict[str, Any]) -> str:
     value = data.get("version")
+    if isinstance(value, float) and not isinstance(value, bool):
+        return repr(value)  # YAML's unquoted ``version: 0.2`` is a number
     return value if isinstance(value, str) else ""
 
 
@@ -270,6 +272,7 @@ def _parse_v02(data: JsonObject, version: str) -> CanonicalRun:
         "engine": engine_std.get("tool"),
         "engine_version": engine_std.get("tool_version"),
         "engine_role": engine_std.get("role"),
+        "quantization": _engine_arg(engine, "--quantization") or _engine_arg(engine, "--dtype"),
         "replicas": engine_std.get("replicas"),
         "accelerator": accelerator.get("model"),
         "accelerator_count": accelerator.get("count"),
@@ -281,6 +284,12 @@ def _parse_v02(data: JsonObject, version: str) -> CanonicalRun:
         conditions=conditions,
         label=_label(conditions),
     )
+
+
+def _engine_arg(component: JsonObject, name: str) -> Any:
+    """An inference engine's command-line argument as the 0.2 stack's ``native.args`` holds it."""
+    value = as_object(as_object(component.get("native")).get("args")).get(name)
+    return value if isinstance(value, str) else None
 
 
 def _engine_component(stack: object) -> JsonObject:
@@ -367,7 +376,23 @@ _LIFECYCLE_STATS: Final = (
 MS_PER_S: Final = 1000.0
 
 
+#: What sets a stage's file apart from the summary of a whole run: inference-perf's
+#: ``summarize_requests`` adds the stage's send duration and rates to a stage's load_summary
+#: only (inference_perf/reportgen/base.py; the demos' stage_N files have them, their
+#: summary_lifecycle_metrics.json not).
+_STAGE_KEYS: Final = ("send_duration", "requested_rate", "achieved_rate")
+SWEEP_SUMMARY: Final = (
+    "this is inference-perf's summary over every stage of the run "
+    "(summary_lifecycle_metrics.json): its figures mix the stages' loads (a sweep's TTFT "
+    "p50 over all its rates is no stage's TTFT), so it is not imported as a run; import "
+    "each stage's stage_N_lifecycle_metrics.json instead, one run per stage"
+)
+
+
 def _parse_lifecycle(data: JsonObject) -> CanonicalRun:
+    load_summary = optional_object(data, "load_summary", "")
+    if not any(key in load_summary for key in _STAGE_KEYS):
+        raise ImportFormatError(SWEEP_SUMMARY)
     b = RunBuilder(INFERENCE_PERF)
     successes = optional_object(data, "successes", "")
     latency = optional_object(successes, "latency", "successes")

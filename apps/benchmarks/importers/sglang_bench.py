@@ -98,6 +98,17 @@ def _parse_one(data: object, index: int | None) -> CanonicalRun:
 
     completed = count(data, "completed", f"{where}completed")
     b.scalar("completed", completed, "completed (successful requests)")
+    failed = count(data, "failed", f"{where}failed")
+    if failed is not None:
+        b.scalar("failed", failed, "failed")
+    elif isinstance(data.get("errors"), list):
+        # --output-details writes ``failed`` null beside its per-request ``errors`` ("" for
+        # a request that succeeded): the failures are the non-empty entries, 0 for none.
+        b.scalar(
+            "failed",
+            sum(1 for e in data["errors"] if e),
+            "derived: non-empty entries of errors[] (failed is null)",
+        )
     duration = number(data, "duration", f"{where}duration")
     b.scalar("duration_s", duration, "duration (s)")
     rps = number(data, "request_throughput", f"{where}request_throughput")

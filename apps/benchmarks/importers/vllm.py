@@ -56,6 +56,22 @@ def looks_like(data: dict[str, Any]) -> bool:
     )
 
 
+def _metadata(data: dict[str, Any]) -> dict[str, str]:
+    """The ``--metadata KEY=VALUE`` pairs of a result: vLLM writes them into the result object
+    itself, after ``num_prompts`` and before ``request_rate`` (vllm/benchmarks/serve.py
+    ``main_async`` and benchmarks/benchmark_serving.py ``main``: ``result_json[key] = value``
+    between the two), so they are the keys between those two, as the JSON keeps its order."""
+    keys = list(data)
+    if "num_prompts" not in keys or "request_rate" not in keys:
+        return {}
+    start, end = keys.index("num_prompts") + 1, keys.index("request_rate")
+    return {
+        str(k)[:60]: str(data[k])[:60]
+        for k in keys[start:end]
+        if isinstance(data[k], str | int | float) and not isinstance(data[k], bool)
+    }
+
+
 def parse(data: object) -> list[CanonicalRun]:
     """Parse one vLLM result object, or a list of them (``--append-result``)."""
     if isinstance(data, list):
@@ -130,7 +146,14 @@ def _parse_one(data: object, index: int | None) -> CanonicalRun:
     conditions: dict[str, Any] = {k: data[k] for k in _CONDITION_KEYS if k in data}
     if "version" in data:
         conditions["backend_version"] = data["version"]
+    metadata = _metadata(data)
+    if metadata:
+        conditions["metadata"] = ", ".join(f"{k}={v}" for k, v in metadata.items())
     label = data.get("label") if isinstance(data.get("label"), str) else None
+    if metadata:
+        # --metadata KEY=VALUE names the run (runs of one --append-result file are told apart
+        # by it, not as "#2", "#3"); the --label, if any, stays in front.
+        label = f"{label} ({conditions['metadata']})" if label else conditions["metadata"]
     if label is None:
         parts = [str(data.get("backend", data.get("endpoint_type", "vllm")))]
         if "request_rate" in data:

@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 from apps.catalog.selectors import estimates_for_request, gpu_specs, model_preset_list
 from apps.core.api_examples import ESTIMATE_EXAMPLES
 from apps.core.parsers import JSONParser
+from apps.core.query import KnownQueryParams
 from apps.engine import EngineInputError, parse_estimate_request, request_model_to_dict
 
 
@@ -86,7 +87,7 @@ class ModelPresetOutputSerializer(serializers.Serializer):  # type: ignore[type-
     max_context_tokens = serializers.IntegerField()
 
 
-class ModelPresetListApi(APIView):
+class ModelPresetListApi(KnownQueryParams, APIView):
     """The model presets the engine knows, by slug (use as {"model": {"preset": slug}})."""
 
     @extend_schema(responses={200: ModelPresetOutputSerializer(many=True)})

@@ -21,6 +21,7 @@ from apps.core.models import Team
 from apps.core.pagination import StandardPagination, paginated
 from apps.core.parsers import JSONParser
 from apps.core.permissions import role_permission
+from apps.core.query import KnownQueryParams
 from apps.core.roles import BRIEF_EDITORS
 from apps.core.users import signed_in
 from apps.engine import EngineInputError, request_model_to_dict
@@ -49,7 +50,7 @@ def _team_for(request: Request, team_id: int | None) -> Team:
     return team
 
 
-class BriefListCreateApi(APIView):
+class BriefListCreateApi(KnownQueryParams, APIView):
     permission_classes = [BriefPermission]
     pagination_class = StandardPagination
     parser_classes = [JSONParser]

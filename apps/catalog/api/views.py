@@ -5,7 +5,7 @@ from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers, viewsets
 
 from apps.catalog.models import Gpu
-from apps.core.query import ChoiceParam, NumberParam, TextParam
+from apps.core.query import ChoiceParam, KnownQueryParams, NumberParam, TextParam
 
 #: Bound of the memory filters (GB): any real GPU fits, and the schema says so.
 MEMORY_LIMIT_GB = 100_000
@@ -34,8 +34,10 @@ class GpuOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg
         parameters=[p.openapi() for p in (VENDOR, ARCHITECTURE, MIN_MEMORY, MAX_MEMORY)]
     )
 )
-class GpuViewSet(viewsets.ReadOnlyModelViewSet):  # type: ignore[type-arg]
+class GpuViewSet(KnownQueryParams, viewsets.ReadOnlyModelViewSet):  # type: ignore[type-arg]
     """The GPU catalog: datasheet figures (dense) with their source and checked date."""
+
+    query_params = (VENDOR, ARCHITECTURE, MIN_MEMORY, MAX_MEMORY)
 
     queryset = Gpu.objects.order_by("slug")
     serializer_class = GpuOutputSerializer

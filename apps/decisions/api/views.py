@@ -21,7 +21,7 @@ from apps.core.files import PRIVATE_FILE_CONTENT_TYPE, private_file_response
 from apps.core.pagination import StandardPagination, paginated
 from apps.core.parsers import JSONParser
 from apps.core.permissions import role_permission
-from apps.core.query import MAX_ID, ChoiceParam, IntParam
+from apps.core.query import MAX_ID, ChoiceParam, IntParam, KnownQueryParams
 from apps.core.roles import DECISION_AUTHORS, QUOTE_EDITORS
 from apps.decisions import services
 from apps.decisions.exports import decision_record_csv, decision_record_pdf
@@ -107,10 +107,11 @@ STATUS = ChoiceParam("status", DecisionRecord.Status.values, "Records in this st
 BRIEF = IntParam("brief", 1, MAX_ID, "Records of this brief")
 
 
-class DecisionRecordListCreateApi(APIView):
+class DecisionRecordListCreateApi(KnownQueryParams, APIView):
     permission_classes = [AuthorsWrite]
     pagination_class = StandardPagination
     parser_classes = [JSONParser]
+    query_params = (STATUS, BRIEF)
 
     @extend_schema(
         parameters=[STATUS.openapi(), BRIEF.openapi()],

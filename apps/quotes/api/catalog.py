@@ -63,11 +63,14 @@ class CatalogImportInputSerializer(StrictJsonTypes, serializers.Serializer):  # 
 class CatalogImportQuoteSerializer(serializers.Serializer):  # type: ignore[type-arg]
     id = serializers.IntegerField()
     gpu = serializers.CharField()
+    instance = serializers.CharField(help_text="The instance type the quote is (one size each).")
     region = serializers.CharField()
     pricing_term = serializers.CharField()
     hourly_price_per_gpu = serializers.DecimalField(max_digits=14, decimal_places=4)
-    gpus_per_node = serializers.IntegerField()
-    outcome = serializers.ChoiceField(choices=["created", "updated", "refreshed", "unchanged"])
+    gpus_per_node = serializers.IntegerField(help_text="The instance's GPU count.")
+    outcome = serializers.ChoiceField(
+        choices=["created", "updated", "refreshed", "unchanged", "retired"]
+    )
 
 
 class CatalogImportSkippedSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -89,8 +92,13 @@ class CatalogImportResultSerializer(serializers.Serializer):  # type: ignore[typ
     updated = serializers.IntegerField(help_text="Quotes whose price or node size changed.")
     refreshed = serializers.IntegerField(help_text="Same price, a newer fetch date.")
     unchanged = serializers.IntegerField()
+    retired = serializers.IntegerField(
+        help_text="Live quotes of an earlier import's one-per-GPU keys this file's instance "
+        "sizes replace."
+    )
     quotes = CatalogImportQuoteSerializer(many=True)
     skipped = CatalogImportSkippedSerializer(many=True)
+    skipped_rows = serializers.IntegerField(help_text="Rows not imported, in all (see skipped).")
     unknown_accelerators = serializers.ListField(child=serializers.CharField())
     briefs_queued = serializers.IntegerField(help_text="Candidate tables queued to recompute.")
 
@@ -105,10 +113,12 @@ def errors_body(errors: list[RowError]) -> dict[str, Any]:
 
 
 class QuoteCatalogImportApi(APIView):
-    """A published GPU catalog for one provider, imported as a whole: one quote per GPU x
-    region x term (on demand, and spot where the catalog has a spot price), at the cheapest
-    zone's per-GPU price. A re-import updates those quotes in place. Any bad row and nothing is
-    saved; accelerators the GPU catalog lacks are listed, not guessed."""
+    """A published GPU catalog for one provider, imported as a whole: one quote per instance
+    type x region x term (on demand, and spot where the catalog has a spot price), at the
+    cheapest zone's per-GPU price, its GPUs per node the instance's GPU count (candidates rent
+    whole instances). A re-import updates those quotes in place. Any bad row and nothing is
+    saved; rows without a price and accelerators the GPU catalog lacks are listed with their row
+    counts, not guessed, and the rest imports."""
 
     permission_classes = [ProcurementWrites]
     parser_classes = [MultiPartParser, FormParser]

@@ -105,14 +105,31 @@ class ApiRouteInputSerializer(StrictJsonTypes, serializers.ModelSerializer):  # 
         validators: list[Any] = []  # the live-route uniqueness is checked by the service
 
 
+class PriceWindowSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    """One hour-of-day window of a route's price (apps/quotes/price_windows.py)."""
+
+    start = serializers.CharField(help_text="HH:MM, UTC")
+    end = serializers.CharField(help_text="HH:MM, UTC (exclusive; past midnight when earlier)")
+    hours = serializers.DecimalField(max_digits=4, decimal_places=2)
+    input_price_per_mtok = serializers.DecimalField(max_digits=14, decimal_places=4)
+    output_price_per_mtok = serializers.DecimalField(max_digits=14, decimal_places=4)
+    cached_input_price_per_mtok = serializers.CharField(help_text="Empty when none is listed")
+
+
 class ApiRouteOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
     provider_name = serializers.CharField(source="provider.name", read_only=True)
+    price_windows = PriceWindowSerializer(
+        many=True,
+        read_only=True,
+        help_text="Hour-of-day prices from a price list, covering the day; the route's input "
+        "and output prices are their hour-weighted figures. Empty: one price all day.",
+    )
 
     class Meta:
         model = ApiRoute
         fields = [
             "id", "provider", "provider_name", "model", "model_preset", "input_price_per_mtok",
             "output_price_per_mtok", "cached_input_price_per_mtok", "currency", "batch_discount",
-            "rate_limit_rpm",
+            "rate_limit_rpm", "price_windows",
             "quote_date", "source", "retired", "version", "created_at", "updated_at",
         ]  # fmt: skip

@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 from apps.core.pagination import StandardPagination, paginated
 from apps.core.parsers import JSONParser
 from apps.core.permissions import role_permission
-from apps.core.query import ChoiceParam
+from apps.core.query import ChoiceParam, KnownQueryParams, TextParam
 from apps.core.roles import QUOTE_EDITORS
 from apps.core.users import signed_in
 from apps.quotes import services
@@ -19,6 +19,7 @@ from apps.quotes.csv_rows import MAX_CSV_BYTES, QuoteRowParser
 from apps.quotes.models import ApiRoute, Provider
 from apps.quotes.selectors import (
     api_route_list,
+    provider_by_id_or_name,
     provider_list,
     quote_get_for_user,
     quote_list_for_user,
@@ -34,6 +35,20 @@ from .serializers import (
 
 ProcurementWrites = role_permission(*QUOTE_EDITORS)
 
+#: ``?provider=`` by id or by name (any case): that provider's only.
+PROVIDER = TextParam(
+    "provider", "That provider's only: its id, or its name in any case; empty means any"
+)
+
+
+def _provider(request: Request) -> Provider | bool:
+    """The provider ``?provider=`` names; True without the filter (or empty); False when it
+    names no provider (the list is then empty, as a filter that matches nothing)."""
+    text = PROVIDER.parse(request)
+    if not text:
+        return True
+    return provider_by_id_or_name(text) or False
+
 
 #: ``?retired=true`` lists retired ones too (decision records may cite them).
 RETIRED = ChoiceParam(
@@ -41,7 +56,7 @@ RETIRED = ChoiceParam(
 )
 
 
-class ProviderListCreateApi(APIView):
+class ProviderListCreateApi(KnownQueryParams, APIView):
     permission_classes = [ProcurementWrites]
     pagination_class = StandardPagination
     parser_classes = [JSONParser]
@@ -75,17 +90,26 @@ class ProviderDetailApi(APIView):
         return Response(ProviderSerializer(provider).data)
 
 
-class QuoteListCreateApi(APIView):
+class QuoteListCreateApi(KnownQueryParams, APIView):
     permission_classes = [ProcurementWrites]
     pagination_class = StandardPagination
     parser_classes = [JSONParser]
+    query_params = (RETIRED, PROVIDER)
 
     @extend_schema(
-        parameters=[RETIRED.openapi()], responses={200: QuoteOutputSerializer(many=True)}
+        parameters=[p.openapi() for p in query_params],
+        responses={200: QuoteOutputSerializer(many=True)},
     )
     def get(self, request: Request) -> Response:
         include_retired = RETIRED.parse(request) == "true"
-        qs = quote_list_for_user(request.user, include_retired=include_retired)
+        provider = _provider(request)
+        qs = quote_list_for_user(
+            request.user,
+            include_retired=include_retired,
+            provider=provider if isinstance(provider, Provider) else None,
+        )
+        if provider is False:
+            qs = qs.none()
         return paginated(self, request, qs, QuoteOutputSerializer)
 
     @extend_schema(request=QuoteInputSerializer, responses={201: QuoteOutputSerializer})
@@ -171,17 +195,25 @@ class QuoteImportApi(APIView):
         return Response(QuoteOutputSerializer(quotes, many=True).data, status=201)
 
 
-class ApiRouteListCreateApi(APIView):
+class ApiRouteListCreateApi(KnownQueryParams, APIView):
     permission_classes = [ProcurementWrites]
     pagination_class = StandardPagination
     parser_classes = [JSONParser]
+    query_params = (RETIRED, PROVIDER)
 
     @extend_schema(
-        parameters=[RETIRED.openapi()], responses={200: ApiRouteOutputSerializer(many=True)}
+        parameters=[p.openapi() for p in query_params],
+        responses={200: ApiRouteOutputSerializer(many=True)},
     )
     def get(self, request: Request) -> Response:
         include_retired = RETIRED.parse(request) == "true"
-        qs = api_route_list(include_retired=include_retired)
+        provider = _provider(request)
+        qs = api_route_list(
+            include_retired=include_retired,
+            provider=provider if isinstance(provider, Provider) else None,
+        )
+        if provider is False:
+            qs = qs.none()
         return paginated(self, request, qs, ApiRouteOutputSerializer)
 
     @extend_schema(request=ApiRouteInputSerializer, responses={201: ApiRouteOutputSerializer})

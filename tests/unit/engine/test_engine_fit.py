@@ -202,3 +202,36 @@ class TestCountChoice:
         one_per_node = dataclasses.replace(gpu("h100-sxm5-80gb"), max_gpus_per_node=1)
         (e,) = estimate(req, (one_per_node,))
         assert (e.gpu_count, e.fit, e.fits) == (1, Fit.TIGHT, True)
+
+
+class TestNoBf16OnVoltaAndTuring:
+    """Volta and Turing have no BF16: their 16-bit path is FP16, and BF16 weights are refused."""
+
+    def test_bf16_weights_on_a_t4_are_refused_saying_why(self) -> None:
+        req = _serving("llama-3.1-8b", Precision.BF16, tokens_in=512, tokens_out=128, conc=1)
+        e = estimate_at(req, gpu("t4-16gb"), 2)
+        assert (e.fits, e.fit) == (False, Fit.NO)
+        assert e.fit_advice is not None
+        assert e.fit_advice.startswith("NVIDIA T4 (Turing) has no BF16")
+        assert "choose FP16 weights" in e.fit_advice
+        assert e.notes[0] == e.fit_advice
+
+    def test_fp16_weights_on_the_same_t4_fit_at_the_fp16_rate(self) -> None:
+        req = _serving("llama-3.1-8b", Precision.FP16, tokens_in=512, tokens_out=128, conc=1)
+        e = estimate_at(req, gpu("t4-16gb"), 2)
+        assert e.fit is Fit.FITS
+        assert not any("no BF16" in n for n in e.notes)
+
+    def test_volta_refuses_bf16_training_too(self) -> None:
+        e = estimate_at(_training(WorkloadType.LORA_FINETUNE, seq=512), gpu("v100-sxm2-32gb"), 1)
+        assert e.fit is Fit.NO
+        assert e.fit_advice is not None and "(Volta) has no BF16" in e.fit_advice
+
+    def test_ampere_keeps_bf16(self) -> None:
+        req = _serving("llama-3.1-8b", Precision.BF16, tokens_in=512, tokens_out=128, conc=1)
+        assert estimate_at(req, gpu("a10g-24gb"), 1).fit is Fit.FITS
+
+    def test_the_per_gpu_answer_is_the_refusal_at_the_smallest_count(self) -> None:
+        req = _serving("llama-3.1-8b", Precision.BF16, tokens_in=512, tokens_out=128, conc=1)
+        (e,) = estimate(dataclasses.replace(req, gpus=("v100-sxm2-16gb",)), [gpu("v100-sxm2-16gb")])
+        assert e.fit is Fit.NO and e.gpu_count == 1

@@ -190,30 +190,23 @@ def test_lifecycle_report_before_pr_201_uses_p50(fixture_bytes):
     assert run.label == "inference-perf rate=10.0"
 
 
-def test_lifecycle_summary_uses_median_and_the_percentile_grid(fixture_bytes):
-    run = one(fixture_bytes(SUMMARY))
-    r = run.results
-    assert r["ttft_ms"] == pytest.approx(
-        {"mean": 152.0, "p50": 121.0, "p90": 262.0, "p95": 318.0, "p99": 505.0}
-    )
-    assert "median" in run.source_names["ttft_ms.p50"]
-    assert r["tpot_ms"]["mean"] == pytest.approx(11.2)  # not NTPOT (13.4 ms)
-    assert "includes the first token" in run.source_names["normalized_time_per_output_token"]
-    assert r["input_tokens_mean"] == 200.0  # successes.prompt_tokens.mean
-    assert r["duration_s"] == 120.0
-    assert (r["completed"], r["failed"]) == (2400, 0)
-    assert "model" not in run.conditions  # inference-perf's report names no model
+def test_a_summary_of_every_stage_is_refused_for_its_stage_files(fixture_bytes):
+    # summary_lifecycle_metrics.json: its load_summary has no stage's send duration or rates.
+    with pytest.raises(ImportFormatError) as caught:
+        parse_result_file(fixture_bytes(SUMMARY))
+    assert "summary over every stage" in caught.value.message
+    assert "stage_N_lifecycle_metrics.json" in caught.value.message
 
 
 def test_lifecycle_bad_values_name_the_field(fixture_bytes):
-    data = json.loads(fixture_bytes(SUMMARY))
+    data = json.loads(fixture_bytes(STAGE))
     data["successes"]["latency"]["time_to_first_token"]["p90"] = "slow"
     assert error_of(data).startswith(
         "expected a number for successes.latency.time_to_first_token.p90"
     )
-    data = json.loads(fixture_bytes(SUMMARY))
+    data = json.loads(fixture_bytes(STAGE))
     data["failures"]["count"] = -2
     assert error_of(data) == "negative value for failures.count: -2.0"
-    data = json.loads(fixture_bytes(SUMMARY))
+    data = json.loads(fixture_bytes(STAGE))
     data["successes"]["latency"]["time_to_first_token"] = None
     assert "missing required figure: ttft" in error_of(data)

@@ -1,0 +1,139 @@
+"""What a results file itself says about the run: the GPU, GPUs per replica, replicas and
+weight precision (its load, concurrency or request rate, is in the run's conditions as the
+importers read it). The file's facts win over the import form's: a form value that contradicts
+one is refused naming the field and what the file says (``facts_clean``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import ValidationError
+
+from apps.catalog.models import Gpu
+from apps.quotes.catalog_names import FAMILIES, parse_accelerator_name, resolve
+
+from .importers import CanonicalRun
+
+#: Condition keys the importers fill with the file's own hardware: an llm-d Benchmark Report's
+#: ``accelerator`` / ``accelerator_count`` (per replica) / ``replicas``, trtllm-bench's
+#: ``machine.name`` as ``gpu_name`` and its ``world_size`` (every GPU of the one engine).
+GPU_KEYS = ("accelerator", "gpu_name")
+COUNT_KEYS = ("accelerator_count", "world_size")
+#: The file's precision, as the tools spell it (trtllm-bench ``engine.quantization``, a
+#: Benchmark Report's ``model.quantization`` or the engine's ``--quantization`` / ``--dtype``),
+#: in the engine's words. A spelling not listed is kept in the conditions, not guessed.
+PRECISION_NAMES = {
+    "NVFP4": "FP4", "FP4": "FP4", "MXFP4": "FP4", "W4A4_NVFP4": "FP4", "W4A4_MXFP4": "FP4",
+    "FP8": "FP8", "FP8_BLOCK_SCALES": "FP8", "FP8_PER_CHANNEL_PER_TOKEN": "FP8", "W8A8_FP8": "FP8",
+    "INT8": "INT8", "W8A8": "INT8", "W8A8_SQ_PER_CHANNEL": "INT8", "INT8_WO": "INT8",
+    "W8A16": "INT8",
+    "INT4": "INT4", "W4A16": "INT4", "W4A16_AWQ": "INT4", "W4A16_GPTQ": "INT4", "AWQ": "INT4",
+    "GPTQ": "INT4", "INT4_AWQ": "INT4", "INT4_WO": "INT4",
+    "BF16": "BF16", "BFLOAT16": "BF16", "FP16": "FP16", "FLOAT16": "FP16", "HALF": "FP16",
+    "FP32": "FP32", "FLOAT32": "FP32", "FLOAT": "FP32",
+}  # fmt: skip
+PRECISION_KEYS = ("quantization", "dtype")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileFacts:
+    gpu_named: str  # as the file names it ("" when it does not)
+    gpu: Gpu | None  # the catalog GPU it is, where the name alone says
+    gpu_count: int | None
+    replicas: int | None
+    precision: str  # the engine's Precision value ("" when the file does not say)
+    precision_named: str
+
+
+def _whole(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        return None
+    return int(value) if value >= 1 else None
+
+
+def _one(runs: list[CanonicalRun], keys: tuple[str, ...]) -> Any:
+    """The value the runs' conditions give under the first of ``keys`` any run has; a file
+    whose runs disagree is refused (its runs ran on different hardware: import them apart)."""
+    for key in keys:
+        values = {str(run.conditions[key]) for run in runs if run.conditions.get(key) is not None}
+        if len(values) > 1:
+            raise ValidationError(
+                {"file": f"the file's runs name different {key} ({', '.join(sorted(values))}): "
+                 "import each run's file apart"}
+            )  # fmt: skip
+        if values:
+            return next(run.conditions[key] for run in runs if run.conditions.get(key) is not None)
+    return None
+
+
+def file_facts(runs: list[CanonicalRun]) -> FileFacts:
+    named = _one(runs, GPU_KEYS)
+    named = named.strip()[:80] if isinstance(named, str) else ""
+    gpu = None
+    if named:
+        found = resolve(named)
+        if found.slug is not None:
+            gpu = Gpu.objects.filter(slug=found.slug).first()
+    precision_named = _one(runs, PRECISION_KEYS)
+    precision_named = str(precision_named).strip()[:40] if precision_named is not None else ""
+    key = precision_named.upper().replace("-", "_").replace(" ", "_")
+    return FileFacts(
+        gpu_named=named,
+        gpu=gpu,
+        gpu_count=_whole(_one(runs, COUNT_KEYS)),
+        replicas=_whole(_one(runs, ("replicas",))),
+        precision=PRECISION_NAMES.get(key, ""),
+        precision_named=precision_named,
+    )
+
+
+def _same_family(named: str, gpu: Gpu) -> bool:
+    variants = FAMILIES.get(parse_accelerator_name(named).family, ())
+    return any(v.slug == gpu.slug for v in variants)
+
+
+def facts_clean(
+    facts: FileFacts, *, gpu: Gpu | None, gpu_count: int | None, precision: str
+) -> tuple[Gpu, int]:
+    """The run's GPU and GPUs per replica: the file's where it says them, the form's where it
+    does not. A form value that contradicts the file is a ValidationError naming the field and
+    what the file says; a candidate neither gives is one naming the missing field."""
+    chosen = gpu
+    if facts.gpu_named:
+        if facts.gpu is not None:
+            if gpu is not None and gpu.pk != facts.gpu.pk:
+                raise ValidationError(
+                    {"gpu": f"the file says it ran on {facts.gpu_named} ({facts.gpu.slug}), "
+                     f"not {gpu.slug}"}
+                )  # fmt: skip
+            chosen = facts.gpu
+        elif gpu is None or not _same_family(facts.gpu_named, gpu):
+            reason = resolve(facts.gpu_named).reason
+            said = f" (which the file does not tell apart: {reason})" if gpu is None else ""
+            raise ValidationError(
+                {"gpu": f"the file says it ran on {facts.gpu_named}{said}"
+                 + ("" if gpu is None else f", not {gpu.slug}")
+                 + ("" if resolve(facts.gpu_named).known_family else
+                    "; the GPU catalog has no such GPU")}
+            )  # fmt: skip
+    if chosen is None:
+        raise ValidationError({"gpu": "the file does not say which GPU it ran on: choose it"})
+    count = gpu_count
+    if facts.gpu_count is not None:
+        if gpu_count is not None and gpu_count != facts.gpu_count:
+            raise ValidationError(
+                {"gpu_count": f"the file says {facts.gpu_count} GPUs per replica "
+                 f"({facts.gpu_named or 'its accelerator count'}), not {gpu_count}"}
+            )  # fmt: skip
+        count = facts.gpu_count
+    if count is None:
+        raise ValidationError({"gpu_count": "the file does not say how many GPUs: give it"})
+    if facts.precision and precision:
+        stated = PRECISION_NAMES.get(precision.strip().upper().replace("-", "_"), precision)
+        if stated.upper() != facts.precision:
+            raise ValidationError(
+                {"precision": f"the file says {facts.precision_named} ({facts.precision}), "
+                 f"not {precision}"}
+            )  # fmt: skip
+    return chosen, count

@@ -1,0 +1,185 @@
+"""Real results files (tests/data/benchmarks/real/, SOURCES.md): llm-d Benchmark Reports as
+llm-d writes them (YAML, and its JSON export's Infinity), inference-perf's stage files and its
+summary of a sweep, llmperf's 4 x A10G summary and per-request log; and a file's own facts
+(GPU, GPUs per replica, replicas, precision) winning over the form, or refused."""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from apps.benchmarks.models import BenchmarkRun
+from apps.core.roles import Role
+from tests.factories.briefs import BriefFactory
+
+pytestmark = pytest.mark.django_db
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "benchmarks" / "real"
+URL = "/api/v1/benchmark-runs/import"
+BR_02 = "llm_d_br_v0_2_example.yaml"
+STAGE = "inference_perf_kubecon_batch_size_stage_{}_lifecycle_metrics.json"
+
+
+@pytest.fixture
+def brief(catalog, team):
+    return BriefFactory(team=team)
+
+
+@pytest.fixture
+def api(token_client):
+    return token_client(Role.PLATFORM)
+
+
+def post(api, brief, raw, *, name="report.yaml", **fields):
+    data = {"brief": brief.pk, "proxy": "true", "file": SimpleUploadedFile(name, raw)}
+    data.update({k: v for k, v in fields.items() if v is not None})
+    return api.post(URL, data)
+
+
+def real(name: str) -> bytes:
+    return (REAL / name).read_bytes()
+
+
+class TestBenchmarkReportYaml:
+    def test_v0_2_records_the_files_gpu_count_and_replicas(self, api, brief):
+        response = post(api, brief, real(BR_02))
+        assert response.status_code == 201, response.json()
+        body = response.json()
+        # NVIDIA-H100-80GB-HBM3 x 8 per replica, 2 replicas (scenario.stack[0].standardized).
+        assert (body["gpu"], body["gpu_count"]) == ("h100-sxm5-80gb", 8)
+        assert body["conditions"]["replicas"] == 2
+        assert body["conditions"]["concurrency"] == "inf"  # YAML .inf
+        assert body["proxy"] is True and body["model_named"] == "Qwen/Qwen3-0.6B"
+        assert body["results"]["ttft_ms"]["p50"] == pytest.approx(36.229, rel=1e-4)
+
+    def test_a_form_gpu_that_contradicts_the_file_is_a_400_naming_gpu(self, api, brief):
+        response = post(api, brief, real(BR_02), gpu="mi300x-192gb")
+        assert response.status_code == 400
+        message = response.json()["errors"]["gpu"][0]
+        assert "NVIDIA-H100-80GB-HBM3 (h100-sxm5-80gb), not mi300x-192gb" in message
+        assert BenchmarkRun.objects.count() == 0
+
+    def test_a_form_count_that_contradicts_the_file_is_a_400_naming_gpu_count(self, api, brief):
+        response = post(api, brief, real(BR_02), gpu="h100-sxm5-80gb", gpu_count=1)
+        assert response.status_code == 400
+        assert response.json()["errors"]["gpu_count"][0].startswith(
+            "the file says 8 GPUs per replica"
+        )
+
+    def test_the_same_report_as_llm_d_exports_json_with_infinity(self, api, brief):
+        # base.py export_json: json.dump(self.dump()): an infinite concurrency is Infinity.
+        exported = json.dumps(yaml.safe_load(real(BR_02)), default=str).encode()
+        assert b"Infinity" in exported
+        response = post(api, brief, exported, name="report.json")
+        assert response.status_code == 201, response.json()
+        assert response.json()["conditions"]["concurrency"] == "inf"
+
+    def test_v0_2_1_is_read(self, api, brief):
+        response = post(api, brief, real("llm_d_br_v0_2_1_example.yaml"))
+        assert response.status_code == 201, response.json()
+        assert response.json()["conditions"]["report_schema_version"] == "0.2.1"
+
+    def test_v0_1_an_h100_of_no_stated_form_needs_the_form_to_say_which(self, api, brief):
+        raw = real("llm_d_br_v0_1_example.yaml")
+        refused = post(api, brief, raw)
+        assert refused.status_code == 400
+        assert refused.json()["errors"]["gpu"][0].startswith("the file says it ran on H100")
+        response = post(api, brief, raw, gpu="h100-sxm5-80gb")
+        assert response.status_code == 201, response.json()
+        body = response.json()
+        # model.quantization fp16: the run is recorded at the file's precision.
+        assert (body["gpu_count"], body["weight_precision"]) == (1, "FP16")
+
+    def test_v0_1_a_form_precision_that_contradicts_the_file_is_a_400(self, api, brief):
+        response = post(
+            api, brief, real("llm_d_br_v0_1_example.yaml"), gpu="h100-sxm5-80gb", precision="BF16"
+        )
+        assert response.status_code == 400
+        assert response.json()["errors"]["precision"][0] == "the file says fp16 (FP16), not BF16"
+
+    def test_yaml_aliases_are_refused(self, api, brief):
+        raw = b"version: '0.1'\nbase: &a {x: 1}\nmetrics: *a\nscenario: *a\n"
+        response = post(api, brief, raw, gpu="h100-sxm5-80gb", gpu_count=1)
+        assert response.status_code == 400
+        assert "anchors and aliases" in response.json()["errors"]["file"][0]
+
+
+class TestInferencePerfSweep:
+    def test_each_stage_file_is_a_run_at_its_own_rate(self, api, brief):
+        where = {"gpu": "h100-sxm5-80gb", "gpu_count": 1, "model": "Qwen/Qwen3-0.6B"}
+        first = post(api, brief, real(STAGE.format(0)), name="stage_0.json", **where)
+        last = post(api, brief, real(STAGE.format(6)), name="stage_6.json", **where)
+        assert first.status_code == last.status_code == 201
+        assert first.json()["conditions"]["request_rate"] == 1.0
+        assert first.json()["results"]["ttft_ms"]["p50"] == pytest.approx(32.918, rel=1e-4)
+        assert last.json()["results"]["ttft_ms"]["p50"] == pytest.approx(2097.43, rel=1e-4)
+
+    def test_the_summary_of_all_stages_is_refused_saying_to_import_the_stage_files(
+        self, api, brief
+    ):
+        response = post(
+            api, brief, real("inference_perf_kubecon_batch_size_summary_lifecycle_metrics.json"),
+            name="summary.json", gpu="h100-sxm5-80gb", gpu_count=1, model="Qwen/Qwen3-0.6B",
+        )  # fmt: skip
+        assert response.status_code == 400
+        assert (
+            "import each stage's stage_N_lifecycle_metrics.json"
+            in (response.json()["errors"]["file"][0])
+        )
+
+
+class TestLlmperfOn4xA10G:
+    def test_the_summary_imports_on_the_a10g(self, api, brief):
+        response = post(
+            api, brief, real("llmperf_yi34b_4xa10g_c4_summary.json"), name="summary.json",
+            gpu="a10g-24gb", gpu_count=4,
+        )  # fmt: skip
+        assert response.status_code == 201, response.json()
+        body = response.json()
+        assert (body["gpu"], body["gpu_count"], body["conditions"]["concurrency"]) == (
+            "a10g-24gb", 4, 4,
+        )  # fmt: skip
+
+    def test_the_per_request_log_becomes_figures_and_request_size_buckets(self, api, brief):
+        response = post(
+            api, brief, real("llmperf_yi34b_4xa10g_c4_individual_responses.json"),
+            name="individual_responses.json", gpu="a10g-24gb", gpu_count=4,
+            model="01-ai/Yi-1.5-34B-Chat",
+        )  # fmt: skip
+        assert response.status_code == 201, response.json()
+        results = response.json()["results"]
+        # The summary the same run wrote has results_ttft_s_mean 1.71371 s over its 100 requests.
+        assert results["ttft_ms"]["mean"] == pytest.approx(1713.71, rel=1e-5)
+        assert (results["completed"], results["failed"]) == (100, 0)
+        assert results["request_log_requests"] == 100
+        assert results["request_size_buckets"]
+
+
+class TestEstimateAtTheFilesLoad:
+    def test_a_rate_driven_stage_is_estimated_at_its_rate_times_its_latency(self, api, brief):
+        body = post(
+            api, brief, real("inference_perf_kubecon_batch_size_stage_6_lifecycle_metrics.json"),
+            name="stage_6.json", gpu="h100-sxm5-80gb", gpu_count=1, model="Qwen/Qwen3-0.6B",
+        ).json()  # fmt: skip
+        inputs = body["estimate_at_import"]["inputs"]
+        rate = body["conditions"]["request_rate"]
+        e2e_s = body["results"]["e2e_latency_ms"]["mean"] / 1000
+        assert inputs["concurrency"] == round(rate * e2e_s)
+        assert inputs["concurrency_from"] == "run (request rate x mean latency)"
+
+    def test_replicas_share_the_load_and_the_estimate_is_over_all_of_them(self, api, brief):
+        body = post(api, brief, real(BR_02)).json()
+        inputs = body["estimate_at_import"]["inputs"]
+        assert inputs["replicas"] == 2
+
+
+class TestDuplicateRunsAcrossFiles:
+    def test_the_same_run_in_another_file_is_flagged(self, api, brief):
+        raw = real("llmperf_yi34b_4xa10g_c4_summary.json")
+        where = {"gpu": "a10g-24gb", "gpu_count": 4}
+        first = post(api, brief, raw, name="summary.json", **where).json()
+        copy = post(api, brief, raw + b"\n", name="copy.json", **where).json()
+        assert "duplicate_of_run" not in first["conditions"]
+        assert copy["conditions"]["duplicate_of_run"] == first["id"]
