@@ -57,7 +57,7 @@ from apps.engine.energy import JOULES_PER_KWH
 from apps.engine.mix import MixOption, best_single, best_single_cost, solve_mix
 from apps.engine.mix import MixPlan as EngineMixPlan
 from apps.engine.request_sizes import SizeBucket
-from apps.quotes.models import Quote
+from apps.quotes.models import TERM_LABELS
 
 from .configuration import capacity_figures, target_misses
 from .fx import FxMissing
@@ -265,6 +265,29 @@ def _rate_rps(ctx: TableContext) -> float | None:
     return float(requests / (hours * SECONDS_PER_HOUR) / (1 - ctx.finance.retry_rate))
 
 
+# A brief given as concurrency is a closed loop: its requests in flight, not a rate, are the
+# load, as they are for a GPU row (apps.engine.deployment.in_flight_share). A plan solved at the
+# demand's rate (the concurrency over the typical GPU's latency, `requests_per_month`) may hold
+# fewer; it is solved again at the rate its own latency makes of the brief's requests in flight
+# (Little's law, rate = in flight / latency), which settles in a round or two because the
+# latency at the targets does not grow with the rate. The rounds are a bound, not a tuning.
+PLAN_LOAD_ROUNDS = 4
+# Rates within this share of each other are one load (the solver's rounding).
+PLAN_RATE_TOLERANCE = 1e-3
+
+
+def closed_loop_rate(ctx: TableContext, rate: float, in_flight: float) -> float | None:
+    """For a brief given as concurrency whose plan, sized at ``rate`` requests a second, holds
+    only ``in_flight`` of its requests: the rate to size it at instead (``rate`` scaled by the
+    shortfall). None when the plan holds them all, or the brief gives a rate."""
+    concurrency = ctx.brief.concurrency
+    if ctx.brief.requests_per_second or not concurrency or in_flight <= 0:
+        return None
+    if in_flight >= concurrency * (1 - PLAN_RATE_TOLERANCE):
+        return None
+    return rate * concurrency / in_flight
+
+
 def _eligible(ctx: TableContext) -> str | None:
     """Why the brief gets no plans, or None."""
     brief = ctx.brief
@@ -400,13 +423,10 @@ def _plan_row(
     )
 
 
-_TERM_WORDS = dict(Quote.PricingTerm.choices)
-
-
 def _quote_words(offer: _Offer, names: dict[str, str]) -> str:
     """ "2 x NVIDIA H100 SXM5 on quote #7 (on demand)": an offer in a plan's notes."""
     gpu = names.get(offer.slug, offer.slug)
-    term = str(_TERM_WORDS.get(offer.facts.pricing_term, offer.facts.pricing_term)).lower()
+    term = str(TERM_LABELS.get(offer.facts.pricing_term, offer.facts.pricing_term)).lower()
     gpus = f"{offer.gpu_count} x {gpu}" if offer.gpu_count != 1 else gpu
     return f"{gpus} on quote #{offer.facts.pk} ({term})"
 
@@ -627,10 +647,26 @@ def _mix_part(
 def mix_row(
     ctx: TableContext, offers: list[_Offer], catalog: PlanCatalog
 ) -> tuple[Row | None, str | None]:
-    """The MIX row, or why there is none."""
-    names = catalog.names
+    """The MIX row, or why there is none: for a brief given as concurrency, sized again until
+    its parts hold the requests in flight (`closed_loop_rate`)."""
     rate = _rate_rps(ctx)
     assert rate is not None  # noqa: S101 - _eligible checked
+    row, reason, in_flight = _mix_row_at(ctx, offers, catalog, rate)
+    for _ in range(PLAN_LOAD_ROUNDS):
+        wanted = closed_loop_rate(ctx, rate, in_flight)
+        if row is None or wanted is None:
+            break
+        rate = wanted
+        row, reason, in_flight = _mix_row_at(ctx, offers, catalog, rate)
+    return row, reason
+
+
+def _mix_row_at(
+    ctx: TableContext, offers: list[_Offer], catalog: PlanCatalog, rate: float
+) -> tuple[Row | None, str | None, float]:
+    """The MIX row at ``rate`` requests a second (or why there is none), and the requests its
+    parts hold in flight."""
+    names = catalog.names
     buckets, source = plan_buckets(ctx)
     shares = [b.share for b in buckets]
     needed, known = _mix_capacities(ctx, buckets, rate, offers, catalog)
@@ -640,14 +676,14 @@ def mix_row(
     ]
     options = [_mix_option(i, o, rates[(o.slug, o.gpu_count)], names) for i, o in enumerate(usable)]
     if not options:
-        return None, "no quote's GPU meets the latency target at any request size"
+        return None, "no quote's GPU meets the latency target at any request size", 0.0
     solved = solve_mix(rate_rps=rate, shares=shares, options=options)
     if not isinstance(solved, EngineMixPlan):
         sizes = ", ".join(
             f"{buckets[b].input_tokens} in / {buckets[b].output_tokens} out"
             for b in solved.unservable_buckets
         )
-        return None, solved.reason + (f" (requests of {sizes} tokens)" if sizes else "")
+        return None, solved.reason + (f" (requests of {sizes} tokens)" if sizes else ""), 0.0
     single = best_single(rate_rps=rate, shares=shares, options=options)
     # The parts serve the brief's whole demand: its accepted outputs, as a GPU row counts them
     # (the parts' own, each rounded to 4 places, may sum a ten-thousandth off).
@@ -678,7 +714,8 @@ def mix_row(
             )
         return _summed(costs, accepted), parts, used, flights
 
-    summed, parts, used, _ = costed(solved)
+    summed, parts, used, flights = costed(solved)
+    in_flight = math.fsum(p.replicas * f for p, f in zip(parts, flights, strict=True))
     notes = [
         f"GPU mix by request size: {len(buckets)} bucket{'s' if len(buckets) != 1 else ''} "
         f"({source}) at {_rate_words(rate)} requests a second, retries included; each served "
@@ -747,7 +784,7 @@ def mix_row(
         terms=[p.pricing_term for p in parts],
         mix=plan,
     )
-    return row, None
+    return row, None, in_flight
 
 
 # --- DISAGG ---------------------------------------------------------------------------------------
@@ -762,6 +799,7 @@ def disagg_row(
     if not (brief.ttft_target_ms and brief.itl_target_ms):
         return None, "disaggregated pools are sized for a TTFT and an ITL target; give both"
     rate = _rate_rps(ctx)
+    assert rate is not None  # noqa: S101 - _eligible checked
     specs = catalog.specs
     cheapest: dict[tuple[str, int], _Offer] = {}
     for o in offers:  # quotes of one GPU and count perform alike: the cheapest per GPU-month
@@ -781,9 +819,23 @@ def disagg_row(
     ]
     if not options:
         return None, "no quote's GPU fits the model"
-    request = replace(ctx.request, requests_per_second=rate, concurrency=None)
     try:
-        found = plan_disagg(request, options)
+        found = plan_disagg(
+            replace(ctx.request, requests_per_second=rate, concurrency=None), options
+        )
+        for _ in range(PLAN_LOAD_ROUNDS):
+            if not isinstance(found, EngineDisaggPlan):
+                break
+            # Little's law at the plan's own mean latency: the requests it holds in flight.
+            mean_s = (
+                found.ttft_mean_ms + float(ctx.demand.output_tokens_mean) * found.itl_ms
+            ) / 1000
+            wanted = closed_loop_rate(ctx, rate, rate * mean_s)
+            if wanted is None:
+                break
+            rate = wanted
+            request = replace(ctx.request, requests_per_second=rate, concurrency=None)
+            found = plan_disagg(request, options)
     except EngineInputError as exc:
         return None, f"{exc.field}: {exc.message}"
     if not isinstance(found, EngineDisaggPlan):
