@@ -14,6 +14,7 @@ from typing import Any
 from django.db.models import Min, Q
 
 from apps.catalog.selectors import gpu_specs
+from apps.core import formatting
 from apps.engine import ModelSpec
 from apps.engine import types as engine
 from apps.engine.costing import SuccessUnit
@@ -117,14 +118,6 @@ def _per_gpu(value: Any, count: int) -> float | None:
     return None if value is None or not count else float(value) / count
 
 
-def configuration_words(gpus: int, replicas: int, per_replica: int) -> str:
-    """ "18 GPUs (18 replicas x 1)", "8 GPUs (1 replica x 8)" (with a multiplication sign)."""
-    return (
-        f"{gpus} GPU{'s' if gpus != 1 else ''} ({replicas} replica{'s' if replicas != 1 else ''}"
-        f" \u00d7 {per_replica})"
-    )
-
-
 def fit_rows(brief: WorkloadBrief, configured: list[dict[str, Any]]) -> dict[str, Any]:
     """The fit table: its columns and its rows (every cell already in words), sorted. Each row
     is a GPU at the configuration its candidate rows are costed at (apps.finance.configuration
@@ -159,7 +152,7 @@ def fit_rows(brief: WorkloadBrief, configured: list[dict[str, Any]]) -> dict[str
             "gpu_count": count,
             "replicas": c["replicas"],
             "gpus_total": total,
-            "configuration": configuration_words(total, int(c["replicas"]), count),
+            "configuration": formatting.gpus(total, int(c["replicas"]), count),
             "layout": c["layout"] or "—",
             "memory_per_gpu": f"{number(_per_gpu(memory.get('total_gb'), count))} / "
             f"{number(e.get('memory_capacity_gb') or _per_gpu(memory.get('capacity_gb'), count))}",

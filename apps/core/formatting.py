@@ -225,6 +225,16 @@ def count(value: Any, noun: str = "", plural: str = "") -> str:
     return f"{text}{NBSP}{word}"
 
 
+def gpus(paid: int, replicas: int | None = None, per_replica: int | None = None) -> str:
+    """A candidate's configuration, the one wording of every page, CSV and PDF: the GPUs paid
+    for, then how they serve ("18 GPUs (18 replicas x 1)", "8 GPUs (1 replica x 8)"); the GPUs
+    alone where there is no single replica size (a serving plan: "7 GPUs")."""
+    text = f"{paid:,} GPU{'' if paid == 1 else 's'}"
+    if replicas and per_replica:
+        text += f" ({replicas:,} replica{'' if replicas == 1 else 's'} {TIMES} {per_replica})"
+    return text
+
+
 def percent(fraction: Any, digits: int = FIGURE_DIGITS) -> str:
     """A fraction as a percentage, up to ``digits`` significant figures ("3 %", "97.5 %",
     "0.25 %"); "—" for none."""

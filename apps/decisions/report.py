@@ -23,7 +23,7 @@ from apps.engine.energy import energy_per_output
 from apps.finance.forms import FIELD_LABELS, MONEY_FIELDS, SHARE_ASSUMPTIONS
 from apps.finance.lines import PLAN_WORDS, plan_parts, plan_text
 from apps.finance.units import unit_for, unit_words
-from apps.quotes.models import Quote
+from apps.quotes.models import TERM_LABELS
 
 from .checklist import SECTIONS
 from .evidence_words import acknowledgement_words, evidence_words, warning_lines
@@ -69,7 +69,6 @@ ACTION_WORDS = {
     "REJECT": "Rejected",
     "SUPERSEDE": "Superseded",
 }
-TERM_WORDS = dict(Quote.PricingTerm.choices)
 WORKLOAD_WORDS = dict(WorkloadType.choices)
 SUCCESS_UNIT_WORDS = dict(SuccessUnit.choices)
 ROLE_WORDS = dict(Role.choices)
@@ -104,7 +103,7 @@ ASSUMPTION_WORDS = {
 SOURCE_WORDS = {
     "brief": "this brief's finance override",
     "organisation": "the organisation's finance assumptions",
-    "built-in": "built-in default (cited in apps/engine/costing_constants.py)",
+    "built-in": "gpuselect's built-in default",
 }
 ALLOCATION_WORDS = {
     "PER_DEPLOYMENT": "per deployment",
@@ -193,18 +192,16 @@ def _gpu_words(row: dict[str, Any], quote: dict[str, Any] | None) -> str:
 
 
 def _gpus(row: dict[str, Any]) -> str:
-    """ "18 GPUs (18 replicas x 1)": the GPUs the row pays for and how they serve."""
+    """ "18 GPUs (18 replicas x 1)": the GPUs the row pays for and how they serve
+    (apps.core.formatting.gpus)."""
     config = row.get("configuration") or {}
-    if config.get("text"):
-        return str(config["text"])
     count, replicas = row.get("gpu_count"), row.get("replicas")
-    if not count:
+    paid = config.get("paid_gpus") or (int(count) * int(replicas or 1) if count else 0)
+    if not paid:
         return "-"
-    total = int(count) * int(replicas or 1)
-    text = f"{total} GPU" + ("s" if total != 1 else "")
-    if replicas and int(replicas) > 1:
-        text += f" ({replicas} replicas x {count})"
-    return text
+    if row.get("candidate_kind") in PLAN_WORDS or not count:
+        return formatting.gpus(int(paid))
+    return formatting.gpus(int(paid), int(replicas or 1), int(count))
 
 
 LAYOUT_TERMS = (
@@ -245,7 +242,7 @@ def _gpus_short(row: dict[str, Any]) -> str:
         return "-"
     total = int(paid or int(count) * int(replicas or 1))
     if replicas and int(replicas) > 1:
-        return f"{total} ({replicas} replicas x {count})"
+        return f"{total} ({replicas} replicas {formatting.TIMES} {count})"
     return str(total)
 
 
@@ -272,9 +269,9 @@ def _term(row: dict[str, Any]) -> str:
     if row.get("candidate_kind") == "API_ROUTE":
         return "Per token (API)"
     if row.get("candidate_kind") in PLAN_WORDS:
-        terms = sorted({words(p.get("pricing_term"), TERM_WORDS) for p in plan_parts(row)})
+        terms = sorted({words(p.get("pricing_term"), TERM_LABELS) for p in plan_parts(row)})
         return ", ".join(terms) or "-"
-    return words(row.get("pricing_term"), TERM_WORDS)
+    return words(row.get("pricing_term"), TERM_LABELS)
 
 
 def _why_not_words(reasons: list[Any], report: dict[str, Any], row: dict[str, Any]) -> str:
@@ -359,7 +356,7 @@ def alternatives_lost(report: dict[str, Any], unit: str) -> list[dict[str, str]]
             out.append(
                 {
                     "label": _quote_label(quote, qid) if quote else fallback,
-                    "term": words(quote.get("pricing_term"), TERM_WORDS) if quote else "-",
+                    "term": words(quote.get("pricing_term"), TERM_LABELS) if quote else "-",
                     "unit_cost": "-",
                     "monthly": "-",
                     "reason": _not_costed_words(entry.get("reason"))
@@ -386,7 +383,7 @@ def alternatives_lost(report: dict[str, Any], unit: str) -> list[dict[str, str]]
         out.append(
             {
                 "label": _quote_label(quote, qid),
-                "term": words(quote.get("pricing_term"), TERM_WORDS) if quote else "-",
+                "term": words(quote.get("pricing_term"), TERM_LABELS) if quote else "-",
                 "unit_cost": "-",
                 "monthly": "-",
                 "reason": _not_costed_words(entry.get("reason")),
@@ -527,7 +524,7 @@ def _vendor_facts(
         terms = []
         for p in parts:
             months = commitment_months_of(p.get("pricing_term"), p.get("minimum_commitment_months"))
-            part_term = words(p.get("pricing_term"), TERM_WORDS)
+            part_term = words(p.get("pricing_term"), TERM_LABELS)
             bound = f", {months}-month commitment" if months else ", no commitment"
             terms.append(f"quote #{p.get('id')} ({p.get('provider')}): {part_term}{bound}")
         facts.append(("Vendor commitment", "; ".join(terms)))
@@ -621,7 +618,7 @@ def commercial_summary(report: dict[str, Any]) -> list[tuple[str, str]]:
         if row.get("layout"):
             facts.append(("Layout", layout_words(row["layout"])))
         facts += [
-            ("Pricing term", words(term, TERM_WORDS)),
+            ("Pricing term", words(term, TERM_LABELS)),
             ("Region", str(evidence.get("region") or NOT_RECORDED)),
         ]
         if term == "OWNED":

@@ -15,8 +15,9 @@ from django.core.exceptions import FieldDoesNotExist
 
 from apps.briefs.choices import SuccessUnit, WorkloadType
 from apps.catalog.models import Gpu, GpuSystem
+from apps.core import formatting
 from apps.engine.energy import energy_per_output
-from apps.quotes.models import Quote
+from apps.quotes.models import TERM_LABELS
 
 from .forms import ASSUMPTION_LABELS, SHARE_ASSUMPTIONS
 from .models import CandidateRow, FinanceAssumptions, LabourAllocation
@@ -78,7 +79,6 @@ ASSUMPTION_FIELD = {
 # "More than half of a candidate's cost" (issue 14, item 6).
 DOMINANT_SHARE = Decimal("0.5")
 
-TERM_LABELS = dict(Quote.PricingTerm.choices)
 
 # The line that is shown on its own on the candidate table, beside the monthly cost.
 OWN_LINE = "platform_labour"
@@ -263,11 +263,12 @@ def _plural(n: int, word: str) -> str:
 
 
 def configuration_text(row: dict[str, Any]) -> str:
-    """GPUs x replicas in words ("2 GPUs x 3 replicas", with a times sign); a serving plan's
-    GPUs in all ("338 GPUs in 338 replicas", "6 GPUs: 2 prefill and 1 decode instances"); "—"
-    for an API route."""
+    """The GPUs paid for and how they serve, as every page says it ("18 GPUs (18 replicas x 1)",
+    apps.core.formatting.gpus); a serving plan's GPUs in all ("338 GPUs in 338 replicas",
+    "6 GPUs: 2 prefill and 1 decode instances"); "—" for an API route."""
     if not row.get("gpu_count"):
         return "—"
+    config = row.get("configuration") or {}
     if row.get("candidate_kind") == "MIX":
         return f"{_plural(row['gpu_count'], 'GPU')} in {_plural(row['replicas'] or 1, 'replica')}"
     if row.get("candidate_kind") == "DISAGG":
@@ -276,7 +277,8 @@ def configuration_text(row: dict[str, Any]) -> str:
             f"{_plural(row['gpu_count'], 'GPU')}: {pools.get('prefill', 0)} prefill and "
             f"{_plural(pools.get('decode', 0), 'decode instance')}"
         )
-    return f"{_plural(row['gpu_count'], 'GPU')} \u00d7 {_plural(row['replicas'] or 1, 'replica')}"
+    paid = config.get("paid_gpus") or row["gpu_count"] * (row.get("replicas") or 1)
+    return formatting.gpus(int(paid), int(row.get("replicas") or 1), int(row["gpu_count"]))
 
 
 # The layout of an engine on one GPU (apps.engine's label for tp=1, pp=1, one replica).

@@ -31,6 +31,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
+from apps.core import formatting
 from apps.engine import Estimate
 from apps.engine.codec import CodecError, decode, encode
 from apps.engine.costing import FinanceAssumptions
@@ -110,14 +111,11 @@ class Configuration:
     hours_billed_per_month: Decimal | None
 
     def text(self) -> str:
-        """ "18 GPUs (18 replicas x 1)", "8 GPUs (1 replica x 8)", "" for an API route."""
+        """ "18 GPUs (18 replicas x 1)", "8 GPUs (1 replica x 8)", "" for an API route
+        (apps.core.formatting.gpus)."""
         if not self.paid_gpus:
             return ""
-        gpus = f"{self.paid_gpus} GPU{'s' if self.paid_gpus != 1 else ''}"
-        if self.replicas and self.gpus_per_replica:
-            replicas = f"{self.replicas} replica{'s' if self.replicas != 1 else ''}"
-            return f"{gpus} ({replicas} x {self.gpus_per_replica})"
-        return gpus
+        return formatting.gpus(self.paid_gpus, self.replicas, self.gpus_per_replica)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

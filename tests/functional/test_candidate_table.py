@@ -145,7 +145,7 @@ class TestWhatTheTableShows:
         assert on_demand["display_term"] == "On demand"
         assert rows["RESERVED_3Y"]["display_term"] == "Reserved 3 years"
         configuration = on_demand["display_configuration"]
-        assert re.fullmatch(r"[\d,]+ GPUs? \u00d7 [\d,]+ replicas?", configuration)
+        assert re.fullmatch(r"[\d,]+ GPUs? \([\d,]+ replicas? \u00d7 \d+\)", configuration)
         assert on_demand["display_basis"] == "Estimated"
         monthly = Decimal(on_demand["monthly_cost"])
         assert on_demand["display_monthly_cost"] == f"USD\u00a0{monthly:,.0f}"

@@ -188,7 +188,7 @@ class TestTheDecisionPdf:
             "Commercial summary",
             "Euro Cloud GmbH",
             "NVIDIA H100 SXM5",
-            "Quantity 1 GPU (1 replica x 1)",
+            "Quantity 1 GPU (1 replica x 1)",  # the core font draws the times sign as x
             "Reserved 1 year",
             "eu-central",
             "EUR 2.40",  # price per GPU-hour in the quote's currency

@@ -42,8 +42,15 @@ class TestFigures:
 
 class TestConfiguration:
     def test_gpus_times_replicas_in_words(self):
-        assert configuration_text({"gpu_count": 1, "replicas": 1}) == "1 GPU \u00d7 1 replica"
-        assert configuration_text({"gpu_count": 8, "replicas": 12}) == "8 GPUs \u00d7 12 replicas"
+        # The GPUs paid, then how they serve: the fit table's and the PDF's wording.
+        assert configuration_text({"gpu_count": 1, "replicas": 1}) == "1 GPU (1 replica \u00d7 1)"
+        assert (
+            configuration_text({"gpu_count": 8, "replicas": 12}) == "96 GPUs (12 replicas \u00d7 8)"
+        )
+        assert (
+            configuration_text({"gpu_count": 1, "replicas": 18, "configuration": {"paid_gpus": 20}})
+            == "20 GPUs (18 replicas \u00d7 1)"
+        )
         assert configuration_text({"gpu_count": None, "replicas": None}) == "—"
 
     def test_the_layout_shows_when_the_engine_gave_one(self):

@@ -439,7 +439,7 @@ class TestCommercialSummary:
         )
         facts = dict(commercial_summary(data))
         assert facts["GPU"] == "NVIDIA H100 SXM5"
-        assert facts["Quantity"] == "2 GPUs (2 replicas x 1)"
+        assert facts["Quantity"] == "2 GPUs (2 replicas \u00d7 1)"
         assert facts["Pricing term"] == "Reserved 1 year"
         assert facts["Region"] == "eu-west"
         assert facts["Price per GPU-hour"] == usd("USD 2.10")
