@@ -33,6 +33,7 @@ from apps.engine.types import (
     TrainingSpec,
     WorkloadType,
 )
+from apps.engine.units import DEFAULT_UNITS
 from apps.engine.validation import get_bool, get_float, get_int
 
 if TYPE_CHECKING:  # the model imports this module (WorkloadBrief.clean reads model_body)
@@ -458,9 +459,10 @@ def demand_for_brief(brief: WorkloadBrief, e2e_latencies_s: Iterable[float]) -> 
         return Decimal(p50 or p95 or 0)
 
     training = brief.is_training
+    workload = WorkloadType(brief.workload_type)
     return Demand(
-        workload_type=WorkloadType(brief.workload_type),
-        success_unit=SuccessUnit(brief.success_unit),
+        workload_type=workload,
+        success_unit=SuccessUnit(brief.success_unit or DEFAULT_UNITS[workload]),
         hours_per_month=Decimal(brief.hours_per_month or 0),
         duty_cycle=DutyCycle(brief.duty_cycle),
         input_tokens_mean=mean(brief.input_tokens_p50, brief.input_tokens_p95),

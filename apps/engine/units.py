@@ -142,6 +142,23 @@ _FINETUNES = frozenset(
 )
 
 
+# The unit a brief that names none yet is sized in (its fit table and what-if figures need a
+# month of demand; its candidate table waits for the brief to name one): each workload's usual
+# unit of work, the first that `unit_applies` accepts for it.
+DEFAULT_UNITS: dict[WorkloadType, SuccessUnit] = {
+    WorkloadType.TRAINING: SuccessUnit.TRAINING_RUN,
+    WorkloadType.FULL_FINETUNE: SuccessUnit.TRAINING_RUN,
+    WorkloadType.LORA_FINETUNE: SuccessUnit.TRAINING_RUN,
+    WorkloadType.QLORA_FINETUNE: SuccessUnit.TRAINING_RUN,
+    WorkloadType.BATCH_INFERENCE: SuccessUnit.TOKEN,
+    WorkloadType.REALTIME_INFERENCE: SuccessUnit.TOKEN,
+    WorkloadType.EMBEDDINGS: SuccessUnit.RECORD,
+    WorkloadType.IMAGE_GENERATION: SuccessUnit.IMAGE,
+    WorkloadType.VIDEO_GENERATION: SuccessUnit.CLIP,
+    WorkloadType.EVALUATION: SuccessUnit.EVALUATION,
+}
+
+
 def unit_applies(success_unit: SuccessUnit, workload_type: WorkloadType) -> bool:
     """Whether the costing can count ``success_unit`` for ``workload_type`` (otherwise every
     row of the table says why not and has no unit cost)."""

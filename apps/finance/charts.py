@@ -6,13 +6,12 @@ from itertools import pairwise
 from typing import Any
 
 from apps.engine.costing_breakeven import CAPACITY_OPTION_LABELS, CapacityOption
-from apps.quotes.models import Quote
+from apps.quotes.models import TERM_LABELS
 
 from .lines import PLAN_WORDS, line_label, plan_text, unit_amount_text
 
 # The capacity model's curve keys (apps.finance.capacity) and the label a person reads.
 OPTION_LABELS = {option.value.lower(): label for option, label in CAPACITY_OPTION_LABELS.items()}
-TERM_LABELS = dict(Quote.PricingTerm.choices)
 
 # Series colours, one per series and never shared within a chart: Okabe & Ito's colour-blind
 # safe qualitative palette ("Color Universal Design", https://jfly.uni-koeln.de/color/, black

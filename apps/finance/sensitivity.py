@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from django.db.models import Q
 
 from apps.catalog.selectors import gpu_names
+from apps.core import formatting
 from apps.engine import EngineInputError
 from apps.engine.sensitivity import (
     Assumption,
@@ -34,7 +35,7 @@ from apps.engine.sensitivity import (
     SensitivityResult,
     sensitivity,
 )
-from apps.quotes.models import ApiRoute, Quote
+from apps.quotes.models import TERM_LABELS, ApiRoute, Quote
 
 from .fx import FxMissing, fx_convert
 from .models import CandidateRow, CandidateTable
@@ -61,7 +62,6 @@ LABELS = {
 }
 # Rows read beyond LEADING_ROWS in case some are of quotes the team no longer sees.
 HIDDEN_SLACK = 3
-TERM_WORDS = dict(Quote.PricingTerm.choices)
 PLAN_WORDS = {"MIX": "GPU mix by request size", "DISAGG": "Disaggregated prefill / decode"}
 
 
@@ -102,7 +102,8 @@ def in_table_unit(stored: dict[str, Any]) -> dict[str, Any]:
 
 
 def money_text(amount: Decimal | str, currency: str) -> str:
-    return f"{Decimal(amount):,.2f} {currency}"
+    """An amount with its currency, as every page writes it (apps.core.formatting.money)."""
+    return formatting.money(amount, currency)
 
 
 # Stored unit costs keep 18 decimal places of the engine's 10 significant digits.
@@ -218,7 +219,7 @@ def _label(row: Row, quote: QuoteFacts | None, route: RouteFacts | None) -> str:
         return f"{route.provider} · {route.model} (API)"
     names = gpu_names()
     if quote is not None:
-        term = str(TERM_WORDS.get(quote.pricing_term, "")).lower()
+        term = str(TERM_LABELS.get(quote.pricing_term, "")).lower()
         return f"{quote.provider} · {names.get(quote.gpu, quote.gpu)} · {term}"
     return PLAN_WORDS.get(row.kind.value, "Serving plan")
 

@@ -13,6 +13,8 @@ Call ``unit_for(brief)`` / ``scale_for(success_unit)`` wherever a cost per outpu
 from decimal import Decimal
 from typing import Any
 
+from apps.briefs.models import WorkloadBrief
+from apps.core import formatting
 from apps.engine.costing import SuccessUnit
 from apps.engine.units import TableUnit, table_unit
 
@@ -31,9 +33,11 @@ __all__ = [
 ]
 
 
-def unit_for(brief_or_unit: Any) -> TableUnit | None:
+def unit_for(brief_or_unit: WorkloadBrief | str | None) -> TableUnit | None:
     """The table unit of a brief (or of a success unit's value); None when it has none."""
-    value = getattr(brief_or_unit, "success_unit", brief_or_unit)
+    value = (
+        brief_or_unit.success_unit if isinstance(brief_or_unit, WorkloadBrief) else brief_or_unit
+    )
     if not value or value not in SuccessUnit.__members__:
         return None
     return table_unit(value)
@@ -76,14 +80,9 @@ def unit_of_snapshot(table: dict[str, Any]) -> tuple[str, int]:
 
 
 def money_text(value: Decimal | str | float | None) -> str:
-    """An amount of money as a person reads it: thousands separated, to the cent (whole units
-    from 100,000 up); "—" for none."""
-    if value is None or value == "":
-        return "—"
-    d = Decimal(str(value))
-    if abs(d) >= 100_000:
-        return f"{d:,.0f}"
-    return f"{d:,.2f}"
+    """An amount of money as a person reads it, without its currency (apps.core.formatting
+    .money: thousands separated, to the cent, whole units from 10,000 up); "—" for none."""
+    return formatting.money(value)
 
 
 def unit_cost_text(value: Decimal | str | float | None) -> str:

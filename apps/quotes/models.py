@@ -236,6 +236,10 @@ class Quote(BaseModel):
             raise ValidationError(errors)
 
 
+# Every pricing term in words, the one home of the labels pages, charts, CSVs and PDFs use.
+TERM_LABELS: dict[str, str] = dict(Quote.PricingTerm.choices)
+
+
 class ApiRoute(BaseModel):
     """A model served by a provider's API, priced per million tokens."""
 

@@ -16,10 +16,9 @@ from apps.core.users import signed_in
 from . import catalog_import
 from .catalog_names import FAMILIES
 from .catalog_rows import FORMATS
-from .models import Provider
+from .models import TERM_LABELS, Provider
 from .services import QuoteImportError, RowError
 
-TERM_WORDS = {"ON_DEMAND": "On demand", "SPOT": "Spot / preemptible"}
 OUTCOME_WORDS = {"created": "Added", "updated": "New price", "refreshed": "Same price, re-dated",
                 "unchanged": "Unchanged",
                 "retired": "Retired: replaced by its instance sizes"}  # fmt: skip
@@ -81,7 +80,7 @@ def quote_catalog_import_page(request: HttpRequest) -> HttpResponse:
                 for row in summary["quotes"]:
                     row["gpu_name"] = gpu_names.get(row["gpu"], row["gpu"])
                     row["price"] = Decimal(row["hourly_price_per_gpu"])
-                    row["term_words"] = TERM_WORDS.get(row["pricing_term"], row["pricing_term"])
+                    row["term_words"] = TERM_LABELS.get(row["pricing_term"], row["pricing_term"])
                     row["outcome_words"] = OUTCOME_WORDS[row["outcome"]]
     return render(
         request,

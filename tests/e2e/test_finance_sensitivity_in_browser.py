@@ -30,7 +30,14 @@ class TestSensitivityInTheBrowser:
             pricing_term="RESERVED_1Y",
             hourly_price_per_gpu=Decimal("1.90"),
         )
-        ApiRouteFactory(provider=ProviderFactory(name="Gamma API"), model_preset="llama-3.1-8b")
+        # Priced near the GPUs (about 6 USD per 1M accepted tokens), so that an assumption
+        # within the ranges searched changes the winner.
+        ApiRouteFactory(
+            provider=ProviderFactory(name="Gamma API"),
+            model_preset="llama-3.1-8b",
+            input_price_per_mtok=Decimal("0.45"),
+            output_price_per_mtok=Decimal("1.35"),
+        )
         candidate_tables_request_recompute(brief_ids=[brief.pk])
         page.set_viewport_size({"width": 1440, "height": 1000})
         sign_in(page, live_server, "fin")

@@ -37,7 +37,7 @@ from tests.factories.decisions import make_record
 from tests.factories.quotes import ApiRouteFactory, ProviderFactory, QuoteFactory
 
 from .conftest import SCREENSHOTS
-from .visible_text import OLD_RAW_FLOAT, UPPER_SNAKE, check_page
+from .visible_text import catalog_slugs, check_page, text_findings
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -72,12 +72,9 @@ class Journey:
         page.click("button[type=submit]")
         page.wait_for_url("**/briefs/")
 
-    def look(
-        self, name: str, *, allow: tuple[str, ...] = (), pending_issue_23: bool = False
-    ) -> str:
+    def look(self, name: str, *, allow: tuple[str, ...] = ()) -> str:
         """Screenshot the whole page and check what a person sees (tests/e2e/visible_text.py);
-        returns the visible text. ``pending_issue_23`` marks a page of issue 23's area, checked
-        only as before issue 27 until the lead lifts the mark."""
+        returns the visible text."""
         page = self.page
         page.wait_for_load_state("load")
         self.step += 1
@@ -89,7 +86,7 @@ class Journey:
             "[document.documentElement.scrollWidth, window.innerWidth]"
         )  # fmt: skip
         assert scroll <= inner, f"{where}: {scroll} px wide in a {inner} px window"
-        text = check_page(page, where, allow=allow, pending_issue_23=pending_issue_23)
+        text = check_page(page, where, allow=allow)
         assert not page.console_errors, f"{where}: {page.console_errors}"
         return text
 
@@ -154,7 +151,7 @@ def test_platform_writes_a_training_brief_and_reads_its_time_to_train(
     page.fill("#id_checkpoint_interval_minutes", "60")
     page.click("button:has-text('Save brief')")
     page.wait_for_selector("#fit-table")
-    text = j.look("brief-qlora", pending_issue_23=True)  # TODO(issue 23): the brief page
+    text = j.look("brief-qlora")
     assert "Time to train" in page.locator("#fit-table thead").inner_text()
     assert "time to train" in page.inner_text("#best-fit")
     first_time = page.locator("#fit-table tbody tr").first.locator(".time-to-train").inner_text()
@@ -196,10 +193,10 @@ def test_finance_reads_the_candidate_table_and_costs_the_missing_currency(
     assert "Euro GPU" in not_costed and "H100" in not_costed and "eu-central" in not_costed
     assert f"#{euro.pk}" not in not_costed
     assert page.locator("#capacity-options tbody tr").count() >= 3
-    j.look("candidate-table", pending_issue_23=True)  # TODO(issue 23): the finance page
+    j.look("candidate-table")
 
     page.locator("#candidate-table tr.more summary").first.click()
-    j.look("candidate-details", pending_issue_23=True)  # TODO(issue 23): the finance page
+    j.look("candidate-details")
 
     page.click("a:has-text('FX-rate page')")
     page.wait_for_selector("#fx-rate-form")
@@ -215,7 +212,7 @@ def test_finance_reads_the_candidate_table_and_costs_the_missing_currency(
     page.wait_for_selector("#unit-cost-chart .main-svg")
     assert page.locator("#not-costed").count() == 0
     assert "Euro GPU" in page.inner_text("#candidate-table")
-    j.look("candidate-table-with-eur", pending_issue_23=True)  # TODO(issue 23)
+    j.look("candidate-table-with-eur")
 
     j.go("/finance/assumptions/")
     j.look("assumptions")
@@ -314,7 +311,7 @@ def test_procurement_creates_a_provider_and_quote_and_submits_a_record(
 
     j.go(f"/briefs/{brief.pk}/finance/")
     page.wait_for_selector("#candidate-table")
-    j.look("candidate-table", pending_issue_23=True)  # TODO(issue 23): the finance page
+    j.look("candidate-table")
     page.click(f"a.open-decision[href*='quote={quote.pk}']")
     page.wait_for_selector("#record-form")
     page.fill("#id_rationale", "Cheapest on-demand H100 that meets the latency target.")
@@ -415,18 +412,18 @@ def test_approvers_approve_and_the_pdf_carries_the_commercial_summary(
         "us-east",
         "Minimum commitment",
         "12 months",
-        "Monthly cost",
-        "12-month cost",
-        "36-month cost",
-        "Total contract value",
+        "Vendor bill a month",
+        "Contract value",
+        "All-in cost a month",
+        "All-in cost, 12 months",
+        "All-in cost, 36 months",
     ):
         assert words in summary, f"{words!r} not in the PDF's commercial summary"
     # The approvers' comments reach the PDF's approvals table.
     assert "SOC 2 report promised" in text
-    assert not UPPER_SNAKE.findall(text), UPPER_SNAKE.findall(text)
-    assert not OLD_RAW_FLOAT.findall(text), OLD_RAW_FLOAT.findall(text)
-    # TODO(issue 23): the PDF is the lead's; once it shows numbers as people read them, check
-    # it as the pages are: assert not text_findings(text, "pdf", slugs=catalog_slugs()).problems
+    # The PDF reads as the pages do: no raw float, scientific notation, code name or slug.
+    findings = text_findings(text, "pdf", slugs=catalog_slugs())
+    assert not findings.problems, findings.message()
     pdf_pages_to_png(pdf, "journey-approvers-pdf")
 
 

@@ -13,9 +13,6 @@ Text inside code-like elements (``code``, ``pre``, ``kbd``, ``samp``: a CSV colu
 hash, a value to type), inside text inputs, hidden, or in a closed disclosure is not read; the
 options of each visible select are (a person opens them).
 
-Pages of issue 23's area (the finance page, the brief page, the what-if page, the decision
-PDF) are checked only for what they already passed before issue 27 (``pending_issue_23=True``);
-TODO(issue 23): the lead removes those marks when the pages show numbers as people read them.
 """
 
 import re
@@ -29,14 +26,13 @@ MAX_DIGITS = 6
 NUMBER_TOKEN = re.compile(r"(?<![\w.,])\d[\d.,]*(?![\w])")
 # Numbers that are names, not figures: a standard's number (ISO 27001).
 NAMED_NUMBER = re.compile(r"\b(?:ISO|IEC|RFC|SOC)\s?$")
-# The rule before issue 27 (still the one for issue 23's pages until the lead lifts the mark).
-OLD_RAW_FLOAT = re.compile(r"\d+\.\d{5,}")
 SCIENTIFIC = re.compile(r"(?<![\w.])\d+(?:\.\d+)?[eE][+-]?\d+(?![\w.])")
 UPPER_SNAKE = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
 SNAKE_CASE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 # Names a person reads in their own files, so the page says them as the file does: the key of a
-# Hugging Face config.json that sets the weight precision (the brief form's help text).
-FILE_KEYS = frozenset({"quantization_config", "config.json"})
+# Hugging Face config.json that sets the weight precision (the brief form's help text), and
+# NVIDIA ModelOpt's hf_quant_config.json (the brief form's second file).
+FILE_KEYS = frozenset({"quantization_config", "config.json", "hf_quant_config"})
 # Tools named as their projects write them (SGLang's bench_serving script).
 TOOL_NAMES = frozenset({"bench_serving"})
 # One-word codes that are also the words people write: acronyms and names.
@@ -155,7 +151,6 @@ def text_findings(
     where: str,
     *,
     allow: tuple[str, ...] = (),
-    pending_issue_23: bool = False,
     slugs: frozenset[str] = frozenset(),
 ) -> Findings:
     """What a person must not read in ``text`` (see the module's docstring)."""
@@ -163,10 +158,6 @@ def text_findings(
     allowed = {*allow, *FILE_KEYS, *TOOL_NAMES}
     for pattern, what in ((UPPER_SNAKE, "code names"), (SNAKE_CASE, "code names")):
         findings.add(what, [m for m in pattern.findall(text) if m not in allowed])
-    if pending_issue_23:  # TODO(issue 23): the lead removes this mark from its pages
-        # What these pages passed before issue 27: no float with five decimals or more.
-        findings.add("raw floats", [m for m in OLD_RAW_FLOAT.findall(text) if m not in allowed])
-        return findings
     raw = [t for t in raw_figures(text) if t not in allowed]
     findings.add("raw floats", [t for t in raw if "." in t])
     findings.add("raw figures", [t for t in raw if "." not in t])
@@ -200,20 +191,16 @@ def label_findings(fields: list[list[str]], where: str) -> Findings:
     return findings
 
 
-def check_page(
-    page, where: str, *, allow: tuple[str, ...] = (), pending_issue_23: bool = False
-) -> str:
+def check_page(page, where: str, *, allow: tuple[str, ...] = ()) -> str:
     """Fail with every finding on the page as it is now; returns the visible text."""
     text = "\n".join(page.evaluate(VISIBLE_TEXT_JS))
     findings = text_findings(
         text,
         where,
         allow=allow,
-        pending_issue_23=pending_issue_23,
-        slugs=frozenset() if pending_issue_23 else catalog_slugs(),
+        slugs=catalog_slugs(),
     )
-    if not pending_issue_23:
-        for what, found in label_findings(page.evaluate(NUMBER_FIELDS_JS), where).problems.items():
-            findings.add(what, found)
+    for what, found in label_findings(page.evaluate(NUMBER_FIELDS_JS), where).problems.items():
+        findings.add(what, found)
     assert not findings.problems, findings.message()
     return text

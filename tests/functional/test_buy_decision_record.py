@@ -68,5 +68,5 @@ class TestOwnedHardwareInTheRecord:
 
         text = "\n".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf.content)).pages)
         assert "Owned hardware (capex inputs)" in text
-        assert "30,000 USD" in text
+        assert "USD 30,000" in text
         assert "1.25" in text and "1.28*" in text  # the quote's PUE; the default kW, marked

@@ -8,7 +8,8 @@ import pytest
 from apps.briefs.choices import SuccessUnit
 from apps.engine.costing import LabourAllocation as EngineLabourAllocation
 from apps.engine.costing import SuccessUnit as EngineSuccessUnit
-from apps.engine.units import table_unit
+from apps.engine.types import WorkloadType as EngineWorkloadType
+from apps.engine.units import DEFAULT_UNITS, table_unit, unit_applies
 from apps.finance.lines import dominant_assumption, labour_policy_text, line_label
 from apps.finance.models import LabourAllocation
 from apps.finance.units import (
@@ -30,6 +31,10 @@ class TestOneHomePerVocabulary:
 
     def test_the_seeds_missing_units_are_offered(self):
         assert {"VIDEO_SECOND", "PATCH", "CHECKPOINT"} <= set(SuccessUnit.values)
+
+    @pytest.mark.parametrize("workload", list(EngineWorkloadType))
+    def test_a_brief_without_a_unit_is_sized_in_one_its_workload_takes(self, workload):
+        assert unit_applies(DEFAULT_UNITS[workload], workload)
 
     def test_labour_allocations_are_the_engines(self):
         assert LabourAllocation.values == [a.value for a in EngineLabourAllocation]

@@ -14,8 +14,13 @@ from apps.decisions.selectors import (
     inputs_changed,
     snapshot_summary,
 )
+from apps.finance.models import CandidateRow
+from apps.finance.state import PLAN_KINDS
 
 DECIDING_ROLES = [r.value for r in DECISION_AUTHORS]
+
+# The plan kinds a record may choose (DecisionRecord.chosen_plan; CandidateRow.Kind names them).
+PLAN_CHOICES = [(kind.value, CandidateRow.Kind(kind).label) for kind in PLAN_KINDS]
 
 
 class AlternativeSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
@@ -49,7 +54,7 @@ class DecisionRecordCreateSerializer(DecisionRecordEditSerializer):
     chosen_quote = serializers.IntegerField(required=False, allow_null=True, min_value=1)
     chosen_api_route = serializers.IntegerField(required=False, allow_null=True, min_value=1)
     chosen_plan = serializers.ChoiceField(
-        choices=[("MIX", "GPU mix by request size"), ("DISAGG", "Disaggregated prefill / decode")],
+        choices=PLAN_CHOICES,
         required=False,
         allow_blank=True,
         help_text="A serving plan of the brief's table (its parts' quotes are frozen with it).",
@@ -105,6 +110,12 @@ class DecisionRecordOutputSerializer(serializers.ModelSerializer):  # type: igno
     created_by = serializers.CharField(source="created_by.username", read_only=True)
     submitted_by = serializers.SerializerMethodField()
     chosen = serializers.SerializerMethodField()
+    chosen_plan = serializers.ChoiceField(
+        choices=PLAN_CHOICES,
+        allow_blank=True,
+        read_only=True,
+        help_text="The serving plan chosen (MIX or DISAGG); blank for a quote or an API route.",
+    )
     submitted_as = serializers.ChoiceField(
         choices=Role.choices,  # DecisionRecord.submitted_as
         allow_blank=True,
