@@ -86,6 +86,7 @@ bench: install  ## Print the benchmark figures (needs PostgreSQL and Redis for t
 	$(PY) bench/recompute.py
 	$(PY) bench/rankings_load.py
 	$(PY) bench/load.py
+	$(PY) bench/body_memory.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache
