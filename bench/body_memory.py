@@ -200,7 +200,12 @@ def main() -> int:
             (
                 "4.8 MB acceptance criteria (4,800 keys x 1 kB)",
                 json.dumps(
-                    {"brief": 1, "chosen_quote": 1, "acceptance_criteria": criteria}
+                    {
+                        "brief": 1,
+                        "chosen_quote": 1,
+                        "capacity_model": "RENT_ON_DEMAND",
+                        "acceptance_criteria": criteria,
+                    }
                 ).encode(),
             ),
         ]
