@@ -11,7 +11,8 @@ sends, one after another:
   1 MiB buffer (the client holds no more than that), as the demo platform user;
 - 500 MB to ``POST /healthz``, anonymous;
 - 1 GiB to ``POST /api/v1/briefs/`` chunked (no Content-Length);
-- 18 MB of ``{}`` (and of ``[{},{},...]``) to ``POST /api/v1/briefs/``;
+- 18 MB of ``{}`` (and of ``[{},{},...]``) to ``POST /api/v1/briefs/``, and 3 MB of
+  ``[{},{},...]`` (under the byte limit, past the element count);
 - acceptance criteria of 4,800 keys x 1 kB (4.8 MB) to ``POST /api/v1/decision-records/``.
 
 For each it prints the status, how long the answer took, how many bytes the client got to send
@@ -197,6 +198,8 @@ def main() -> int:
         bodies = [
             ("18 MB of {}", b"{}" * 9_000_000),
             ("18 MB of [{},{},...]", b"[" + b"{}," * 6_000_000 + b"{}]"),
+            # Under the 5 MiB byte limit: the parser's element count stops it while reading.
+            ("3 MB of [{},{},...]", b"[" + b"{}," * 1_000_000 + b"{}]"),
             (
                 "4.8 MB acceptance criteria (4,800 keys x 1 kB)",
                 json.dumps(
