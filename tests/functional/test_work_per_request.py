@@ -8,11 +8,15 @@ import json
 from decimal import Decimal
 
 import pytest
+from django import forms
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from rest_framework import serializers
 
+from apps.briefs.forms import HfConfigField
 from apps.core import json_guard
+from apps.core.api import FreeFormJson
 from apps.core.roles import Role
 from apps.decisions.pdf_store import PDF_FOLDER
 from apps.finance.services import candidate_tables_request_recompute
@@ -204,3 +208,27 @@ class TestThePdfIsDrawnOnce:
         assert after.status_code == 200 and after.content.startswith(b"%PDF")
         (now,) = self.stored(record["id"])
         assert now != before
+
+
+class TestEveryFreeFormFieldHasItsLimit:
+    def test_a_pasted_config_on_the_brief_page_is_held_to_the_config_limit(self):
+        field = HfConfigField(required=False)
+        real = {"model_type": "llama", "num_hidden_layers": 32, "layer_types": ["full"] * 100}
+        assert field.clean(json.dumps(real)) == real
+        with pytest.raises(forms.ValidationError, match="at most 262,144"):
+            field.clean(json.dumps({"model_type": "llama", "notes": "z" * 300_000}))
+
+    @pytest.mark.parametrize(
+        "limit",
+        [
+            json_guard.HF_CONFIG_LIMIT,
+            json_guard.ACCEPTANCE_CRITERIA_LIMIT,
+            json_guard.BENCHMARK_CONDITIONS_LIMIT,
+            json_guard.BENCHMARK_RESULTS_LIMIT,
+        ],
+    )
+    def test_each_limit_takes_its_largest_count_and_refuses_one_more(self, limit):
+        validator = FreeFormJson(limit)
+        validator({f"k{i}": 0 for i in range(limit.max_elements)})
+        with pytest.raises(serializers.ValidationError, match=f"at most {limit.max_elements:,}"):
+            validator({"nested": [0] * limit.max_elements})  # 1 key + the items
