@@ -1,6 +1,6 @@
 """What oversized request bodies cost the embedded default's server (issue 24, points 4 and 5).
 
-Run: .venv/bin/python bench/body_memory.py [--gib 1]
+Run: .venv/bin/python bench/body_memory.py [--gib 1] [--runserver]
 
 Starts the server as ``make run`` does (gunicorn with gpuselect/gunicorn_embedded.py, local
 settings, DEBUG off; tests/integration/test_embedded_concurrency.py's
@@ -19,7 +19,8 @@ For each it prints the status, how long the answer took, how many bytes the clie
 before the server answered and closed, and the server's resident memory (master and worker,
 from /proc) before and after. Prints figures only; nothing here asserts. Aim (issue 24): the
 1 GiB body leaves the server within 50 MB of where it was; the 18 MB body is refused in well
-under a second.
+under a second. ``--runserver`` serves with Django's development server instead (what ``make
+run`` served before issue 24), for the figures before.
 """
 
 from __future__ import annotations
@@ -151,11 +152,17 @@ def warm_up(base: str, token: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gib", type=float, default=1.0, help="size of the large body, GiB")
+    parser.add_argument(
+        "--runserver",
+        action="store_true",
+        help="Django's development server instead (what make run served before issue 24)",
+    )
     args = parser.parse_args()
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
     ).stdout.strip()
-    print("== gpuselect embedded default: oversized bodies (make run's gunicorn, SQLite) ==")
+    served = "runserver (before issue 24)" if args.runserver else "make run's gunicorn"
+    print(f"== gpuselect embedded default: oversized bodies ({served}, SQLite) ==")
     print(
         f"date:        {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; commit {commit}\n"
         f"machine:     {platform.platform()}; {os.cpu_count()} CPUs; "
@@ -164,13 +171,13 @@ def main() -> int:
     large = int(args.gib * GIB)
     with (
         tempfile.TemporaryDirectory(prefix="gpuselect-body-memory-") as tmp,
-        embedded_server_running(Path(tmp)) as server,
+        embedded_server_running(Path(tmp), runserver=args.runserver) as server,
     ):
         base, master = server["base"], server["pid"]
         token = server["tokens"]["platform"]
         api = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
         warm_up(base, token)
-        print(f"server:      gunicorn master {master}, processes {server_pids(master)}")
+        print(f"server:      {served}, processes {server_pids(master)}")
         started_mb = server_rss_mb(master)
         print(f"RSS at start (after warm-up): {started_mb:.1f} MB")
         criteria = {f"gate_{i:04d}": "x" * 1000 for i in range(4800)}

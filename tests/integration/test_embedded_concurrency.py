@@ -250,10 +250,12 @@ def table_count(db_path: Path) -> tuple[int, int]:
 
 
 @contextmanager
-def embedded_server_running(workdir: Path) -> Iterator[dict]:
+def embedded_server_running(workdir: Path, *, runserver: bool = False) -> Iterator[dict]:
     """A fresh SQLite file with the catalog and demo data, served by gunicorn as ``make run``
     serves it (``server_command``) on a free port; stopped on the way out. Yields the base URL,
-    the database and log paths, the server's process id and the demo tokens."""
+    the database and log paths, the server's process id and the demo tokens. ``runserver``:
+    Django's development server instead (what ``make run`` served before issue 24), for a
+    bench's before-and-after."""
     db_path = workdir / "embedded.sqlite3"
     env = embedded_env(db_path)
     setup = subprocess.run(  # noqa: S603 - our own interpreter and script
@@ -272,7 +274,11 @@ def embedded_server_running(workdir: Path) -> Iterator[dict]:
     log_path = workdir / "server.log"
     log = log_path.open("w")
     server = subprocess.Popen(  # noqa: S603 - our own interpreter and gunicorn
-        server_command(HOST, port),
+        (
+            [sys.executable, "manage.py", "runserver", "--noreload", f"{HOST}:{port}"]
+            if runserver
+            else server_command(HOST, port)
+        ),
         cwd=ROOT,
         env=env,
         stdout=log,
