@@ -49,6 +49,7 @@ MIB = 1 << 20
 GIB = 1 << 30
 SEND_CHUNK = b"x" * MIB  # one buffer, sent again and again
 ANSWER_WAIT_S = 60.0
+SEND_WAIT_S = 600.0  # for a server that reads the whole refused body (the development server)
 AIM_GROWTH_MB = 50
 
 
@@ -87,20 +88,21 @@ def send_body(
     body: bytes | None = None,
 ) -> tuple[str, float, int]:
     """POST ``total`` bytes to ``path`` (``body``, or the reused buffer), streamed, while
-    reading the answer as it comes: (the answer's status line and its last line, seconds to
-    the answer, bytes the client sent)."""
+    reading the answer as it comes. Like curl, the client keeps sending after the answer until
+    the body is sent or the server closes the connection: whatever the server reads of the
+    rest shows in its memory. (The answer's status line and its last line, seconds to the
+    answer, bytes the client got to send.)"""
     address = urlsplit(base)
     sock = socket.create_connection((address.hostname, address.port), timeout=ANSWER_WAIT_S)
     head = [f"POST {path} HTTP/1.1", f"Host: {address.hostname}"]
     head += [f"{name}: {value}" for name, value in headers.items()]
     head.append("Transfer-Encoding: chunked" if chunked else f"Content-Length: {total}")
     sent = [0]
-    done = threading.Event()
 
     def sender() -> None:
         try:
             sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode())
-            while sent[0] < total and not done.is_set():
+            while sent[0] < total:
                 size = min(MIB, total - sent[0])
                 piece = SEND_CHUNK[:size] if body is None else body[sent[0] : sent[0] + size]
                 if chunked:
@@ -108,7 +110,7 @@ def send_body(
                 else:
                     sock.sendall(piece)
                 sent[0] += len(piece)
-            if chunked and not done.is_set():
+            if chunked:
                 sock.sendall(b"0\r\n\r\n")
         except OSError:
             pass  # the server answered and closed: what a refusal should do
@@ -126,13 +128,13 @@ def send_body(
                 if not more:
                     break
                 received += more
+        sock.settimeout(ANSWER_WAIT_S)
         answer = received.decode(errors="replace")
     except OSError as exc:
         elapsed = time.perf_counter() - started
         answer = f"(no answer: {exc!r})"
-    done.set()
+    thread.join(timeout=SEND_WAIT_S)
     sock.close()
-    thread.join(timeout=ANSWER_WAIT_S)
     lines = answer.splitlines() or ["(empty)"]
     shown = lines[0] if len(lines) == 1 else f"{lines[0]} ... {lines[-1][:90]}"
     return shown, elapsed, sent[0]
