@@ -6,7 +6,7 @@ PY := $(BIN)/python
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: run test test-faults fuzz lint format migrations-check check-deploy schema schema-check audit install bench clean
+.PHONY: run dev test test-faults fuzz lint format migrations-check check-deploy schema schema-check audit install bench clean
 
 $(PY):
 	@python=$$(scripts/find-python) || exit 1; echo "Creating $(VENV) with $$python"; \
@@ -23,12 +23,24 @@ install: $(STAMP)
 PORT ?= 8000
 RUN_URL := http://127.0.0.1:$(PORT)/
 
+# The embedded default's server: gunicorn, one process of 8 threads, on SQLite with DEBUG off
+# (gpuselect/gunicorn_embedded.py says why; tests/integration/test_embedded_server.py starts it
+# the same way).
+SERVE := $(BIN)/gunicorn --config python:gpuselect.gunicorn_embedded --bind 127.0.0.1:$(PORT)
+
 run: install  ## Start the app on SQLite with demo data at http://127.0.0.1:$(PORT) (default 8000)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_catalog
 	$(PY) manage.py load_demo --url $(RUN_URL)
 	@echo; echo "gpuselect is starting at $(RUN_URL)  (Ctrl-C to stop)"; echo
-	$(PY) manage.py runserver 127.0.0.1:$(PORT)
+	$(SERVE)
+
+dev: install  ## The same on Django's development server: autoreload, DEBUG on (its debug pages)
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py load_catalog
+	$(PY) manage.py load_demo --url $(RUN_URL)
+	@echo; echo "gpuselect (development server, DEBUG on) is starting at $(RUN_URL)"; echo
+	DJANGO_DEBUG=true $(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 test: install  ## Run the whole suite (SQLite; PostgreSQL/Redis when DATABASE_URL/CELERY_BROKER_URL are set)
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -74,6 +86,7 @@ bench: install  ## Print the benchmark figures (needs PostgreSQL and Redis for t
 	$(PY) bench/recompute.py
 	$(PY) bench/rankings_load.py
 	$(PY) bench/load.py
+	$(PY) bench/body_memory.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

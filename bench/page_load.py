@@ -2,8 +2,8 @@
 
 Run: .venv/bin/python bench/page_load.py [--visits 5] [--screenshot DIR]
 
-Starts ``manage.py runserver --noreload`` (what ``make run`` starts: gpuselect.settings.local,
-DEBUG on, static files through WhiteNoise) on a throwaway SQLite file with the catalog and demo
+Starts the server ``make run`` starts (gunicorn, gpuselect.settings.local, DEBUG off, static
+files through WhiteNoise) on a throwaway SQLite file with the catalog and demo
 data (tests/integration/test_embedded_concurrency.py's ``embedded_server_running``), signs in as
 the demo's finance user in the system's headless Chromium (Playwright, never a downloaded
 browser) and opens the finance page of the demo brief with the most candidates: once cold (empty
@@ -91,7 +91,9 @@ def main() -> int:
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    print("== gpuselect finance page in headless Chromium (runserver, SQLite, demo data) ==")
+    print(
+        "== gpuselect finance page in headless Chromium (make run's gunicorn, SQLite, demo data) =="
+    )
     print(
         f"machine:     {platform.platform()}; {os.cpu_count()} CPUs; "
         f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"

@@ -2,9 +2,10 @@
 
 Run: .venv/bin/python bench/sqlite_load.py [--writers 8] [--seconds 20] [--settle 120]
 
-Starts ``manage.py runserver --noreload`` (gpuselect.settings.local, DEBUG on, tasks in-process)
-on a throwaway SQLite file with the catalog and demo data, and drives it with ``--writers``
-concurrent API clients for ``--seconds``: the same writers as
+Starts the server as ``make run`` does (gunicorn with gpuselect/gunicorn_embedded.py: one process
+of 8 threads; gpuselect.settings.local, DEBUG off, tasks in-process) on a throwaway SQLite file
+with the catalog and demo data, and drives it with ``--writers`` concurrent API clients for
+``--seconds``: the same writers as
 tests/integration/test_embedded_concurrency.py (briefs created and patched, quotes created and
 their prices changed; every write recomputes one or every candidate table in-process). Prints
 writes/s, error counts, p50/p95/max latency per write, the lock warnings the server logged and
@@ -52,7 +53,7 @@ def main() -> int:
     parser.add_argument("--show-errors", action="store_true", help="print the server log tail")
     args = parser.parse_args()
 
-    print("== gpuselect embedded default under concurrent writers (runserver, SQLite) ==")
+    print("== gpuselect embedded default under concurrent writers (make run's gunicorn, SQLite) ==")
     print(
         f"machine:     {platform.platform()}; {os.cpu_count()} CPUs; "
         f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"

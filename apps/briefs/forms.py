@@ -321,6 +321,10 @@ class HfConfigField(forms.CharField):
             raise forms.ValidationError(f"Not valid JSON: {exc}") from exc
         if not isinstance(parsed, dict):
             raise forms.ValidationError("Paste the whole config.json object ({...}).")
+        for part in parts:
+            too_much = json_guard.size_problem(part, json_guard.HF_CONFIG_LIMIT)
+            if too_much:
+                raise forms.ValidationError(too_much)
         return parsed
 
 

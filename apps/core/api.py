@@ -211,9 +211,14 @@ def _unexpected_fields(fields: Mapping[str, Any], data: Mapping[str, Any]) -> di
 class FreeFormJson:
     """Validator for a field that takes any JSON object (a pasted config.json, acceptance
     criteria, a run's results): nested at most ``MAX_JSON_DEPTH`` levels, finite numbers, no
-    NUL or lone surrogate in a key or a string. The message names the place inside it."""
+    NUL or lone surrogate in a key or a string, and no more than ``limit`` (a
+    ``json_guard.SizeLimit``: bytes, keys and items) holds. The message names the place inside
+    it, or the limit passed."""
 
-    def __init__(self, max_depth: int = json_guard.MAX_JSON_DEPTH) -> None:
+    def __init__(
+        self, limit: json_guard.SizeLimit, max_depth: int = json_guard.MAX_JSON_DEPTH
+    ) -> None:
+        self.limit = limit
         self.max_depth = max_depth
 
     def __call__(self, value: Any) -> None:
@@ -221,3 +226,6 @@ class FreeFormJson:
         if found:
             path, why = found
             raise serializers.ValidationError(f"at {path}: {why}" if path else why)
+        too_much = json_guard.size_problem(value, self.limit)
+        if too_much:
+            raise serializers.ValidationError(too_much)

@@ -18,9 +18,10 @@ NAV_ITEMS: tuple[tuple[str, str, tuple[str, ...] | None], ...] = (
 
 
 def navigation(request: HttpRequest) -> dict[str, Any]:
-    """The navigation bar shows each user the sections their roles use."""
-    user = request.user
-    if not user.is_authenticated:
+    """The navigation bar shows each user the sections their roles use (none before the
+    authentication middleware ran: the 400 page of a request refused before it)."""
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
         return {"nav_items": []}
     items = [
         (label, name) for label, name, roles in NAV_ITEMS if roles is None or has_role(user, roles)

@@ -18,6 +18,7 @@ import json
 import math
 import re
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 #: How deeply a free-form object (a pasted Hugging Face config.json, acceptance criteria, a
@@ -36,6 +37,179 @@ MAX_KEY_SHOWN = 40
 MAX_NUMBER = sys.float_info.max
 
 SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+# --- How much a free-form field may hold ---------------------------------------------------
+# Nesting alone does not bound the work a value costs: 4,800 keys of 1 kB each nest one level
+# and are 4.8 MB, which a decision record then freezes, hashes and draws into its PDF (issue 24:
+# 40 s a download). Each free-form field has a size and an element count (keys plus list items,
+# at every level) a few dozen times what real values hold.
+
+
+@dataclass(frozen=True)
+class SizeLimit:
+    """The most a free-form value may hold: ``max_bytes`` as compact UTF-8 JSON and
+    ``max_elements`` keys and list items, counted at every level."""
+
+    max_bytes: int
+    max_elements: int
+
+
+#: A pasted Hugging Face config.json or ModelOpt hf_quant_config.json. The largest real ones
+#: on file (tests/data/hf_configs) are 3.1 kB and 120 keys and items (Llama 4 Scout); an MoE
+#: export listing every excluded module runs to a few thousand. 256 KiB and 10,000 leave room
+#: for those many times over.
+HF_CONFIG_LIMIT = SizeLimit(max_bytes=256 * 1024, max_elements=10_000)
+#: A decision record's acceptance criteria: the record form writes 7 (apps.decisions.forms
+#: CRITERIA); a team's own quality gates and SLOs add a few dozen. Each is a line of the PDF,
+#: so 16 KiB (about four pages) and 200 keys keep the record readable and its PDF quick.
+ACCEPTANCE_CRITERIA_LIMIT = SizeLimit(max_bytes=16 * 1024, max_elements=200)
+#: A hand-entered benchmark run's conditions (framework, versions, flags): a dozen keys.
+BENCHMARK_CONDITIONS_LIMIT = SizeLimit(max_bytes=16 * 1024, max_elements=200)
+#: A hand-entered benchmark run's results: the metrics a phase checks plus a tool's summary
+#: (percentiles per metric); a few hundred numbers at most.
+BENCHMARK_RESULTS_LIMIT = SizeLimit(max_bytes=64 * 1024, max_elements=2_000)
+
+#: A whole JSON request body's elements, counted while it is read (apps.core.parsers; its
+#: bytes are bounded there by settings.DATA_UPLOAD_MAX_MEMORY_SIZE): a brief with its
+#: config.json and quant config at their limits, or a record with its criteria, plus the
+#: envelope, hold far fewer than 50,000. Past it the body is refused without reading the rest:
+#: 18 MB of ``[{}, {}, ...]`` costs a few hundred kB of reading, not 12-28 s of parsing
+#: (issue 24). Counted: each ``{``, ``[`` and ``,`` outside a string, one per key or item.
+MAX_BODY_ELEMENTS = 50_000
+#: How much of a body is read at a time while it is checked.
+READ_CHUNK_BYTES = 64 * 1024
+
+
+class BodyTooLarge(ValueError):
+    """A request body over its byte limit; raised before the rest of it is read."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"Request body too large: the limit for a JSON body is {limit:,} bytes. "
+            "Nothing was saved."
+        )
+        self.limit = limit
+
+
+# Inside a string: everything up to the next unescaped quote (an escape is a backslash and
+# the byte after it). Outside one: the structural bytes counted, and the quote opening a string.
+_STRING_BODY = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
+_STRUCTURE = re.compile(rb'[\[\]{},"]')
+_OPENERS = frozenset(b"[{")
+_CLOSERS = frozenset(b"]}")
+_COMMA = ord(",")
+
+
+class StreamingCheck:
+    """Checks a JSON text as its bytes arrive, chunk by chunk, without parsing it: counts its
+    elements (``{``, ``[`` and ``,`` outside strings) and follows its nesting, raising
+    :class:`JsonRefused` (for the document as a whole) as soon as either passes its limit. A
+    string may span chunks, escapes too. The work per chunk is bounded by the limits: every
+    byte it looks at one by one is a counted element, a bracket within ``max_depth``, or a
+    closing bracket that an opening one paid for."""
+
+    def __init__(self, *, max_elements: int, max_depth: int) -> None:
+        self.max_elements = max_elements
+        self.max_depth = max_depth
+        self.elements = 0
+        self.depth = 0
+        self.in_string = False
+        self.escape_pending = False  # the last chunk ended on a backslash inside a string
+
+    def feed(self, chunk: bytes) -> None:
+        i, n = 0, len(chunk)
+        while i < n:
+            if self.in_string:
+                if self.escape_pending:
+                    self.escape_pending = False
+                    i += 1
+                    continue
+                match = _STRING_BODY.match(chunk, i)
+                i = match.end() if match else i
+                if i >= n:
+                    return
+                if chunk[i] != ord('"'):  # a backslash ending the chunk
+                    self.escape_pending = True
+                else:
+                    self.in_string = False
+                i += 1
+                continue
+            for token in _STRUCTURE.finditer(chunk, i):
+                byte = chunk[token.start()]
+                if byte == ord('"'):
+                    self.in_string = True
+                    i = token.end()
+                    break
+                self._structural(byte)
+            else:
+                return
+
+    def _structural(self, byte: int) -> None:
+        if byte in _CLOSERS:
+            self.depth -= 1
+            if self.depth < 0:
+                raise JsonRefused("", "a closing bracket without its opening one")
+            return
+        self.elements += 1
+        if self.elements > self.max_elements:
+            raise JsonRefused(
+                "",
+                f"more than {self.max_elements:,} keys and items; the body was not read further",
+            )
+        if byte in _OPENERS:
+            self.depth += 1
+            if self.depth > self.max_depth:
+                raise JsonRefused("", f"nested more than {self.max_depth} levels deep")
+
+
+def read_bounded(
+    stream: Any,
+    *,
+    max_bytes: int,
+    max_elements: int = MAX_BODY_ELEMENTS,
+    max_depth: int = MAX_BODY_DEPTH,
+) -> bytes:
+    """A JSON body read from ``stream`` in chunks, refused as soon as it passes ``max_bytes``
+    (:class:`BodyTooLarge`), ``max_elements`` or ``max_depth`` (:class:`JsonRefused` for the
+    document), so that an oversized body is never read whole nor parsed."""
+    check = StreamingCheck(max_elements=max_elements, max_depth=max_depth)
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        chunk = stream.read(READ_CHUNK_BYTES)
+        if not chunk:
+            return b"".join(parts)
+        size += len(chunk)
+        if size > max_bytes:
+            raise BodyTooLarge(max_bytes)
+        check.feed(chunk)
+        parts.append(chunk)
+
+
+def size_problem(value: Any, limit: SizeLimit) -> str | None:
+    """Why ``value`` is over ``limit`` (in words with the limit), or None. Counts without
+    recursion and stops at the first element past the limit."""
+    elements = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            elements += len(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            elements += len(item)
+            stack.extend(item)
+        if elements > limit.max_elements:
+            return (
+                f"Too many keys and items: at most {limit.max_elements:,} are accepted "
+                "(counting every level)."
+            )
+    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode())
+    if size > limit.max_bytes:
+        return f"Too large: {size:,} bytes as JSON; at most {limit.max_bytes:,} are accepted."
+    return None
+
 
 # The messages DRF's CharField uses for the same characters, so a client sees one wording.
 NUL_MESSAGE = "Null characters are not allowed."

@@ -8,12 +8,13 @@ the declared length is over the limit it answers 413 with the limit in words (JS
 Limits: the quote CSV import (page and API) takes a file of up to ``QUOTE_CSV_MAX_BYTES`` plus
 room for the form around it, the catalog import (page and API) one of up to
 ``QUOTE_CATALOG_MAX_BYTES`` plus the same room; every other endpoint takes up to
-``DATA_UPLOAD_MAX_MEMORY_SIZE``. The benchmark import (page and API) is left to its own check,
-which refuses from the same Content-Length, also unread, with a 400 naming the ``file`` field
-(and, on the page, the form with the error): up to ``BENCHMARK_MAX_UPLOAD_BYTES`` plus the same
-room. A body sent without a ``Content-Length`` (chunked) is left to Django's own limits
-(``DATA_UPLOAD_MAX_MEMORY_SIZE`` for form and JSON data; files stream to temporary files past
-``FILE_UPLOAD_MAX_MEMORY_SIZE``) and to the views' size checks.
+``DATA_UPLOAD_MAX_MEMORY_SIZE``, as is a JSON body to any address. The benchmark import
+(page and API) is left to its own check, which refuses from the same Content-Length, also
+unread, with a 400 naming the ``file`` field (and, on the page, the form with the error): up to
+``BENCHMARK_MAX_UPLOAD_BYTES`` plus the same room. A body sent without a ``Content-Length``
+(chunked) is left to Django's own limits (``DATA_UPLOAD_MAX_MEMORY_SIZE`` for form and JSON
+data; files stream to temporary files past ``FILE_UPLOAD_MAX_MEMORY_SIZE``) and to the views'
+size checks.
 """
 
 import sqlite3
@@ -47,8 +48,18 @@ def upload_limits() -> dict[str, int]:
     }
 
 
-def body_limit_for(path: str) -> int | None:
-    """The most bytes a request body to ``path`` may declare (None: the view checks)."""
+def is_json(content_type: str) -> bool:
+    """A JSON body (``application/json``, or any ``+json`` type)."""
+    return content_type.endswith(("/json", "+json"))
+
+
+def body_limit_for(path: str, content_type: str = "") -> int | None:
+    """The most bytes a request body to ``path`` may declare (None: the view checks). A JSON
+    body never takes a file, so it is held to ``DATA_UPLOAD_MAX_MEMORY_SIZE`` at every address,
+    the upload endpoints' included (the API's JSON parser holds it to the same while reading,
+    apps.core.parsers)."""
+    if is_json(content_type):
+        return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     try:
         name = resolve(path).view_name
     except Resolver404:
@@ -96,7 +107,7 @@ class RequestBodyLimitMiddleware:
         # Below the smallest limit nothing needs resolving (the common case costs nothing).
         smallest = min(settings.DATA_UPLOAD_MAX_MEMORY_SIZE, *upload_limits().values())
         if length is not None and length > smallest:
-            limit = body_limit_for(request.path_info)
+            limit = body_limit_for(request.path_info, request.content_type or "")
             if limit is not None and length > limit:
                 return _refusal(request, length, limit)
         return self.get_response(request)

@@ -30,7 +30,7 @@ from apps.quotes.selectors import quote_get_for_user
 
 from . import services
 from .checklist import QUESTIONS
-from .exports import decision_record_csv, decision_record_pdf
+from .exports import decision_record_csv
 from .forms import (
     ChecklistForm,
     DecisionRecordForm,
@@ -40,6 +40,7 @@ from .forms import (
     initial_criteria,
 )
 from .models import DecisionRecord
+from .pdf_store import decision_record_pdf_response
 from .selectors import (
     EVIDENCE_PAGE_URL,
     alternatives_described,
@@ -56,7 +57,6 @@ from .selectors import (
     chosen_candidate,
     decision_record_get_for_user,
     decision_record_list_for_user,
-    decision_record_report,
     inputs_changed,
     record_verify,
     roles_user_may_decide,
@@ -491,11 +491,7 @@ def decision_export_csv(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def decision_export_pdf(request: HttpRequest, pk: int) -> HttpResponse:
     record = decision_record_get_for_user(request.user, pk)
-    response = HttpResponse(
-        decision_record_pdf(decision_record_report(record)), content_type="application/pdf"
-    )
-    response["Content-Disposition"] = f'attachment; filename="decision-{record.pk}.pdf"'
-    return response
+    return decision_record_pdf_response(record)
 
 
 @login_required

@@ -27,9 +27,9 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
-    # runserver (``make run``) leaves /static/ to WhiteNoise, as production does: compressed,
-    # cache headers (https://whitenoise.readthedocs.io/en/stable/django.html, "Using WhiteNoise
-    # in development").
+    # runserver (``make dev``) leaves /static/ to WhiteNoise, as ``make run`` (gunicorn) and
+    # production do: compressed, cache headers
+    # (https://whitenoise.readthedocs.io/en/stable/django.html, "Using WhiteNoise in development").
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
@@ -264,6 +264,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_QUEUE", default="gpuselect")
 
 # --- Product settings ----------------------------------------------------------------------
+# The demo dataset (users with a public password, apps/demo) loads only where a settings
+# module allows it: the embedded default's local.py, never production.
+DEMO_DATA_ALLOWED = False
 # A quote older than this is flagged stale even before its valid_until (procurement habit:
 # cloud GPU list prices moved monthly through 2024-2025, so 90 days is the usual re-quote cycle).
 QUOTE_MAX_AGE_DAYS = env.int("QUOTE_MAX_AGE_DAYS", default=90)

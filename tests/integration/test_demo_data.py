@@ -14,8 +14,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def debug_on(settings):
-    settings.DEBUG = True
+def demo_allowed(settings):
+    settings.DEMO_DATA_ALLOWED = True
 
 
 class TestLoadDemo:
@@ -51,7 +51,7 @@ class TestLoadDemo:
 
 
 def test_refuses_outside_the_embedded_default(catalog, settings):
-    settings.DEBUG = False
+    settings.DEMO_DATA_ALLOWED = False
     with pytest.raises(CommandError, match="embedded default"):
         call_command("load_demo", stdout=StringIO())
 

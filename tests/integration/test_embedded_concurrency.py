@@ -1,11 +1,12 @@
 """The embedded default (``make run``: SQLite, tasks in-process) holds a team writing at once.
 
-Starts the real server ``make run`` uses (``manage.py runserver --noreload``, local settings) on a
-throwaway SQLite file with the catalog and demo data, then drives WRITERS concurrent clients
-through the API for LOAD_SECONDS: briefs created and patched (each recomputes its table) and
-quote prices changed (each recomputes every table). Afterwards: no server error was answered,
-every acknowledged write is in the database, and every candidate table is computed (the
-in-process sweeper picks up whatever a locked database made the in-process recompute give up).
+Starts the real server ``make run`` uses (gunicorn with ``gpuselect/gunicorn_embedded.py``,
+local settings, DEBUG off) on a throwaway SQLite file with the catalog and demo data, then
+drives WRITERS concurrent clients through the API for LOAD_SECONDS: briefs created and patched
+(each recomputes its table) and quote prices changed (each recomputes every table).
+Afterwards: no server error was answered, every acknowledged write is in the database, and
+every candidate table is computed (the in-process sweeper picks up whatever a locked database
+made the in-process recompute give up).
 
 SQLite only: with DATABASE_URL pointing at PostgreSQL the production shape is what is tested
 (tests/integration/test_worker.py, tests/faults, bench/load.py).
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import signal
 import socket
 import sqlite3
 import subprocess
@@ -42,6 +44,17 @@ REQUEST_TIMEOUT_S = 60.0
 # interval plus a few recomputes of every brief (the sweeper is bounded, so is this).
 SETTLE_S = 120.0
 SERVER_START_S = 60.0
+# How ``make run`` starts its server (the Makefile's SERVE; tests/integration/test_make_run.py
+# checks that the two agree): gunicorn with the embedded default's settings module.
+SERVER_CONFIG = "python:gpuselect.gunicorn_embedded"
+# How long a stopping server may take: gunicorn's graceful_timeout (10 s) and a margin.
+SERVER_STOP_S = 15.0
+
+
+def server_command(host: str, port: int) -> list[str]:
+    """``make run``'s server command, on this interpreter's gunicorn."""
+    return [sys.executable, "-m", "gunicorn", "--config", SERVER_CONFIG, "--bind", f"{host}:{port}"]
+
 
 pytestmark = [
     pytest.mark.skipif(
@@ -99,7 +112,7 @@ def embedded_env(db_path: Path) -> dict[str, str]:
         DATABASE_URL=f"sqlite:///{db_path}",
         CELERY_BROKER_URL="",
         REDIS_URL="",
-        DJANGO_DEBUG="true",
+        DJANGO_DEBUG="false",  # as ``make run`` serves
         # Eight clients on two tokens would meet the per-user API rate; that is not under test.
         API_THROTTLE_USER="1000000/min",
         API_THROTTLE_ANON="1000000/min",
@@ -237,9 +250,12 @@ def table_count(db_path: Path) -> tuple[int, int]:
 
 
 @contextmanager
-def embedded_server_running(workdir: Path) -> Iterator[dict]:
-    """A fresh SQLite file with the catalog and demo data, served by ``manage.py runserver``
-    (what ``make run`` starts) on a free port; stopped on the way out."""
+def embedded_server_running(workdir: Path, *, runserver: bool = False) -> Iterator[dict]:
+    """A fresh SQLite file with the catalog and demo data, served by gunicorn as ``make run``
+    serves it (``server_command``) on a free port; stopped on the way out. Yields the base URL,
+    the database and log paths, the server's process id and the demo tokens. ``runserver``:
+    Django's development server instead (what ``make run`` served before issue 24), for a
+    bench's before-and-after."""
     db_path = workdir / "embedded.sqlite3"
     env = embedded_env(db_path)
     setup = subprocess.run(  # noqa: S603 - our own interpreter and script
@@ -257,12 +273,17 @@ def embedded_server_running(workdir: Path) -> Iterator[dict]:
     port = free_port()
     log_path = workdir / "server.log"
     log = log_path.open("w")
-    server = subprocess.Popen(  # noqa: S603 - our own interpreter and manage.py
-        [sys.executable, "manage.py", "runserver", "--noreload", f"{HOST}:{port}"],
+    server = subprocess.Popen(  # noqa: S603 - our own interpreter and gunicorn
+        (
+            [sys.executable, "manage.py", "runserver", "--noreload", f"{HOST}:{port}"]
+            if runserver
+            else server_command(HOST, port)
+        ),
         cwd=ROOT,
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
+        start_new_session=True,  # its worker is stopped with it (killpg below)
     )
     base = f"http://{HOST}:{port}"
     try:
@@ -277,13 +298,13 @@ def embedded_server_running(workdir: Path) -> Iterator[dict]:
             if server.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"the server did not start:\n{log_path.read_text()[-3000:]}")
             time.sleep(0.2)
-        yield {"base": base, "db": db_path, "log": log_path, **seeded}
+        yield {"base": base, "db": db_path, "log": log_path, "pid": server.pid, **seeded}
     finally:
         server.terminate()
         try:
-            server.wait(timeout=10)
+            server.wait(timeout=SERVER_STOP_S)
         except subprocess.TimeoutExpired:
-            server.kill()
+            os.killpg(server.pid, signal.SIGKILL)
             server.wait()
         log.close()
 

@@ -6,6 +6,7 @@ from rest_framework import serializers
 from apps.benchmarks.importers import ImportFormatError, normalise_tool
 from apps.benchmarks.models import BenchmarkRun
 from apps.catalog.models import Gpu, GpuSystem
+from apps.core import json_guard
 from apps.core.api import FreeFormJson, StrictJsonTypes
 from apps.engine.constants import MAX_GPU_COUNT
 from apps.quotes.models import Quote
@@ -109,8 +110,10 @@ class ManualRunInputSerializer(_CandidateFields):
     label = serializers.CharField(  # type: ignore[assignment]  # a field named like Field.label
         required=False, allow_blank=True, max_length=200
     )
-    conditions = serializers.JSONField(required=False, validators=[FreeFormJson()])
-    results = serializers.JSONField(validators=[FreeFormJson()])
+    conditions = serializers.JSONField(
+        required=False, validators=[FreeFormJson(json_guard.BENCHMARK_CONDITIONS_LIMIT)]
+    )
+    results = serializers.JSONField(validators=[FreeFormJson(json_guard.BENCHMARK_RESULTS_LIMIT)])
 
 
 class BenchmarkRunOutputSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]

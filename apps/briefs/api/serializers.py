@@ -32,6 +32,7 @@ from apps.briefs.models import (
     TOKENS_MAX,
     WorkloadBrief,
 )
+from apps.core import json_guard
 from apps.core.api import FreeFormJson, StrictJsonTypes
 from apps.engine import PRESETS, EngineInputError, model_from_hf_config
 from apps.engine.request_sizes import MAX_BUCKETS
@@ -99,10 +100,12 @@ class TokensSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore
 
 class ModelShapeSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[type-arg]
     preset = serializers.CharField(required=False, max_length=64)
-    hf_config = serializers.DictField(required=False, validators=[FreeFormJson()])
+    hf_config = serializers.DictField(
+        required=False, validators=[FreeFormJson(json_guard.HF_CONFIG_LIMIT)]
+    )
     hf_quant_config = serializers.DictField(
         required=False,
-        validators=[FreeFormJson()],
+        validators=[FreeFormJson(json_guard.HF_CONFIG_LIMIT)],
         help_text="NVIDIA ModelOpt's hf_quant_config.json, with hf_config (FP8 / NVFP4 exports).",
     )
     params_billion = serializers.DecimalField(

@@ -2,6 +2,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from apps.core import json_guard
 from apps.core.api import FreeFormJson, StrictJsonTypes
 from apps.core.roles import DECISION_AUTHORS, Role
 from apps.decisions.checklist import QUESTION_KEYS
@@ -43,7 +44,9 @@ class DecisionRecordEditSerializer(StrictJsonTypes, serializers.Serializer):  # 
         choices=DecisionRecord.CapacityModel.choices, required=False
     )
     alternatives = AlternativeSerializer(many=True, required=False)
-    acceptance_criteria = serializers.DictField(required=False, validators=[FreeFormJson()])
+    acceptance_criteria = serializers.DictField(
+        required=False, validators=[FreeFormJson(json_guard.ACCEPTANCE_CRITERIA_LIMIT)]
+    )
     required_roles = serializers.ListField(
         child=serializers.CharField(), required=False, allow_empty=False
     )

@@ -24,15 +24,15 @@ from apps.core.permissions import role_permission
 from apps.core.query import MAX_ID, ChoiceParam, IntParam, KnownQueryParams
 from apps.core.roles import DECISION_AUTHORS, QUOTE_EDITORS
 from apps.decisions import services
-from apps.decisions.exports import decision_record_csv, decision_record_pdf
+from apps.decisions.exports import decision_record_csv
 from apps.decisions.models import DecisionRecord
+from apps.decisions.pdf_store import decision_record_pdf_response
 from apps.decisions.selectors import (
     EVIDENCE_API_URL,
     checklist_answer_with_file,
     checklist_for_quote,
     decision_record_get_for_user,
     decision_record_list_for_user,
-    decision_record_report,
     record_verify,
 )
 from apps.quotes.models import ApiRoute, Quote
@@ -279,11 +279,7 @@ class DecisionRecordPdfApi(APIView):
     @extend_schema(responses={(200, "application/pdf"): OpenApiResponse(description="PDF")})
     def get(self, request: Request, pk: int) -> HttpResponse:
         record = decision_record_get_for_user(request.user, pk)
-        response = HttpResponse(
-            decision_record_pdf(decision_record_report(record)), content_type="application/pdf"
-        )
-        response["Content-Disposition"] = f'attachment; filename="decision-{record.pk}.pdf"'
-        return response
+        return decision_record_pdf_response(record)
 
 
 def _checklist(quote: Quote) -> dict[str, Any]:

@@ -7,8 +7,9 @@ from django.utils import timezone
 
 from apps.demo.data import demo_load
 
-# The demo accounts exist only on a developer's embedded database (DEBUG on); production
-# refuses to load them. Override with DEMO_PASSWORD if you share a demo server.
+# The demo accounts exist only on the embedded default's database (settings.DEMO_DATA_ALLOWED,
+# set by gpuselect/settings/local.py); production refuses to load them. Override with
+# DEMO_PASSWORD if you share a demo server.
 DEFAULT_DEMO_PASSWORD = "gpuselect-demo"  # noqa: S105 - a public demo credential, by design
 # Where `make run` serves unless told otherwise (its PORT=); `make run` passes the real one.
 DEFAULT_DEMO_URL = "http://127.0.0.1:8000/"
@@ -26,8 +27,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, password: str | None, url: str | None, **options: Any) -> None:
-        if not settings.DEBUG:
-            raise CommandError("Demo data is for the embedded default only (DEBUG is off).")
+        if not settings.DEMO_DATA_ALLOWED:
+            raise CommandError(
+                "Demo data is for the embedded default only (gpuselect.settings.local)."
+            )
         password = password or os.environ.get("DEMO_PASSWORD") or DEFAULT_DEMO_PASSWORD
         result = demo_load(password=password, today=timezone.localdate())
         self.stdout.write(self.style.SUCCESS(f"Demo data loaded for team {result['team']}."))
