@@ -130,6 +130,12 @@ GUIDELLM_V03_SCALARS: Final = {
     "Prompt token count": "input_tokens_mean",
     "Output token count": "output_tokens_mean",
 }
+#: A strategy kind -> (its profile's key for the setting, the condition it sets).
+GUIDELLM_LOAD_KEYS: Final = {
+    "concurrent": ("streams", "concurrency"),
+    "constant": ("rate", "request_rate"),
+    "poisson": ("rate", "request_rate"),
+}
 GUIDELLM_V03_PERCENTILES_SUFFIX: Final = "[min, 0.1, 1, 5, 10, 25, 75, 90, 95, 99, max]"
 #: The first cells that open each layout.
 GUIDELLM_V04_FIRST: Final = "Run Info"
@@ -405,26 +411,37 @@ def _guidellm_v04_run(values: dict[tuple[str, ...], str], number: int) -> Canoni
 def _guidellm_load(
     strategy: str, profile: dict[str, Any], index: int | None
 ) -> tuple[dict[str, Any], str | None]:
-    """The run's load from its strategy type and its profile (``Run Info | Profile``): a
-    concurrent profile's ``streams`` or a constant / poisson profile's ``rate``, one a run, at
-    the run's ``Run Index`` (guidellm ``BenchmarkConfig.run_index``: "index of this run
+    """The run's load from ``Benchmark | Strategy``: GuideLLM 0.8 writes the strategy's display
+    text there (``concurrent@2``, ``constant@5.00``: kind@setting), earlier 0.4+ files its kind
+    alone, whose setting is then the profile's (``Run Info | Profile``) ``streams`` or ``rate``
+    at the run's ``Run Index`` (guidellm ``BenchmarkConfig.run_index``: "index of this run
     within the benchmark series")."""
     if not strategy:
         return {}, None
-    conditions: dict[str, Any] = {"strategy": strategy}
-    if strategy == "synchronous":
+    kind, _, setting = strategy.partition("@")
+    conditions: dict[str, Any] = {"strategy": kind}
+    if kind == "synchronous":
         conditions["concurrency"] = 1
         return conditions, strategy
-    key, name = {"concurrent": ("streams", "concurrency")}.get(
-        strategy, ("rate", "request_rate") if strategy in ("constant", "poisson") else ("", "")
-    )
-    values = profile.get(key) if key else None
-    if isinstance(values, int | float) and not isinstance(values, bool):
-        values = [values]
-    if isinstance(values, list) and index is not None and 0 <= index < len(values):
-        conditions[name] = values[index]
+    key, name = GUIDELLM_LOAD_KEYS.get(kind, ("", ""))
+    if not key:
+        return conditions, strategy
+    value: Any = None
+    if setting:
+        try:
+            value = float(setting)
+        except ValueError:
+            value = None
+    else:
+        values = profile.get(key)
+        if isinstance(values, int | float) and not isinstance(values, bool):
+            values = [values]
+        if isinstance(values, list) and index is not None and 0 <= index < len(values):
+            value = values[index]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        conditions[name] = int(value) if name == "concurrency" and value == int(value) else value
         unit = " req/s" if name == "request_rate" else ""
-        return conditions, f"{strategy}@{values[index]}{unit}"
+        return conditions, strategy if setting else f"{kind}@{value}{unit}"
     return conditions, strategy
 
 
