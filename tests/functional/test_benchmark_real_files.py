@@ -213,7 +213,7 @@ class TestGenaiPerfCsvFromCloudai:
     def test_imports_with_the_model_named_in_the_form(self, api, brief):
         response = post(
             api, brief, real(GENAI_CSV), name="profile_genai_perf.csv",
-            model="deepseek-ai/DeepSeek-R1-Distill-Llama-8B", **H100,
+            model="nvidia/Llama-3.1-405B-Instruct-FP8", **H100,
         )  # fmt: skip
         assert response.status_code == 201, response.json()
         body = response.json()
