@@ -97,6 +97,8 @@ SCALAR_NAMES: Final = {
     "request goodput": "goodput_rps",
 }
 WHOLE_SCALARS: Final = frozenset({"completed", "failed"})
+DURATION_NAME: Final = "benchmark duration"
+READ_NAMES: Final = frozenset({*LATENCY_NAMES, *SCALAR_NAMES, DURATION_NAME})
 #: Statistic columns of AIPerf / GenAI-Perf -> canonical statistic.
 STAT_COLUMNS: Final = {"avg": "mean", "p50": "p50", "p90": "p90", "p95": "p95", "p99": "p99"}
 #: Positions in GuideLLM's percentile list ``[min, p0.1, p1, p5, p10, p25, p75, p90, p95,
@@ -256,7 +258,7 @@ def _metric_sections(rows: Rows, tool: str) -> CanonicalRun:
             name = (match.group("name") if match else row[0]).strip()
             unit = ((match.group("unit") if match else None) or "").strip()
             key = name.lower()
-            if key in seen:
+            if key in seen and key in READ_NAMES:  # a figure read twice would be ambiguous
                 raise ImportFormatError(f"the {display} CSV names {name} twice")
             seen.add(key)
             cells = dict(zip(columns, row[1:], strict=False))
@@ -281,7 +283,7 @@ def _metric_row(
         canon = SCALAR_NAMES[key]
         value = _number(cells.get("avg", ""), f"{shown} avg", tool)
         b.scalar(canon, _whole(value, shown) if canon in WHOLE_SCALARS else value, shown)
-    elif key == "benchmark duration":
+    elif key == DURATION_NAME:
         value = _number(cells.get("avg", ""), shown, tool)
         if value is not None:
             b.scalar("duration_s", to_seconds(value, unit or "sec", shown), shown)

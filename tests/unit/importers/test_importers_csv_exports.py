@@ -227,3 +227,40 @@ def test_json_detection_is_unchanged_by_the_csv_readers():
     assert detect_format(json.loads(read(RUNS / "aiperf_0_13_c4_profile_export_aiperf.json"))) == (
         AIPERF
     )
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b"Metric,avg,min,max,p1\n", "missing required figure: ttft"),
+        (b"Run Info,Run Info\nRun ID,Run Index\n,\n", "holds no benchmarks"),
+        (b"Metric,avg,min,max,p1\nTime to First Token (ms),1\x00,1,1,1\n", "NUL bytes"),
+        (b"Metric,avg,min,max,p1\nTime to First Token (ms),\xff,1,1,1\n", "not UTF-8"),
+        (
+            b"Metric,avg,min,max,p1\nTime to First Token (ms),1,1,1,1\n"
+            b"Time to First Token (ms),2,2,2,2\n",
+            "names Time to First Token twice",
+        ),
+        (b"Metric,avg,min,max,p1\nTime to First Token (fortnights),1,1,1,1\n", "unknown time unit"),
+        (b"Metric,avg,min,max,p1\nTime to First Token (ms),-3,1,1,1\n", "negative value"),
+        (b"Metric,avg,min,max,p1\nTime to First Token (ms),inf,1,1,1\n", "not a finite number"),
+    ],
+)
+def test_a_broken_csv_is_refused_in_words(raw, message):
+    with pytest.raises(ImportFormatError, match=message):
+        parse_result_file(raw)
+
+
+def test_naming_the_tool_of_a_guidellm_csv():
+    raw = read(RUNS / "guidellm_0_8_1_constant_8_benchmarks.csv")
+    assert parse_result_file(raw, tool="guidellm")[0].tool == GUIDELLM
+    with pytest.raises(ImportFormatError, match="GuideLLM CSV export, not AIPerf"):
+        parse_result_file(raw, tool="aiperf")
+
+
+def test_a_repeated_row_of_a_metric_not_read_is_no_error():
+    raw = (
+        b"Metric,avg,min,max,p1,p50\nTime to First Token (ms),5,1,9,1,4\n"
+        b"GPU Utilization (%),80,70,90,70,80\nGPU Utilization (%),60,50,70,50,60\n"
+    )
+    assert parse_result_file(raw)[0].results["ttft_ms"]["p50"] == 4.0
