@@ -164,6 +164,19 @@ def _load_value(value: Any) -> float | str | None:
     return str(value)[:60]
 
 
+def _same_load(said: float | str, stated: float) -> bool:
+    if isinstance(said, str):
+        return False
+    return math.isclose(said, stated, rel_tol=SAME_LOAD_TOLERANCE)
+
+
+def _load_order(value: float | str) -> tuple[int, float, str]:
+    """Numbers in order (unbounded last among them), then texts."""
+    if isinstance(value, str):
+        return (1, 0.0, value)
+    return (0, value, "")
+
+
 def _shown(value: float | str) -> str:
     if isinstance(value, str):
         return value
@@ -185,11 +198,7 @@ def load_clean(runs: list[CanonicalRun], stated: dict[str, Any]) -> None:
                 if found is not None:
                     said.add(found)
                     break
-        wrong = sorted(
-            (v for v in said if isinstance(v, str) or not math.isclose(
-                v, float(value), rel_tol=SAME_LOAD_TOLERANCE)),
-            key=str,
-        )  # fmt: skip
+        wrong = sorted((v for v in said if not _same_load(v, float(value))), key=_load_order)
         if wrong:
             runs_word = "its runs were" if len(runs) > 1 else "it ran at"
             raise ValidationError(

@@ -209,6 +209,35 @@ class TestSglangOn4xH200:
         assert {run["gpu_count"] for run in runs} == {4}
 
 
+VLLM_L40S = "vllm_benchmark_serving_llama32_3b_4xl40s_results.json"
+
+
+class TestVllmWithMetadataOnL40s:
+    def test_each_run_is_named_by_its_rate_and_metadata(self, api, brief):
+        response = post(
+            api, brief, real(VLLM_L40S), name="results.json", gpu="l40s-48gb", gpu_count=1
+        )
+        assert response.status_code == 201, response.json()
+        runs = response.json()
+        labels = [run["label"] for run in runs]
+        assert len(runs) == 9 and len(set(labels)) == 9
+        assert not [label for label in labels if "#" in label]
+        assert labels[0].startswith("rate=10.0 (deployment=no-features, gpu=4xNVIDIA_L40S")
+        assert runs[2]["conditions"]["request_rate"] == "inf"
+        assert runs[0]["results"]["ttft_ms"]["mean"] == pytest.approx(54.5956, rel=1e-5)
+
+    def test_a_form_rate_names_the_files_other_rates(self, api, brief):
+        response = post(
+            api, brief, real(VLLM_L40S), name="results.json", gpu="l40s-48gb", gpu_count=1,
+            request_rate=10,
+        )  # fmt: skip
+        assert response.status_code == 400
+        assert response.json()["errors"]["request_rate"] == [
+            "the file says its runs were request rate 30, unbounded (inf) (requests per second), "
+            "not 10"
+        ]
+
+
 class TestGenaiPerfCsvFromCloudai:
     def test_imports_with_the_model_named_in_the_form(self, api, brief):
         response = post(
@@ -257,7 +286,7 @@ class TestTheFilesLoadWins:
         )  # fmt: skip
         assert response.status_code == 400
         assert response.json()["errors"]["request_rate"] == [
-            "the file says its runs were request rate 1, 16, 2, 8 (requests per second), not 4"
+            "the file says its runs were request rate 1, 2, 8, 16 (requests per second), not 4"
         ]
 
     def test_a_form_load_is_recorded_where_the_file_says_none(self, api, brief):
