@@ -396,7 +396,7 @@ def _guidellm_v04_run(values: dict[tuple[str, ...], str], number: int) -> Canoni
     arguments = _json_cell(cell("Runtime Info | Arguments | "), f"{what} Runtime Info Arguments")
     metadata = _json_cell(cell("Runtime Info | Metadata | "), f"{what} Runtime Info Metadata")
     conditions["model"] = arguments.get("model") or backend.get("model")
-    conditions["backend"] = arguments.get("backend") or backend.get("type_")
+    conditions["backend"] = arguments.get("backend") or backend.get("type_") or backend.get("kind")
     conditions["target"] = arguments.get("target") or backend.get("target")
     conditions["incomplete_requests"] = _whole(
         _number(cell("Request Counts | Incomplete | "), what, GUIDELLM), what

@@ -264,3 +264,22 @@ def test_a_repeated_row_of_a_metric_not_read_is_no_error():
         b"GPU Utilization (%),80,70,90,70,80\nGPU Utilization (%),60,50,70,50,60\n"
     )
     assert parse_result_file(raw)[0].results["ttft_ms"]["p50"] == 4.0
+
+
+def test_a_strategy_without_its_setting_takes_the_profiles_at_the_run_index():
+    """GuideLLM 0.4-0.7 wrote the strategy's kind alone; the setting is then the profile's
+    ``streams`` (or ``rate``) at the run's ``Run Index``."""
+    rows = list(
+        csv.reader(
+            io.StringIO(read(RUNS / "guidellm_0_8_1_concurrent_2_4_benchmarks.csv").decode())
+        )
+    )
+    column = list(zip(*rows[:3], strict=True)).index(("Benchmark", "Strategy", ""))
+    for row in rows[3:]:
+        row[column] = "concurrent"
+    buf = io.StringIO()
+    csv.writer(buf).writerows(rows)
+    runs = parse_result_file(buf.getvalue().encode())
+    assert [run.conditions["concurrency"] for run in runs] == [2, 4]
+    assert [run.label for run in runs] == ["concurrent@2", "concurrent@4"]
+    assert runs[0].conditions["backend"] == "openai_http"
