@@ -1,12 +1,13 @@
 """What a results file itself says about the run: the GPU, GPUs per replica, replicas and
-weight precision (its load, concurrency or request rate, is in the run's conditions as the
-importers read it). The file's facts win over the import form's: a form value that contradicts
-one is refused naming the field and what the file says (``facts_clean``)."""
+weight precision, and its load (concurrency or request rate, in the run's conditions as the
+importers read them). The file's facts win over the import form's: a form value that contradicts
+one is refused naming the field and what the file says (``facts_clean``, ``load_clean``)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from django.core.exceptions import ValidationError
 
@@ -137,3 +138,70 @@ def facts_clean(
                  f"not {precision}"}
             )  # fmt: skip
     return chosen, count
+
+
+#: The load a form may state, with the condition keys the importers fill with the file's own
+#: setting (apps.benchmarks.selectors.run_concurrency reads the same keys) and its unit in words.
+#: SGLang's measured ``concurrency`` is stored as ``measured_concurrency`` and is not a setting.
+LOAD_FIELDS: Final = {
+    "concurrency": (("concurrency", "max_concurrency"), "requests in flight"),
+    "request_rate": (("request_rate",), "requests per second"),
+}
+#: Two rates closer than this (relative) are the same setting: a form's 2.5 against a file's
+#: 2.5000001 is one value written twice, not a contradiction.
+SAME_LOAD_TOLERANCE: Final = 1e-6
+
+
+def _load_value(value: Any) -> float | str | None:
+    """A file's load setting as a number (inf for an unbounded one), or its text when it is not
+    a number (a list of rates, say), or None when absent."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str) and value.strip().lower() in ("inf", "infinity"):
+        return math.inf
+    return str(value)[:60]
+
+
+def _same_load(said: float | str, stated: float) -> bool:
+    if isinstance(said, str):
+        return False
+    return math.isclose(said, stated, rel_tol=SAME_LOAD_TOLERANCE)
+
+
+def _load_order(value: float | str) -> tuple[int, float, str]:
+    """Numbers in order (unbounded last among them), then texts."""
+    if isinstance(value, str):
+        return (1, 0.0, value)
+    return (0, value, "")
+
+
+def _shown(value: float | str) -> str:
+    if isinstance(value, str):
+        return value
+    return "unbounded (inf)" if math.isinf(value) else f"{value:g}"
+
+
+def load_clean(runs: list[CanonicalRun], stated: dict[str, Any]) -> None:
+    """Refuse a form's concurrency or request rate that a run of the file contradicts: a
+    ValidationError naming the field and what the file says. A run that states no load takes
+    the form's (it is recorded in the run's conditions)."""
+    for field, (keys, unit) in LOAD_FIELDS.items():
+        value = stated.get(field)
+        if value is None:
+            continue
+        said: set[float | str] = set()
+        for run in runs:
+            for key in keys:
+                found = _load_value(run.conditions.get(key))
+                if found is not None:
+                    said.add(found)
+                    break
+        wrong = sorted((v for v in said if not _same_load(v, float(value))), key=_load_order)
+        if wrong:
+            runs_word = "its runs were" if len(runs) > 1 else "it ran at"
+            raise ValidationError(
+                {field: f"the file says {runs_word} {field.replace('_', ' ')} "
+                 f"{', '.join(_shown(v) for v in wrong)} ({unit}), not {float(value):g}"}
+            )  # fmt: skip

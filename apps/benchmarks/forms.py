@@ -7,12 +7,12 @@ from django.core.exceptions import ValidationError
 from apps.briefs.models import WorkloadBrief
 from apps.catalog.models import Gpu, GpuSystem
 from apps.core.forms import PercentField
-from apps.engine.constants import MAX_GPU_COUNT
+from apps.engine.constants import MAX_GPU_COUNT, MAX_REPORTED_CONCURRENCY
 from apps.quotes.models import Quote
 from apps.quotes.selectors import quotes_for_team
 
 from .importers.common import TOOL_DISPLAY
-from .manual import FAILURE_OPS_CHECKS, MEMORY_FIT_FIELDS
+from .manual import FAILURE_OPS_CHECKS, MEMORY_FIT_FIELDS, MIN_REQUEST_RATE
 from .models import BenchmarkRun
 
 
@@ -87,11 +87,28 @@ class UploadForm(_CandidateForm):
     burst_profile = forms.CharField(
         max_length=200, required=False, help_text="How requests arrived (steady, bursts of 50…)."
     )
+    concurrency = forms.IntegerField(
+        min_value=1, max_value=MAX_REPORTED_CONCURRENCY, required=False,
+        label="Concurrency (requests in flight)",
+        help_text="The load the run was set to, where the file does not say it (a value that "
+        "contradicts the file is refused).",
+    )  # fmt: skip
+    request_rate = forms.FloatField(
+        min_value=MIN_REQUEST_RATE, required=False, label="Request rate (requests per second)",
+        help_text="The arrival rate the run was set to, where the file does not say it.",
+    )  # fmt: skip
 
-    CONDITION_FIELDS = ("model", "precision", "framework", "framework_version", "burst_profile")
+    CONDITION_FIELDS = (
+        "model", "precision", "framework", "framework_version", "burst_profile", "concurrency",
+        "request_rate",
+    )  # fmt: skip
 
     def conditions(self) -> dict[str, Any]:
-        return {k: self.cleaned_data[k] for k in self.CONDITION_FIELDS if self.cleaned_data[k]}
+        return {
+            k: self.cleaned_data[k]
+            for k in self.CONDITION_FIELDS
+            if self.cleaned_data[k] not in (None, "")
+        }
 
 
 _RESULT_CHOICES = [("", "not run"), ("pass", "pass"), ("fail", "fail")]

@@ -30,6 +30,8 @@ CONDITION_FIELDS: Final = {
     "burst_profile": str,
 }
 MEMORY_FIT_FIELDS: Final = ("peak_memory_gb", "oom_rate", "headroom_gb")
+#: The least request rate a run may state (one request every 1,000 s); 0 would be no load.
+MIN_REQUEST_RATE: Final = 0.001
 MAX_TEXT: Final = 2000
 
 

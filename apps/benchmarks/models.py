@@ -87,6 +87,12 @@ class BenchmarkRun(BaseModel):
         help_text="The name as uploaded (sanitised), which its download is offered under.",
     )
     raw_sha256 = models.CharField(max_length=64, blank=True)
+    results_sha256 = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="SHA-256 of the imported figures (apps.benchmarks.importers.results_fingerprint):"
+        " the same run in another file is found by it ('' for a run entered by hand).",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
@@ -102,6 +108,10 @@ class BenchmarkRun(BaseModel):
                 condition=~Q(raw_sha256=""),
                 name="run_same_file_imported_once_per_candidate",
             ),
+        ]
+        indexes = [
+            # The duplicate check of an import: a team's runs with the same figures.
+            models.Index(fields=["team", "results_sha256"], name="run_team_results_sha256"),
         ]
 
     def __str__(self) -> str:

@@ -24,8 +24,14 @@ from apps.engine.constants import MAX_GPU_COUNT
 from apps.finance.services import candidate_tables_request_recompute
 from apps.quotes.models import Quote
 
-from .file_facts import facts_clean, file_facts
-from .importers import CanonicalRun, ImportFormatError, content_sha256, parse_result_file
+from .file_facts import facts_clean, file_facts, load_clean
+from .importers import (
+    CanonicalRun,
+    ImportFormatError,
+    content_sha256,
+    parse_result_file,
+    results_fingerprint,
+)
 from .manual import conditions_clean, manual_results_clean
 from .model_identity import brief_model_identity, brief_model_names, model_key, model_named_in
 from .models import BenchmarkRun
@@ -165,19 +171,18 @@ def _unique_labels(runs: list[CanonicalRun]) -> list[str]:
     return out
 
 
-def _same_run_elsewhere(*, brief: WorkloadBrief, sha: str, results: dict[str, Any]) -> int | None:
-    """A run of the brief's team imported from another file with the very same figures (every
-    canonical figure equal), or None."""
-    for run in (
-        BenchmarkRun.objects.filter(team_id=brief.team_id)
+def _same_run_elsewhere(*, brief: WorkloadBrief, sha: str, fingerprint: str) -> int | None:
+    """The first run of the brief's team imported from another file with the very same
+    figures (the same results fingerprint), or None: one indexed query, however many runs the
+    team has (index run_team_results_sha256)."""
+    return (
+        BenchmarkRun.objects.filter(team_id=brief.team_id, results_sha256=fingerprint)
         .exclude(raw_sha256=sha)
         .exclude(raw_sha256="")
-        .only("pk", "results")
         .order_by("pk")
-    ):
-        if run.results == results:
-            return run.pk
-    return None
+        .values_list("pk", flat=True)
+        .first()
+    )
 
 
 def _raw_file_save(raw: bytes) -> str:
@@ -247,8 +252,9 @@ def benchmark_runs_import(
     ``conditions["model"]`` names the model benchmarked where the file does not; ``proxy``
     accepts a file of another model as the closest proxy of the brief's. The file's own facts
     (GPU, GPUs per replica, replicas, precision, load) are what the runs record; ``gpu``,
-    ``gpu_count`` and ``conditions["precision"]`` fill in what it does not say, and one that
-    contradicts it is refused naming the field (apps.benchmarks.file_facts), proxy or not.
+    ``gpu_count``, ``conditions["precision"]``, ``conditions["concurrency"]`` and
+    ``conditions["request_rate"]`` fill in what it does not say, and one that contradicts it is
+    refused naming the field (apps.benchmarks.file_facts), proxy or not.
     Raises ``ValidationError`` naming the field (``file`` for a bad results file).
     """
     limit = settings.BENCHMARK_MAX_UPLOAD_BYTES
@@ -267,6 +273,7 @@ def benchmark_runs_import(
         )
     extra = conditions_clean(conditions or {})
     facts = file_facts(parsed)
+    load_clean(parsed, extra)
     stated_precision = extra.get("precision")
     gpu, gpu_count = facts_clean(
         facts,
@@ -299,7 +306,8 @@ def benchmark_runs_import(
     prepared = []
     for canon, label in zip(parsed, _unique_labels(parsed), strict=True):
         run_conditions = {**_clean_json(canon.conditions), **extra}
-        twin = _same_run_elsewhere(brief=brief, sha=sha, results=canon.results)
+        fingerprint = results_fingerprint(canon.results)
+        twin = _same_run_elsewhere(brief=brief, sha=sha, fingerprint=fingerprint)
         if twin is not None:
             # The same measurement in another file (a copy, or a tool's two exports of one run):
             # kept, and flagged so that it is not counted twice by whoever reads the runs.
@@ -335,6 +343,7 @@ def benchmark_runs_import(
                     conditions=run_conditions,
                 ),
                 "raw_sha256": sha,
+                "results_sha256": fingerprint,
                 "raw_filename": download_filename(filename, default=DEFAULT_RAW_FILENAME),
                 "created_by": created_by,
             }

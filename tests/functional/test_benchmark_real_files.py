@@ -9,8 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
+from apps.benchmarks import services
 from apps.benchmarks.models import BenchmarkRun
+from apps.catalog.models import Gpu
 from apps.core.roles import Role
 from tests.factories.briefs import BriefFactory
 
@@ -183,3 +187,185 @@ class TestDuplicateRunsAcrossFiles:
         copy = post(api, brief, raw + b"\n", name="copy.json", **where).json()
         assert "duplicate_of_run" not in first["conditions"]
         assert copy["conditions"]["duplicate_of_run"] == first["id"]
+
+
+TOOL_RUNS = REAL.parent / "tool_runs"
+AIPERF_C4 = TOOL_RUNS / "aiperf_0_13_c4_profile_export_aiperf.json"
+GENAI_CSV = "genai_perf_cloudai_ai_dynamo_profile_genai_perf.csv"
+SGLANG_4XH200 = "sglang_llama_3_3_70b_4xh200_online_output.jsonl"
+H100 = {"gpu": "h100-sxm5-80gb", "gpu_count": 1}
+
+
+class TestSglangOn4xH200:
+    def test_each_line_is_a_run_at_its_rate(self, api, brief):
+        response = post(
+            api, brief, real(SGLANG_4XH200), name="online.jsonl", gpu="h200-sxm-141gb",
+            gpu_count=4, model="meta-llama/Llama-3.3-70B-Instruct",
+        )  # fmt: skip
+        assert response.status_code == 201, response.json()
+        runs = response.json()
+        assert [run["conditions"]["request_rate"] for run in runs] == [1, 2, 4, 8, 16, 4, 8]
+        assert runs[0]["results"]["ttft_ms"]["p50"] == pytest.approx(85.745, rel=1e-4)
+        assert {run["gpu_count"] for run in runs} == {4}
+
+
+VLLM_L40S = "vllm_benchmark_serving_llama32_3b_4xl40s_results.json"
+
+
+class TestVllmWithMetadataOnL40s:
+    def test_each_run_is_named_by_its_rate_and_metadata(self, api, brief):
+        response = post(
+            api, brief, real(VLLM_L40S), name="results.json", gpu="l40s-48gb", gpu_count=1
+        )
+        assert response.status_code == 201, response.json()
+        runs = response.json()
+        labels = [run["label"] for run in runs]
+        assert len(runs) == 9 and len(set(labels)) == 9
+        assert not [label for label in labels if "#" in label]
+        assert labels[0].startswith("rate=10.0 (deployment=no-features, gpu=4xNVIDIA_L40S")
+        assert runs[2]["conditions"]["request_rate"] == "inf"
+        assert runs[0]["results"]["ttft_ms"]["mean"] == pytest.approx(54.5956, rel=1e-5)
+
+    def test_a_form_rate_names_the_files_other_rates(self, api, brief):
+        response = post(
+            api, brief, real(VLLM_L40S), name="results.json", gpu="l40s-48gb", gpu_count=1,
+            request_rate=10,
+        )  # fmt: skip
+        assert response.status_code == 400
+        assert response.json()["errors"]["request_rate"] == [
+            "the file says its runs were request rate 30, unbounded (inf) (requests per second), "
+            "not 10"
+        ]
+
+
+class TestGenaiPerfCsvFromCloudai:
+    def test_imports_with_the_model_named_in_the_form(self, api, brief):
+        response = post(
+            api, brief, real(GENAI_CSV), name="profile_genai_perf.csv",
+            model="nvidia/Llama-3.1-405B-Instruct-FP8", **H100,
+        )  # fmt: skip
+        assert response.status_code == 201, response.json()
+        body = response.json()
+        assert body["tool"] == "GENAI_PERF"
+        assert body["results"]["ttft_ms"]["mean"] == pytest.approx(1146.31)
+
+    def test_a_csv_names_no_model_so_the_form_must(self, api, brief):
+        response = post(api, brief, real(GENAI_CSV), name="profile_genai_perf.csv", **H100)
+        assert response.status_code == 400
+        assert "the file names no model" in response.json()["errors"]["model"][0]
+
+
+class TestTheFilesLoadWins:
+    def test_aiperfs_profiling_concurrency_is_recorded_and_estimated_at(self, api, brief):
+        response = post(api, brief, AIPERF_C4.read_bytes(), name="aiperf.json", **H100)
+        assert response.status_code == 201, response.json()
+        body = response.json()
+        assert body["conditions"]["concurrency"] == 4
+        assert body["estimate_at_import"]["inputs"]["concurrency"] == 4
+
+    def test_a_form_concurrency_that_contradicts_the_file_is_a_400_naming_it(self, api, brief):
+        response = post(
+            api, brief, AIPERF_C4.read_bytes(), name="aiperf.json", concurrency=32, **H100
+        )
+        assert response.status_code == 400
+        assert response.json()["errors"]["concurrency"] == [
+            "the file says it ran at concurrency 4 (requests in flight), not 32"
+        ]
+        assert BenchmarkRun.objects.count() == 0
+
+    def test_the_same_concurrency_as_the_file_is_accepted(self, api, brief):
+        response = post(
+            api, brief, AIPERF_C4.read_bytes(), name="aiperf.json", concurrency=4, **H100
+        )
+        assert response.status_code == 201, response.json()
+
+    def test_a_form_rate_against_a_sweep_names_every_other_rate(self, api, brief):
+        response = post(
+            api, brief, real(SGLANG_4XH200), name="online.jsonl", gpu="h200-sxm-141gb",
+            gpu_count=4, model="meta-llama/Llama-3.3-70B-Instruct", request_rate=4,
+        )  # fmt: skip
+        assert response.status_code == 400
+        assert response.json()["errors"]["request_rate"] == [
+            "the file says its runs were request rate 1, 2, 8, 16 (requests per second), not 4"
+        ]
+
+    def test_a_form_load_is_recorded_where_the_file_says_none(self, api, brief):
+        response = post(
+            api, brief, real(GENAI_CSV), name="profile_genai_perf.csv", model="m/x",
+            concurrency=8, **H100,
+        )  # fmt: skip
+        assert response.status_code == 201, response.json()
+        body = response.json()
+        assert body["conditions"]["concurrency"] == 8
+        assert body["estimate_at_import"]["inputs"]["concurrency_from"] == "run"
+
+    def test_a_rate_of_zero_or_infinity_is_refused_by_the_api(self, api, brief):
+        for rate in ("0", "inf"):
+            response = post(
+                api, brief, real(GENAI_CSV), name="g.csv", model="m/x", request_rate=rate, **H100
+            )
+            assert response.status_code == 400
+            assert "request_rate" in response.json()["errors"]
+
+    def test_the_upload_page_has_the_load_fields_and_refuses_a_contradiction(
+        self, client, make_user, brief
+    ):
+        client.force_login(make_user(Role.PLATFORM, teams=[brief.team]))
+        url = f"/benchmarks/briefs/{brief.pk}/upload/"
+        page = client.get(url).content.decode()
+        assert "Concurrency (requests in flight)" in page
+        assert "Request rate (requests per second)" in page
+        response = client.post(
+            url,
+            {"file": SimpleUploadedFile("a.json", AIPERF_C4.read_bytes()), "proxy": "on",
+             "concurrency": 16, **H100},
+        )  # fmt: skip
+        assert response.status_code == 400
+        assert response.context["form"].errors["concurrency"] == [
+            "the file says it ran at concurrency 4 (requests in flight), not 16"
+        ]
+
+
+class TestDuplicatesAcrossExports:
+    def test_guidellms_csv_of_a_sweep_already_imported_as_json_is_flagged(self, api, brief):
+        json_runs = post(
+            api, brief, (TOOL_RUNS / "guidellm_0_8_1_concurrent_2_4_benchmarks.json").read_bytes(),
+            name="benchmarks.json", **H100,
+        ).json()  # fmt: skip
+        csv_runs = post(
+            api, brief, (TOOL_RUNS / "guidellm_0_8_1_concurrent_2_4_benchmarks.csv").read_bytes(),
+            name="benchmarks.csv", **H100,
+        ).json()  # fmt: skip
+        assert [run["conditions"]["duplicate_of_run"] for run in csv_runs] == [
+            run["id"] for run in json_runs
+        ]
+
+    def test_the_check_is_an_indexed_lookup_that_loads_no_stored_figures(self, brief, make_user):
+        where = {
+            "brief": brief, "gpu": Gpu.objects.get(slug="a10g-24gb"), "gpu_count": 4,
+            "created_by": make_user(Role.PLATFORM, teams=[brief.team]), "proxy": True,
+        }  # fmt: skip
+        raw = real("llmperf_yi34b_4xa10g_c4_summary.json")
+        for copies in range(6):  # the team already has runs, the same figures among them
+            services.benchmark_runs_import(raw=raw + b"\n" * copies, filename="a.json", **where)
+        with CaptureQueriesContext(connection) as captured:
+            outcome = services.benchmark_runs_import(raw=raw + b" ", filename="b.json", **where)
+        assert (
+            outcome.runs[0].conditions["duplicate_of_run"] == BenchmarkRun.objects.earliest("pk").pk
+        )
+        run_selects = [
+            q["sql"]
+            for q in captured
+            if q["sql"].startswith("SELECT") and "benchmarkrun" in q["sql"]
+        ]
+        lookups = [sql for sql in run_selects if '"results_sha256" =' in sql]
+        assert len(lookups) == 1
+        # No query reads the team's stored figures to compare them (the old check loaded every
+        # run of the team); only the same file's own runs are read (the re-import check).
+        assert not [
+            sql
+            for sql in run_selects
+            if '"benchmarks_benchmarkrun"."results"' in sql and '"raw_sha256" =' not in sql
+        ]
+        index = {i.name: i.fields for i in BenchmarkRun._meta.indexes}
+        assert index["run_team_results_sha256"] == ["team", "results_sha256"]

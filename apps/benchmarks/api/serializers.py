@@ -4,11 +4,12 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from apps.benchmarks.importers import ImportFormatError, normalise_tool
+from apps.benchmarks.manual import MIN_REQUEST_RATE
 from apps.benchmarks.models import BenchmarkRun
 from apps.catalog.models import Gpu, GpuSystem
 from apps.core import json_guard
 from apps.core.api import FreeFormJson, StrictJsonTypes
-from apps.engine.constants import MAX_GPU_COUNT
+from apps.engine.constants import MAX_GPU_COUNT, MAX_REPORTED_CONCURRENCY
 from apps.quotes.models import Quote
 from apps.quotes.selectors import quote_list_for_user
 
@@ -91,8 +92,21 @@ class ImportInputSerializer(_CandidateFields):
     framework = serializers.CharField(required=False, allow_blank=True, max_length=80)
     framework_version = serializers.CharField(required=False, allow_blank=True, max_length=80)
     burst_profile = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    concurrency = serializers.IntegerField(
+        required=False, min_value=1, max_value=MAX_REPORTED_CONCURRENCY,
+        help_text="Requests in flight the run was set to, where the file does not say it; a "
+        "value that contradicts the file's is a 400 naming concurrency.",
+    )  # fmt: skip
+    request_rate = serializers.FloatField(
+        required=False, min_value=MIN_REQUEST_RATE,
+        help_text="Requests per second the run was set to, where the file does not say it; a "
+        "value that contradicts the file's is a 400 naming request_rate.",
+    )  # fmt: skip
 
-    CONDITION_FIELDS = ("model", "precision", "framework", "framework_version", "burst_profile")
+    CONDITION_FIELDS = (
+        "model", "precision", "framework", "framework_version", "burst_profile", "concurrency",
+        "request_rate",
+    )  # fmt: skip
 
     def validate_tool(self, value: str) -> str:
         if not value.strip():

@@ -54,6 +54,7 @@ from .common import (
     CanonicalRun,
     ImportFormatError,
     content_sha256,
+    results_fingerprint,
 )
 
 __all__ = [
@@ -74,4 +75,5 @@ __all__ = [
     "detect_format",
     "normalise_tool",
     "parse_result_file",
+    "results_fingerprint",
 ]

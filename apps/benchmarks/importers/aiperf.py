@@ -4,6 +4,8 @@ Shapes (aiperf/exporters/json_exporter.py, docs/tutorials/working-with-profile-e
 
 * 0.1.x: ``{"records": {<tag>: {"tag", "header", "unit", "avg", "p50", ...}},
   "input_config", "was_cancelled", "error_summary", "start_time", "end_time"}``.
+* 0.13 (schema 1.4): the same metrics; ``input_config`` is reorganised into ``models``,
+  ``endpoint``, ``datasets`` and ``phases`` (the load is the profiling phase's).
 * 0.2+: metrics flattened to the top level like GenAI-Perf
   (``"time_to_first_token": {"unit": "ms", "avg": ..., "p50": ...}``) plus
   ``benchmark_duration``, ``request_count``, ``error_request_count``, ``goodput``;
@@ -34,6 +36,8 @@ from .common import (
 
 _STAT_KEYS = (("mean", "avg"), ("p50", "p50"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99"))
 _AIPERF_MARKERS = ("aiperf_version", "was_cancelled", "error_summary", "records")
+#: The measured phase's ``kind`` in AIPerf 0.13's ``input_config.phases``.
+AIPERF_PROFILING_PHASE = "profiling"
 
 
 def looks_like(data: dict[str, Any]) -> bool:
@@ -137,6 +141,8 @@ def parse(data: object) -> list[CanonicalRun]:
 
 def input_conditions(config: JsonObject) -> dict[str, Any]:
     """Conditions from AIPerf's ``input_config`` (UserConfig); not a stable schema."""
+    if isinstance(config.get("phases"), list):
+        return _phase_conditions(config)
     endpoint = as_object(config.get("endpoint"))
     loadgen = as_object(config.get("loadgen"))
     prompt = as_object(as_object(config.get("input")).get("prompt"))
@@ -152,6 +158,32 @@ def input_conditions(config: JsonObject) -> dict[str, Any]:
         "output_tokens_mean": as_object(prompt.get("output_tokens")).get("mean"),
     }
     return conds
+
+
+def _phase_conditions(config: JsonObject) -> dict[str, Any]:
+    """AIPerf 0.13's ``input_config`` (schema 1.4, written by aiperf 0.13.0 here): ``models.items
+    [].name``, ``endpoint.type`` / ``streaming``, ``datasets[].prompts.isl`` / ``osl`` and one
+    entry a phase in ``phases``: ``{"name", "kind": "warmup" | "profiling", "type":
+    "concurrency" | "poisson" | ..., "requests", "concurrency" | "rate"}``. The load is the
+    profiling phase's (a warm-up phase is excluded from the results)."""
+    endpoint = as_object(config.get("endpoint"))
+    items = as_object(config.get("models")).get("items")
+    first = as_object(items[0]) if isinstance(items, list) and items else {}
+    datasets = config.get("datasets")
+    prompts = as_object(as_object(datasets[0] if isinstance(datasets, list) and datasets else {})
+                        .get("prompts"))  # fmt: skip
+    phases = [as_object(p) for p in config["phases"]]
+    profiling = next((p for p in phases if p.get("kind") == AIPERF_PROFILING_PHASE), {})
+    return {
+        "model": first.get("name"),
+        "endpoint_type": endpoint.get("type"),
+        "streaming": endpoint.get("streaming"),
+        "concurrency": profiling.get("concurrency"),
+        "request_rate": profiling.get("rate"),
+        "request_rate_mode": profiling.get("type") if profiling.get("rate") is not None else None,
+        "input_tokens_mean": as_object(prompts.get("isl")).get("mean"),
+        "output_tokens_mean": as_object(prompts.get("osl")).get("mean"),
+    }
 
 
 def _label(conditions: dict[str, Any]) -> str | None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from . import (
     aiperf,
+    csv_exports,
     genai_perf,
     guidellm,
     inference_perf,
@@ -33,7 +34,14 @@ from .common import (
     load_json,
     load_yaml,
 )
-from .request_logs import LLMPERF_REQUESTS, looks_like_llmperf_requests, parse_llmperf_requests
+from .request_logs import (
+    AIPERF_RECORDS,
+    LLMPERF_REQUESTS,
+    looks_like_aiperf_records,
+    looks_like_llmperf_requests,
+    parse_aiperf_records,
+    parse_llmperf_requests,
+)
 
 _Detector = Callable[[dict[str, Any]], bool]
 _Parser = Callable[[object], list[CanonicalRun]]
@@ -160,7 +168,18 @@ def _parse(raw: bytes, tool: str | None) -> list[CanonicalRun]:
         raise ImportFormatError("expected the file's bytes")
     raw = bytes(raw)
     named = normalise_tool(tool) if tool is not None else None
+    csv_tool = csv_exports.detect(raw)
+    if csv_tool is not None:
+        if named not in (None, csv_tool):
+            raise ImportFormatError(
+                f"this is a {TOOL_DISPLAY[csv_tool]} CSV export, not {TOOL_DISPLAY[named]}"
+            )
+        return csv_exports.parse(raw, csv_tool)
     data = _load(raw)
+    if looks_like_aiperf_records(data):
+        if named not in (None, AIPERF):
+            raise ImportFormatError(f"this is an {AIPERF_RECORDS} file, not {TOOL_DISPLAY[named]}")
+        return parse_aiperf_records(data)
     if isinstance(data, list) and looks_like_llmperf_requests(data):
         if named not in (None, LLMPERF):
             raise ImportFormatError(
@@ -185,8 +204,8 @@ def _parse(raw: bytes, tool: str | None) -> list[CanonicalRun]:
             )
         raise ImportFormatError(
             "unrecognised result file: not vLLM, GuideLLM, AIPerf, GenAI-Perf, llmperf, llm-d "
-            "Benchmark Report, MLPerf Endpoints, trtllm-bench or SGLang bench_serving output "
-            "(missing required figure: ttft)"
+            "Benchmark Report, MLPerf Endpoints, trtllm-bench or SGLang bench_serving output, "
+            "nor an AIPerf, GenAI-Perf or GuideLLM CSV export (missing required figure: ttft)"
         )
     runs = _PARSERS[chosen](data)
     if not runs:

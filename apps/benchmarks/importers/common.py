@@ -113,6 +113,15 @@ def content_sha256(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
+def results_fingerprint(results: Mapping[str, Any]) -> str:
+    """Hex SHA-256 of a run's canonical figures, written as JSON with sorted keys: two files
+    holding the same measurement (a copy, or a tool's two exports of one run) give the same
+    fingerprint. A float is written as Python's shortest repr, which a JSON column gives back
+    unchanged, so a stored run's figures fingerprint as they did at import."""
+    text = json.dumps(results, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 class _Infinity:
     """Stands for a bare ``Infinity`` token until the key it belongs to is known."""
 

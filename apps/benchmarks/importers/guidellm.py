@@ -215,9 +215,14 @@ def _parse_benchmark(
     model = report_args.get("model") or backend.get("model") or worker.get("backend_model")
     conditions["model"] = model
     conditions["backend"] = (
-        report_args.get("backend") or backend.get("type_") or worker.get("backend_type")
+        report_args.get("backend")
+        or backend.get("type_")
+        or backend.get("kind")  # GuideLLM 0.8 (BackendArgs.kind)
+        or worker.get("backend_type")
     )
-    conditions["target"] = report_args.get("target") or worker.get("backend_target")
+    conditions["target"] = (
+        report_args.get("target") or backend.get("target") or worker.get("backend_target")
+    )
     conditions["data"] = report_args.get("data") or as_object(bench.get("request_loader")).get(
         "data"
     )

@@ -150,16 +150,19 @@ def _parse_one(data: object, index: int | None) -> CanonicalRun:
     if metadata:
         conditions["metadata"] = ", ".join(f"{k}={v}" for k, v in metadata.items())
     label = data.get("label") if isinstance(data.get("label"), str) else None
+    load = []
+    if "request_rate" in data:
+        load.append(f"rate={data['request_rate']}")
+    if data.get("max_concurrency") is not None:
+        load.append(f"concurrency={data['max_concurrency']}")
     if metadata:
         # --metadata KEY=VALUE names the run (runs of one --append-result file are told apart
-        # by it, not as "#2", "#3"); the --label, if any, stays in front.
-        label = f"{label} ({conditions['metadata']})" if label else conditions["metadata"]
+        # by it, not as "#2", "#3"); the --label, if any, stays in front, else the run's load
+        # (the runs of one set of metadata at several rates), before the metadata so that a
+        # long metadata text cut at the label's length keeps it.
+        front = label or " ".join(load)
+        label = f"{front} ({conditions['metadata']})" if front else conditions["metadata"]
     if label is None:
-        parts = [str(data.get("backend", data.get("endpoint_type", "vllm")))]
-        if "request_rate" in data:
-            parts.append(f"rate={data['request_rate']}")
-        if data.get("max_concurrency") is not None:
-            parts.append(f"concurrency={data['max_concurrency']}")
-        label = " ".join(parts)
+        label = " ".join([str(data.get("backend", data.get("endpoint_type", "vllm"))), *load])
     # vLLM does not write its own version into the result file.
     return b.build(tool_version=None, conditions=conditions, label=label)
