@@ -8,6 +8,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 
+from apps.core import bounds
 from apps.core.models import BaseModel, Team
 from apps.engine import EngineInputError, ModelKind, ModelSpec
 from apps.engine import WorkloadType as EngineWorkloadType
@@ -167,8 +168,9 @@ class WorkloadBrief(BaseModel):
         null=True, blank=True, validators=_between(1, CONCURRENCY_MAX)
     )
     requests_per_second = models.DecimalField(
-        max_digits=10, decimal_places=3, null=True, blank=True
-    )
+        max_digits=10, decimal_places=3, null=True, blank=True,
+        validators=bounds.between(bounds.REQUESTS_PER_SECOND_MIN, bounds.REQUESTS_PER_SECOND_MAX),
+    )  # fmt: skip
     records_per_job = models.PositiveBigIntegerField(
         null=True, blank=True, validators=_between(1, RECORDS_MAX)
     )

@@ -32,6 +32,7 @@ from apps.briefs.models import (
     TOKENS_MAX,
     WorkloadBrief,
 )
+from apps.core import bounds
 from apps.core.api import FreeFormJson, StrictJsonTypes
 from apps.engine import PRESETS, EngineInputError, model_from_hf_config
 from apps.engine.request_sizes import MAX_BUCKETS
@@ -283,7 +284,11 @@ class BriefInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: ig
     output_tokens = TokensSerializer(required=False)
     concurrency = serializers.IntegerField(min_value=1, max_value=CONCURRENCY_MAX, required=False)
     requests_per_second = serializers.DecimalField(
-        max_digits=10, decimal_places=3, min_value=Decimal("0.001"), required=False
+        max_digits=10,
+        decimal_places=3,
+        min_value=bounds.REQUESTS_PER_SECOND_MIN,
+        max_value=bounds.REQUESTS_PER_SECOND_MAX,
+        required=False,
     )
     records_per_job = serializers.IntegerField(min_value=1, max_value=10**12, required=False)
     image = MediaSerializer(required=False)
