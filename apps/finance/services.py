@@ -236,8 +236,13 @@ def candidate_tables_request_recompute(
     return to_enqueue
 
 
+#: How a failed recompute is logged (at ERROR, with its traceback): the live fuzz
+#: (scripts/fuzz-live) fails a run whose server log holds it.
+RECOMPUTE_FAILED = "recompute of briefs %s failed; left stale for the sweeper"
+
+
 def _failed(brief_ids: Any) -> None:
-    logger.exception("recompute of briefs %s failed; left stale for the sweeper", brief_ids)
+    logger.exception(RECOMPUTE_FAILED, brief_ids)
     if settings.CELERY_TASK_ALWAYS_EAGER and settings.CELERY_TASK_EAGER_PROPAGATES:
         raise  # in-process in the tests: show the bug where it happened
 
