@@ -180,7 +180,10 @@ class WorkloadBrief(BaseModel):
     image_height = models.PositiveIntegerField(
         null=True, blank=True, validators=_between(IMAGE_SIDE_MIN, IMAGE_SIDE_MAX)
     )
-    clip_seconds = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
+    clip_seconds = models.DecimalField(
+        max_digits=7, decimal_places=2, null=True, blank=True,
+        validators=bounds.between(bounds.CLIP_SECONDS_MIN, bounds.CLIP_SECONDS_MAX),
+    )  # fmt: skip
     # Blank: the model preset's own default (SDXL 40, FLUX.1 50: apps/engine/presets.py).
     diffusion_steps = models.PositiveSmallIntegerField(
         null=True, blank=True, validators=_between(DIFFUSION_STEPS_MIN, DIFFUSION_STEPS_MAX)

@@ -88,6 +88,10 @@ MODERATION_COST_MAX = Decimal(10_000)
 # times that for one workload is a typo.
 REQUESTS_PER_SECOND_MIN = Decimal("0.001")
 REQUESTS_PER_SECOND_MAX = Decimal(1_000_000)
+# A generated clip's length: the longest a video model makes is a minute (OpenAI Sora, 2024);
+# an hour is past any.
+CLIP_SECONDS_MIN = Decimal("0.01")
+CLIP_SECONDS_MAX = Decimal(3_600)
 
 # --- Dates ----------------------------------------------------------------------------------
 # A price, a rate or a catalog fetch is dated from 2000 (before any GPU cloud) to tomorrow (a

@@ -18,6 +18,7 @@ from apps.quotes.models import Quote
 from tests.factories.core import TeamFactory
 from tests.factories.quotes import ProviderFactory
 from tests.factories.quotes_extra import days_ago, gpu_catalog_create
+from tests.functional.test_brief_api import BRIEF_BODY
 
 pytestmark = pytest.mark.django_db
 
@@ -270,3 +271,12 @@ class TestCatalogAndConfidentialQuotes:
         theirs.refresh_from_db()
         assert theirs.version == 1 and theirs.confidential_to.slug == "team-a"
         assert Quote.objects.filter(provider=acme, retired=False).count() == 2
+
+
+class TestBriefs:
+    @pytest.mark.parametrize("rps", ["9999999.999", over(bounds.REQUESTS_PER_SECOND_MAX)])
+    def test_a_request_rate_past_its_range_is_a_400(self, catalog, token_client, rps):
+        body = {**BRIEF_BODY, "requests_per_second": rps}
+        response = token_client(Role.PLATFORM).post("/api/v1/briefs/", body, format="json")
+        assert response.status_code == 400, response.content
+        assert "requests_per_second" in response.json()["errors"]

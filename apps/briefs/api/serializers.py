@@ -205,7 +205,11 @@ class MediaSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[
     width = serializers.IntegerField(min_value=64, max_value=16384)
     height = serializers.IntegerField(min_value=64, max_value=16384)
     seconds = serializers.DecimalField(
-        max_digits=7, decimal_places=2, min_value=Decimal("0.01"), required=False
+        max_digits=7,
+        decimal_places=2,
+        min_value=bounds.CLIP_SECONDS_MIN,
+        max_value=bounds.CLIP_SECONDS_MAX,
+        required=False,
     )
     steps = serializers.IntegerField(
         min_value=1,
