@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
-from django.db import connection
+from django.db import connection, models
 from django.utils import timezone
 
 from .models import CandidateRow, CandidateTable
@@ -54,7 +54,9 @@ def uncostable_reason(exc: BaseException) -> str:
 def _decimal_limit(name: str) -> Decimal:
     """10 ** (the column's digits before the point): a stored value is below it."""
     column = CandidateRow._meta.get_field(name)
-    return Decimal(10) ** (column.max_digits - column.decimal_places)  # type: ignore[attr-defined]
+    if not isinstance(column, models.DecimalField):
+        raise TypeError(f"CandidateRow.{name} is not a decimal column")
+    return Decimal(10) ** (column.max_digits - column.decimal_places)
 
 
 def row_overflow(row: Row) -> str | None:
@@ -75,12 +77,12 @@ def row_overflow(row: Row) -> str | None:
                 f"stores ({limit:.0e}): check its price, the FX rate of its currency, the labour "
                 "figures and the brief's volumes"
             )
-    for name, limit in _INTEGER_LIMITS.items():
+    for name, most in _INTEGER_LIMITS.items():
         count = values[name]
-        if count is not None and count > limit:
+        if count is not None and count > most:
             return (
                 f"it needs {count:,} GPUs or replicas ({name}), more than a candidate table "
-                f"stores ({limit:,}): check the brief's volumes"
+                f"stores ({most:,}): check the brief's volumes"
             )
     for name, amount in row.cost_lines.items():
         if not Decimal(str(amount)).is_finite() or abs(amount) >= _decimal_limit("monthly_cost"):

@@ -114,7 +114,7 @@ class DecisionRecordOutputSerializer(serializers.ModelSerializer):  # type: igno
     # Blank for a quote or a route: said so, so that the schema's enum holds "" too (the
     # in-process fuzz meets it once tables are recomputed after each case, issue 24).
     chosen_plan = serializers.ChoiceField(
-        choices=DecisionRecord._meta.get_field("chosen_plan").choices,
+        choices=list(DecisionRecord._meta.get_field("chosen_plan").choices or []),
         allow_blank=True,
         read_only=True,
         help_text="MIX or DISAGG when a serving plan is chosen; blank for a quote or a route.",
