@@ -116,9 +116,16 @@ class RankingRowSerializer(serializers.Serializer):  # type: ignore[type-arg]
 
 
 class NotCostedSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    quote_id = serializers.IntegerField(required=False)
-    api_route_id = serializers.IntegerField(required=False)
-    reason = serializers.CharField(help_text="Why; names the currency when a rate is missing")
+    quote_id = serializers.IntegerField(
+        required=False, allow_null=True, help_text="The quote's id; null for an API route"
+    )
+    api_route_id = serializers.IntegerField(
+        required=False, allow_null=True, help_text="The API route's id; null for a quote"
+    )
+    reason = serializers.CharField(
+        help_text="Why, in words: a missing FX rate names the currency; a figure too large to "
+        "cost or to store names it (issue 24: the rest of the table is computed all the same)"
+    )
 
 
 class SensitivityChangeSerializer(serializers.Serializer):  # type: ignore[type-arg]

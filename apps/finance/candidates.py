@@ -602,7 +602,21 @@ def standing_of(table: CandidateTable) -> Standing:
 def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> TableWrite:
     """What to write for ``brief`` now: incremental when only quotes or routes changed since
     the last compute, else full. Ranks, the capacity model and the sensitivity are set after
-    writing (apps.finance.writes)."""
+    writing (apps.finance.writes). A brief whose own figures are too large for decimal
+    arithmetic (one candidate's never are: ``cost_offers``) gets a table without a ranking
+    that says why, never one left pending."""
+    try:
+        return _table_build(brief=brief, table=table)
+    except UNCOSTABLE as exc:
+        logger.warning("brief %s not ranked: %r", brief.pk, exc)
+        reason = f"the brief's figures are too large to compute ({type(exc).__name__}): "
+        reason += "check its volumes, the FX rates and the finance assumptions"
+        return TableWrite(
+            fields=TableFields(success_unit=brief.success_unit, no_ranking_reason=reason)
+        )
+
+
+def _table_build(*, brief: WorkloadBrief, table: CandidateTable) -> TableWrite:
     ctx = table_context(brief, table)
     if isinstance(ctx, str):
         return TableWrite(

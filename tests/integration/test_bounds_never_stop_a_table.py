@@ -5,6 +5,7 @@ is listed under ``not_costed`` with its reason in words, and the rest of the tab
 and saved, on SQLite and PostgreSQL, by the full recompute and by the re-costing of changed
 quotes alike."""
 
+import decimal
 from datetime import date
 from decimal import Decimal
 
@@ -155,3 +156,23 @@ class TestTheLargestAcceptedValues:
             assert costed or not_costed_reason(brief, largest.pk)
             assert CandidateRow.objects.filter(table=table, quote=market["plain"]).exists()
             assert_pages_answer(make_user, brief)
+
+
+class TestABriefTooLargeToCompute:
+    def test_gets_a_table_that_says_why_never_one_left_pending(
+        self, market, monkeypatch, django_capture_on_commit_callbacks
+    ):
+        """Arithmetic that fails on the brief's own figures (not one candidate's): the
+        engine or the demand raising decimal.Overflow, as a fault injected here."""
+        from apps.finance import candidates
+
+        def too_large(brief, table):
+            raise decimal.Overflow("[<class 'decimal.Overflow'>]")
+
+        monkeypatch.setattr(candidates, "table_context", too_large)
+        brief = market["briefs"][0]
+        recompute(django_capture_on_commit_callbacks, brief_ids=[brief.pk])
+        table = CandidateTable.objects.get(brief=brief)
+        assert table.computed_version == table.requested_version and table.queued_at is None
+        assert "too large to compute (Overflow)" in table.no_ranking_reason
+        assert not CandidateRow.objects.filter(table=table).exists()
