@@ -96,6 +96,15 @@ class TestValuesStoredBeforeTheBounds:
             body = assert_pages_answer(make_user, brief)
             assert huge.pk in {e["quote_id"] for e in body["not_costed"]}
             assert any(r["quote_id"] == market["plain"].pk and r["rank"] for r in body["rows"])
+            author = Client()
+            author.force_login(make_user(Role.PLATFORM, teams=[brief.team]))
+            record = {"brief": brief.pk, "capacity_model": "RENT_ON_DEMAND"}
+            response = author.post(
+                "/api/v1/decision-records/",
+                {**record, "chosen_quote": market["plain"].pk},
+                content_type="application/json",
+            )
+            assert response.status_code == 201, response.content
 
     def test_a_full_recompute_with_the_huge_rate_and_labour_computes_every_table(
         self, market, make_user, django_capture_on_commit_callbacks
