@@ -19,6 +19,7 @@ from tests.factories.core import TeamFactory
 from tests.factories.quotes import ProviderFactory
 from tests.factories.quotes_extra import days_ago, gpu_catalog_create
 from tests.functional.test_brief_api import BRIEF_BODY
+from tests.functional.test_quotes_pages import form_data
 
 pytestmark = pytest.mark.django_db
 
@@ -280,3 +281,20 @@ class TestBriefs:
         response = token_client(Role.PLATFORM).post("/api/v1/briefs/", body, format="json")
         assert response.status_code == 400, response.content
         assert "requests_per_second" in response.json()["errors"]
+
+
+class TestQuotePage:
+    @pytest.mark.parametrize(
+        ("field", "value"),
+        [("hourly_price_per_gpu", "9999999999.9999"), ("quote_date", "9999-12-31")],
+    )
+    def test_the_form_lists_the_field_out_of_range_and_saves_nothing(
+        self, catalog, make_user, acme, field, value
+    ):
+        page = Client()
+        page.force_login(make_user(Role.PROCUREMENT))
+        response = page.post("/quotes/new/", form_data(acme, **{field: value}))
+        assert response.status_code == 200
+        assert response.context["form"].errors[field]
+        assert f'<a href="#id_{field}">' in response.content.decode()
+        assert not Quote.objects.exists()
