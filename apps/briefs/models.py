@@ -8,6 +8,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 
+from apps.core import bounds
 from apps.core.models import BaseModel, Team
 from apps.engine import EngineInputError, ModelKind, ModelSpec
 from apps.engine import WorkloadType as EngineWorkloadType
@@ -167,8 +168,9 @@ class WorkloadBrief(BaseModel):
         null=True, blank=True, validators=_between(1, CONCURRENCY_MAX)
     )
     requests_per_second = models.DecimalField(
-        max_digits=10, decimal_places=3, null=True, blank=True
-    )
+        max_digits=10, decimal_places=3, null=True, blank=True,
+        validators=bounds.between(bounds.REQUESTS_PER_SECOND_MIN, bounds.REQUESTS_PER_SECOND_MAX),
+    )  # fmt: skip
     records_per_job = models.PositiveBigIntegerField(
         null=True, blank=True, validators=_between(1, RECORDS_MAX)
     )
@@ -178,7 +180,10 @@ class WorkloadBrief(BaseModel):
     image_height = models.PositiveIntegerField(
         null=True, blank=True, validators=_between(IMAGE_SIDE_MIN, IMAGE_SIDE_MAX)
     )
-    clip_seconds = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
+    clip_seconds = models.DecimalField(
+        max_digits=7, decimal_places=2, null=True, blank=True,
+        validators=bounds.between(bounds.CLIP_SECONDS_MIN, bounds.CLIP_SECONDS_MAX),
+    )  # fmt: skip
     # Blank: the model preset's own default (SDXL 40, FLUX.1 50: apps/engine/presets.py).
     diffusion_steps = models.PositiveSmallIntegerField(
         null=True, blank=True, validators=_between(DIFFUSION_STEPS_MIN, DIFFUSION_STEPS_MAX)

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.briefs.selectors import brief_get_for_user
+from apps.core import bounds
 from apps.core.api import StrictJsonTypes
 from apps.core.api_examples import RANKINGS_EXAMPLES
 from apps.core.currency import BASE_CURRENCY, FX_CURRENCIES
@@ -115,9 +116,16 @@ class RankingRowSerializer(serializers.Serializer):  # type: ignore[type-arg]
 
 
 class NotCostedSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    quote_id = serializers.IntegerField(required=False)
-    api_route_id = serializers.IntegerField(required=False)
-    reason = serializers.CharField(help_text="Why; names the currency when a rate is missing")
+    quote_id = serializers.IntegerField(
+        required=False, allow_null=True, help_text="The quote's id; null for an API route"
+    )
+    api_route_id = serializers.IntegerField(
+        required=False, allow_null=True, help_text="The API route's id; null for a quote"
+    )
+    reason = serializers.CharField(
+        help_text="Why, in words: a missing FX rate names the currency; a figure too large to "
+        "cost or to store names it (issue 24: the rest of the table is computed all the same)"
+    )
 
 
 class SensitivityChangeSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -282,16 +290,21 @@ class FxRateInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: i
     rate = serializers.DecimalField(
         max_digits=FX_RATE_MAX_DIGITS,
         decimal_places=FX_RATE_DECIMAL_PLACES,
-        help_text=f"Units of {BASE_CURRENCY} per one unit of the currency, greater than 0",
+        help_text=f"Units of {BASE_CURRENCY} per one unit of the currency, from "
+        f"{bounds.FX_RATE_MIN} to {bounds.FX_RATE_MAX} (400 outside)",
     )
-    as_of = serializers.DateField()
+    as_of = serializers.DateField(
+        validators=[bounds.plausible_date],
+        help_text="The day the rate is valid from: 2000-01-01 to tomorrow (400 outside)",
+    )
     source = serializers.CharField(  # type: ignore[assignment]  # a field named like Field.source
         max_length=FX_SOURCE_MAX_LENGTH
     )
 
     def validate_rate(self, value: Any) -> Any:
-        if value <= 0:
-            raise serializers.ValidationError("A rate must be greater than 0.")
+        problem = bounds.fx_rate_problem(value)
+        if problem:
+            raise serializers.ValidationError(problem)
         return value
 
 

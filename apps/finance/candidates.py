@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -54,6 +55,7 @@ from .offers import (
     route_facts,
 )
 from .plans import PlanCatalog, plan_catalog, plan_rows, plans_unchanged
+from .rows import UNCOSTABLE, row_overflow, uncostable_reason
 from .state import (
     STATE_FORMAT,
     Assumptions,
@@ -77,6 +79,7 @@ from .state import (
 )
 
 _Q4, _Q6 = Decimal("0.0001"), Decimal("0.000001")  # the energy columns' decimal places
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -308,16 +311,32 @@ def cost_offers(
         except FxMissing as exc:
             not_costed.append(NotCosted(quote_id=facts.pk, reason=str(exc)))
             continue
+        except UNCOSTABLE as exc:
+            not_costed.append(NotCosted(quote_id=facts.pk, reason=uncostable_reason(exc)))
+            logger.warning("quote %s not costed for brief %s: %r", facts.pk, ctx.brief.pk, exc)
+            continue
         if row is None:  # nothing is dropped without a word
             reason = "the engine has no estimate for this quote's GPU for this brief"
             not_costed.append(NotCosted(quote_id=facts.pk, reason=reason))
+        elif (overflow := row_overflow(row)) is not None:
+            not_costed.append(NotCosted(quote_id=facts.pk, reason=overflow))
         else:
             rows.append(row)
     for route in routes:
         try:
-            rows.append(route_row(ctx, route))
+            row = route_row(ctx, route)
         except FxMissing as exc:
             not_costed.append(NotCosted(api_route_id=route.pk, reason=str(exc)))
+            continue
+        except UNCOSTABLE as exc:
+            not_costed.append(NotCosted(api_route_id=route.pk, reason=uncostable_reason(exc)))
+            logger.warning("route %s not costed for brief %s: %r", route.pk, ctx.brief.pk, exc)
+            continue
+        overflow = row_overflow(row)
+        if overflow is not None:
+            not_costed.append(NotCosted(api_route_id=route.pk, reason=overflow))
+        else:
+            rows.append(row)
     return rows, not_costed
 
 
@@ -583,7 +602,21 @@ def standing_of(table: CandidateTable) -> Standing:
 def candidate_table_build(*, brief: WorkloadBrief, table: CandidateTable) -> TableWrite:
     """What to write for ``brief`` now: incremental when only quotes or routes changed since
     the last compute, else full. Ranks, the capacity model and the sensitivity are set after
-    writing (apps.finance.writes)."""
+    writing (apps.finance.writes). A brief whose own figures are too large for decimal
+    arithmetic (one candidate's never are: ``cost_offers``) gets a table without a ranking
+    that says why, never one left pending."""
+    try:
+        return _table_build(brief=brief, table=table)
+    except UNCOSTABLE as exc:
+        logger.warning("brief %s not ranked: %r", brief.pk, exc)
+        reason = f"the brief's figures are too large to compute ({type(exc).__name__}): "
+        reason += "check its volumes, the FX rates and the finance assumptions"
+        return TableWrite(
+            fields=TableFields(success_unit=brief.success_unit, no_ranking_reason=reason)
+        )
+
+
+def _table_build(*, brief: WorkloadBrief, table: CandidateTable) -> TableWrite:
     ctx = table_context(brief, table)
     if isinstance(ctx, str):
         return TableWrite(

@@ -2,7 +2,7 @@ from typing import Any
 
 from django import forms
 
-from apps.core import formatting
+from apps.core import bounds, formatting
 from apps.core.currency import BASE_CURRENCY, Currency
 from apps.core.forms import percent_field, trim_decimal_initials
 
@@ -189,7 +189,9 @@ class FxRateForm(forms.Form):
         help_text=f"Units of {BASE_CURRENCY} per one unit of the currency (JPY: 0.0067).",
     )
     as_of = forms.DateField(
-        label="Valid from", help_text="The date the rate is valid from (YYYY-MM-DD)."
+        label="Valid from",
+        help_text="The date the rate is valid from (YYYY-MM-DD), from 2000 to tomorrow.",
+        validators=[bounds.plausible_date],
     )
     source = forms.CharField(
         max_length=FX_SOURCE_MAX_LENGTH, help_text="Where the rate comes from (e.g. ECB, 1 Dec)."
@@ -197,6 +199,7 @@ class FxRateForm(forms.Form):
 
     def clean_rate(self) -> Any:
         rate = self.cleaned_data["rate"]
-        if rate <= 0:
-            raise forms.ValidationError("A rate must be greater than 0.")
+        problem = bounds.fx_rate_problem(rate)
+        if problem:
+            raise forms.ValidationError(problem)
         return rate

@@ -8,6 +8,7 @@ from django.db.models import Q
 
 from apps.briefs.models import WorkloadBrief
 from apps.catalog.models import Gpu
+from apps.core import bounds
 from apps.core.choices import register, text_choices
 from apps.core.currency import Currency
 from apps.core.models import BaseModel
@@ -53,8 +54,9 @@ class FinanceAssumptions(BaseModel):
     is_default = models.BooleanField(default=False, editable=False)
     reporting_currency = models.CharField(max_length=3, choices=Currency.choices, blank=True)
     labour_rate_per_hour = models.DecimalField(
-        max_digits=10, decimal_places=2, null=True, blank=True, validators=[NOT_NEGATIVE]
-    )
+        max_digits=10, decimal_places=2, null=True, blank=True,
+        validators=bounds.at_most(bounds.LABOUR_RATE_PER_HOUR_MAX),
+    )  # fmt: skip
     observability_share = models.DecimalField(
         max_digits=5, decimal_places=4, null=True, blank=True, validators=SHARE
     )
@@ -75,18 +77,20 @@ class FinanceAssumptions(BaseModel):
     # (apps.engine.costing_constants has each built-in default and its source). Capex and
     # depreciation months are the quote's own, never a default.
     power_price_per_kwh = models.DecimalField(
-        max_digits=8, decimal_places=4, null=True, blank=True, validators=[NOT_NEGATIVE]
-    )
+        max_digits=8, decimal_places=4, null=True, blank=True,
+        validators=bounds.at_most(bounds.ELECTRICITY_PER_KWH_MAX),
+    )  # fmt: skip
     pue = models.DecimalField(
         max_digits=4, decimal_places=2, null=True, blank=True,
-        validators=[MinValueValidator(Decimal(1)), MaxValueValidator(Decimal(3))],
+        validators=bounds.between(bounds.PUE_MIN, bounds.PUE_MAX),
     )  # fmt: skip
     hosting_per_kw_month = models.DecimalField(
-        max_digits=10, decimal_places=2, null=True, blank=True, validators=[NOT_NEGATIVE]
-    )
+        max_digits=10, decimal_places=2, null=True, blank=True,
+        validators=bounds.at_most(bounds.HOSTING_PER_KW_MONTH_MAX),
+    )  # fmt: skip
     ops_hours_per_gpu_month = models.DecimalField(
         max_digits=6, decimal_places=2, null=True, blank=True,
-        validators=[NOT_NEGATIVE, MaxValueValidator(Decimal(730))],
+        validators=bounds.at_most(bounds.OPS_HOURS_PER_GPU_MONTH_MAX),
     )  # fmt: skip
     # --- end of owned hardware
     # Energy: the grid's carbon intensity, for every GPU candidate's kg CO2e a month (blank:
@@ -100,7 +104,8 @@ class FinanceAssumptions(BaseModel):
     # Platform labour (apps.engine.costing_labour).
     platform_hours_self_managed = models.DecimalField(
         "platform hours per self-managed deployment",
-        max_digits=8, decimal_places=2, null=True, blank=True, validators=[NOT_NEGATIVE],
+        max_digits=8, decimal_places=2, null=True, blank=True,
+        validators=bounds.at_most(bounds.PLATFORM_HOURS_PER_DEPLOYMENT_MAX),
         help_text="Hours a month each self-managed deployment takes (per-deployment allocation)",
     )  # fmt: skip
     labour_allocation = models.CharField(
@@ -109,13 +114,16 @@ class FinanceAssumptions(BaseModel):
     )  # fmt: skip
     platform_labour_pool_hours = models.DecimalField(
         "platform team hours a month",
-        max_digits=10, decimal_places=2, null=True, blank=True, validators=[NOT_NEGATIVE],
+        max_digits=10, decimal_places=2, null=True, blank=True,
+        validators=bounds.at_most(bounds.PLATFORM_POOL_HOURS_MAX),
         help_text="The platform team's hours a month for all self-managed deployments (shared)",
     )  # fmt: skip
     self_managed_gpu_hours_per_month = models.DecimalField(
         "self-managed GPU-hours a month",
         max_digits=12, decimal_places=2, null=True, blank=True,
-        validators=[MinValueValidator(Decimal("0.01"))],
+        validators=bounds.between(
+            bounds.SELF_MANAGED_GPU_HOURS_MIN, bounds.SELF_MANAGED_GPU_HOURS_MAX
+        ),
         help_text="GPU-hours a month all self-managed deployments are expected to hold (shared)",
     )  # fmt: skip
     # --- The cost lines of serving and media (apps.engine.costing_constants cites each default).
@@ -133,13 +141,15 @@ class FinanceAssumptions(BaseModel):
     )  # fmt: skip
     moderation_cost_per_image = models.DecimalField(
         "moderation per image",
-        max_digits=10, decimal_places=4, null=True, blank=True, validators=[NOT_NEGATIVE],
+        max_digits=10, decimal_places=4, null=True, blank=True,
+        validators=bounds.at_most(bounds.MODERATION_COST_MAX),
         help_text="Automated moderation of each generated image (default 0.001: Amazon "
         "Rekognition's list price)",
     )  # fmt: skip
     moderation_cost_per_video_minute = models.DecimalField(
         "moderation per minute of video",
-        max_digits=10, decimal_places=4, null=True, blank=True, validators=[NOT_NEGATIVE],
+        max_digits=10, decimal_places=4, null=True, blank=True,
+        validators=bounds.at_most(bounds.MODERATION_COST_MAX),
         help_text="Automated moderation of each minute of generated video (default 0.10)",
     )  # fmt: skip
     operator_review_share = models.DecimalField(
@@ -162,7 +172,8 @@ class FinanceAssumptions(BaseModel):
     )  # fmt: skip
     operator_review_rate_per_hour = models.DecimalField(
         "reviewer rate per hour",
-        max_digits=10, decimal_places=2, null=True, blank=True, validators=[NOT_NEGATIVE],
+        max_digits=10, decimal_places=2, null=True, blank=True,
+        validators=bounds.at_most(bounds.LABOUR_RATE_PER_HOUR_MAX),
         help_text="What an hour of review costs (blank: the labour rate)",
     )  # fmt: skip
     version = models.PositiveIntegerField(default=1)
@@ -256,8 +267,12 @@ class FxRate(BaseModel):
     applies (the later entry when two share a date)."""
 
     currency = models.CharField(max_length=3, choices=Currency.choices)
-    rate = models.DecimalField(max_digits=FX_RATE_MAX_DIGITS, decimal_places=FX_RATE_DECIMAL_PLACES)
-    as_of = models.DateField()
+    rate = models.DecimalField(
+        max_digits=FX_RATE_MAX_DIGITS,
+        decimal_places=FX_RATE_DECIMAL_PLACES,
+        validators=bounds.between(bounds.FX_RATE_MIN, bounds.FX_RATE_MAX),
+    )
+    as_of = models.DateField(validators=[bounds.plausible_date])
     source = models.CharField(max_length=FX_SOURCE_MAX_LENGTH)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
@@ -359,9 +374,12 @@ class CandidateRow(BaseModel):
     paid_gpus = models.PositiveIntegerField(null=True, blank=True)
     pricing_term = models.CharField(max_length=20, blank=True)
     cost_lines = models.JSONField(default=dict)
-    monthly_cost = models.DecimalField(max_digits=16, decimal_places=4)
+    # Wide enough for the largest accepted inputs (apps.core.bounds) on a large brief; a
+    # candidate whose figures pass a column anyway is listed as not costed
+    # (apps.finance.candidates.row_overflow).
+    monthly_cost = models.DecimalField(max_digits=24, decimal_places=4)
     accepted_outputs_per_month = models.DecimalField(max_digits=24, decimal_places=4)
-    effective_unit_cost = models.DecimalField(max_digits=32, decimal_places=18, null=True)
+    effective_unit_cost = models.DecimalField(max_digits=38, decimal_places=18, null=True)
     meets_constraints = models.BooleanField()
     why_not = models.JSONField(default=list, blank=True)
     basis = models.CharField(max_length=10, choices=Basis.choices, default=costing.Basis.ESTIMATED)
@@ -373,17 +391,17 @@ class CandidateRow(BaseModel):
     # GPU-hours a month the candidate pays for (busy and idle); null for an API route. What a
     # shared platform-labour pool is split by (apps.engine.costing_labour).
     paid_gpu_hours_per_month = models.DecimalField(
-        max_digits=16, decimal_places=4, null=True, blank=True
+        max_digits=24, decimal_places=4, null=True, blank=True
     )
     # Energy (apps.engine.energy): kWh a month at the facility meter, joules per accepted
     # output, and kg CO2e a month when finance gives a carbon intensity; null for an API route.
     energy_kwh_per_month = models.DecimalField(
-        max_digits=16, decimal_places=4, null=True, blank=True
+        max_digits=24, decimal_places=4, null=True, blank=True
     )
     energy_j_per_output = models.DecimalField(
         max_digits=24, decimal_places=6, null=True, blank=True
     )
-    co2e_kg_per_month = models.DecimalField(max_digits=16, decimal_places=4, null=True, blank=True)
+    co2e_kg_per_month = models.DecimalField(max_digits=24, decimal_places=4, null=True, blank=True)
     notes = models.JSONField(default=list, blank=True)
     # The figures the engine gives at the configuration that have no column of their own
     # (apps.finance.state.Figures: latencies, throughput, fit, load share, time to train) and

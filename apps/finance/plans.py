@@ -62,6 +62,7 @@ from apps.quotes.models import TERM_LABELS
 from .configuration import capacity_figures, target_misses
 from .fx import FxMissing
 from .offers import QuoteFacts
+from .rows import UNCOSTABLE, row_overflow, uncostable_reason
 from .state import (
     PLAN_KINDS,
     BucketCapacities,
@@ -178,8 +179,8 @@ def _offers(ctx: TableContext, quotes: Iterable[QuoteFacts], catalog: PlanCatalo
     for facts in quotes:
         try:
             terms = ctx.quote_terms(facts)
-        except FxMissing:
-            continue
+        except (FxMissing, *UNCOSTABLE):
+            continue  # not costed: its own row says why (apps.finance.candidates.cost_offers)
         spec = catalog.specs.get(facts.gpu)
         if spec is None:
             continue
@@ -199,13 +200,16 @@ def _offers(ctx: TableContext, quotes: Iterable[QuoteFacts], catalog: PlanCatalo
             # A bought GPU's rate depends on its own power figures: each is costed alone.
             facts.pk if terms.is_bought else None,
         )  # fmt: skip
-        rate = ZERO if terms.is_bought else gpu_hourly_rate(terms, ctx.finance)[0]
-        fixed = (
-            terms.storage_price_per_tb_month * volumes.storage_tb
-            + terms.egress_price_per_gb * volumes.egress_gb
-            + terms.network_monthly
-            + terms.monthly_extras
-        )
+        try:
+            rate = ZERO if terms.is_bought else gpu_hourly_rate(terms, ctx.finance)[0]
+            fixed = (
+                terms.storage_price_per_tb_month * volumes.storage_tb
+                + terms.egress_price_per_gb * volumes.egress_gb
+                + terms.network_monthly
+                + terms.monthly_extras
+            )
+        except UNCOSTABLE:
+            continue
         groups.setdefault(key, []).append((rate, fixed, facts.pk, facts, terms))
     probes: dict[tuple[str, int], tuple[object, object]] = {}
     out: list[_Offer] = []
@@ -216,7 +220,10 @@ def _offers(ctx: TableContext, quotes: Iterable[QuoteFacts], catalog: PlanCatalo
                 continue  # a cheaper-rate quote of the group has fixed prices as low
             lowest_fixed = fixed
             for count in key[1]:  # type: ignore[attr-defined]
-                offer = _offer(ctx, probes, facts, count, terms)
+                try:
+                    offer = _offer(ctx, probes, facts, count, terms)
+                except UNCOSTABLE:
+                    continue  # a figure too large to cost: never chosen
                 if offer is not None:
                     out.append(offer)
     return out
@@ -946,7 +953,12 @@ def plan_rows(
     built: dict[CandidateKind, Row] = {}
     missing: list[PlanMissing] = []
     for kind, build in ((CandidateKind.MIX, mix_row), (CandidateKind.DISAGG, disagg_row)):
-        row, reason = build(ctx, offers, catalog)
+        try:
+            row, reason = build(ctx, offers, catalog)
+        except UNCOSTABLE as exc:
+            row, reason = None, uncostable_reason(exc)
+        if row is not None and (overflow := row_overflow(row)) is not None:
+            row, reason = None, overflow
         if row is not None:
             built[kind] = row
         elif reason:

@@ -9,15 +9,85 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Any
 
-from django.db import connection
+from django.db import connection, models
 from django.utils import timezone
 
 from .models import CandidateRow, CandidateTable
 from .state import ROW_COLUMNS, Row, row_columns
 
 COLUMNS = ("table_id", *ROW_COLUMNS, "created_at", "updated_at")
+
+# The largest value each integer column takes: PostgreSQL's smallint and integer (SQLite's
+# columns are wider; the same bound keeps both databases alike).
+_INTEGER_LIMITS = {"gpu_count": 32_767, "replicas": 2_147_483_647, "paid_gpus": 2_147_483_647}
+# Each decimal column's (field name, the words a reason names it by).
+_DECIMAL_COLUMNS = {
+    "monthly_cost": "monthly cost",
+    "accepted_outputs_per_month": "accepted outputs a month",
+    "effective_unit_cost": "unit cost",
+    "paid_gpu_hours_per_month": "paid GPU-hours a month",
+    "p95_latency_ms": "p95 latency (ms)",
+    "memory_headroom_gb": "memory headroom (GB)",
+    "energy_kwh_per_month": "energy a month (kWh)",
+    "energy_j_per_output": "energy per output (J)",
+    "co2e_kg_per_month": "CO2e a month (kg)",
+}
+
+
+#: What costing one candidate may raise on figures too large or too odd for decimal arithmetic
+#: (decimal.InvalidOperation and Overflow are ArithmeticErrors; int() of a NaN is a
+#: ValueError): that candidate is not costed, with why, and the rest of the table is.
+UNCOSTABLE = (ArithmeticError, ValueError)
+
+
+def uncostable_reason(exc: BaseException) -> str:
+    """A candidate whose arithmetic failed, in words (the error's class names what failed)."""
+    return (
+        f"its costs could not be worked out ({type(exc).__name__}): a figure is too large; "
+        "check its price, the FX rate of its currency and the labour figures"
+    )
+
+
+def _decimal_limit(name: str) -> Decimal:
+    """10 ** (the column's digits before the point): a stored value is below it."""
+    column = CandidateRow._meta.get_field(name)
+    if not isinstance(column, models.DecimalField):
+        raise TypeError(f"CandidateRow.{name} is not a decimal column")
+    return Decimal(10) ** (column.max_digits - column.decimal_places)
+
+
+def row_overflow(row: Row) -> str | None:
+    """Why ``row`` cannot be stored (a figure past its column, or not a number), in words; None
+    when every figure fits. Such a candidate is listed as not costed, never written: on
+    PostgreSQL its insert would fail the whole table ("numeric field overflow"), on SQLite its
+    read would (decimal.InvalidOperation)."""
+    values = row_columns(row)
+    for name, words in _DECIMAL_COLUMNS.items():
+        value = values[name]
+        if value is None:
+            continue
+        number = value if isinstance(value, Decimal) else Decimal(str(value))
+        limit = _decimal_limit(name)
+        if not number.is_finite() or abs(number) >= limit:
+            return (
+                f"its {words}, {number:.4g}, is past the largest figure a candidate table "
+                f"stores ({limit:.0e}): check its price, the FX rate of its currency, the labour "
+                "figures and the brief's volumes"
+            )
+    for name, most in _INTEGER_LIMITS.items():
+        count = values[name]
+        if count is not None and count > most:
+            return (
+                f"it needs {count:,} GPUs or replicas ({name}), more than a candidate table "
+                f"stores ({most:,}): check the brief's volumes"
+            )
+    for name, amount in row.cost_lines.items():
+        if not Decimal(str(amount)).is_finite() or abs(amount) >= _decimal_limit("monthly_cost"):
+            return f"its cost line {name!r} is past the largest figure a candidate table stores"
+    return None
 
 
 def rows_insert(table: CandidateTable, rows: list[Row]) -> None:

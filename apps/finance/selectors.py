@@ -8,7 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 from rest_framework.renderers import JSONRenderer
 
@@ -29,6 +29,16 @@ ROW_EXTRAS = (
 )  # fmt: skip
 # A computed ranking is reused until its table is recomputed (or the day changes: staleness).
 RANKING_CACHE_SECONDS = 600
+
+
+def tables_left_pending() -> list[int]:
+    """The briefs whose table a recompute has not brought up to date: stale, or still queued
+    (what the live fuzz and its in-process twin check after their run: no table is left
+    pending)."""
+    left = CandidateTable.objects.filter(
+        Q(computed_version__lt=F("requested_version")) | Q(queued_at__isnull=False)
+    )
+    return list(left.order_by("brief_id").values_list("brief_id", flat=True))
 
 
 def candidate_table_for_brief(brief: WorkloadBrief) -> CandidateTable | None:

@@ -25,6 +25,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
 
 from apps.briefs.models import WorkloadBrief
+from apps.core import bounds
 from apps.core.currency import BASE_CURRENCY, Currency
 from apps.quotes.models import Quote
 
@@ -235,8 +236,13 @@ def candidate_tables_request_recompute(
     return to_enqueue
 
 
+#: How a failed recompute is logged (at ERROR, with its traceback): the live fuzz
+#: (scripts/fuzz-live) fails a run whose server log holds it.
+RECOMPUTE_FAILED = "recompute of briefs %s failed; left stale for the sweeper"
+
+
 def _failed(brief_ids: Any) -> None:
-    logger.exception("recompute of briefs %s failed; left stale for the sweeper", brief_ids)
+    logger.exception(RECOMPUTE_FAILED, brief_ids)
     if settings.CELERY_TASK_ALWAYS_EAGER and settings.CELERY_TASK_EAGER_PROPAGATES:
         raise  # in-process in the tests: show the bug where it happened
 
@@ -477,8 +483,9 @@ def fx_rate_create(
         errors["currency"] = [f"unknown currency {currency!r}"]
     elif currency == BASE_CURRENCY:
         errors["currency"] = [f"{BASE_CURRENCY} is the base currency: its rate is always 1"]
-    if rate is None or not rate > 0:
-        errors["rate"] = ["a rate must be greater than 0"]
+    problem = "A rate is required." if rate is None else bounds.fx_rate_problem(rate)
+    if problem:
+        errors["rate"] = [problem]
     if errors:
         raise ValidationError(errors)
     row = FxRate(currency=currency, rate=rate, as_of=as_of, source=source, created_by=created_by)

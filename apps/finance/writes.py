@@ -5,6 +5,7 @@ its transaction, with the tables locked."""
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
@@ -14,12 +15,14 @@ from django.utils import timezone
 
 from .capacity import capacity_model_for
 from .models import CandidateRow, CandidateTable
-from .rows import rows_insert_many
+from .rows import UNCOSTABLE, rows_insert_many
 from .sensitivity import sensitivity_update
 from .state import PLAN_KINDS
 
 if TYPE_CHECKING:
     from .candidates import TableWrite
+
+logger = logging.getLogger(__name__)
 
 
 def tables_write(items: list[tuple[CandidateTable, TableWrite, int]]) -> None:
@@ -51,14 +54,33 @@ def tables_write(items: list[tuple[CandidateTable, TableWrite, int]]) -> None:
             setattr(table, name, value)
         fields: list[str] = [*values, "computed_version", "computed_at", "updated_at"]
         if built.context is not None and built.capacity_model_affected:
-            table.capacity_model = capacity_model_for(built.context, table)
+            table.capacity_model = _derived(capacity_model_for, built.context, table)
             fields.append("capacity_model")
-        fields += sensitivity_update(table, built)  # apps.finance.sensitivity
+        try:
+            fields += sensitivity_update(table, built)  # apps.finance.sensitivity
+        except UNCOSTABLE as exc:
+            _not_derived("sensitivity", table, exc)
+            table.sensitivity = {}
+            fields.append("sensitivity")
         table.computed_version = version
         table.computed_at = table.updated_at = now
         by_fields[tuple(fields)].append(table)
     for names, same in by_fields.items():
         _tables_update(same, names)
+
+
+def _derived(build: Any, ctx: Any, table: CandidateTable) -> dict[str, Any]:
+    """The rent / reserve / buy comparison, or none when a figure is too large to compare (the
+    rows are written all the same: one candidate's figures never fail a table)."""
+    try:
+        return build(ctx, table)  # type: ignore[no-any-return]
+    except UNCOSTABLE as exc:
+        _not_derived("capacity model", table, exc)
+        return {}
+
+
+def _not_derived(what: str, table: CandidateTable, exc: BaseException) -> None:
+    logger.warning("table %s: %s left empty (%r)", table.pk, what, exc)
 
 
 def _tables_update(tables: list[CandidateTable], names: tuple[str, ...]) -> None:

@@ -23,6 +23,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, connection, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from apps.catalog.models import Gpu
@@ -98,10 +99,18 @@ def _source(*, fmt: str, filename: str, quote: CatalogQuote) -> str:
     return text[:SOURCE_MAX]
 
 
-def _visible_to(user: User | None, team_ids: set[int], quote: Quote) -> bool:
-    if quote.confidential_to_id is None or user is None or user.is_superuser:
-        return True
-    return quote.confidential_to_id in team_ids
+def _importers_quotes(provider: Provider, keys: list[str], team_ids: set[int]) -> dict[str, Quote]:
+    """The live quotes of ``keys`` this import updates, by key: the public ones and those
+    confidential to the importer's teams, the team's own winning when both hold a key. Another
+    team's confidential quote is never read here: the import creates its own quote beside it,
+    and its answer is the same whether or not such a quote exists."""
+    mine = Q(confidential_to__isnull=True) | Q(confidential_to__in=team_ids)
+    found = (
+        Quote.objects.select_for_update(no_key=True)
+        .filter(mine, provider=provider, retired=False, import_key__in=keys)
+        .order_by(F("confidential_to").asc(nulls_first=True), "pk")
+    )
+    return {q.import_key: q for q in found}  # the later (confidential) one of a key wins
 
 
 def _write_changes(updated: list[Quote], refreshed: list[Quote], *, day: date, now: Any) -> None:
@@ -182,18 +191,13 @@ def quotes_import_catalog(
         message = "no row of the file is a GPU of the catalog (load it: manage.py load_catalog)"
         raise QuoteImportError([RowError(row=1, field="", message=message)])
     legacy = {legacy_key(fmt=fmt, quote=q) for q in keys.values()}
-    existing = {
-        q.import_key: q
-        for q in Quote.objects.select_for_update(no_key=True).filter(
-            provider=provider, retired=False, import_key__in=[*keys, *legacy]
-        )
-    }
-    superseded = [q for k, q in existing.items() if k in legacy and k not in keys]
     team_ids = (
         set(Team.objects.filter(members=created_by).values_list("pk", flat=True))
         if created_by is not None
         else set()
     )
+    existing = _importers_quotes(provider, [*keys, *legacy], team_ids)
+    superseded = [q for k, q in existing.items() if k in legacy and k not in keys]
     to_create: list[Quote] = []
     to_update: list[Quote] = []
     to_refresh: list[Quote] = []
@@ -209,10 +213,6 @@ def quotes_import_catalog(
             "fetched_date": day,
         }
         quote = existing.get(key)
-        if quote is not None and not _visible_to(created_by, team_ids, quote):
-            message = "a live quote of this GPU, region and term exists that you may not change"
-            errors.append(RowError(row=row, field="provider", message=message))
-            continue
         if quote is None:
             quote = Quote(
                 provider=provider, gpu=gpu, region=item.region, pricing_term=item.term,
@@ -247,12 +247,6 @@ def quotes_import_catalog(
         bucket.append(quote)
     if errors:
         raise QuoteImportError(sorted(errors, key=lambda e: e.row))
-    for quote in superseded:
-        if not _visible_to(created_by, team_ids, quote):
-            message = "a live quote this import replaces exists that you may not change"
-            errors.append(RowError(row=1, field="provider", message=message))
-    if errors:
-        raise QuoteImportError(errors)
     try:
         with transaction.atomic():
             if superseded:

@@ -41,6 +41,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
+from apps.core import bounds
 from apps.engine.costing import PricingTerm
 
 from .catalog_names import UNKNOWN_GPU, Resolution, memory_from_mib, resolve
@@ -55,7 +56,16 @@ GPUHUNT_REQUIRED = ("instance_name", "location", "price", "gpu_count", "gpu_name
 #: Quote prices are stored to 4 decimal places (apps/quotes/models.py ``_money``).
 PRICE_QUANTUM = Decimal("0.0001")
 #: The most GPUs a quote's node may hold (Quote.gpus_per_node's validator).
-MAX_GPUS_PER_NODE = 576
+MAX_GPUS_PER_NODE = bounds.GPUS_PER_NODE_MAX
+#: A number's text in a catalog: a price, a count or a memory size needs under 20 characters;
+#: a longer one (a 5,000-digit figure) is a hostile or broken file, refused before it is read.
+MAX_NUMBER_CHARACTERS = 40
+#: An instance's hourly price: at most a GPU-hour's ceiling (apps.core.bounds) for each GPU of
+#: the largest node; a per-GPU price is then held to the GPU-hour range itself.
+MAX_INSTANCE_PRICE = bounds.GPU_HOUR_PRICE_MAX * MAX_GPUS_PER_NODE
+#: SkyPilot's GpuInfo ``SizeInMiB``: the largest GPU memory is 288 GB (B300, 274,658 MiB);
+#: 10^8 MiB (about 100 TB) is past any part.
+MAX_GPU_INFO_MIB = Decimal(100_000_000)
 #: SkyPilot's GpuInfo memory: ``'SizeInMiB': 81920`` for an "80 GB" part (fetch_aws.py,
 #: fetch_gcp.py ``_gpu_info_from_name``): the nominal GB is MiB / 1024.
 GPU_INFO_MIB = re.compile(r"['\"]SizeInMiB['\"]\s*:\s*(\d+(?:\.\d+)?)")
@@ -217,23 +227,65 @@ class _Reader:
         self.problems.append(RowProblem(row=row, field=name, message=message))
 
     def number(self, row: int, name: str, text: str) -> Decimal | None:
-        """The one place a row's numbers are read (prices, counts, memory): a finite decimal,
-        or None with a row problem naming the column (bounds on a column slot in here)."""
+        """The one place a row's numbers are read (prices, counts, memory): a finite decimal
+        of at most MAX_NUMBER_CHARACTERS characters, or None with a row problem naming the
+        column."""
+        if len(text) > MAX_NUMBER_CHARACTERS:
+            self.problem(row, name, f"not a plausible number: {len(text):,} characters long")
+            return None
         try:
             return _decimal(text)
         except InvalidOperation:
             self.problem(row, name, f"not a number: {text!r}")
             return None
 
-    def price(self, row: int, name: str, text: str) -> Decimal | None:
-        """A price column: None when empty (the row may have the other term's price)."""
+    def price(self, row: int, name: str, text: str, count: int | None) -> Decimal | None:
+        """A price column: None when empty (the row may have the other term's price). The
+        instance's price must be greater than 0 and at most MAX_INSTANCE_PRICE, and its price
+        per GPU (over ``count``) in the GPU-hour range of apps.core.bounds."""
         if not text:
             return None
         value = self.number(row, name, text)
-        if value is not None and value < 0:
+        if value is None:
+            return None
+        if value < 0 or (value == 0 and value.is_signed()):
             self.problem(row, name, f"negative: {text}")
             return None
+        if not 0 < value <= MAX_INSTANCE_PRICE:
+            self.problem(
+                row, name, f"not a plausible hourly price: {text} (greater than 0 and at most "
+                f"{MAX_INSTANCE_PRICE:,} an instance)",
+            )  # fmt: skip
+            return None
+        if count is not None and self.per_gpu_problem(row, name, value, count):
+            return None
         return value
+
+    def per_gpu_problem(self, row: int, name: str, price: Decimal, count: int) -> bool:
+        """A row problem (True) when ``price`` over ``count`` GPUs is outside the GPU-hour
+        range: a price that rounds to 0.0000 is never imported as a free GPU."""
+        per_gpu = price / count
+        if bounds.GPU_HOUR_PRICE_MIN <= per_gpu <= bounds.GPU_HOUR_PRICE_MAX:
+            return False
+        self.problem(
+            row, name, f"{per_gpu:.4g} a GPU-hour ({price} for {count} GPUs) is outside "
+            f"{bounds.GPU_HOUR_PRICE_MIN} to {bounds.GPU_HOUR_PRICE_MAX:,}",
+        )  # fmt: skip
+        return True
+
+    def gpu_info_memory(self, row: int, text: str) -> tuple[Decimal, ...] | None:
+        """SkyPilot's GpuInfo memory (``SizeInMiB``) as the GB it may mean; a row problem for a
+        figure past MAX_GPU_INFO_MIB."""
+        match = GPU_INFO_MIB.search(text)
+        if not match:
+            return None
+        mib = self.number(row, "GpuInfo", match.group(1))
+        if mib is None:
+            return None
+        if mib > MAX_GPU_INFO_MIB:
+            self.problem(row, "GpuInfo", f"SizeInMiB is not a plausible GPU memory: {mib:.4g}")
+            return None
+        return memory_from_mib(mib)
 
     def gpu_count(self, row: int, name: str, text: str, accelerator: str) -> int | None:
         try:
@@ -257,11 +309,6 @@ class _Reader:
         return False
 
 
-def _gpu_info_memory(text: str) -> tuple[Decimal, ...] | None:
-    match = GPU_INFO_MIB.search(text)
-    return memory_from_mib(Decimal(match.group(1))) if match else None
-
-
 def _gpu_info_name(text: str) -> str:
     match = GPU_INFO_NAME.search(text)
     return match.group(1) if match else ""
@@ -269,7 +316,8 @@ def _gpu_info_name(text: str) -> str:
 
 def _read_skypilot(text: str, reader: _Reader) -> None:
     host_prices: dict[tuple[str, str, str], Decimal] = {}  # (type, zone, term) -> price
-    attached: list[tuple[dict[str, str], int, int]] = []  # GCP accelerator-only rows
+    # GCP accelerator-only rows, with their prices as read (None: empty or refused).
+    attached: list[tuple[dict[str, str], int, int, dict[str, Decimal | None]]] = []
     for line, row in _rows(text, SKYPILOT_REQUIRED):
         if reader.too_many(line):
             break
@@ -282,17 +330,20 @@ def _read_skypilot(text: str, reader: _Reader) -> None:
             # A VM without an accelerator: not a GPU quote, but maybe a GCP host VM.
             for term, column in ((PricingTerm.ON_DEMAND, "Price"), (PricingTerm.SPOT, "SpotPrice")):
                 price_text = row.get(column, "")
-                # A CPU VM's unreadable price decides no GPU quote: not an error.
-                if instance and price_text:
+                # A CPU VM's unreadable or implausible price decides no GPU quote: not an
+                # error (a GPU row that needs the host VM says it is missing).
+                if instance and price_text and len(price_text) <= MAX_NUMBER_CHARACTERS:
                     with contextlib.suppress(InvalidOperation):
-                        host_prices[(instance, zone, term)] = _decimal(price_text)
+                        host = _decimal(price_text)
+                        if 0 < host <= MAX_INSTANCE_PRICE:
+                            host_prices[(instance, zone, term)] = host
             continue
         if not row["Region"]:
             reader.problem(line, "Region", "empty: every offer needs its region")
             continue
         count = reader.gpu_count(line, "AcceleratorCount", row["AcceleratorCount"], name)
-        price = reader.price(line, "Price", row["Price"])
-        spot = reader.price(line, "SpotPrice", row.get("SpotPrice", ""))
+        price = reader.price(line, "Price", row["Price"], count)
+        spot = reader.price(line, "SpotPrice", row.get("SpotPrice", ""), count)
         if count is None:
             continue
         if not row["Price"] and not row.get("SpotPrice"):
@@ -301,10 +352,10 @@ def _read_skypilot(text: str, reader: _Reader) -> None:
         if price is None and spot is None:
             continue  # a price that is not a number: a row problem already
         if not instance:
-            attached.append((row, line, count))
+            attached.append((row, line, count, {"Price": price, "SpotPrice": spot}))
             continue
         info = row.get("GpuInfo", "")
-        memory, source_name = _gpu_info_memory(info), _gpu_info_name(info)
+        memory, source_name = reader.gpu_info_memory(line, info), _gpu_info_name(info)
         for term, value in ((PricingTerm.ON_DEMAND, price), (PricingTerm.SPOT, spot)):
             if value is not None:
                 reader.offers.append(
@@ -312,14 +363,15 @@ def _read_skypilot(text: str, reader: _Reader) -> None:
                           instance=instance, region=row["Region"], zone=zone, term=term,
                           price=value, source_name=source_name)
                 )  # fmt: skip
-    for row, line, count in attached:
-        _attach_host(row, line, count, host_prices, reader)
+    for row, line, count, prices in attached:
+        _attach_host(row, line, count, prices, host_prices, reader)
 
 
 def _attach_host(
     row: dict[str, str],
     line: int,
     count: int,
+    prices: dict[str, Decimal | None],
     host_prices: dict[tuple[str, str, str], Decimal],
     reader: _Reader,
 ) -> None:
@@ -336,10 +388,11 @@ def _attach_host(
             )  # fmt: skip
         return
     info = row.get("GpuInfo", "")
-    memory, source_name = _gpu_info_memory(info), _gpu_info_name(info)
+    memory, source_name = reader.gpu_info_memory(line, info), _gpu_info_name(info)
     for term, column in ((PricingTerm.ON_DEMAND, "Price"), (PricingTerm.SPOT, "SpotPrice")):
-        if not row.get(column):
-            continue
+        own = prices[column]
+        if own is None:
+            continue  # empty, or refused as a row problem already
         options = [
             (host_prices[(h, zone, term)], h) for h in hosts if (h, zone, term) in host_prices
         ]
@@ -350,10 +403,13 @@ def _attach_host(
             )  # fmt: skip
             continue
         host_price, host = min(options)
+        price = own + host_price
+        if reader.per_gpu_problem(line, column, price, count):
+            continue
         reader.offers.append(
             Offer(row=line, accelerator=name, count=count, memory_gb=memory, instance=host,
                   region=row["Region"], zone=zone, term=term,
-                  price=_decimal(row[column]) + host_price, source_name=source_name,
+                  price=price, source_name=source_name,
                   instance_key=f"{name} x {count}")
         )  # fmt: skip
 
@@ -378,7 +434,7 @@ def _read_gpuhunt(text: str, reader: _Reader) -> None:
         if not row["instance_name"]:
             reader.problem(line, "instance_name", "empty")
         count = reader.gpu_count(line, "gpu_count", count_text, name)
-        price = reader.price(line, "price", row["price"])
+        price = reader.price(line, "price", row["price"], count)
         memory: tuple[Decimal, ...] | None = None
         if row.get("gpu_memory"):
             found = reader.number(line, "gpu_memory", row["gpu_memory"])

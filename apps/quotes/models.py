@@ -9,25 +9,25 @@ from django.db.models import F, Q
 from django.db.models.functions import Lower
 
 from apps.catalog.models import Gpu, GpuSystem
+from apps.core import bounds
 from apps.core.choices import text_choices
 from apps.core.currency import Currency
 from apps.core.models import BaseModel, Team
 from apps.engine import PRESETS, costing
 
 ZERO = 0
-# Explicit bounds, so that validation and the API schema are the same on SQLite (64-bit
-# integers) and PostgreSQL (32-bit integer and 16-bit smallint columns).
-MAX_COMMITMENT_MONTHS = 120
-MAX_RATE_LIMIT_RPM = 100_000_000
+# The ranges are apps.core.bounds' (each with its source); these names stay for their readers.
+# Explicit bounds keep validation and the API schema the same on SQLite (64-bit integers) and
+# PostgreSQL (32-bit integer and 16-bit smallint columns).
+MAX_COMMITMENT_MONTHS = bounds.MINIMUM_COMMITMENT_MONTHS_MAX
+MAX_RATE_LIMIT_RPM = bounds.RATE_LIMIT_RPM_MAX
 MAX_VERSION = 2_147_483_647
-# Owned (bought) hardware: bounds that keep a typo out (a GPU server draws a few kW a GPU; a
-# site's PUE is 1.0-3.0; hands-on hours cannot pass the 730 hours of a month).
-MIN_CAPEX = Decimal("0.01")
-MAX_DEPRECIATION_MONTHS = 180
-MIN_KW_PER_GPU = Decimal("0.001")
-MAX_KW_PER_GPU = Decimal(20)
-MAX_PUE = Decimal(3)
-MAX_OPS_HOURS = Decimal(730)
+MIN_CAPEX = bounds.CAPEX_PER_GPU_MIN
+MAX_DEPRECIATION_MONTHS = bounds.DEPRECIATION_MONTHS_MAX
+MIN_KW_PER_GPU = bounds.KW_PER_GPU_MIN
+MAX_KW_PER_GPU = bounds.KW_PER_GPU_MAX
+MAX_PUE = bounds.PUE_MAX
+MAX_OPS_HOURS = bounds.OPS_HOURS_PER_GPU_MONTH_MAX
 OWNED_REQUIRED = ("capex_per_gpu", "depreciation_months")
 OWNED_OPTIONAL = (
     "power_kw_per_gpu", "pue", "electricity_per_kwh", "hosting_per_kw_month", "ops_hours_per_month",
@@ -40,9 +40,10 @@ def validate_preset(value: str) -> None:
         raise ValidationError(f"unknown model preset {value!r}")
 
 
-def _money(**kwargs: Any) -> models.DecimalField:  # type: ignore[type-arg]
+def _money(high: Decimal, **kwargs: Any) -> models.DecimalField:  # type: ignore[type-arg]
+    """A price of 0 to ``high`` (apps.core.bounds), stored to 4 decimal places."""
     return models.DecimalField(
-        max_digits=14, decimal_places=4, validators=[MinValueValidator(ZERO)], **kwargs
+        max_digits=14, decimal_places=4, validators=bounds.at_most(high), **kwargs
     )
 
 
@@ -90,16 +91,21 @@ class Quote(BaseModel):
         GpuSystem, on_delete=models.PROTECT, null=True, blank=True, related_name="quotes"
     )
     gpus_per_node = models.PositiveSmallIntegerField(
-        default=8, validators=[MinValueValidator(1), MaxValueValidator(576)]
+        default=8, validators=bounds.between(1, bounds.GPUS_PER_NODE_MAX)
     )
     region = models.CharField(max_length=60)
     pricing_term = models.CharField(max_length=20, choices=PricingTerm.choices)
-    hourly_price_per_gpu = _money()
+    # At least bounds.GPU_HOUR_PRICE_MIN unless owned (``clean``).
+    hourly_price_per_gpu = _money(bounds.GPU_HOUR_PRICE_MAX)
     currency = models.CharField(max_length=3, choices=Currency.choices, default=Currency.USD)
-    storage_price_per_tb_month = _money(default=0)
-    egress_price_per_gb = _money(default=0)
-    network_monthly = _money(default=0, help_text="Private network / interconnect, per month.")
-    monthly_extras = _money(default=0, help_text="Support, licences and other monthly fees.")
+    storage_price_per_tb_month = _money(bounds.STORAGE_PER_TB_MONTH_MAX, default=0)
+    egress_price_per_gb = _money(bounds.EGRESS_PER_GB_MAX, default=0)
+    network_monthly = _money(
+        bounds.MONTHLY_FEE_MAX, default=0, help_text="Private network / interconnect, per month."
+    )
+    monthly_extras = _money(
+        bounds.MONTHLY_FEE_MAX, default=0, help_text="Support, licences and other monthly fees."
+    )
     minimum_commitment_months = models.PositiveSmallIntegerField(
         default=0, validators=[MaxValueValidator(MAX_COMMITMENT_MONTHS)]
     )
@@ -107,7 +113,7 @@ class Quote(BaseModel):
     # a blank optional figure takes the finance assumptions' default.
     capex_per_gpu = models.DecimalField(
         max_digits=14, decimal_places=2, null=True, blank=True,
-        validators=[MinValueValidator(MIN_CAPEX)],
+        validators=bounds.between(MIN_CAPEX, bounds.CAPEX_PER_GPU_MAX),
         help_text="Owned: purchase price per GPU, its share of the server and network.",
     )  # fmt: skip
     depreciation_months = models.PositiveSmallIntegerField(
@@ -127,12 +133,12 @@ class Quote(BaseModel):
     )  # fmt: skip
     electricity_per_kwh = models.DecimalField(
         max_digits=8, decimal_places=4, null=True, blank=True,
-        validators=[MinValueValidator(ZERO)],
+        validators=bounds.at_most(bounds.ELECTRICITY_PER_KWH_MAX),
         help_text="Owned: electricity price per kWh (blank: finance default).",
     )  # fmt: skip
     hosting_per_kw_month = models.DecimalField(
         max_digits=10, decimal_places=2, null=True, blank=True,
-        validators=[MinValueValidator(ZERO)],
+        validators=bounds.at_most(bounds.HOSTING_PER_KW_MONTH_MAX),
         help_text="Owned: colocation / hosting per kW of IT load a month (blank: finance default).",
     )  # fmt: skip
     ops_hours_per_month = models.DecimalField(
@@ -140,7 +146,7 @@ class Quote(BaseModel):
         validators=[MinValueValidator(ZERO), MaxValueValidator(MAX_OPS_HOURS)],
         help_text="Owned: datacentre hands-on hours per GPU a month (blank: finance default).",
     )  # fmt: skip
-    quote_date = models.DateField()
+    quote_date = models.DateField(validators=[bounds.plausible_date])
     valid_until = models.DateField(null=True, blank=True)
     source = models.CharField(max_length=300, help_text="Who quoted it, or the price page.")
     retired = models.BooleanField(default=False)
@@ -171,16 +177,26 @@ class Quote(BaseModel):
         "updates this quote in place.",
     )
     fetched_date = models.DateField(
-        null=True, blank=True, help_text="Catalog imports: the day the catalog was fetched."
+        null=True,
+        blank=True,
+        validators=[bounds.plausible_date],
+        help_text="Catalog imports: the day the catalog was fetched.",
     )
 
     class Meta:
         constraints = [
-            # One live quote per provider and catalog key: a re-import updates it in place.
+            # One live public quote per provider and catalog key, and one per team among its
+            # confidential ones: a re-import updates the importer's in place, and another
+            # team's confidential quote of the key neither blocks nor shows (catalog_import).
             models.UniqueConstraint(
                 fields=["provider", "import_key"],
-                condition=Q(retired=False) & ~Q(import_key=""),
-                name="quote_one_live_per_provider_import_key",
+                condition=Q(retired=False) & ~Q(import_key="") & Q(confidential_to__isnull=True),
+                name="quote_one_live_public_per_provider_import_key",
+            ),
+            models.UniqueConstraint(
+                fields=["provider", "import_key", "confidential_to"],
+                condition=Q(retired=False) & ~Q(import_key="") & Q(confidential_to__isnull=False),
+                name="quote_one_live_per_team_provider_import_key",
             ),
             models.CheckConstraint(
                 condition=(Q(gpu__isnull=False) & Q(system__isnull=True))
@@ -229,6 +245,12 @@ class Quote(BaseModel):
                     "hourly price at 0."
                 )
         else:
+            price = self.hourly_price_per_gpu
+            if price is not None and 0 <= price < bounds.GPU_HOUR_PRICE_MIN:
+                errors["hourly_price_per_gpu"] = (
+                    f"A rented GPU-hour costs at least {bounds.GPU_HOUR_PRICE_MIN} "
+                    "(only an owned quote takes 0)."
+                )
             for name in OWNED_FIELDS:
                 if getattr(self, name) is not None:
                     errors[name] = "Only an owned (bought) quote takes this; leave it empty."
@@ -251,10 +273,13 @@ class ApiRoute(BaseModel):
         validators=[validate_preset],
         help_text="The catalog preset this route serves, if any.",
     )
-    input_price_per_mtok = _money()
-    output_price_per_mtok = _money()
+    input_price_per_mtok = _money(bounds.MTOK_PRICE_MAX)
+    output_price_per_mtok = _money(bounds.MTOK_PRICE_MAX)
     cached_input_price_per_mtok = _money(
-        null=True, blank=True, help_text="Per million input tokens read from the prompt cache."
+        bounds.MTOK_PRICE_MAX,
+        null=True,
+        blank=True,
+        help_text="Per million input tokens read from the prompt cache.",
     )
     currency = models.CharField(max_length=3, choices=Currency.choices, default=Currency.USD)
     batch_discount = models.DecimalField(
@@ -275,7 +300,7 @@ class ApiRoute(BaseModel):
         blank=True,
         help_text="Hour-of-day windows (UTC) and their prices; empty: one price all day.",
     )
-    quote_date = models.DateField(null=True, blank=True)
+    quote_date = models.DateField(null=True, blank=True, validators=[bounds.plausible_date])
     source = models.CharField(max_length=300, blank=True)
     retired = models.BooleanField(default=False)
     version = models.PositiveIntegerField(default=1, validators=[MaxValueValidator(MAX_VERSION)])
@@ -311,9 +336,9 @@ class ApiRoutePrice(BaseModel):
     effective_from = models.DateField(
         null=True, blank=True, help_text="Empty: since the price list first listed the model."
     )
-    input_price_per_mtok = _money()
-    output_price_per_mtok = _money()
-    cached_input_price_per_mtok = _money(null=True, blank=True)
+    input_price_per_mtok = _money(bounds.MTOK_PRICE_MAX)
+    output_price_per_mtok = _money(bounds.MTOK_PRICE_MAX)
+    cached_input_price_per_mtok = _money(bounds.MTOK_PRICE_MAX, null=True, blank=True)
     currency = models.CharField(max_length=3, choices=Currency.choices, default=Currency.USD)
     batch_discount = models.DecimalField(
         max_digits=5,

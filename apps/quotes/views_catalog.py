@@ -10,6 +10,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from apps.catalog.models import Gpu
+from apps.core import bounds
 from apps.core.roles import QUOTE_EDITORS, has_role
 from apps.core.users import signed_in
 
@@ -40,7 +41,9 @@ class CatalogImportForm(forms.Form):
     format = forms.ChoiceField(choices=list(FORMATS.items()), label="Catalog format")
     fetched_date = forms.DateField(
         required=False, widget=DateInput(), label="Fetched on",
-        help_text="The day the catalog was fetched; each quote's date (empty: today).",
+        validators=[bounds.plausible_date],
+        help_text="The day the catalog was fetched; each quote's date (empty: today; from "
+        "2000 to tomorrow).",
     )  # fmt: skip
 
 

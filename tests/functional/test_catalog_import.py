@@ -182,15 +182,22 @@ class TestReimport:
         assert body["created"] == 1
         assert Quote.objects.filter(import_key=key).count() == 2
 
-    def test_a_quote_confidential_to_another_team_is_not_changed(self, api, aws):
+    def test_a_quote_confidential_to_another_team_is_not_changed_nor_in_the_way(self, api, aws):
+        """Issue 24 point 3: the import creates its own quote beside another team's
+        confidential one of the same key, and answers as if that quote did not exist."""
         post(api, fixture_file("skypilot_aws_vms.csv"), provider=aws.pk)
         key = "skypilot:p5.48xlarge:h100-sxm5-80gb:us-east-1:ON_DEMAND"
-        Quote.objects.filter(import_key=key).update(confidential_to=TeamFactory(slug="elsewhere"))
+        elsewhere = TeamFactory(slug="elsewhere")
+        Quote.objects.filter(import_key=key).update(confidential_to=elsewhere)
         cheaper = (DATA / "skypilot_aws_vms.csv").read_text().replace(",55.04,", ",49.60,")
         response = post(api, text_file(cheaper), provider=aws.pk)
-        assert response.status_code == 400
-        assert response.json()["errors"][0]["field"] == "provider"
-        assert Quote.objects.get(import_key=key).hourly_price_per_gpu == Decimal("6.8800")
+        assert response.status_code == 201, response.content
+        assert response.json()["created"] == 1
+        theirs = Quote.objects.get(import_key=key, confidential_to=elsewhere)
+        assert theirs.hourly_price_per_gpu == Decimal("6.8800")
+        ours = Quote.objects.get(import_key=key, confidential_to__isnull=True, retired=False)
+        assert ours.hourly_price_per_gpu == Decimal("6.2000")
+        assert "elsewhere" not in response.content.decode()
 
 
 class TestRecompute:

@@ -32,7 +32,7 @@ from apps.briefs.models import (
     TOKENS_MAX,
     WorkloadBrief,
 )
-from apps.core import json_guard
+from apps.core import bounds, json_guard
 from apps.core.api import FreeFormJson, StrictJsonTypes
 from apps.engine import PRESETS, EngineInputError, model_from_hf_config
 from apps.engine.request_sizes import MAX_BUCKETS
@@ -207,7 +207,11 @@ class MediaSerializer(StrictJsonTypes, serializers.Serializer):  # type: ignore[
     width = serializers.IntegerField(min_value=64, max_value=16384)
     height = serializers.IntegerField(min_value=64, max_value=16384)
     seconds = serializers.DecimalField(
-        max_digits=7, decimal_places=2, min_value=Decimal("0.01"), required=False
+        max_digits=7,
+        decimal_places=2,
+        min_value=bounds.CLIP_SECONDS_MIN,
+        max_value=bounds.CLIP_SECONDS_MAX,
+        required=False,
     )
     steps = serializers.IntegerField(
         min_value=1,
@@ -286,7 +290,11 @@ class BriefInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: ig
     output_tokens = TokensSerializer(required=False)
     concurrency = serializers.IntegerField(min_value=1, max_value=CONCURRENCY_MAX, required=False)
     requests_per_second = serializers.DecimalField(
-        max_digits=10, decimal_places=3, min_value=Decimal("0.001"), required=False
+        max_digits=10,
+        decimal_places=3,
+        min_value=bounds.REQUESTS_PER_SECOND_MIN,
+        max_value=bounds.REQUESTS_PER_SECOND_MAX,
+        required=False,
     )
     records_per_job = serializers.IntegerField(min_value=1, max_value=10**12, required=False)
     image = MediaSerializer(required=False)

@@ -125,6 +125,14 @@ class DecisionRecordOutputSerializer(serializers.ModelSerializer):  # type: igno
         read_only=True,
         help_text="The role it was submitted in; blank until submitted.",
     )
+    # Blank for a quote or a route: said so, so that the schema's enum holds "" too (the
+    # in-process fuzz meets it once tables are recomputed after each case, issue 24).
+    chosen_plan = serializers.ChoiceField(
+        choices=list(DecisionRecord._meta.get_field("chosen_plan").choices or []),
+        allow_blank=True,
+        read_only=True,
+        help_text="MIX or DISAGG when a serving plan is chosen; blank for a quote or a route.",
+    )
 
     class Meta:
         model = DecisionRecord

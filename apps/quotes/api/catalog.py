@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.core import bounds
 from apps.core.api import StrictJsonTypes
 from apps.core.permissions import role_permission
 from apps.core.roles import QUOTE_EDITORS
@@ -43,8 +44,9 @@ class CatalogImportInputSerializer(StrictJsonTypes, serializers.Serializer):  # 
     )
     fetched_date = serializers.DateField(
         required=False,
+        validators=[bounds.plausible_date],
         help_text="The day the catalog was fetched (YYYY-MM-DD; default today): each quote's "
-        "quote date.",
+        "quote date. From 2000-01-01 to tomorrow (400 outside).",
     )
 
     def validate_provider(self, value: str) -> Provider:

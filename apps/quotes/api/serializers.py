@@ -6,10 +6,14 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from apps.catalog.models import Gpu, GpuSystem
+from apps.core import bounds
 from apps.core.api import StrictJsonTypes
 from apps.engine.costing import PricingTerm
 from apps.quotes.models import OWNED_FIELDS, ApiRoute, Provider, Quote
 from apps.quotes.selectors import quote_age_days, quote_is_stale
+
+#: What the schema says of a price's date (apps.core.bounds.plausible_date).
+PLAUSIBLE_DATE = "From 2000-01-01 to tomorrow (400 outside)."
 
 
 class ProviderSerializer(StrictJsonTypes, serializers.ModelSerializer):  # type: ignore[type-arg]
@@ -39,7 +43,15 @@ class QuoteInputSerializer(StrictJsonTypes, serializers.ModelSerializer):  # typ
             "minimum_commitment_months", "quote_date", "valid_until", "source", *OWNED_FIELDS,
         ]  # fmt: skip
         # An owned quote is costed from its capex: its hourly price may be left out (0).
-        extra_kwargs = {"hourly_price_per_gpu": {"required": False}}
+        extra_kwargs = {
+            "hourly_price_per_gpu": {
+                "required": False,
+                "help_text": f"{bounds.GPU_HOUR_PRICE_MIN} to {bounds.GPU_HOUR_PRICE_MAX:,} a "
+                "GPU-hour in the quote's currency (400 outside); 0 or left out only on an "
+                "owned quote",
+            },
+            "quote_date": {"help_text": PLAUSIBLE_DATE},
+        }
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         instance = self.instance
@@ -102,6 +114,7 @@ class ApiRouteInputSerializer(StrictJsonTypes, serializers.ModelSerializer):  # 
             "output_price_per_mtok", "cached_input_price_per_mtok", "currency", "batch_discount",
             "rate_limit_rpm", "quote_date", "source",
         ]  # fmt: skip
+        extra_kwargs = {"quote_date": {"help_text": PLAUSIBLE_DATE}}
         validators: list[Any] = []  # the live-route uniqueness is checked by the service
 
 
