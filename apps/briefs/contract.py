@@ -464,7 +464,9 @@ def demand_for_brief(brief: WorkloadBrief, e2e_latencies_s: Iterable[float]) -> 
         workload_type=workload,
         success_unit=SuccessUnit(brief.success_unit or DEFAULT_UNITS[workload]),
         hours_per_month=Decimal(brief.hours_per_month or 0),
-        duty_cycle=DutyCycle(brief.duty_cycle),
+        # A brief not yet complete (a what-if saved early) is sized for its fit table at the
+        # costing's own defaults; its candidate table waits for the missing fields.
+        duty_cycle=DutyCycle(brief.duty_cycle) if brief.duty_cycle else DutyCycle.ALWAYS_ON,
         input_tokens_mean=mean(brief.input_tokens_p50, brief.input_tokens_p95),
         output_tokens_mean=mean(brief.output_tokens_p50, brief.output_tokens_p95),
         requests_per_month=requests_per_month(brief, e2e_latencies_s),
@@ -472,7 +474,9 @@ def demand_for_brief(brief: WorkloadBrief, e2e_latencies_s: Iterable[float]) -> 
         training_tokens=_d(brief.training_tokens) if training else None,
         checkpoint_interval_minutes=_d(brief.checkpoint_interval_minutes),
         acceptance_rate=brief.acceptance_rate,
-        operating_boundary=OperatingBoundary(brief.operating_boundary),
+        operating_boundary=OperatingBoundary(brief.operating_boundary)
+        if brief.operating_boundary
+        else None,
         clip_seconds=brief.clip_seconds,
         tolerates_interruptions=brief.interruptions_tolerated,
     )

@@ -184,13 +184,14 @@ class TestBriefPageByWorkloadType:
         other = dict(rows(html))["l4-24gb"]
         assert '<td class="num cost">—</td>' in other  # no quote, no cost
 
-    def test_a_brief_that_names_no_success_unit_yet_still_shows_its_fit(self, catalog, page, team):
+    def test_a_brief_not_yet_complete_still_shows_its_fit(self, catalog, page, team):
         # A what-if saved before its success unit is chosen: the fit table is the engine's, the
         # month of demand sized in the workload's usual unit; the candidate table waits.
-        brief = BriefFactory(team=team, success_unit="")
+        brief = BriefFactory(team=team, success_unit="", duty_cycle="", operating_boundary="")
         response = page.get(f"/briefs/{brief.pk}/")
         assert response.status_code == 200
-        assert rows(response.content.decode())
+        html = response.content.decode()
+        assert rows(html), re.findall(r"engine-error\">([^<]*)", html)
 
     def test_without_a_candidate_table_no_cost_column(self, catalog, page, team):
         html = page.get(f"/briefs/{qlora_brief(team).pk}/").content.decode()

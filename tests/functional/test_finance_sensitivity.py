@@ -7,6 +7,7 @@ from decimal import Decimal
 import pytest
 
 from apps.catalog.models import Gpu
+from apps.core import formatting
 from apps.core.roles import Role
 from apps.decisions.snapshot import build_snapshot
 from apps.finance.api import SensitivitySerializer
@@ -253,7 +254,8 @@ class TestSensitivityOnTheFinancePage:
         assert "12 months" in table and "36 months" in table
         assert "(winner)" in table
         monthly = CandidateTable.objects.get(brief=market["brief"]).sensitivity["leading"][0]
-        assert f"{Decimal(monthly['monthly_cost']):,.2f} USD" in table
+        # Money as every page writes it (apps.core.formatting.money).
+        assert formatting.money(monthly["monthly_cost"], "USD") in table
 
 
 class TestSensitivityInTheSnapshot:

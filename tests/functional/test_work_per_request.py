@@ -171,6 +171,15 @@ class TestTheBodyIsCheckedWhileItIsRead:
 
 
 class TestThePdfIsDrawnOnce:
+    @pytest.fixture(autouse=True)
+    def no_pdf_kept_from_other_tests(self):
+        # The suite's in-memory storage lives as long as the process, and record ids repeat
+        # from one test database to the next.
+        if default_storage.exists(PDF_FOLDER):
+            for folder in default_storage.listdir(PDF_FOLDER)[0]:
+                for name in default_storage.listdir(f"{PDF_FOLDER}/{folder}")[1]:
+                    default_storage.delete(f"{PDF_FOLDER}/{folder}/{name}")
+
     def stored(self, record_id):
         folder = f"{PDF_FOLDER}/{record_id}"
         if not default_storage.exists(folder):

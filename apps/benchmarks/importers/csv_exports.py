@@ -44,7 +44,8 @@ import io
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Final
 
 from .common import (
@@ -63,8 +64,20 @@ from .common import (
 
 # A GuideLLM row holds its benchmark's configuration as JSON in single cells; csv's default
 # limit of 131,072 characters a cell would refuse a long one. The file's own size limit
-# (MAX_FILE_BYTES) bounds every cell anyway. (The limit is the csv module's, process-wide.)
-csv.field_size_limit(MAX_FILE_BYTES)
+# (MAX_FILE_BYTES) bounds every cell anyway. The csv module's limit is process-wide, so it is
+# raised only while an export is read (`_cells_up_to`) and put back after: the quote CSV keeps
+# its own, lower limit.
+CELL_CHARS_MAX: Final = MAX_FILE_BYTES
+
+
+@contextmanager
+def _cells_up_to(limit: int) -> Iterator[None]:
+    before = csv.field_size_limit(limit)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(before)
+
 
 #: A metric name with its unit in parentheses: "Time to First Token (ms)".
 NAME_AND_UNIT: Final = re.compile(r"^(?P<name>.*?)\s*(?:\((?P<unit>[^()]*)\))?\s*$")
@@ -159,7 +172,8 @@ def _rows(raw: bytes) -> Rows:
     if "\x00" in text:
         raise ImportFormatError("not CSV: the file contains NUL bytes")
     try:
-        return [[cell.strip() for cell in row] for row in csv.reader(io.StringIO(text))]
+        with _cells_up_to(CELL_CHARS_MAX):
+            return [[cell.strip() for cell in row] for row in csv.reader(io.StringIO(text))]
     except csv.Error as exc:
         raise ImportFormatError(f"not CSV: {exc}") from None
 
