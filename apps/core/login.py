@@ -3,12 +3,16 @@
 Before a password is checked, the attempt takes a place on two counters kept in the cache
 (Redis in production, shared by every process):
 
-- one for the username tried, normalised so that ``Alice``, `` alice`` and the same letters in
-  full width (which Django's sign-in form turns into ``alice``) are one counter:
-  at most LOGIN_FAILURE_LIMIT places per LOGIN_FAILURE_WINDOW_S;
+- one for the username tried *from this address*, the username normalised so that ``Alice``,
+  `` alice`` and the same letters in full width (which Django's sign-in form turns into
+  ``alice``) are one counter: at most LOGIN_FAILURE_LIMIT places per LOGIN_FAILURE_WINDOW_S.
+  Failures from one address never lock that person out from another address;
 - one for the address the attempt comes from (a whole /64 for IPv6), with the much higher
   LOGIN_ADDRESS_FAILURE_LIMIT, so that typos in one office behind one NAT address do not lock
   out the whole organisation, while one machine still cannot try passwords for everyone.
+
+The address is REMOTE_ADDR, or, behind LOGIN_TRUSTED_PROXY_HOPS reverse proxies, the entry of
+X-Forwarded-For that the outermost trusted proxy wrote (see ``client_address``).
 
 When either counter is full the attempt is refused with 429 and the password is not checked at
 all. A check that succeeds gives its places back, so the counters hold failed checks (and checks
@@ -47,25 +51,53 @@ IPV6_HOST_PREFIX = 64
 TAKE_ATTEMPTS = 3
 
 
-def _username_key(username: str) -> str:
+def client_address(request: HttpRequest | None) -> str:
+    """The address a sign-in comes from, as text ("" when there is none).
+
+    With LOGIN_TRUSTED_PROXY_HOPS = 0 it is REMOTE_ADDR. With N trusted reverse proxies in front,
+    each appending the address it received from to X-Forwarded-For, it is the N-th entry from
+    the right: the one the outermost trusted proxy wrote. Entries left of it were written by
+    the client (anyone can send the header) and are never read. A header with fewer than N
+    entries did not pass through every trusted proxy: REMOTE_ADDR is used.
+    """
+    if request is None:
+        return ""
+    remote_addr = request.META.get("REMOTE_ADDR", "")
+    hops = settings.LOGIN_TRUSTED_PROXY_HOPS
+    if hops <= 0:
+        return remote_addr
+    forwarded = [entry.strip() for entry in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+    forwarded = [entry for entry in forwarded if entry]
+    if len(forwarded) < hops:
+        return remote_addr
+    return forwarded[-hops]
+
+
+def _address_part(request: HttpRequest | None) -> str:
+    """The address counted: an IPv4 address, an IPv6 /64 network, or "unknown"."""
+    try:
+        ip = ipaddress.ip_address(client_address(request))
+    except ValueError:
+        return "unknown"
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/{IPV6_HOST_PREFIX}", strict=False))
+    return str(ip)
+
+
+def _username_key(username: str, request: HttpRequest | None) -> str:
     # The same normalisation Django's sign-in form applies (NFKC, stripped), then casefold so
-    # that case variants share a counter. Hashed: any text the user typed becomes a valid key
-    # for every cache backend, and usernames are not stored in the cache in clear.
+    # that case variants share a counter; one counter per (username, address) pair. Hashed: any
+    # text the user typed becomes a valid key for every cache backend, and usernames are not
+    # stored in the cache in clear. The NUL between them cannot be in either part's text.
     normal = unicodedata.normalize("NFKC", username).strip().casefold()
-    return "login-fail:user:" + hashlib.sha256(normal.encode()).hexdigest()
+    pair = f"{normal}\0{_address_part(request)}"
+    return "login-fail:user:" + hashlib.sha256(pair.encode()).hexdigest()
 
 
 def _address_key(request: HttpRequest | None) -> str:
-    address = request.META.get("REMOTE_ADDR", "") if request is not None else ""
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return "login-fail:addr:unknown"
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return f"login-fail:addr:{ip.ipv4_mapped}"
-        return f"login-fail:addr:{ipaddress.ip_network(f'{ip}/{IPV6_HOST_PREFIX}', strict=False)}"
-    return f"login-fail:addr:{ip}"
+    return f"login-fail:addr:{_address_part(request)}"
 
 
 def _give_back(key: str) -> None:
@@ -103,7 +135,7 @@ def _take_place(key: str, limit: int) -> bool:
 
 def login_attempt_start(*, request: HttpRequest | None, username: str) -> bool:
     """Take a place for one password check; False when the username or address is locked out."""
-    user_key, address_key = _username_key(username), _address_key(request)
+    user_key, address_key = _username_key(username, request), _address_key(request)
     if not _take_place(user_key, settings.LOGIN_FAILURE_LIMIT):
         return False
     if not _take_place(address_key, settings.LOGIN_ADDRESS_FAILURE_LIMIT):
@@ -114,7 +146,7 @@ def login_attempt_start(*, request: HttpRequest | None, username: str) -> bool:
 
 def login_attempt_succeeded(*, request: HttpRequest | None, username: str) -> None:
     """The password was right: the places taken for it are not failures."""
-    _give_back(_username_key(username))
+    _give_back(_username_key(username, request))
     _give_back(_address_key(request))
 
 

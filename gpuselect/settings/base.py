@@ -226,14 +226,21 @@ SPECTACULAR_SETTINGS = {
 }
 
 # Sign-in throttling (apps/core/login.py), on /accounts/login/ and /admin/login/: failed
-# password checks allowed within the window, then 429 until it ends. Per username tried (5:
-# room for a few typos, far too few to guess a password):
+# password checks allowed within the window, then 429 until it ends. Per username tried from
+# one address (5: room for a few typos, far too few to guess a password; failures from one
+# address never lock the user out from another):
 LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
 # Per address (IPv6: per /64), much higher: a whole office behind one NAT address shares it, and
 # its typos must not lock everyone out; 50 still stops one machine trying passwords for everyone.
 LOGIN_ADDRESS_FAILURE_LIMIT = env.int("LOGIN_ADDRESS_FAILURE_LIMIT", default=50)
 # 15 minutes, from the first attempt a counter counts; later attempts do not extend it.
 LOGIN_FAILURE_WINDOW_S = env.int("LOGIN_FAILURE_WINDOW_S", default=900)
+# How many reverse proxies in front of the app append to X-Forwarded-For and are trusted. 0:
+# the address counted is REMOTE_ADDR and X-Forwarded-For, which anyone can send, is ignored
+# (the embedded default, which listens on loopback only). N: the N-th entry from the right,
+# the one the outermost trusted proxy wrote; entries left of it are the client's own and
+# never read. Production reads it from DJANGO_TRUSTED_PROXY_HOPS (docs/design.md, known limits).
+LOGIN_TRUSTED_PROXY_HOPS = 0
 
 # The cache holds throttle counters; production shares them across processes through Redis.
 CACHES = {

@@ -21,6 +21,13 @@ SECURE_HSTS_PRELOAD = True
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 
+# Reverse proxies in front of the app that append to X-Forwarded-For (1 for one nginx or load
+# balancer); sign-in throttling counts the address the outermost of them saw. Default 0: only
+# REMOTE_ADDR, never a header a client can write (gpuselect/settings/base.py).
+LOGIN_TRUSTED_PROXY_HOPS = env.int("DJANGO_TRUSTED_PROXY_HOPS", default=0)
+if LOGIN_TRUSTED_PROXY_HOPS < 0:
+    raise ImproperlyConfigured("DJANGO_TRUSTED_PROXY_HOPS must be 0 or a positive number.")
+
 # Throttle counters (API rates, failed sign-ins) must be shared by every web process.
 CACHES = {
     "default": {

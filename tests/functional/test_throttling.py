@@ -15,6 +15,7 @@ from django.urls import resolve
 from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle, SimpleRateThrottle, UserRateThrottle
 
+from apps.core.roles import Role
 from tests.conftest import broker_url
 
 pytestmark = pytest.mark.django_db
@@ -28,6 +29,10 @@ WRONG_PASSWORD = "no"
 # (it widens the race; nothing is timed).
 SLOW_CHECK_S = 0.3
 SIMULTANEOUS_ATTEMPTS = 20
+# Two clients at documentation addresses (RFC 5737), and a reverse proxy on a private one.
+ADDRESS_A = "192.0.2.10"
+ADDRESS_B = "203.0.113.20"
+PROXY_ADDRESS = "10.9.9.9"
 
 
 @pytest.fixture(autouse=True)
@@ -105,9 +110,9 @@ class TestLoginThrottle:
     @override_settings(LOGIN_FAILURE_LIMIT=3)
     def test_case_and_spaces_around_the_username_share_one_counter(self, client, make_user):
         make_user(username="alice")
-        for n, spelling in enumerate(("Alice", "alice ", " ALICE")):
-            assert sign_in(client, LOGIN, spelling, address=f"10.0.1.{n}").status_code == 200
-        assert sign_in(client, LOGIN, "alice", PASSWORD, address="10.0.2.1").status_code == 429
+        for spelling in ("Alice", "alice ", " ALICE"):
+            assert sign_in(client, LOGIN, spelling).status_code == 200
+        assert sign_in(client, LOGIN, "alice", PASSWORD).status_code == 429
 
     @override_settings(LOGIN_FAILURE_LIMIT=3)
     def test_a_full_width_spelling_of_the_username_shares_its_counter(self, client, make_user):
@@ -117,16 +122,41 @@ class TestLoginThrottle:
         for _ in range(3):
             sign_in(client, LOGIN, "victim")
         full_width = "\uff56\uff49\uff43\uff54\uff49\uff4d"
-        response = sign_in(client, LOGIN, full_width, PASSWORD, address="10.0.0.2")
+        response = sign_in(client, LOGIN, full_width, PASSWORD)
         assert response.status_code == 429
         assert not signed_in(client)
 
-    @override_settings(LOGIN_FAILURE_LIMIT=3)
-    def test_a_locked_out_username_is_locked_out_from_every_address(self, client, make_user):
-        make_user(username="victim")
-        for _ in range(3):
-            sign_in(client, LOGIN, "victim", address="10.0.0.1")
-        assert sign_in(client, LOGIN, "victim", PASSWORD, address="10.0.0.2").status_code == 429
+    @BOTH_SIGN_IN_PAGES
+    def test_failures_from_one_address_do_not_lock_the_user_out_from_another(
+        self, make_user, cache_backend, url
+    ):
+        # The default limits: one more failure than the username is allowed, from address A.
+        make_user(username="victim", is_staff=True)
+        failures = settings.LOGIN_FAILURE_LIMIT + 1
+        codes = [
+            sign_in(Client(), url, "victim", address=ADDRESS_A).status_code for _ in range(failures)
+        ]
+        assert codes == [200] * settings.LOGIN_FAILURE_LIMIT + [429]
+        assert sign_in(Client(), url, "victim", PASSWORD, address=ADDRESS_A).status_code == 429
+        assert sign_in(Client(), url, "victim", PASSWORD, address=ADDRESS_B).status_code == 302
+
+    @BOTH_SIGN_IN_PAGES
+    def test_many_random_usernames_from_one_address_lock_out_only_that_address(
+        self, make_user, cache_backend, url
+    ):
+        # The default limits: more failures from address A than an address is allowed, each for
+        # a different (mostly unknown) username.
+        make_user(Role.FINANCE, username="finance", is_staff=True)
+        failures = settings.LOGIN_ADDRESS_FAILURE_LIMIT + 2
+        codes = [
+            sign_in(Client(), url, f"guess-{uuid.uuid4().hex}", address=ADDRESS_A).status_code
+            for _ in range(failures)
+        ]
+        assert codes == [200] * settings.LOGIN_ADDRESS_FAILURE_LIMIT + [429, 429]
+        # finance's right password from another address works...
+        assert sign_in(Client(), url, "finance", PASSWORD, address=ADDRESS_B).status_code == 302
+        # ...while the per-address limit still stops address A, for every username.
+        assert sign_in(Client(), url, "finance", PASSWORD, address=ADDRESS_A).status_code == 429
 
     @override_settings(LOGIN_FAILURE_LIMIT=2, LOGIN_ADDRESS_FAILURE_LIMIT=4)
     def test_one_address_has_its_own_higher_limit(self, client, make_user):
@@ -159,6 +189,83 @@ class TestLoginThrottle:
 
     def test_the_address_limit_is_far_above_the_username_limit(self):
         assert settings.LOGIN_ADDRESS_FAILURE_LIMIT >= 10 * settings.LOGIN_FAILURE_LIMIT
+
+
+def behind_proxy(client, url, username, password=WRONG_PASSWORD, forwarded_for=""):
+    """A sign-in that reached the app through a reverse proxy at PROXY_ADDRESS."""
+    return client.post(
+        url,
+        {"username": username, "password": password},
+        REMOTE_ADDR=PROXY_ADDRESS,
+        HTTP_X_FORWARDED_FOR=forwarded_for,
+    )
+
+
+class TestBehindTrustedProxies:
+    @override_settings(LOGIN_TRUSTED_PROXY_HOPS=1)
+    def test_many_random_usernames_from_one_client_do_not_lock_out_another(
+        self, make_user, cache_backend
+    ):
+        # Every request comes from the proxy; only X-Forwarded-For tells the clients apart.
+        make_user(Role.FINANCE, username="finance")
+        for _ in range(settings.LOGIN_ADDRESS_FAILURE_LIMIT + 2):
+            behind_proxy(Client(), LOGIN, f"guess-{uuid.uuid4().hex}", forwarded_for=ADDRESS_A)
+        response = behind_proxy(Client(), LOGIN, "finance", PASSWORD, forwarded_for=ADDRESS_B)
+        assert response.status_code == 302
+        response = behind_proxy(Client(), LOGIN, "finance", PASSWORD, forwarded_for=ADDRESS_A)
+        assert response.status_code == 429
+
+    @override_settings(LOGIN_TRUSTED_PROXY_HOPS=1, LOGIN_FAILURE_LIMIT=2)
+    def test_the_address_is_the_last_entry_and_a_spoofed_first_entry_is_ignored(
+        self, make_user, cache_backend
+    ):
+        make_user(username="victim")
+        # The attacker at ADDRESS_A writes a fresh left-most entry each time; the proxy appends
+        # the address it really saw.
+        for n in range(2):
+            response = behind_proxy(
+                Client(), LOGIN, "victim", forwarded_for=f"198.51.100.{n}, {ADDRESS_A}"
+            )
+            assert response.status_code == 200
+        response = behind_proxy(
+            Client(), LOGIN, "victim", PASSWORD, forwarded_for=f"198.51.100.9, {ADDRESS_A}"
+        )
+        assert response.status_code == 429
+        # The victim at ADDRESS_B, even when a client claims ADDRESS_A as the left-most entry.
+        response = behind_proxy(
+            Client(), LOGIN, "victim", PASSWORD, forwarded_for=f"{ADDRESS_A}, {ADDRESS_B}"
+        )
+        assert response.status_code == 302
+
+    @override_settings(LOGIN_FAILURE_LIMIT=2)
+    def test_with_no_trusted_proxy_the_header_is_ignored(self, make_user):
+        # The default, 0 hops: REMOTE_ADDR alone, whatever X-Forwarded-For claims.
+        assert settings.LOGIN_TRUSTED_PROXY_HOPS == 0
+        make_user(username="victim")
+        for n in range(2):
+            behind_proxy(Client(), LOGIN, "victim", forwarded_for=f"198.51.100.{n}")
+        response = behind_proxy(Client(), LOGIN, "victim", PASSWORD, forwarded_for=ADDRESS_B)
+        assert response.status_code == 429
+
+    @pytest.mark.parametrize(
+        ("hops", "forwarded_for", "expected"),
+        [
+            (0, f"{ADDRESS_A}", PROXY_ADDRESS),
+            (1, f"{ADDRESS_A}", ADDRESS_A),
+            (1, f"198.51.100.7, {ADDRESS_A}", ADDRESS_A),
+            (1, f"198.51.100.7,{ADDRESS_A} ", ADDRESS_A),
+            (2, f"198.51.100.7, {ADDRESS_A}, 10.1.0.2", ADDRESS_A),
+            # Fewer entries than trusted proxies: it did not come through them all.
+            (2, f"{ADDRESS_A}", PROXY_ADDRESS),
+            (1, "", PROXY_ADDRESS),
+        ],
+    )
+    def test_client_address(self, rf, hops, forwarded_for, expected):
+        from apps.core.login import client_address
+
+        request = rf.post(LOGIN, REMOTE_ADDR=PROXY_ADDRESS, HTTP_X_FORWARDED_FOR=forwarded_for)
+        with override_settings(LOGIN_TRUSTED_PROXY_HOPS=hops):
+            assert client_address(request) == expected
 
 
 class TestAdminSignInPage:

@@ -72,3 +72,25 @@ class TestProductionChecks:
         result = manage("check", DJANGO_SECRET_KEY=None, DJANGO_ALLOWED_HOSTS="example.com")
         assert result.returncode != 0
         assert "DJANGO_SECRET_KEY" in result.stderr
+
+
+def trusted_proxy_hops(tmp_path, **env_changes):
+    code = "from django.conf import settings; print(settings.LOGIN_TRUSTED_PROXY_HOPS)"
+    return manage("shell", "--no-imports", "-c", code, **on_sqlite(tmp_path), **env_changes)
+
+
+class TestTrustedProxyHops:
+    def test_production_reads_them_from_the_environment(self, tmp_path):
+        result = trusted_proxy_hops(tmp_path, DJANGO_TRUSTED_PROXY_HOPS="2")
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == "2"
+
+    def test_unset_they_are_0_and_only_remote_addr_counts(self, tmp_path):
+        result = trusted_proxy_hops(tmp_path, DJANGO_TRUSTED_PROXY_HOPS=None)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == "0"
+
+    def test_a_negative_number_is_refused(self, tmp_path):
+        result = trusted_proxy_hops(tmp_path, DJANGO_TRUSTED_PROXY_HOPS="-1")
+        assert result.returncode != 0
+        assert "DJANGO_TRUSTED_PROXY_HOPS" in result.stderr
