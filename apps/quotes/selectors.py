@@ -7,6 +7,8 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
+from apps.core.models import Team
+
 from .models import ApiRoute, Provider, Quote
 
 
@@ -84,4 +86,33 @@ def quotes_for_team(team_id: int) -> QuerySet[Quote]:
         .filter(Q(confidential_to__isnull=True) | Q(confidential_to_id=team_id))
         .select_related("provider", "gpu", "system", "system__gpu")
         .order_by("id")
+    )
+
+
+def quote_change_refusal(user: AbstractBaseUser | AnonymousUser, quote: Quote) -> str | None:
+    """Why ``user`` may not edit or retire ``quote``, or None when they may. A quote belongs to
+    the team that entered it: a confidential quote to its team, a public one to its creator
+    and the members of the creator's teams; a superuser may change any. A public quote that
+    records no creator (entered before creators were recorded, or by the demo loader) belongs
+    to no team and stays shared: any procurement user maintains it."""
+    if getattr(user, "is_superuser", False) or quote.created_by_id == user.pk:
+        return None
+    owner = quote.confidential_to
+    if owner is not None:
+        if owner.members.filter(pk=user.pk).exists():
+            return None
+        return (
+            f"Quote #{quote.pk} is confidential to {owner.name}; only its members edit or "
+            "retire it."
+        )
+    creator = quote.created_by
+    if creator is None:
+        return None
+    creator_teams = Team.objects.filter(members=creator).order_by("name")
+    if creator_teams.filter(members=user.pk).exists():
+        return None
+    names = ", ".join(t.name for t in creator_teams) or "no team"
+    return (
+        f"Quote #{quote.pk} was entered by {creator.get_username()} ({names}); only that team "
+        "edits or retires it. Enter your own quote instead."
     )
