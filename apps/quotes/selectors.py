@@ -99,7 +99,7 @@ def quote_change_refusal(user: AbstractBaseUser | AnonymousUser, quote: Quote) -
         return None
     owner = quote.confidential_to
     if owner is not None:
-        if owner.members.filter(pk=user.pk).exists():
+        if owner.members.filter(pk=user.pk).exists():  # type: ignore[misc]
             return None
         return (
             f"Quote #{quote.pk} is confidential to {owner.name}; only its members edit or "
@@ -109,7 +109,7 @@ def quote_change_refusal(user: AbstractBaseUser | AnonymousUser, quote: Quote) -
     if creator is None:
         return None
     creator_teams = Team.objects.filter(members=creator).order_by("name")
-    if creator_teams.filter(members=user.pk).exists():
+    if creator_teams.filter(members=user).exists():  # type: ignore[misc]
         return None
     names = ", ".join(t.name for t in creator_teams) or "no team"
     return (
