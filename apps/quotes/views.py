@@ -25,6 +25,7 @@ from .selectors import (
     provider_list,
     quote_change_refusal,
     quote_get_for_user,
+    quote_ids_user_may_change,
     quote_is_stale,
     quote_list_for_user,
 )
@@ -61,9 +62,11 @@ def quote_list_page(request: HttpRequest) -> HttpResponse:
     show_retired = request.GET.get("retired") == "1"
     listed = list(quote_list_for_user(request.user, include_retired=show_retired))
     base, equivalents = base_equivalents(listed)
+    changeable = quote_ids_user_may_change(request.user, listed)
     quotes = [
         {
             "quote": q,
+            "may_change": q.pk in changeable,
             "stale": quote_is_stale(q, today=today),
             "age": (today - q.quote_date).days,
             **equivalents[q.pk],

@@ -109,3 +109,17 @@ class TestOnThePages:
         quote = world["public"]
         assert client.post(f"/quotes/{quote.pk}/retire/").status_code == 302
         assert Quote.objects.get(pk=quote.pk).retired
+
+
+class TestTheQuoteList:
+    def test_edit_and_retire_show_only_on_quotes_the_team_owns(self, world, client):
+        shared = QuoteFactory(created_by=None)
+        client.force_login(world["buyer_b"])
+        rows = client.get("/quotes/").context["quotes"]
+        may = {row["quote"].pk: row["may_change"] for row in rows}
+        assert may == {world["public"].pk: False, shared.pk: True}  # the secret one is hidden
+        client.force_login(world["colleague_a"])
+        rows = client.get("/quotes/").context["quotes"]
+        assert all(row["may_change"] for row in rows) and len(rows) == 3
+        html = client.get("/quotes/").content.decode()
+        assert f'href="/quotes/{world["public"].pk}/edit/"' in html
