@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from apps.core.roles import Role
 from apps.decisions import services
 from apps.decisions.models import ChecklistAnswer
+from apps.decisions.selectors import inputs_changed
 from apps.finance.services import candidate_table_recompute, candidate_tables_request_recompute
 from tests.factories.briefs import BriefFactory
 from tests.factories.decisions import make_record
@@ -151,3 +152,20 @@ class TestTheDatabaseRule:
             answered_by=world["buyer_b"], team=world["b"],
         )  # fmt: skip
         assert ChecklistAnswer.objects.filter(quote=world["quote"]).count() == 2
+
+    def test_another_teams_answer_does_not_change_a_records_inputs(self, world, make_user):
+        brief = BriefFactory(team=world["a"])
+        candidate_tables_request_recompute(brief_ids=[brief.pk])
+        candidate_table_recompute(brief_id=brief.pk)
+        author = make_user(Role.PLATFORM, teams=[world["a"]])
+        record = make_record(brief=brief, user=author, quote=world["quote"])
+        services.checklist_answer_set(
+            quote=world["quote"], question="hw_network", answer="NO", user=world["buyer_b"],
+            team=world["b"],
+        )  # fmt: skip
+        assert not [c for c in inputs_changed(record) if "checklist" in c]
+        services.checklist_answer_set(
+            quote=world["quote"], question="hw_network", answer="NO", user=world["buyer_a"],
+            team=world["a"],
+        )  # fmt: skip
+        assert [c for c in inputs_changed(record) if "checklist" in c]
