@@ -51,8 +51,9 @@ class ApprovalAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
 @admin.register(ChecklistAnswer)
 class ChecklistAnswerAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
-    list_display = ("quote", "system", "question", "answer", "answered_by", "updated_at")
-    list_select_related = ("quote", "system", "answered_by")
+    list_display = ("quote", "system", "team", "question", "answer", "answered_by", "updated_at")
+    list_select_related = ("quote", "system", "team", "answered_by")
+    list_filter = ("team",)
 
 
 @admin.register(AuditEvent)

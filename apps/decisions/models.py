@@ -213,7 +213,9 @@ DEFAULT_EVIDENCE_FILENAME = "evidence"
 
 
 class ChecklistAnswer(BaseModel):
-    """One procurement-checklist answer for a candidate (a quote, or a GPU system)."""
+    """One team's procurement-checklist answer for a candidate (a quote, or a GPU system).
+    Each team answers a public quote for itself: it reads and changes only its own answers
+    and evidence files, and its decision records freeze only those."""
 
     class Answer(models.TextChoices):
         YES = "YES", "Yes"
@@ -245,6 +247,12 @@ class ChecklistAnswer(BaseModel):
     answered_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
+    team = models.ForeignKey(
+        Team,
+        on_delete=models.PROTECT,
+        related_name="checklist_answers",
+        help_text="The team whose answer this is; only its members read or change it.",
+    )
 
     class Meta:
         constraints = [
@@ -254,14 +262,14 @@ class ChecklistAnswer(BaseModel):
                 name="checklist_quote_xor_system",
             ),
             models.UniqueConstraint(
-                fields=["quote", "question"],
+                fields=["quote", "question", "team"],
                 condition=Q(quote__isnull=False),
-                name="checklist_one_answer_per_quote_question",
+                name="checklist_one_answer_per_team_quote_question",
             ),
             models.UniqueConstraint(
-                fields=["system", "question"],
+                fields=["system", "question", "team"],
                 condition=Q(system__isnull=False),
-                name="checklist_one_answer_per_system_question",
+                name="checklist_one_answer_per_team_system_question",
             ),
         ]
 

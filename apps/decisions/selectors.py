@@ -3,12 +3,15 @@ procurement checklist with its completeness; the plain report the exports draw."
 
 from collections import Counter
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
+from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.urls import reverse
 
+from apps.core.models import Team
 from apps.core.roles import Role, roles_of
 from apps.finance.lines import PLAN_WORDS, plan_text
 from apps.quotes.models import Quote
@@ -144,7 +147,7 @@ def inputs_changed(record: DecisionRecord) -> list[str]:
         changes.append("finance assumptions changed")
     if record.chosen_quote_id is not None and "checklist" in record.snapshot:
         then = record.snapshot["checklist"]
-        live = checklist_evidence(quote=record.chosen_quote)
+        live = checklist_evidence(quote=record.chosen_quote, team_id=record.team_id)
         if _answers_differ(live["answers"], then.get("answers") or []):
             changes.append(
                 "the procurement checklist of the chosen quote changed "
@@ -157,11 +160,33 @@ def inputs_changed(record: DecisionRecord) -> list[str]:
 # --- The procurement checklist -------------------------------------------------------------
 
 
-def checklist_completeness_by_quote(quote_ids: list[int]) -> dict[int, tuple[int, int]]:
-    """(answered, total) per quote id; every id asked about is in the answer."""
+def checklist_team_for_user(user: AbstractBaseUser | AnonymousUser, slug: str = "") -> Team:
+    """The team whose checklist answers ``user`` reads and writes: the team ``slug`` names
+    (``?team=`` on the pages and the API; 404 unless they are a member), else their first team
+    by name. A user in no team has no checklist (403 in words)."""
+    teams = Team.objects.filter(members=user.pk).order_by("name")
+    if slug:
+        team = teams.filter(slug=slug).first()
+        if team is None:
+            raise Http404(f"You are not a member of a team {slug!r}.")
+        return team
+    team = teams.first()
+    if team is None:
+        raise PermissionDenied(
+            "Checklist answers are kept per team and you belong to none; ask an administrator "
+            "to add you to your team."
+        )
+    return team
+
+
+def checklist_completeness_by_quote(
+    quote_ids: list[int], *, team_id: int
+) -> dict[int, tuple[int, int]]:
+    """(answered, total) per quote id, of ``team_id``'s answers; every id asked about is in
+    the answer."""
     counts = Counter(
         ChecklistAnswer.objects.filter(
-            quote_id__in=quote_ids, question__in=QUESTION_KEYS
+            quote_id__in=quote_ids, question__in=QUESTION_KEYS, team_id=team_id
         ).values_list("quote_id", flat=True)
     )
     return {qid: (counts.get(qid, 0), len(QUESTIONS)) for qid in quote_ids}
@@ -173,13 +198,15 @@ EVIDENCE_PAGE_URL = "decisions:checklist-evidence"
 EVIDENCE_API_URL = "api:quote-checklist-evidence"
 
 
-def checklist_for_quote(quote: Quote, *, evidence_url_name: str) -> dict[str, Any]:
-    """Every question by section with the live answer (or None), and the completeness.
+def checklist_for_quote(quote: Quote, *, team: Team, evidence_url_name: str) -> dict[str, Any]:
+    """Every question by section with ``team``'s live answer (or None), and the completeness.
     An evidence file is named by its uploaded name and linked to ``evidence_url_name``
-    (EVIDENCE_PAGE_URL or EVIDENCE_API_URL), never to its storage."""
+    (EVIDENCE_PAGE_URL or EVIDENCE_API_URL, with ``?team=``), never to its storage."""
     answers = {
         a.question: a
-        for a in ChecklistAnswer.objects.filter(quote=quote).select_related("answered_by")
+        for a in ChecklistAnswer.objects.filter(quote=quote, team=team).select_related(
+            "answered_by", "team"
+        )
     }
     sections = []
     for code, title in SECTIONS:
@@ -210,6 +237,7 @@ def checklist_for_quote(quote: Quote, *, evidence_url_name: str) -> dict[str, An
     answered = sum(1 for key in answers if key in QUESTION_KEYS)
     return {
         "quote": quote.pk,
+        "team": team.slug,
         "answered": answered,
         "total": len(QUESTIONS),
         "complete": answered == len(QUESTIONS),
@@ -220,14 +248,16 @@ def checklist_for_quote(quote: Quote, *, evidence_url_name: str) -> dict[str, An
 def _evidence_url(answer: ChecklistAnswer, url_name: str) -> str:
     if not answer.evidence_file:
         return ""
-    return reverse(url_name, kwargs={"quote_id": answer.quote_id, "question": answer.question})
+    url = reverse(url_name, kwargs={"quote_id": answer.quote_id, "question": answer.question})
+    return f"{url}?{urlencode({'team': answer.team.slug})}"
 
 
-def checklist_answer_with_file(quote: Quote, question: str) -> ChecklistAnswer:
-    """The quote's answer to ``question`` if it has an evidence file, else 404 (the caller
-    has already looked the quote up for the user: quote_get_for_user)."""
+def checklist_answer_with_file(quote: Quote, question: str, *, team: Team) -> ChecklistAnswer:
+    """``team``'s answer to ``question`` of the quote if it has an evidence file, else 404
+    (the caller has already looked the quote up for the user, quote_get_for_user, and the
+    team, checklist_team_for_user): another team's file is not found."""
     answer = (
-        ChecklistAnswer.objects.filter(quote=quote, question=question)
+        ChecklistAnswer.objects.filter(quote=quote, question=question, team=team)
         .exclude(evidence_file="")
         .first()
     )

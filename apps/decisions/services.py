@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.briefs.models import WorkloadBrief
+from apps.core.models import Team
 from apps.core.roles import DECISION_AUTHORS, QUOTE_EDITORS, Role, has_role, roles_of
 from apps.engine import ENGINE_VERSION
 from apps.quotes.models import ApiRoute, Quote
@@ -436,17 +437,25 @@ def checklist_answer_set(
     question: str,
     answer: str,
     user: User,
+    team: Team,
     evidence_text: str = "",
     evidence_link: str = "",
     evidence_file: Any = None,
 ) -> ChecklistAnswer:
-    """Answer (or re-answer) one checklist question for a quote (procurement only)."""
+    """Answer (or re-answer) one checklist question for a quote, as ``team``'s answer
+    (procurement members of the team only); other teams' answers are never touched."""
     if not has_role(user, QUOTE_EDITORS):
         raise PermissionDenied("Only procurement answers the procurement checklist.")
+    if not team.members.filter(pk=user.pk).exists():
+        raise PermissionDenied(f"You are not a member of {team.name}; answer for your own team.")
     if question not in QUESTION_KEYS:
         raise ValidationError({"question": f"unknown question {question!r}"})
-    row = ChecklistAnswer.objects.select_for_update().filter(quote=quote, question=question).first()
-    row = row or ChecklistAnswer(quote=quote, question=question)
+    row = (
+        ChecklistAnswer.objects.select_for_update()
+        .filter(quote=quote, question=question, team=team)
+        .first()
+    )
+    row = row or ChecklistAnswer(quote=quote, question=question, team=team)
     row.answer = answer
     row.evidence_text = evidence_text
     row.evidence_link = evidence_link
@@ -468,7 +477,7 @@ class ChecklistRefused(Exception):
 
 
 def checklist_answers_set(
-    *, quote: Quote, user: User, answers: dict[str, dict[str, Any]]
+    *, quote: Quote, user: User, team: Team, answers: dict[str, dict[str, Any]]
 ) -> list[ChecklistAnswer]:
     """Answer several checklist questions of a quote at once: all are saved, or none (every
     refused answer is reported, by question, in ChecklistRefused)."""
@@ -481,7 +490,9 @@ def checklist_answers_set(
             try:
                 with transaction.atomic():
                     saved.append(
-                        checklist_answer_set(quote=quote, question=question, user=user, **fields)
+                        checklist_answer_set(
+                            quote=quote, question=question, user=user, team=team, **fields
+                        )
                     )
             except ValidationError as exc:
                 errors[question] = exc

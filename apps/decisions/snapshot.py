@@ -115,15 +115,18 @@ def evidence_file_frozen(answer: ChecklistAnswer) -> dict[str, Any] | None:
     return {"name": answer.evidence_download_name, "bytes": size, "sha256": sha256}
 
 
-def checklist_evidence(*, quote: Quote | None) -> dict[str, Any]:
-    """The chosen quote's checklist as a record freezes it. Each answer keeps ``evidence`` (its
+def checklist_evidence(*, quote: Quote | None, team_id: int) -> dict[str, Any]:
+    """The chosen quote's checklist, as answered by the record's team (``team_id``; other
+    teams' answers are theirs), as a record freezes it. Each answer keeps ``evidence`` (its
     text, else its link: what records frozen before the fields below hold) and, since issue 27,
     ``evidence_text``, ``evidence_link`` and ``evidence_file`` (name, size and SHA-256)."""
     if quote is None:
         return {"answered": 0, "total": len(QUESTIONS), "answers": []}
     answers = {
         a.question: a
-        for a in ChecklistAnswer.objects.filter(quote=quote).select_related("answered_by")
+        for a in ChecklistAnswer.objects.filter(quote=quote, team_id=team_id).select_related(
+            "answered_by"
+        )
     }
     frozen = []
     for q in QUESTIONS:
@@ -186,6 +189,7 @@ def build_snapshot(
     """The evidence as ``team_id`` (the record's team; default the brief's) may see it: the
     candidate rows of quotes confidential to another team are never frozen."""
     ranking = ranking_for_brief(brief, team_id=team_id)
+    team_id = brief.team_id if team_id is None else team_id
     quote_ids = sorted({r["quote_id"] for r in ranking["rows"] if r["quote_id"]})
     route_ids = sorted({r["api_route_id"] for r in ranking["rows"] if r["api_route_id"]})
     if chosen_quote is not None and chosen_quote.pk not in quote_ids:
@@ -263,10 +267,12 @@ def build_snapshot(
         "checklist": checklist_evidence(
             quote=chosen_quote
             if chosen_quote is not None or not plan_quote_ids
-            else Quote.objects.filter(pk=plan_quote_ids[0]).first()
+            else Quote.objects.filter(pk=plan_quote_ids[0]).first(),
+            team_id=team_id,
         ),
         "plan_checklists": [
-            checklist_evidence(quote=q) for q in Quote.objects.filter(pk__in=plan_quote_ids)
+            checklist_evidence(quote=q, team_id=team_id)
+            for q in Quote.objects.filter(pk__in=plan_quote_ids)
         ],
         "inputs": inputs_fingerprint(brief, quote_ids, route_ids),
     }

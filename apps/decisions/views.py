@@ -3,6 +3,7 @@ evidence, review actions (POST only), exports, verify, and the procurement check
 
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -10,6 +11,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.briefs.models import WorkloadBrief
@@ -53,6 +55,7 @@ from .selectors import (
     checklist_completeness_by_quote,
     checklist_for_quote,
     checklist_frozen_by_section,
+    checklist_team_for_user,
     checklist_warnings,
     chosen_candidate,
     decision_record_get_for_user,
@@ -149,7 +152,9 @@ def decision_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
         figures.append(("decision-unit-cost-chart", "decision-unit-cost-data", figure))
     chosen = chosen_candidate(record)
     live_checklist = (
-        checklist_completeness_by_quote([record.chosen_quote_id])[record.chosen_quote_id]
+        checklist_completeness_by_quote([record.chosen_quote_id], team_id=record.team_id)[
+            record.chosen_quote_id
+        ]
         if record.chosen_quote_id
         else None
     )
@@ -515,14 +520,15 @@ def quote_checklist_page(request: HttpRequest, quote_id: int) -> HttpResponse:
     can_edit = has_role(request.user, QUOTE_EDITORS)
     if request.method == "POST" and not can_edit:
         raise PermissionDenied("Only the procurement role answers the checklist.")
-    checklist = checklist_for_quote(quote, evidence_url_name=EVIDENCE_PAGE_URL)
+    team = checklist_team_for_user(request.user, request.GET.get("team", ""))
+    checklist = checklist_for_quote(quote, team=team, evidence_url_name=EVIDENCE_PAGE_URL)
     items = [item for section in checklist["sections"] for item in section["questions"]]
     form = ChecklistForm(request.POST or None, request.FILES or None, items=items)
     if request.method == "POST" and form.is_valid():
         answers = form.answers()
         try:
             services.checklist_answers_set(
-                quote=quote, user=signed_in(request.user), answers=answers
+                quote=quote, user=signed_in(request.user), team=team, answers=answers
             )
         except services.ChecklistRefused as exc:
             for key, error in exc.errors.items():
@@ -535,7 +541,8 @@ def quote_checklist_page(request: HttpRequest, quote_id: int) -> HttpResponse:
                 if saved
                 else "No answer changed.",
             )
-            return redirect("decisions:checklist", quote_id=quote.pk)
+            url = reverse("decisions:checklist", kwargs={"quote_id": quote.pk})
+            return redirect(f"{url}?{urlencode({'team': team.slug})}")
     for item in items:
         item["form"] = form.forms[item["question"]]
     return render(
@@ -543,6 +550,7 @@ def quote_checklist_page(request: HttpRequest, quote_id: int) -> HttpResponse:
         "decisions/checklist.html",
         {
             "quote": quote,
+            "team": team,
             "checklist": checklist,
             "can_edit": can_edit,
             "question_count": len(QUESTIONS),
@@ -559,7 +567,9 @@ def quote_checklist_page(request: HttpRequest, quote_id: int) -> HttpResponse:
 def quote_checklist_evidence_download(
     request: HttpRequest, quote_id: int, question: str
 ) -> FileResponse:
-    """An answer's evidence file, to whoever may see the quote (see apps.core.files)."""
+    """A team's answer's evidence file, to its members who may see the quote (see
+    apps.core.files); another team's file is 404."""
     quote = quote_get_for_user(request.user, quote_id)
-    answer = checklist_answer_with_file(quote, question)
+    team = checklist_team_for_user(request.user, request.GET.get("team", ""))
+    answer = checklist_answer_with_file(quote, question, team=team)
     return private_file_response(answer.evidence_file, filename=answer.evidence_download_name)

@@ -131,7 +131,9 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
         output=(table_unit.output if table_unit else "output").removeprefix("accepted "),
         success_unit=ranking["success_unit"] or "",
     )
-    checklist = checklist_completeness_by_quote([r["quote_id"] for r in shown if r["quote_id"]])
+    checklist = checklist_completeness_by_quote(
+        [r["quote_id"] for r in shown if r["quote_id"]], team_id=brief.team_id
+    )
     for row in shown:
         row["checklist"] = checklist.get(row["quote_id"]) if row["quote_id"] else None
     leader = next((r for r in ranked if r["rank"] is not None), None)

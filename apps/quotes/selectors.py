@@ -7,6 +7,8 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
+from apps.core.models import Team
+
 from .models import ApiRoute, Provider, Quote
 
 
@@ -85,3 +87,60 @@ def quotes_for_team(team_id: int) -> QuerySet[Quote]:
         .select_related("provider", "gpu", "system", "system__gpu")
         .order_by("id")
     )
+
+
+def quote_change_refusal(user: AbstractBaseUser | AnonymousUser, quote: Quote) -> str | None:
+    """Why ``user`` may not edit or retire ``quote``, or None when they may. A quote belongs to
+    the team that entered it: a confidential quote to its team, a public one to its creator
+    and the members of the creator's teams; a superuser may change any. A public quote that
+    records no creator (entered before creators were recorded, or by the demo loader) belongs
+    to no team and stays shared: any procurement user maintains it."""
+    if getattr(user, "is_superuser", False) or quote.created_by_id == user.pk:
+        return None
+    owner = quote.confidential_to
+    if owner is not None:
+        if owner.members.filter(pk=user.pk).exists():  # type: ignore[misc]
+            return None
+        return (
+            f"Quote #{quote.pk} is confidential to {owner.name}; only its members edit or "
+            "retire it."
+        )
+    creator = quote.created_by
+    if creator is None:
+        return None
+    creator_teams = Team.objects.filter(members=creator).order_by("name")
+    if creator_teams.filter(members=user).exists():  # type: ignore[misc]
+        return None
+    names = ", ".join(t.name for t in creator_teams) or "no team"
+    return (
+        f"Quote #{quote.pk} was entered by {creator.get_username()} ({names}); only that team "
+        "edits or retires it. Enter your own quote instead."
+    )
+
+
+def quote_ids_user_may_change(
+    user: AbstractBaseUser | AnonymousUser, quotes: list[Quote]
+) -> set[int]:
+    """The ids among ``quotes`` that ``user`` may edit or retire (the rule of
+    ``quote_change_refusal``), in two queries for the whole list, not two per quote."""
+    if getattr(user, "is_superuser", False):
+        return {q.pk for q in quotes}
+    if not quotes:
+        return set()
+    memberships = Team.members.through.objects.filter(  # type: ignore[attr-defined]
+        user_id__in={q.created_by_id for q in quotes if q.created_by_id} | {user.pk}
+    ).values_list("user_id", "team_id")
+    teams_of: dict[int, set[int]] = {}
+    for user_id, team_id in memberships:
+        teams_of.setdefault(user_id, set()).add(team_id)
+    mine = teams_of.get(user.pk, set())  # type: ignore[arg-type]
+    may = set()
+    for q in quotes:
+        if q.created_by_id == user.pk:
+            may.add(q.pk)
+        elif q.confidential_to_id is not None:
+            if q.confidential_to_id in mine:
+                may.add(q.pk)
+        elif q.created_by_id is None or teams_of.get(q.created_by_id, set()) & mine:
+            may.add(q.pk)
+    return may

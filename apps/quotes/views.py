@@ -23,10 +23,19 @@ from .models import ApiRoute, Provider, Quote
 from .selectors import (
     api_route_list,
     provider_list,
+    quote_change_refusal,
     quote_get_for_user,
+    quote_ids_user_may_change,
     quote_is_stale,
     quote_list_for_user,
 )
+
+
+def _require_quote_owner(request: HttpRequest, quote: Quote) -> None:
+    """Only the team that entered a quote (or a superuser) edits or retires it."""
+    refusal = quote_change_refusal(request.user, quote)
+    if refusal is not None:
+        raise PermissionDenied(refusal)
 
 
 def _require_procurement(request: HttpRequest) -> None:
@@ -53,9 +62,11 @@ def quote_list_page(request: HttpRequest) -> HttpResponse:
     show_retired = request.GET.get("retired") == "1"
     listed = list(quote_list_for_user(request.user, include_retired=show_retired))
     base, equivalents = base_equivalents(listed)
+    changeable = quote_ids_user_may_change(request.user, listed)
     quotes = [
         {
             "quote": q,
+            "may_change": q.pk in changeable,
             "stale": quote_is_stale(q, today=today),
             "age": (today - q.quote_date).days,
             **equivalents[q.pk],
@@ -80,6 +91,8 @@ def quote_list_page(request: HttpRequest) -> HttpResponse:
 def quote_edit_page(request: HttpRequest, pk: int | None = None) -> HttpResponse:
     _require_procurement(request)
     quote = quote_get_for_user(request.user, pk) if pk else None
+    if quote is not None:
+        _require_quote_owner(request, quote)
     form = QuoteForm(request.POST or None, instance=quote, teams=teams_for_user(request.user))
     if request.method == "POST" and form.is_valid():
         fields = dict(form.cleaned_data)
@@ -105,6 +118,7 @@ def quote_edit_page(request: HttpRequest, pk: int | None = None) -> HttpResponse
 def quote_retire_page(request: HttpRequest, pk: int) -> HttpResponse:
     _require_procurement(request)
     quote = quote_get_for_user(request.user, pk)
+    _require_quote_owner(request, quote)
     services.quote_retire(quote=quote)
     messages.success(
         request,

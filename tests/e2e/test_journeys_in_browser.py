@@ -363,7 +363,7 @@ def test_approvers_approve_and_the_pdf_carries_the_commercial_summary(
     QuoteFactory(provider=ProviderFactory(name="Lambda-like"), hourly_price_per_gpu=Decimal("2.99"))
     FxRate.objects.create(currency="EUR", rate=Decimal("1.08"), as_of="2026-11-20", source="ECB")
     checklist_answer_set(
-        quote=quote, question="se_compliance", answer="NO", user=proc,
+        quote=quote, question="se_compliance", answer="NO", user=proc, team=brief.team,
         evidence_text="ISO 27001 only; SOC 2 due in March",
     )  # fmt: skip
     candidate_tables_request_recompute(brief_ids=[brief.pk])

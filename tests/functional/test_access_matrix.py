@@ -101,6 +101,7 @@ def _team_objects(team, author):
         answer=ChecklistAnswer.Answer.YES,
         evidence_file=ContentFile(b"SLA", name="sla.pdf"),
         answered_by=author,
+        team=team,
     )
     record = make_record(brief=brief, user=author, quote=quote)
     return {"brief": brief.pk, "quote": quote.pk, "run": run.pk, "record": record.pk}

@@ -76,6 +76,7 @@ class TestTheCandidateTableLinksToDecisions:
             question="hw_exact_sku",
             answer="YES",
             answered_by=people["author"],
+            team=setup["brief"].team,
         )
         client.force_login(people["author"])
         response = client.get(f"/briefs/{setup['brief'].pk}/finance/")

@@ -78,7 +78,12 @@ class TestChecklistAsOneForm:
     def test_unchanged_answers_keep_who_answered_them(self, client, make_user, quote):
         first = make_user(Role.PROCUREMENT, username="first")
         ChecklistAnswer.objects.create(
-            quote=quote, question="co_sla", answer="YES", evidence_text="SLA", answered_by=first
+            quote=quote,
+            question="co_sla",
+            answer="YES",
+            evidence_text="SLA",
+            answered_by=first,
+            team=first.teams.get(),
         )
         client.force_login(make_user(Role.PROCUREMENT, username="second"))
         data = {"co_sla-answer": "YES", "co_sla-evidence_text": "SLA", "hw_network-answer": "NO"}
@@ -89,7 +94,7 @@ class TestChecklistAsOneForm:
     def test_an_answer_cannot_be_blanked(self, client, make_user, quote):
         user = make_user(Role.PROCUREMENT)
         ChecklistAnswer.objects.create(
-            quote=quote, question="co_sla", answer="YES", answered_by=user
+            quote=quote, question="co_sla", answer="YES", answered_by=user, team=user.teams.get()
         )
         client.force_login(user)
         response = client.post(

@@ -57,23 +57,26 @@ def confidential_quote(catalog, team):
 
 
 @pytest.fixture
-def evidence(confidential_quote, procurement_user):
+def evidence(confidential_quote, procurement_user, team):
     upload = SimpleUploadedFile("../../sla terms.html", HOSTILE_HTML, content_type="text/html")
     return decision_services.checklist_answer_set(
         quote=confidential_quote,
         question="co_sla",
         answer="YES",
         user=procurement_user,
+        team=team,
         evidence_file=upload,
     )
 
 
 def evidence_page_url(answer):
-    return f"/decisions/checklist/quotes/{answer.quote_id}/{answer.question}/evidence"
+    url = f"/decisions/checklist/quotes/{answer.quote_id}/{answer.question}/evidence"
+    return f"{url}?team={answer.team.slug}"
 
 
 def evidence_api_url(answer):
-    return f"/api/v1/checklist/quotes/{answer.quote_id}/{answer.question}/evidence"
+    url = f"/api/v1/checklist/quotes/{answer.quote_id}/{answer.question}/evidence"
+    return f"{url}?team={answer.team.slug}"
 
 
 def assert_private_download(response, *, content, filename):
@@ -100,6 +103,7 @@ class TestStoredNames:
             question="co_replacement",
             answer="YES",
             user=procurement_user,
+            team=evidence.team,
             evidence_file=SimpleUploadedFile("../../sla terms.html", b"other"),
         )
         assert again.evidence_file.name != evidence.evidence_file.name
@@ -204,6 +208,7 @@ class TestEvidenceDownload:
             question="co_replacement",
             answer="NO",
             answered_by=procurement_user,
+            team=evidence.team,
         )
         client.force_login(procurement_user)
         url = f"/decisions/checklist/quotes/{evidence.quote_id}/{question}/evidence"

@@ -192,7 +192,11 @@ class TestConstantQueriesProcurementPages:
         none = queries(lambda: page.get(url))
         for q in QUESTIONS:
             ChecklistAnswer.objects.create(
-                quote=quote, question=q.key, answer="YES", answered_by=user
+                quote=quote,
+                question=q.key,
+                answer="YES",
+                answered_by=user,
+                team=user.teams.order_by("name").first(),
             )
         assert queries(lambda: page.get(url)) == none
 

@@ -4,11 +4,13 @@ field error in words, and other teams' rankings lose the quote at once."""
 from decimal import Decimal
 
 import pytest
+from django.core.exceptions import ValidationError
 
 from apps.catalog.models import Gpu
 from apps.core.roles import Role
 from apps.finance.services import candidate_table_recompute, candidate_tables_request_recompute
 from apps.quotes.models import Quote
+from apps.quotes.services import quote_update
 from tests.factories.briefs import BriefFactory
 from tests.factories.quotes import ProviderFactory, QuoteFactory
 
@@ -52,20 +54,27 @@ def world(catalog, team, other_team, make_user):
 
 
 class TestMakingAQuoteConfidentialOnThePage:
-    def test_a_buyer_of_another_team_gets_a_field_error_and_nothing_changes(self, world, client):
+    def test_a_buyer_of_another_team_is_refused_and_nothing_changes(self, world, client):
+        """Another team may not edit the quote at all (tests/functional/test_quote_ownership)."""
         client.force_login(world["buyer_b"])
         quote = world["quote"]
         response = client.post(
             f"/quotes/{quote.pk}/edit/", form_data(quote, confidential_to=str(world["b"].pk))
         )
-        assert response.status_code == 200
-        assert response.context["form"].errors["confidential_to"] == [
+        assert response.status_code == 403
+        assert "only that team edits or retires it" in response.content.decode()
+        quote.refresh_from_db()
+        assert (quote.confidential_to, quote.version) == (None, 1)
+
+    def test_the_field_error_still_guards_the_service(self, world):
+        quote = world["quote"]
+        with pytest.raises(ValidationError) as caught:
+            quote_update(quote=quote, user=world["buyer_b"], confidential_to=world["b"])
+        assert caught.value.message_dict["confidential_to"] == [
             f"Quote #{quote.pk} was entered by buyer-a; only they or a member of their team "
             "(ML Platform) can make it confidential. Enter your own quote, confidential to "
             "Other Team, instead."
         ]
-        quote.refresh_from_db()
-        assert (quote.confidential_to, quote.version) == (None, 1)
 
     def test_its_creator_may_and_other_teams_rankings_lose_it_at_once(
         self, world, client, token_client

@@ -52,7 +52,10 @@ def brief(team, quote):
 
 
 def answer(quote, user, question, value, **evidence):
-    return checklist_answer_set(quote=quote, question=question, answer=value, user=user, **evidence)
+    team = user.teams.order_by("name").first()
+    return checklist_answer_set(
+        quote=quote, question=question, answer=value, user=user, team=team, **evidence
+    )
 
 
 def submitted(brief, quote, people):

@@ -243,6 +243,7 @@ class ChecklistSectionSerializer(serializers.Serializer):  # type: ignore[type-a
 
 class ChecklistSerializer(serializers.Serializer):  # type: ignore[type-arg]
     quote = serializers.IntegerField()
+    team = serializers.CharField(help_text="The slug of the team whose answers these are.")
     answered = serializers.IntegerField()
     total = serializers.IntegerField()
     complete = serializers.BooleanField()

@@ -6,11 +6,12 @@ action needs) answers 409; a role the user does not hold, 403; bad input, 400 by
 
 from typing import Any
 
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import FileResponse, HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import APIException
+from rest_framework.exceptions import APIException, PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -18,6 +19,7 @@ from rest_framework.views import APIView
 from apps.briefs.models import WorkloadBrief
 from apps.briefs.selectors import brief_get_for_user
 from apps.core.files import PRIVATE_FILE_CONTENT_TYPE, private_file_response
+from apps.core.models import Team
 from apps.core.pagination import StandardPagination, paginated
 from apps.core.parsers import JSONParser
 from apps.core.permissions import role_permission
@@ -31,6 +33,7 @@ from apps.decisions.selectors import (
     EVIDENCE_API_URL,
     checklist_answer_with_file,
     checklist_for_quote,
+    checklist_team_for_user,
     decision_record_get_for_user,
     decision_record_list_for_user,
     record_verify,
@@ -282,48 +285,80 @@ class DecisionRecordPdfApi(APIView):
         return decision_record_pdf_response(record)
 
 
-def _checklist(quote: Quote) -> dict[str, Any]:
-    return checklist_for_quote(quote, evidence_url_name=EVIDENCE_API_URL)
+def _checklist_team(request: Request) -> Team:
+    """The team whose answers the request reads and writes (``?team=<slug>``, else the
+    user's first team): checklist answers and evidence are per team."""
+    try:
+        return checklist_team_for_user(request.user, request.query_params.get("team", ""))
+    except DjangoPermissionDenied as exc:  # DRF would answer its own words, not these
+        raise PermissionDenied(str(exc)) from exc
+
+
+def _checklist(quote: Quote, team: Team) -> dict[str, Any]:
+    return checklist_for_quote(quote, team=team, evidence_url_name=EVIDENCE_API_URL)
+
+
+TEAM_PARAM = OpenApiParameter(
+    "team",
+    str,
+    description="The slug of the team whose answers to read or write (one you belong to); "
+    "default: your first team by name. Each team answers a quote for itself.",
+)
 
 
 class QuoteChecklistApi(APIView):
-    """Every checklist question for a quote, with its answer; PUT or POST answers one."""
+    """Every checklist question for a quote, with the team's answer; PUT or POST answers one
+    (the team's own answer: another team's answers are neither shown nor changed)."""
 
     permission_classes = [ProcurementWrites]
     parser_classes = [JSONParser]
 
-    @extend_schema(responses={200: ChecklistSerializer})
+    @extend_schema(parameters=[TEAM_PARAM], responses={200: ChecklistSerializer})
     def get(self, request: Request, quote_id: int) -> Response:
         quote = quote_get_for_user(request.user, quote_id)
-        return Response(ChecklistSerializer(_checklist(quote)).data)
+        return Response(ChecklistSerializer(_checklist(quote, _checklist_team(request))).data)
 
-    @extend_schema(request=ChecklistAnswerInputSerializer, responses={200: ChecklistSerializer})
+    @extend_schema(
+        parameters=[TEAM_PARAM],
+        request=ChecklistAnswerInputSerializer,
+        responses={200: ChecklistSerializer},
+    )
     def put(self, request: Request, quote_id: int) -> Response:
         quote = quote_get_for_user(request.user, quote_id)
+        team = _checklist_team(request)
         payload = ChecklistAnswerInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         _saved(
-            services.checklist_answer_set, quote=quote, user=request.user, **payload.validated_data
+            services.checklist_answer_set,
+            quote=quote,
+            user=request.user,
+            team=team,
+            **payload.validated_data,
         )
-        return Response(ChecklistSerializer(_checklist(quote)).data)
+        return Response(ChecklistSerializer(_checklist(quote, team)).data)
 
-    @extend_schema(request=ChecklistAnswerInputSerializer, responses={200: ChecklistSerializer})
+    @extend_schema(
+        parameters=[TEAM_PARAM],
+        request=ChecklistAnswerInputSerializer,
+        responses={200: ChecklistSerializer},
+    )
     def post(self, request: Request, quote_id: int) -> Response:
         return self.put(request, quote_id)
 
 
 class QuoteChecklistEvidenceApi(APIView):
-    """An answer's evidence file (an attachment, application/octet-stream), to whoever may
-    see the quote; 404 when the answer has no file."""
+    """A team's answer's evidence file (an attachment, application/octet-stream), to its
+    members who may see the quote; 404 when the answer has no file or is another team's."""
 
     @extend_schema(
+        parameters=[TEAM_PARAM],
         responses={
             (200, PRIVATE_FILE_CONTENT_TYPE): OpenApiResponse(
                 response=OpenApiTypes.BINARY, description="The file as uploaded"
             )
-        }
+        },
     )
     def get(self, request: Request, quote_id: int, question: str) -> FileResponse:
         quote = quote_get_for_user(request.user, quote_id)
-        answer = checklist_answer_with_file(quote, question)
+        answer = checklist_answer_with_file(quote, question, team=_checklist_team(request))
         return private_file_response(answer.evidence_file, filename=answer.evidence_download_name)

@@ -3,6 +3,7 @@
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,11 +17,12 @@ from apps.core.roles import QUOTE_EDITORS
 from apps.core.users import signed_in
 from apps.quotes import services
 from apps.quotes.csv_rows import MAX_CSV_BYTES, QuoteRowParser
-from apps.quotes.models import ApiRoute, Provider
+from apps.quotes.models import ApiRoute, Provider, Quote
 from apps.quotes.selectors import (
     api_route_list,
     provider_by_id_or_name,
     provider_list,
+    quote_change_refusal,
     quote_get_for_user,
     quote_list_for_user,
 )
@@ -34,6 +36,17 @@ from .serializers import (
 )
 
 ProcurementWrites = role_permission(*QUOTE_EDITORS)
+
+
+def quote_for_change(request: Request, pk: int) -> Quote:
+    """The quote ``pk`` if the user may edit or retire it: 404 when it is invisible to them
+    (another team's confidential quote), 403 in words when another team owns it."""
+    quote = quote_get_for_user(request.user, pk)
+    refusal = quote_change_refusal(request.user, quote)
+    if refusal is not None:
+        raise PermissionDenied(refusal)
+    return quote
+
 
 #: ``?provider=`` by id or by name (any case): that provider's only.
 PROVIDER = TextParam(
@@ -130,7 +143,7 @@ class QuoteDetailApi(APIView):
 
     @extend_schema(request=QuoteInputSerializer, responses={200: QuoteOutputSerializer})
     def patch(self, request: Request, pk: int) -> Response:
-        quote = quote_get_for_user(request.user, pk)
+        quote = quote_for_change(request, pk)
         payload = QuoteInputSerializer(quote, data=request.data, partial=True)
         payload.is_valid(raise_exception=True)
         quote = services.quote_update(
@@ -145,7 +158,7 @@ class QuoteRetireApi(APIView):
 
     @extend_schema(request=None, responses={200: QuoteOutputSerializer})
     def post(self, request: Request, pk: int) -> Response:
-        quote = services.quote_retire(quote=quote_get_for_user(request.user, pk))
+        quote = services.quote_retire(quote=quote_for_change(request, pk))
         return Response(QuoteOutputSerializer(quote).data)
 
 
