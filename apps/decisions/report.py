@@ -760,7 +760,7 @@ def _decision_facts(report: dict[str, Any], currency: str, unit: str) -> list[tu
         ("Capacity model", report["capacity_model"]),
         (
             "Unit cost",
-            f"{formatting.unit_cost(row.get('effective_unit_cost'))} {currency} {unit}"
+            f"{formatting.unit_cost(row.get('effective_unit_cost'), currency)} {unit}"
             + (f", rank {rank} of {len(ranked)} that meet the brief" if rank is not None else ""),
         ),
     ]

@@ -371,7 +371,7 @@ class TestTheRecordsUnit:
             chosen={**report()["chosen"], "row": chosen},
         )
         text = pdf_text(decision_record_pdf(data)).replace("\n", " ")
-        assert "3.65 USD per 1M accepted tokens" in text
+        assert "USD 3.65 per 1M accepted tokens" in text
         assert "USD 4,600.00 a month (80 % of the monthly cost)" in text
 
     def test_the_csv_repeats_the_unit_on_every_row(self):
