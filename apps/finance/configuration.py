@@ -138,6 +138,11 @@ def figures_of(estimate: Estimate, *, replicas: int, in_flight: int | None) -> F
     )
 
 
+# The verdict of figures that do not fit (said once: when no size fits, the size's own reason
+# already says so).
+MEMORY_MISS = "does not fit in memory on a replica at its share of the load"
+
+
 def target_misses(
     brief: WorkloadBrief, figures: Figures, deadline_days: int | None = None
 ) -> list[str]:
@@ -145,7 +150,7 @@ def target_misses(
     shows (an empty list: every target met)."""
     misses = []
     if figures.fit == Fit.NO.value:
-        misses.append("does not fit in memory on a replica at its share of the load")
+        misses.append(MEMORY_MISS)
     load = (
         f" at {figures.in_flight_per_replica} in flight per replica"
         if figures.in_flight_per_replica
@@ -475,6 +480,8 @@ class Configurator:
         gpus_total: int | None = None,
     ) -> Configured:
         count = rung.gpu_count
+        if missed and "does not fit" in missed:
+            misses = [m for m in misses if m != MEMORY_MISS]
         why_not = tuple(dict.fromkeys([missed, *misses] if missed else misses))
         measured_share = gpu.measurement.failed_share if (
             gpu.measurement is not None and gpu.measured_count == count
