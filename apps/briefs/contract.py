@@ -363,7 +363,9 @@ def request_for_brief(
         raise EngineInputError("model", f"a diffusion model cannot serve {workload}")
     explicit = {"weight_precision": brief.weight_precision} if brief.weight_precision else {}
     weight_precision, note = resolve_weight_precision(explicit, model)
-    if note is not None:
+    # QLoRA keeps its frozen base in 4-bit NormalFloat whatever the weights would be served at
+    # (the engine's QLoRA notes say so): a note on the served precision would contradict it.
+    if note is not None and workload is not WorkloadType.QLORA_FINETUNE:
         model = replace(model, notes=(note, *model.notes))
     llm = workload in LLM_SERVING_TYPES
     in50, in95 = _tokens(

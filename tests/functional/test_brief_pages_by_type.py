@@ -97,6 +97,7 @@ class TestBriefPageByWorkloadType:
         assert 'id="best-fit"' in html and "time to train" in html
         # The engine sizes a QLoRA base in NF4 whatever the checkpoint ships as.
         assert "Weights: NF4" in html
+        assert "sized at BF16" not in html  # one statement of the weight precision
         # Serving facts a training brief has no use for are not shown.
         assert "<dt>Tokens per request</dt>" not in html and "<dt>Latency target</dt>" not in html
 
