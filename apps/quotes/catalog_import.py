@@ -197,6 +197,35 @@ def quotes_import_catalog(
         else set()
     )
     existing = _importers_quotes(provider, [*keys, *legacy], team_ids)
+    # Another team's public quote of a key stays as that team entered it (only the creating
+    # team updates or retires a quote, apps.quotes.selectors.quote_change_refusal): its rows are
+    # skipped and reported, and the importer's tables cost that quote as every team's do.
+    if created_by is not None and not created_by.is_superuser:
+        colleagues = {
+            *Team.members.through.objects.filter(team_id__in=team_ids).values_list(
+                "user_id", flat=True
+            ),
+            created_by.pk,
+        }
+        theirs = {
+            k: q
+            for k, q in existing.items()
+            if q.confidential_to_id is None
+            and q.created_by_id is not None
+            and q.created_by_id not in colleagues
+        }
+    else:
+        theirs = {}
+    for key, held in theirs.items():
+        del existing[key]
+        offered = keys.get(key)
+        if offered is not None:
+            result.skipped.append({
+                "name": offered.offer.accelerator, "reason": f"another team's public quote "
+                f"(#{held.pk}) holds this instance; only that team updates it", "rows": 1,
+                "first_row": offered.offer.row,
+            })  # fmt: skip
+            del keys[key]
     superseded = [q for k, q in existing.items() if k in legacy and k not in keys]
     to_create: list[Quote] = []
     to_update: list[Quote] = []

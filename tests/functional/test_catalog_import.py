@@ -199,6 +199,28 @@ class TestReimport:
         assert ours.hourly_price_per_gpu == Decimal("6.2000")
         assert "elsewhere" not in response.content.decode()
 
+    def test_another_teams_public_quote_stays_as_that_team_entered_it(
+        self, api, aws, token_client, make_user, other_team
+    ):
+        """Issue 24 point 3: only the creating team updates a quote, the catalog import too;
+        the other team's rows of it are skipped and reported."""
+        post(api, fixture_file("skypilot_aws_vms.csv"), provider=aws.pk)
+        theirs = Quote.objects.get(import_key=P5, retired=False)
+        other = token_client(user=make_user(Role.PROCUREMENT, teams=[other_team]))
+        cheaper = (DATA / "skypilot_aws_vms.csv").read_text().replace(",55.04,", ",49.60,")
+        response = post(other, text_file(cheaper), provider=aws.pk)
+        assert response.status_code == 201, response.content
+        body = response.json()
+        assert body["updated"] == 0 and body["created"] == 0
+        assert any(f"#{theirs.pk}" in s["reason"] for s in body["skipped"]), body["skipped"]
+        theirs.refresh_from_db()
+        assert theirs.hourly_price_per_gpu == Decimal("6.8800")
+        assert Quote.objects.filter(import_key=P5, retired=False).count() == 1
+        # The team that entered it still updates it.
+        assert post(api, text_file(cheaper), provider=aws.pk).json()["updated"] >= 1
+        theirs.refresh_from_db()
+        assert theirs.hourly_price_per_gpu == Decimal("6.2000")
+
 
 class TestRecompute:
     def test_one_coalesced_recompute_per_brief_for_a_whole_file(
