@@ -440,7 +440,7 @@ def cpu_in_process(brief_ids: list[int]) -> None:
     wall: Counter[str] = Counter()
     phases = (
         (candidates, "table_context", "context: assumptions, engine answer"),
-        (candidates, "_cost_all", "rows costed"),
+        (candidates, "cost_offers", "rows costed"),
         (candidates, "plan_rows", "serving plans (MIX, DISAGG)"),
         (writes, "rows_insert_many", "rows written (COPY)"),
         (writes, "capacity_model_for", "rent/reserve/buy/API model"),

@@ -6,6 +6,7 @@ table can hold); other databases through bulk_create. Both write each row's colu
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -51,8 +52,10 @@ def uncostable_reason(exc: BaseException) -> str:
     )
 
 
+@functools.cache
 def _decimal_limit(name: str) -> Decimal:
-    """10 ** (the column's digits before the point): a stored value is below it."""
+    """10 ** (the column's digits before the point): a stored value is below it (read once per
+    column: every row of every table asks)."""
     column = CandidateRow._meta.get_field(name)
     if not isinstance(column, models.DecimalField):
         raise TypeError(f"CandidateRow.{name} is not a decimal column")
@@ -74,7 +77,7 @@ def row_overflow(row: Row) -> str | None:
         if not number.is_finite() or abs(number) >= limit:
             return (
                 f"its {words}, {number:.4g}, is past the largest figure a candidate table "
-                f"stores ({limit:.0e}): check its price, the FX rate of its currency, the labour "
+                f"stores ({limit:,.0f}): check its price, the FX rate of its currency, the labour "
                 "figures and the brief's volumes"
             )
     for name, most in _INTEGER_LIMITS.items():
