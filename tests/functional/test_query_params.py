@@ -12,7 +12,9 @@ import pytest
 import yaml
 
 from apps.core.roles import Role
+from apps.decisions.checklist import QUESTION_KEYS
 from tests.factories.briefs import BriefFactory
+from tests.factories.quotes import QuoteFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -61,6 +63,10 @@ def _accepted(schema: dict) -> list[str]:
     return ["", "h100-sxm5-80gb", "Ünïcode text"]
 
 
+#: Stands for the caller's own team slug in ``?team=`` (the `call` fixture puts it in).
+YOUR_TEAM = "<your team>"
+
+
 PARAMETERS = _query_parameters()
 IDS = [f"{path}?{p['name']}" for path, p in PARAMETERS]
 
@@ -70,9 +76,14 @@ def call(catalog, token_client, team):
     """GET with one query parameter, as a user with every role; ``{id}`` is one of its briefs."""
     client = token_client(Role.PLATFORM, Role.FINANCE, Role.PROCUREMENT, Role.API_CLIENT)
     brief = BriefFactory(team=team)
+    quote = QuoteFactory()
+    ids = {"{id}": brief.pk, "{quote_id}": quote.pk, "{question}": min(QUESTION_KEYS)}
 
     def get(path: str, name: str, value: str):
-        return client.get(path.replace("{id}", str(brief.pk)), {name: value})
+        for placeholder, real in ids.items():
+            path = path.replace(placeholder, str(real))
+        # ``?team=`` names one of the caller's teams (another is a 404 by design).
+        return client.get(path, {name: team.slug if value == YOUR_TEAM else value})
 
     return get
 
@@ -100,10 +111,12 @@ def test_values_the_schema_does_not_allow_are_refused_by_name(call, path, parame
 @pytest.mark.parametrize(("path", "parameter"), PARAMETERS, ids=IDS)
 def test_values_the_schema_allows_are_accepted(call, path, parameter):
     name = parameter["name"]
-    for value in _accepted(parameter["schema"]):
+    values = ["", YOUR_TEAM] if name == "team" else _accepted(parameter["schema"])
+    for value in values:
         response = call(path, name, value)
-        # A page past the last one is a 404 (documented); anything else is an answer.
-        allowed = (200, 404) if name == "page" else (200,)
+        # A page past the last one is a 404 (documented), as is the evidence file of a question
+        # not answered with one; anything else is an answer.
+        allowed = (200, 404) if name == "page" or path.endswith("/evidence") else (200,)
         assert response.status_code in allowed, (name, value, response.status_code)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import FileResponse, HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException, PermissionDenied
 from rest_framework.request import Request
@@ -23,7 +23,7 @@ from apps.core.models import Team
 from apps.core.pagination import StandardPagination, paginated
 from apps.core.parsers import JSONParser
 from apps.core.permissions import role_permission
-from apps.core.query import MAX_ID, ChoiceParam, IntParam, KnownQueryParams
+from apps.core.query import MAX_ID, ChoiceParam, IntParam, KnownQueryParams, TextParam
 from apps.core.roles import DECISION_AUTHORS, QUOTE_EDITORS
 from apps.decisions import services
 from apps.decisions.exports import decision_record_csv
@@ -289,7 +289,7 @@ def _checklist_team(request: Request) -> Team:
     """The team whose answers the request reads and writes (``?team=<slug>``, else the
     user's first team): checklist answers and evidence are per team."""
     try:
-        return checklist_team_for_user(request.user, request.query_params.get("team", ""))
+        return checklist_team_for_user(request.user, TEAM_QUERY.parse(request) or "")
     except DjangoPermissionDenied as exc:  # DRF would answer its own words, not these
         raise PermissionDenied(str(exc)) from exc
 
@@ -298,12 +298,12 @@ def _checklist(quote: Quote, team: Team) -> dict[str, Any]:
     return checklist_for_quote(quote, team=team, evidence_url_name=EVIDENCE_API_URL)
 
 
-TEAM_PARAM = OpenApiParameter(
+TEAM_QUERY = TextParam(
     "team",
-    str,
-    description="The slug of the team whose answers to read or write (one you belong to); "
-    "default: your first team by name. Each team answers a quote for itself.",
+    "The slug of the team whose answers to read or write (one you belong to); default: your "
+    "first team by name. Each team answers a quote for itself.",
 )
+TEAM_PARAM = TEAM_QUERY.openapi()
 
 
 class QuoteChecklistApi(APIView):
