@@ -101,11 +101,6 @@ def in_table_unit(stored: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def money_text(amount: Decimal | str, currency: str) -> str:
-    """An amount with its currency, as every page writes it (apps.core.formatting.money)."""
-    return formatting.money(amount, currency)
-
-
 # Stored unit costs keep 18 decimal places of the engine's 10 significant digits.
 SAME_UNIT_COST = Decimal("1e-9")
 
@@ -600,10 +595,10 @@ def sensitivity_display(sensitivity: dict[str, Any]) -> dict[str, Any] | None:
     currency = sensitivity["currency"]
 
     def total_text(total: dict[str, Any]) -> str:
-        text = money_text(total["total"], currency)
+        text = formatting.money(total["total"], currency)
         if Decimal(total["committed_beyond"]):
             text += (
-                f" (of which {money_text(total['committed_beyond'], currency)} still owed "
+                f" (of which {formatting.money(total['committed_beyond'], currency)} still owed "
                 f"after {total['months']} months on the {total['commitment_months']}-month "
                 "commitment)"
             )
@@ -618,7 +613,7 @@ def sensitivity_display(sensitivity: dict[str, Any]) -> dict[str, Any] | None:
                 "label": c["label"],
                 "winner": c["key"] == sensitivity["winner"],
                 "unit_cost": "—" if cost is None else significant_text(Decimal(cost)),
-                "monthly": money_text(c["monthly_cost"], currency),
+                "monthly": formatting.money(c["monthly_cost"], currency),
                 "totals": [total_text(by_months[m]) for m in sorted(by_months)],
             }
         )
