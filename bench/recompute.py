@@ -317,9 +317,11 @@ def _median_s(fn: Any, n: int = 3) -> float:
     return statistics.median(times)
 
 
-def quote_change_in_process() -> None:
+def quote_change_in_process(profile: bool = False, only: list[int] | None = None) -> None:
     """A price change recomputed in this process (the workers stopped): what the task of
-    every table does, counted: queries by statement shape, rows deleted and inserted."""
+    every table does, counted: queries by statement shape, rows deleted and inserted (with
+    ``profile``, under cProfile, its top functions printed; ``only``: these briefs' tables, the
+    rest left as they are)."""
     from django.db import connection
     from django.db.models import F, Max
     from django.test.utils import CaptureQueriesContext
@@ -332,13 +334,27 @@ def quote_change_in_process() -> None:
     new_price = (quote.hourly_price_per_gpu * Decimal("0.8")).quantize(Decimal("0.0001"))
     quote_update(quote=quote, hourly_price_per_gpu=new_price)  # its tasks wait: no worker
     brief_ids = list(CandidateTable.objects.order_by("brief_id").values_list("brief_id", flat=True))
+    if only is not None:
+        brief_ids = [pk for pk in brief_ids if pk in set(only)]
     rows_before = CandidateRow.objects.count()
     last_id = CandidateRow.objects.aggregate(m=Max("id"))["m"] or 0
+    profiler = cProfile.Profile() if profile else None
     t0 = time.perf_counter()
     with CaptureQueriesContext(connection) as queries:
+        if profiler is not None:
+            profiler.enable()
         for start in range(0, len(brief_ids), REPRICE_BATCH):
             candidate_tables_recompute(brief_ids=brief_ids[start : start + REPRICE_BATCH])
+        if profiler is not None:
+            profiler.disable()
     took = time.perf_counter() - t0
+    if profiler is not None:
+        out = io.StringIO()
+        stats = pstats.Stats(profiler, stream=out)
+        stats.dump_stats(Path(tempfile.gettempdir()) / "gpuselect-reprice.prof")
+        stats.sort_stats("cumulative").print_stats(40)
+        print("cProfile of the price change (times inflated by the profiler):")
+        print("\n".join(ln for ln in out.getvalue().splitlines() if ln.strip()))
     inserted = CandidateRow.objects.filter(id__gt=last_id).count()
     deleted = rows_before - (CandidateRow.objects.count() - inserted)
     stale = CandidateTable.objects.filter(computed_version__lt=F("requested_version")).count()
@@ -423,9 +439,10 @@ def profile_one(brief_id: int) -> None:
     print("\n".join(keep[:60]))
 
 
-def cpu_in_process(brief_ids: list[int]) -> None:
+def cpu_in_process(brief_ids: list[int], profile: bool = False) -> None:
     """Full recomputes of ``brief_ids`` in this process: CPU (process time) and wall per table
-    of each phase (``--in-process``)."""
+    of each phase (``--in-process``); with ``profile``, the same loop under cProfile after it
+    (the functions that take the most time of their own)."""
     import gc
 
     from django.db.models import F
@@ -481,6 +498,25 @@ def cpu_in_process(brief_ids: list[int]) -> None:
     finally:
         for module, name, original in saved:
             setattr(module, name, original)
+    if profile:  # from empty tables again, as the timed loop
+        empty_tables()
+        CandidateTable.objects.bulk_create(
+            [CandidateTable(brief_id=pk, requested_version=1, full_version=1) for pk in brief_ids]
+        )
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for pk in brief_ids:
+            services.candidate_table_recompute(brief_id=pk)
+        profiler.disable()
+        out = io.StringIO()
+        stats = pstats.Stats(profiler, stream=out)
+        dump = Path(tempfile.gettempdir()) / "gpuselect-recompute.prof"
+        stats.dump_stats(dump)
+        print(f"cProfile stats kept in {dump} (python -m pstats)")
+        stats.sort_stats("tottime").print_stats(30)
+        stats.sort_stats("cumulative").print_stats(45)
+        print("cProfile of the same loop (times inflated by the profiler):")
+        print("\n".join(ln for ln in out.getvalue().splitlines() if ln.strip()))
     n = len(brief_ids)
     print(
         f"in-process full recompute of {n} tables: CPU {total_cpu / n * 1000:.1f} ms a table, "
@@ -554,7 +590,10 @@ def main() -> int:
             print(f"setup:       migrate + load_catalog {t_mig:.1f} s; bulk seed {t_seed:.1f} s")
             print(f"brief mix:   {dict(sorted(kinds.items()))}")
             if args.in_process:
-                cpu_in_process(seeded["brief_ids"][: args.in_process])
+                cpu_in_process(seeded["brief_ids"][: args.in_process], profile=args.profile)
+                quote_change_in_process(
+                    profile=args.profile, only=seeded["brief_ids"][: args.in_process]
+                )
                 return 0
 
             for i, n in enumerate(counts):

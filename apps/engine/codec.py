@@ -50,6 +50,8 @@ def encode(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [encode(v) for v in value]
     if isinstance(value, dict):
+        if _plain(value):  # a table's quote versions: thousands of str -> int, as they are
+            return dict(value)
         return {str(k): encode(v) for k, v in value.items()}
     raise CodecError(f"cannot encode a {type(value).__name__}")
 
@@ -106,6 +108,8 @@ def _make_reader(hint: Any) -> Callable[[Any], Any]:
         key_type, value_type = typing.get_args(hint)
         key = _reader(key_type)
         value = _reader(value_type)
+        if key_type is str and value_type in (int, str):
+            return _plain_dict_reader(value_type, value)
         return lambda v: {key(k): value(x) for k, x in _dict(v).items()}
     if isinstance(hint, type):
         if issubclass(hint, Enum):
@@ -148,6 +152,31 @@ def _dataclass_reader(cls: type[Any]) -> Callable[[Any], Any]:
             return cls(**kwargs)
         except (TypeError, ValueError) as exc:
             raise CodecError(f"{cls.__name__}: {exc}") from exc
+
+    return read
+
+
+def _plain(value: dict[Any, Any]) -> bool:
+    """Whether every key is a plain ``str`` and every value a plain ``int`` or ``str`` (not a
+    bool, an enum or a subclass): such a mapping is its own JSON form."""
+    plain = (int, str)
+    return all(type(k) is str for k in value) and all(type(v) in plain for v in value.values())
+
+
+def _plain_dict_reader(
+    value_type: type[Any], item: Callable[[Any], Any]
+) -> Callable[[Any], dict[str, Any]]:
+    """A ``dict[str, int]`` / ``dict[str, str]`` reader: a copy when every key and value is of
+    its type already (JSON's ints are never bools here: ``type(x) is int``), else item by item,
+    which names the value that is not."""
+
+    def read(value: Any) -> dict[str, Any]:
+        stored = _dict(value)
+        if all(type(k) is str for k in stored) and all(
+            type(x) is value_type for x in stored.values()
+        ):
+            return dict(stored)
+        return {_str(k): item(x) for k, x in stored.items()}
 
     return read
 

@@ -16,6 +16,7 @@ Every row is a typed ``apps.finance.state.Row`` built from one configuration
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -55,7 +56,7 @@ from .offers import (
     route_facts,
 )
 from .plans import PlanCatalog, plan_catalog, plan_rows, plans_unchanged
-from .rows import UNCOSTABLE, row_overflow, uncostable_reason
+from .rows import UNCOSTABLE, own_overflow, row_overflow, shown_overflow, uncostable_reason
 from .state import (
     STATE_FORMAT,
     Assumptions,
@@ -99,6 +100,7 @@ class TableContext:
     # The serving plans' bucket capacities as the table last kept them (apps.finance.plans).
     plan_capacities: BucketCapacities | None = None
     _terms: dict[int, tuple[QuoteFacts, QuoteTerms]] | None = None
+    parts: RowParts = field(default_factory=lambda: RowParts(), compare=False, repr=False)
 
     @property
     def finance(self) -> FinanceAssumptions:
@@ -187,10 +189,16 @@ class TableWrite:
 # --- rows ----------------------------------------------------------------------------------------
 
 
+_NO_ENERGY = dict.fromkeys(("energy_kwh_per_month", "energy_j_per_output", "co2e_kg_per_month"))
+
+
+@functools.lru_cache(maxsize=4096)
 def energy_figures(energy: EnergyFigures | None) -> dict[str, Decimal | None]:
-    """A row's energy figures, rounded as stored (None for an API route)."""
+    """A row's energy figures, rounded as stored (None for an API route). The quotes of one
+    basis, term kind, TDP and PUE share one EnergyFigures (apps.engine.costing._energy), so
+    each is rounded once; callers read the mapping, never change it."""
     if energy is None:
-        return dict.fromkeys(("energy_kwh_per_month", "energy_j_per_output", "co2e_kg_per_month"))
+        return _NO_ENERGY
     j, co2e = energy.j_per_output, energy.kg_co2e_per_month
     return {
         "energy_kwh_per_month": energy.kwh_per_month.quantize(_Q4),
@@ -206,46 +214,99 @@ def hours_billed(cost: CandidateCost) -> Decimal | None:
     return (cost.paid_gpu_hours_per_month / cost.gpus_paid).quantize(_Q4)
 
 
-def gpu_row_of(facts: QuoteFacts, configured: Configured, cost: CandidateCost) -> Row:
+class RowParts:
+    """The parts of one table's GPU rows that every row of a configuration shares, built once
+    per compute (owned by its TableContext): the configuration's figures with a quote's energy,
+    the configuration as a term bills it, and whether those fit the table's columns. Found by
+    the identity of the objects they are made from (kept beside them, so an id is never
+    another object's); the COPY writer finds the shared objects again the same way."""
+
+    def __init__(self) -> None:
+        self._figures: dict[tuple[int, int], tuple[Configured, EnergyFigures | None, Figures]] = {}
+        self._configurations: dict[
+            tuple[int, str, int, Decimal], tuple[Configured, Configuration]
+        ] = {}
+        self._shown: dict[tuple[int, int], tuple[Configuration, Figures, str | None]] = {}
+
+    def figures(self, configured: Configured, energy: EnergyFigures | None) -> Figures:
+        key = (id(configured), id(energy))
+        found = self._figures.get(key)
+        if found is None or found[0] is not configured or found[1] is not energy:
+            base = configured.figures
+            figures = Figures(
+                fit=base.fit,
+                ttft_p95_ms=base.ttft_p95_ms,
+                itl_p95_ms=base.itl_p95_ms,
+                latency_p95_ms=base.latency_p95_ms,
+                throughput=base.throughput,
+                throughput_unit=base.throughput_unit,
+                memory_headroom_gb=base.memory_headroom_gb,
+                in_flight_per_replica=base.in_flight_per_replica,
+                time_to_train_days=base.time_to_train_days,
+                **energy_figures(energy),
+            )
+            found = self._figures[key] = (configured, energy, figures)
+        return found[2]
+
+    def configuration(
+        self, facts: QuoteFacts, configured: Configured, cost: CandidateCost
+    ) -> Configuration:
+        """The configuration a quote of ``facts``'s GPU and term is billed at (its GPUs paid
+        and their hours follow from the basis and the kind of term)."""
+        term = facts.pricing_term.value
+        key = (id(configured), term, cost.gpus_paid, cost.paid_gpu_hours_per_month)
+        found = self._configurations.get(key)
+        if found is None or found[0] is not configured:
+            configuration = Configuration(
+                gpu=facts.gpu,
+                gpus_per_replica=configured.gpus_per_replica,
+                replicas=configured.replicas,
+                paid_gpus=cost.gpus_paid,
+                layout=configured.layout,
+                pricing_term=term,
+                hours_billed_per_month=hours_billed(cost),
+            )
+            found = self._configurations[key] = (configured, configuration)
+        return found[1]
+
+    def overflow(self, row: Row) -> str | None:
+        """``apps.finance.rows.row_overflow(row)``, its configuration and figures checked once."""
+        own = own_overflow(row)
+        if own is not None:
+            return own
+        config, figures = row.configuration, row.figures
+        key = (id(config), id(figures))
+        found = self._shown.get(key)
+        if found is None or found[0] is not config or found[1] is not figures:
+            found = self._shown[key] = (config, figures, shown_overflow(config, figures))
+        return found[2]
+
+
+def gpu_row_of(
+    facts: QuoteFacts, configured: Configured, cost: CandidateCost, parts: RowParts
+) -> Row:
     """The row of a quote costed at ``configured``. A row that misses the brief has no unit
     cost: it is listed, unranked, with why, and never looks cheaper than the rows that meet
     it."""
-    why_not = tuple(dict.fromkeys([*configured.why_not, *cost.why_not]))
-    base = configured.figures
-    figures = Figures(
-        fit=base.fit,
-        ttft_p95_ms=base.ttft_p95_ms,
-        itl_p95_ms=base.itl_p95_ms,
-        latency_p95_ms=base.latency_p95_ms,
-        throughput=base.throughput,
-        throughput_unit=base.throughput_unit,
-        memory_headroom_gb=base.memory_headroom_gb,
-        in_flight_per_replica=base.in_flight_per_replica,
-        time_to_train_days=base.time_to_train_days,
-        **energy_figures(cost.energy),
+    why_not = (
+        tuple(dict.fromkeys(configured.why_not + cost.why_not))
+        if cost.why_not
+        else configured.why_not
     )
     return Row(
         kind=CandidateKind.GPU,
         quote_id=facts.pk,
         api_route_id=None,
         gpu_id=facts.gpu_id,
-        configuration=Configuration(
-            gpu=facts.gpu,
-            gpus_per_replica=configured.gpus_per_replica,
-            replicas=configured.replicas,
-            paid_gpus=cost.gpus_paid,
-            layout=configured.layout,
-            pricing_term=facts.pricing_term.value,
-            hours_billed_per_month=hours_billed(cost),
-        ),
-        figures=figures,
+        configuration=parts.configuration(facts, configured, cost),
+        figures=parts.figures(configured, cost.energy),
         cost_lines=cost.cost_lines,
         monthly_cost=cost.monthly_cost,
         accepted_outputs_per_month=cost.accepted_outputs_per_month,
         effective_unit_cost=None if why_not else cost.effective_unit_cost,
         meets_constraints=not why_not,
         why_not=why_not,
-        notes=(*configured.notes, *cost.notes),
+        notes=configured.notes + cost.notes,
         basis=cost.basis.value,
         paid_gpu_hours_per_month=cost.paid_gpu_hours_per_month if cost.gpus_paid else None,
     )
@@ -257,7 +318,7 @@ def gpu_row(ctx: TableContext, facts: QuoteFacts) -> Row | None:
     configured = ctx.configurator.configure(facts.gpu, facts.limit, facts.instance)
     if configured is None:
         return None
-    return gpu_row_of(facts, configured, cost_gpu_quote(configured.basis, terms))
+    return gpu_row_of(facts, configured, cost_gpu_quote(configured.basis, terms), ctx.parts)
 
 
 NO_CONFIGURATION = Configuration(
@@ -318,7 +379,7 @@ def cost_offers(
         if row is None:  # nothing is dropped without a word
             reason = "the engine has no estimate for this quote's GPU for this brief"
             not_costed.append(NotCosted(quote_id=facts.pk, reason=reason))
-        elif (overflow := row_overflow(row)) is not None:
+        elif (overflow := ctx.parts.overflow(row)) is not None:
             not_costed.append(NotCosted(quote_id=facts.pk, reason=overflow))
         else:
             rows.append(row)

@@ -39,6 +39,7 @@ from .models import CandidateRow, CandidateTable
 from .offers import QUOTE_VALUES, QuoteFacts, quote_facts, route_facts
 from .plans import PlanCatalog, plan_catalog, stored_request_log
 from .state import (
+    ANSWERS,
     EngineAnswer,
     Standing,
     TableInputs,
@@ -94,29 +95,21 @@ def _changed(seen: dict[str, int], now: dict[str, int]) -> tuple[list[int], list
     return changed, gone
 
 
-# Decoded engine answers by key (a hash of everything an answer depends on: one key always names
-# the same answer), so that a worker re-costing price change after price change decodes each
-# table's large stored answer once, not at every change. Cleared when full; PostgreSQL only
-# (its ids are never reused; SQLite's are after a rollback, as in the tests).
-_ANSWERS: dict[str, EngineAnswer] = {}
-ANSWERS_CACHE_SIZE = 1024
-
-
 def _answers(tables: dict[int, CandidateTable]) -> dict[int, EngineAnswer | None]:
-    """Each table's stored engine answer, read (one query) only where not cached."""
+    """Each table's stored engine answer, read (one query) only where not kept (ANSWERS)."""
     if connection.vendor != "postgresql":
-        _ANSWERS.clear()
-    need = [t.pk for t in tables.values() if t.estimates_key not in _ANSWERS]
+        ANSWERS.clear()
+    need = [t.pk for t in tables.values() if t.estimates_key not in ANSWERS]
     if need:
-        if len(_ANSWERS) + len(need) > ANSWERS_CACHE_SIZE:
-            _ANSWERS.clear()
+        found = []
         for key, stored in CandidateTable.objects.filter(pk__in=need).values_list(
             "estimates_key", "estimates"
         ):
-            found = answer_from_json(stored)
-            if key and found is not None and found.key == key:
-                _ANSWERS[key] = found
-    return {pk: _ANSWERS.get(t.estimates_key) for pk, t in tables.items()}
+            answer = answer_from_json(stored)
+            if key and answer is not None and answer.key == key:
+                found.append(answer)
+        ANSWERS.keep(found)
+    return {pk: ANSWERS.get(t.estimates_key) for pk, t in tables.items()}
 
 
 class _BatchCalibrations:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 import re
 from collections.abc import Iterator
 from decimal import Decimal
@@ -17,25 +18,56 @@ from django.db import connection, models
 from django.utils import timezone
 
 from .models import CandidateRow, CandidateTable
-from .state import ROW_COLUMNS, Row, row_columns
+from .state import (
+    LAYOUT_CHARS,
+    Configuration,
+    Figures,
+    Row,
+    figures_json,
+    row_columns,
+)
 
-COLUMNS = ("table_id", *ROW_COLUMNS, "created_at", "updated_at")
+ZERO = Decimal(0)
+
+# COPY's columns: a row's own, then those of its configuration and figures (``_shown_text``:
+# the same text for every row of one configuration), then the stamps; every one of
+# apps.finance.state.ROW_COLUMNS once.
+_OWN_COLUMNS = (
+    "candidate_kind", "quote_id", "api_route_id", "gpu_id", "cost_lines", "monthly_cost",
+    "accepted_outputs_per_month", "effective_unit_cost", "meets_constraints", "why_not", "basis",
+    "paid_gpu_hours_per_month", "notes", "plan",
+)  # fmt: skip
+_SHOWN_COLUMNS = (
+    "gpu_count", "replicas", "paid_gpus", "pricing_term", "layout", "p95_latency_ms",
+    "memory_headroom_gb", "energy_kwh_per_month", "energy_j_per_output", "co2e_kg_per_month",
+    "figures",
+)  # fmt: skip
+COLUMNS = ("table_id", *_OWN_COLUMNS, *_SHOWN_COLUMNS, "created_at", "updated_at")
 
 # The largest value each integer column takes: PostgreSQL's smallint and integer (SQLite's
 # columns are wider; the same bound keeps both databases alike).
 _INTEGER_LIMITS = {"gpu_count": 32_767, "replicas": 2_147_483_647, "paid_gpus": 2_147_483_647}
-# Each decimal column's (field name, the words a reason names it by).
-_DECIMAL_COLUMNS = {
-    "monthly_cost": "monthly cost",
-    "accepted_outputs_per_month": "accepted outputs a month",
-    "effective_unit_cost": "unit cost",
-    "paid_gpu_hours_per_month": "paid GPU-hours a month",
-    "p95_latency_ms": "p95 latency (ms)",
-    "memory_headroom_gb": "memory headroom (GB)",
-    "energy_kwh_per_month": "energy a month (kWh)",
-    "energy_j_per_output": "energy per output (J)",
-    "co2e_kg_per_month": "CO2e a month (kg)",
-}
+# Each decimal column: (its name, where the row holds it, the words a reason names it by);
+# first the row's own, then its figures' (the same for every row of one configuration).
+_OWN_DECIMALS = (
+    ("monthly_cost", "monthly_cost", "monthly cost"),
+    ("accepted_outputs_per_month", "accepted_outputs_per_month", "accepted outputs a month"),
+    ("effective_unit_cost", "effective_unit_cost", "unit cost"),
+    ("paid_gpu_hours_per_month", "paid_gpu_hours_per_month", "paid GPU-hours a month"),
+)
+_FIGURE_DECIMALS = (
+    ("p95_latency_ms", "latency_p95_ms", "p95 latency (ms)"),
+    ("memory_headroom_gb", "memory_headroom_gb", "memory headroom (GB)"),
+    ("energy_kwh_per_month", "energy_kwh_per_month", "energy a month (kWh)"),
+    ("energy_j_per_output", "energy_j_per_output", "energy per output (J)"),
+    ("co2e_kg_per_month", "co2e_kg_per_month", "CO2e a month (kg)"),
+)
+# Each integer column: (its name, the configuration's field it holds).
+_INTEGER_COLUMNS = (
+    ("gpu_count", "gpus_per_replica"),
+    ("replicas", "replicas"),
+    ("paid_gpus", "paid_gpus"),
+)
 
 
 #: What costing one candidate may raise on figures too large or too odd for decimal arithmetic
@@ -54,42 +86,109 @@ def uncostable_reason(exc: BaseException) -> str:
 
 @functools.cache
 def _decimal_limit(name: str) -> Decimal:
-    """10 ** (the column's digits before the point): a stored value is below it (read once per
-    column: every row of every table asks)."""
+    """10 ** (the column's digits before the point): a stored value is below it."""
     column = CandidateRow._meta.get_field(name)
     if not isinstance(column, models.DecimalField):
         raise TypeError(f"CandidateRow.{name} is not a decimal column")
     return Decimal(10) ** (column.max_digits - column.decimal_places)
 
 
-def row_overflow(row: Row) -> str | None:
-    """Why ``row`` cannot be stored (a figure past its column, or not a number), in words; None
-    when every figure fits. Such a candidate is listed as not costed, never written: on
-    PostgreSQL its insert would fail the whole table ("numeric field overflow"), on SQLite its
-    read would (decimal.InvalidOperation)."""
-    values = row_columns(row)
-    for name, words in _DECIMAL_COLUMNS.items():
-        value = values[name]
-        if value is None:
-            continue
-        number = value if isinstance(value, Decimal) else Decimal(str(value))
-        limit = _decimal_limit(name)
-        if not number.is_finite() or abs(number) >= limit:
+_Limit = tuple[str, Any, Decimal, str]  # (column, getter, limit, words)
+
+
+@functools.cache
+def _limits() -> tuple[tuple[_Limit, ...], tuple[_Limit, ...], Decimal]:
+    """The row's own decimal columns and its figures' (name, getter, limit, words), and the
+    cost lines' limit (read once: every row of every table is checked)."""
+
+    def limits(columns: tuple[tuple[str, str, str], ...]) -> tuple[_Limit, ...]:
+        return tuple(
+            (name, operator.attrgetter(path), _decimal_limit(name), words)
+            for name, path, words in columns
+        )
+
+    return limits(_OWN_DECIMALS), limits(_FIGURE_DECIMALS), _decimal_limit("monthly_cost")
+
+
+_INTEGER_GETTERS = tuple((name, operator.attrgetter(path)) for name, path in _INTEGER_COLUMNS)
+
+
+def _past(value: Any, limit: Decimal) -> Decimal | None:
+    """``value`` as a Decimal when it is not a finite number below ``limit``; else None."""
+    number = value if type(value) is Decimal else Decimal(str(value))
+    if number.is_finite() and -limit < number < limit:
+        return None
+    return number
+
+
+def _decimal_overflow(holder: Any, limits: tuple[_Limit, ...]) -> str | None:
+    for _name, get, limit, words in limits:
+        value = get(holder)
+        if value is not None and (number := _past(value, limit)) is not None:
             return (
                 f"its {words}, {number:.4g}, is past the largest figure a candidate table "
                 f"stores ({limit:,.0f}): check its price, the FX rate of its currency, the labour "
                 "figures and the brief's volumes"
             )
-    for name, most in _INTEGER_LIMITS.items():
-        count = values[name]
+    return None
+
+
+def row_overflow(row: Row) -> str | None:
+    """Why ``row`` cannot be stored (a figure past its column, or not a number), in words; None
+    when every figure fits. Such a candidate is listed as not costed, never written: on
+    PostgreSQL its insert would fail the whole table ("numeric field overflow"), on SQLite its
+    read would (decimal.InvalidOperation). Reads the row's fields, the columns
+    ``row_columns`` writes them to: its own (``own_overflow``), then its configuration's and
+    figures' (``shown_overflow``)."""
+    return own_overflow(row) or shown_overflow(row.configuration, row.figures)
+
+
+def own_overflow(row: Row) -> str | None:
+    """``row_overflow`` of the row's own figures: its costs, outputs and cost lines."""
+    own, _, line_limit = _limits()
+    # Every row of every table comes here: the usual answer (all fit) is worked out inline.
+    monthly = row.monthly_cost
+    if (
+        type(monthly) is Decimal
+        and monthly.is_finite()
+        and -line_limit < monthly < line_limit
+        and all(
+            v is None or (type(v) is Decimal and v.is_finite() and -limit < v < limit)
+            for v, limit in (
+                (row.accepted_outputs_per_month, own[1][2]),
+                (row.effective_unit_cost, own[2][2]),
+                (row.paid_gpu_hours_per_month, own[3][2]),
+            )
+        )
+        # The monthly cost is the exact sum of the lines: none of them negative, none is
+        # larger than it.
+        and min(row.cost_lines.values(), default=ZERO) >= 0
+    ):
+        return None
+    found = _decimal_overflow(row, own)
+    if found is not None:
+        return found
+    for name, amount in row.cost_lines.items():
+        if _past(amount, line_limit) is not None:
+            return f"its cost line {name!r} is past the largest figure a candidate table stores"
+    return None
+
+
+def shown_overflow(configuration: Configuration, figures: Figures) -> str | None:
+    """``row_overflow`` of a configuration and its figures (the same for every row that shows
+    them: apps.finance.candidates asks once for each)."""
+    _, shown, _ = _limits()
+    found = _decimal_overflow(figures, shown)
+    if found is not None:
+        return found
+    for name, get in _INTEGER_GETTERS:
+        count = get(configuration)
+        most = _INTEGER_LIMITS[name]
         if count is not None and count > most:
             return (
                 f"it needs {count:,} GPUs or replicas ({name}), more than a candidate table "
                 f"stores ({most:,}): check the brief's volumes"
             )
-    for name, amount in row.cost_lines.items():
-        if not Decimal(str(amount)).is_finite() or abs(amount) >= _decimal_limit("monthly_cost"):
-            return f"its cost line {name!r} is past the largest figure a candidate table stores"
     return None
 
 
@@ -138,57 +237,84 @@ def _value(value: Any) -> str:
     return _NULL if value is None else str(value)
 
 
-def _copy_text(tables: list[tuple[CandidateTable, list[Row]]], now: Any) -> Iterator[str]:
-    """The rows of ``tables`` as COPY text for ``COLUMNS``, COPY_CHUNK_ROWS rows a chunk.
+def _lines_text(lines: dict[str, Decimal], keys: dict[str, str]) -> str:
+    """``apps.finance.state.cost_lines_json(lines)`` (each amount's ``str``) as JSON in COPY
+    text: each name's JSON written once (``keys``); an amount's text (digits, sign, point,
+    exponent, or a special's name) needs no escape."""
+    for name in lines:
+        if name not in keys:
+            keys[name] = _text(json.dumps(name)) + ': "'
+    return "{" + ", ".join([keys[name] + str(amount) + '"' for name, amount in lines.items()]) + "}"
 
-    Rows of one configuration share their notes, their figures and most of their words: each
-    distinct list, mapping and word is encoded once (keyed by value, so the same text whichever
-    row meets it first)."""
+
+def _shown_text(configuration: Configuration, figures: Figures) -> str:
+    """The ``_SHOWN_COLUMNS`` of a row of this configuration and these figures, as COPY text."""
+    rest = figures_json(figures, configuration.hours_billed_per_month)
+    return "\t".join(
+        (
+            _value(configuration.gpus_per_replica),
+            _value(configuration.replicas),
+            _value(configuration.paid_gpus),
+            _text(configuration.pricing_term),
+            _text(configuration.layout[:LAYOUT_CHARS]),
+            _value(figures.latency_p95_ms),
+            _value(figures.memory_headroom_gb),
+            _value(figures.energy_kwh_per_month),
+            _value(figures.energy_j_per_output),
+            _value(figures.co2e_kg_per_month),
+            _text(json.dumps(rest)),
+        )
+    )
+
+
+def _copy_text(tables: list[tuple[CandidateTable, list[Row]]], now: Any) -> Iterator[str]:
+    """The rows of ``tables`` as COPY text for ``COLUMNS``, COPY_CHUNK_ROWS rows a chunk: the
+    columns ``row_columns`` names, read from the row's fields (with its helpers for the JSON
+    columns; tests/unit/test_candidate_rows_copy.py holds the two alike).
+
+    Rows of one configuration share their configuration, figures and notes (the same objects:
+    apps.finance.candidates.RowParts): their text is written once, found again by identity
+    (the objects are kept with it, so an id is never another object's) or, for notes and
+    reasons, by value."""
     stamp = _text(now.isoformat())
     encoded: dict[Any, str] = {}
-
-    def json_text(key: Any, value: Any) -> str:
-        found = encoded.get(key)
-        if found is None:
-            found = encoded[key] = _text(json.dumps(value))
-        return found
-
+    shown: dict[tuple[int, int], tuple[Configuration, Figures, str]] = {}
+    line_keys: dict[str, str] = {}
     out: list[str] = []
     for table, rows in tables:
         table_id = str(table.pk)
         for row in rows:
-            c = row_columns(row)
-            lines = c["cost_lines"]
-            figures = c["figures"]
+            config, figures = row.configuration, row.figures
+            found = shown.get((id(config), id(figures)))
+            if found is None or found[0] is not config or found[1] is not figures:
+                found = (config, figures, _shown_text(config, figures))
+                shown[(id(config), id(figures))] = found
+            key_why = ("why", *row.why_not)
+            if (why_text := encoded.get(key_why)) is None:
+                why_text = encoded[key_why] = _text(json.dumps(list(row.why_not)))
+            key_notes = ("notes", *row.notes)
+            if (notes_text := encoded.get(key_notes)) is None:
+                notes_text = encoded[key_notes] = _text(json.dumps(list(row.notes)))
+            plan = row.plan_json()
             out.append(
                 "\t".join(
                     (
                         table_id,
-                        c["candidate_kind"],
-                        _value(c["quote_id"]),
-                        _value(c["api_route_id"]),
-                        _value(c["gpu_id"]),
-                        _value(c["gpu_count"]),
-                        _value(c["replicas"]),
-                        _value(c["paid_gpus"]),
-                        _text(c["pricing_term"]),
-                        json_text(("lines", *lines.items()), lines),
-                        str(c["monthly_cost"]),
-                        str(c["accepted_outputs_per_month"]),
-                        _value(c["effective_unit_cost"]),
-                        "t" if c["meets_constraints"] else "f",
-                        json_text(("why", *row.why_not), c["why_not"]),
-                        _text(c["basis"]),
-                        _value(c["p95_latency_ms"]),
-                        _value(c["memory_headroom_gb"]),
-                        _text(c["layout"]),
-                        _value(c["paid_gpu_hours_per_month"]),
-                        _value(c["energy_kwh_per_month"]),
-                        _value(c["energy_j_per_output"]),
-                        _value(c["co2e_kg_per_month"]),
-                        json_text(("notes", *row.notes), c["notes"]),
-                        _text(json.dumps(c["plan"])) if c["plan"] else "{}",
-                        json_text(("figures", *figures.items()), figures),
+                        row.kind.value,
+                        _value(row.quote_id),
+                        _value(row.api_route_id),
+                        _value(row.gpu_id),
+                        _lines_text(row.cost_lines, line_keys),
+                        str(row.monthly_cost),
+                        str(row.accepted_outputs_per_month),
+                        _value(row.effective_unit_cost),
+                        "t" if row.meets_constraints else "f",
+                        why_text,
+                        _text(row.basis),
+                        _value(row.paid_gpu_hours_per_month),
+                        notes_text,
+                        _text(json.dumps(plan)) if plan else "{}",
+                        found[2],
                         stamp,
                         stamp,
                     )

@@ -456,6 +456,37 @@ class EngineAnswer:
         return None
 
 
+class AnswerCache:
+    """Decoded engine answers by key (a hash of everything an answer depends on: one key always
+    names the same answer), so that a worker re-costing price change after price change decodes
+    each table's large stored answer once, not at every change; the answers a full recompute
+    worked out are kept too (apps.finance.writes). Cleared when full. Used on PostgreSQL only
+    (its ids are never reused; SQLite's are after a rollback, as in the tests)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._by_key: dict[str, EngineAnswer] = {}
+
+    def get(self, key: str) -> EngineAnswer | None:
+        return self._by_key.get(key)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._by_key
+
+    def keep(self, answers: list[EngineAnswer]) -> None:
+        if len(self._by_key) + len(answers) > self.size:
+            self._by_key.clear()
+        for answer in answers:
+            if answer.key:
+                self._by_key[answer.key] = answer
+
+    def clear(self) -> None:
+        self._by_key.clear()
+
+
+ANSWERS = AnswerCache(size=1024)
+
+
 def answer_to_json(answer: EngineAnswer) -> dict[str, Any]:
     return {"format": STATE_FORMAT, **encode(answer)}
 
@@ -493,15 +524,30 @@ ROW_COLUMNS = (
 ROW_READ = (*ROW_COLUMNS, "gpu__slug")
 
 
+#: The figures that travel in the ``figures`` JSON column (the rest have columns of their own).
+FIGURES_IN_JSON = tuple(
+    name for name in Figures.__dataclass_fields__ if name not in _FIGURE_COLUMNS
+)
+LAYOUT_CHARS = 40  # CandidateRow.layout's max_length
+
+
+def figures_json(figures: Figures, hours_billed_per_month: Decimal | None) -> dict[str, Any]:
+    """The row's ``figures`` JSON column: the figures without a column of their own, and the
+    configuration's billing hours."""
+    rest = {name: encode(getattr(figures, name)) for name in FIGURES_IN_JSON}
+    rest["hours_billed_per_month"] = encode(hours_billed_per_month)
+    return rest
+
+
+def cost_lines_json(lines: dict[str, Decimal]) -> dict[str, str]:
+    """The row's ``cost_lines`` JSON column (amounts as decimal text)."""
+    return {name: str(value) for name, value in lines.items()}
+
+
 def row_columns(row: Row) -> dict[str, Any]:
-    """The row's CandidateRow column values (JSON columns as plain data)."""
+    """The row's CandidateRow column values (JSON columns as plain data). The COPY writer
+    (apps.finance.rows) writes the same columns from the row's fields, with these helpers."""
     figures = row.figures
-    rest = {
-        name: encode(getattr(figures, name))
-        for name in Figures.__dataclass_fields__
-        if name not in _FIGURE_COLUMNS
-    }
-    rest["hours_billed_per_month"] = encode(row.configuration.hours_billed_per_month)
     config = row.configuration
     return {
         "candidate_kind": row.kind.value,
@@ -512,8 +558,8 @@ def row_columns(row: Row) -> dict[str, Any]:
         "replicas": config.replicas,
         "paid_gpus": config.paid_gpus,
         "pricing_term": config.pricing_term,
-        "layout": config.layout[:40],
-        "cost_lines": {name: str(value) for name, value in row.cost_lines.items()},
+        "layout": config.layout[:LAYOUT_CHARS],
+        "cost_lines": cost_lines_json(row.cost_lines),
         "monthly_cost": row.monthly_cost,
         "accepted_outputs_per_month": row.accepted_outputs_per_month,
         "effective_unit_cost": row.effective_unit_cost,
@@ -524,7 +570,7 @@ def row_columns(row: Row) -> dict[str, Any]:
         **{column: getattr(figures, name) for name, column in _FIGURE_COLUMNS.items()},
         "notes": list(row.notes),
         "plan": row.plan_json(),
-        "figures": rest,
+        "figures": figures_json(figures, config.hours_billed_per_month),
     }
 
 

@@ -3,6 +3,7 @@ text format, every value is the one the row held (text with backslashes, tabs an
 JSON with quotes and non-ASCII words, NULLs, numbers as written)."""
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from types import SimpleNamespace
@@ -18,6 +19,7 @@ from apps.finance.state import (
     Configuration,
     Figures,
     Row,
+    row_columns,
     row_from_columns,
 )
 
@@ -95,6 +97,24 @@ def written(rows: list[Row]) -> list[dict[str, str | None]]:
 
 
 class TestCopyText:
+    def test_copy_writes_every_row_column_once(self):
+        assert sorted(COLUMNS) == sorted(("table_id", *ROW_COLUMNS, "created_at", "updated_at"))
+
+    def test_rows_sharing_a_configuration_each_read_back_their_own(self):
+        """Rows of one configuration share its objects (and their text); a row with another
+        configuration or other figures still reads back its own."""
+        shared = a_row()
+        other = a_row(
+            configuration=replace(shared.configuration, replicas=9, pricing_term="SPOT"),
+            figures=replace(shared.figures, latency_p95_ms=Decimal("99.5")),
+        )
+        rows = [shared, a_row(quote_id=8, configuration=shared.configuration), other, shared]
+        got = written(rows)
+        assert [r["replicas"] for r in got] == ["1", "1", "9", "1"]
+        assert [r["pricing_term"] for r in got] == ["ON_DEMAND", "ON_DEMAND", "SPOT", "ON_DEMAND"]
+        assert [r["p95_latency_ms"] for r in got] == ["812.5", "812.5", "99.5", "812.5"]
+        assert [r["quote_id"] for r in got] == ["7", "8", "7", "7"]
+
     def test_a_plain_row_reads_back_as_it_was(self):
         (got,) = written([a_row()])
         assert got["table_id"] == "42"
@@ -129,6 +149,36 @@ class TestCopyText:
         values["meets_constraints"] = values["meets_constraints"] == "t"
         values["gpu__slug"] = "h100-sxm5-80gb"
         assert row_from_columns(values) == row
+
+    @given(
+        st.sampled_from(["FITS", "TIGHT", "NO", None]),
+        st.one_of(st.none(), st.decimals(allow_nan=False, allow_infinity=False, places=2)),
+        st.one_of(st.none(), st.integers(min_value=0, max_value=4096)),
+        st.booleans(),
+    )
+    def test_every_column_is_what_row_columns_says(self, fit, latency, replicas, meets):
+        """The COPY writer reads the row's fields itself (it is the hot path): each column it
+        writes is the value ``row_columns`` gives the other databases' bulk insert."""
+        base = a_row()
+        row = a_row(
+            figures=Figures(
+                fit=fit, latency_p95_ms=latency, energy_kwh_per_month=latency, throughput=latency
+            ),
+            configuration=replace(base.configuration, replicas=replicas),
+            meets_constraints=meets,
+        )
+        (got,) = written([row])
+        expected = row_columns(row)
+        for name in ROW_COLUMNS:
+            value = expected[name]
+            if name in JSON_COLUMNS:
+                assert json.loads(got[name]) == json.loads(json.dumps(value)), name
+            elif value is None:
+                assert got[name] is None, name
+            elif isinstance(value, bool):
+                assert got[name] == ("t" if value else "f"), name
+            else:
+                assert got[name] == str(value), name
 
     def test_escapes_in_text_and_json_survive(self):
         row = a_row(
