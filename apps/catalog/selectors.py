@@ -1,7 +1,9 @@
 """Reads of the catalog, and the one place catalog rows become engine inputs."""
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any
 
@@ -133,10 +135,19 @@ CALIBRATED_FACTORS = ("decode_bw_efficiency", "prefill_mfu", "training_mfu")
 _SPECS_CACHE: dict[tuple[Any, ...], tuple[GpuSpec, ...]] = {}
 
 
+# The catalog version pinned by ``one_catalog_version`` for the block it wraps (None outside).
+_PINNED: ContextVar[tuple[Any, ...] | None] = ContextVar("catalog_version_pinned", default=None)
+
+
 def catalog_version() -> tuple[Any, ...]:
     """Count and last change of the GPU and system rows, in one aggregate query (every system
     belongs to a GPU, so the join sees them all): what the engine's view of the catalog and a
-    quote's joined facts depend on."""
+    quote's joined facts depend on. Inside ``one_catalog_version``, the version it read."""
+    pinned = _PINNED.get()
+    return pinned if pinned is not None else _catalog_version_read()
+
+
+def _catalog_version_read() -> tuple[Any, ...]:
     v = Gpu.objects.aggregate(
         gpu_rows=Count("id", distinct=True),
         gpu_last=Max("updated_at"),
@@ -144,6 +155,25 @@ def catalog_version() -> tuple[Any, ...]:
         system_last=Max("systems__updated_at"),
     )
     return (v["gpu_rows"], v["gpu_last"], v["system_rows"], v["system_last"])
+
+
+@contextmanager
+def one_catalog_version() -> Iterator[tuple[Any, ...]]:
+    """One catalog version for the block: read once at its start, and every reader inside it
+    (the engine's specs, the GPU names, the quotes' joined facts, the engine stamp) sees that
+    one. A candidate table's compute asks for it about ten times; a catalog change during a
+    compute is the next compute's (the change asks every table to recompute). Nested blocks
+    keep the outer block's version."""
+    pinned = _PINNED.get()
+    if pinned is not None:
+        yield pinned
+        return
+    version = _catalog_version_read()
+    token = _PINNED.set(version)
+    try:
+        yield version
+    finally:
+        _PINNED.reset(token)
 
 
 def gpu_specs() -> tuple[GpuSpec, ...]:

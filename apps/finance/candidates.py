@@ -101,6 +101,10 @@ class TableContext:
     plan_capacities: BucketCapacities | None = None
     _terms: dict[int, tuple[QuoteFacts, QuoteTerms]] | None = None
     parts: RowParts = field(default_factory=lambda: RowParts(), compare=False, repr=False)
+    # On a full compute, the quotes and routes it costed (by id): what the rent / reserve /
+    # buy comparison and the sensitivity read again (None on a re-costing: they query).
+    quotes_costed: dict[int, QuoteFacts] | None = None
+    routes_costed: dict[int, RouteFacts] | None = None
 
     @property
     def finance(self) -> FinanceAssumptions:
@@ -712,7 +716,10 @@ def _table_build(*, brief: WorkloadBrief, table: CandidateTable) -> TableWrite:
         stored = TableState(inputs=before, answer=ctx.answer, standing=standing_of(table))
         return recost(ctx, stored, changes, gpus_of=gpus)
     every = quote_facts_seen(seen)
-    rows, not_costed = cost_offers(ctx, every, route_facts(live_routes(brief.model_preset)))
+    routes = route_facts(live_routes(brief.model_preset))
+    ctx.quotes_costed = {facts.pk: facts for facts in every}
+    ctx.routes_costed = {facts.pk: facts for facts in routes}
+    rows, not_costed = cost_offers(ctx, every, routes)
     ctx.plan_capacities = before.plans.capacities if before is not None else None
     plan, plans = plan_rows(ctx, every, plan_catalog())
     return TableWrite(

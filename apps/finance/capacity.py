@@ -86,11 +86,15 @@ def capacity_model_for(ctx: TableContext, table: CandidateTable) -> dict[str, An
             "note": "No GPU candidate meets the brief: there is no rent, reserve or buy "
             "option to compare with the winner.",
         }
-    quotes = quote_facts(
-        quotes_for_team(ctx.brief.team_id)
-        .filter(Q(gpu_id=reference.gpu_id) | Q(system__gpu_id=reference.gpu_id))
-        .order_by("pk")
-    )
+    if ctx.quotes_costed is not None:  # a full compute: the quotes it costed, by id
+        quotes = [q for q in ctx.quotes_costed.values() if q.gpu_id == reference.gpu_id]
+        quotes.sort(key=lambda q: q.pk)
+    else:
+        quotes = quote_facts(
+            quotes_for_team(ctx.brief.team_id)
+            .filter(Q(gpu_id=reference.gpu_id) | Q(system__gpu_id=reference.gpu_id))
+            .order_by("pk")
+        )
     mine = next((q for q in quotes if q.pk == reference.quote_id), None)
     if mine is None:
         return {}
@@ -106,7 +110,12 @@ def capacity_model_for(ctx: TableContext, table: CandidateTable) -> dict[str, An
         except FxMissing:
             continue  # listed as not costed in the table
     routes: list[tuple[int, ApiRouteTerms]] = []
-    for route in route_facts(live_routes(ctx.brief.model_preset)):
+    live = (
+        list(ctx.routes_costed.values())
+        if ctx.routes_costed is not None
+        else route_facts(live_routes(ctx.brief.model_preset))
+    )
+    for route in live:
         try:
             routes.append((route.pk, route.terms(ctx.assumptions, ctx.demand)))
         except FxMissing:

@@ -297,8 +297,15 @@ def sensitivity_for(ctx: TableContext, rows: list[Row]) -> dict[str, Any]:
     again part by part."""
     quote_ids = {pk for r in rows for pk in (r.quote_id, *r.plan_quote_ids) if pk}
     route_ids = [r.api_route_id for r in rows if r.api_route_id]
-    quotes = {q.pk: q for q in quote_facts(Quote.objects.filter(pk__in=quote_ids))}
-    routes = {a.pk: a for a in route_facts(ApiRoute.objects.filter(pk__in=route_ids))}
+    known, known_routes = ctx.quotes_costed or {}, ctx.routes_costed or {}
+    if quote_ids <= known.keys():  # a full compute: the quotes it costed
+        quotes = {pk: known[pk] for pk in quote_ids}
+    else:
+        quotes = {q.pk: q for q in quote_facts(Quote.objects.filter(pk__in=quote_ids))}
+    if set(route_ids) <= known_routes.keys():
+        routes = {pk: known_routes[pk] for pk in route_ids}
+    else:
+        routes = {a.pk: a for a in route_facts(ApiRoute.objects.filter(pk__in=route_ids))}
     candidates: list[LeadingCandidate] = []
     left_out: list[dict[str, str]] = []
     leading: dict[str, _Leading] = {}

@@ -25,6 +25,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
 
 from apps.briefs.models import WorkloadBrief
+from apps.catalog.selectors import one_catalog_version
 from apps.core import bounds
 from apps.core.currency import BASE_CURRENCY, Currency
 from apps.quotes.models import Quote
@@ -256,7 +257,8 @@ def candidate_tables_recompute(*, brief_ids: Iterable[int]) -> None:
     done: set[int] = set()
     recompute = candidate_table_recompute
     try:
-        done = candidate_tables_reprice(brief_ids=ids)
+        with one_catalog_version():  # one version for the batch
+            done = candidate_tables_reprice(brief_ids=ids)
     except TRANSIENT_DB_ERRORS:
         raise
     except Exception:
@@ -266,7 +268,8 @@ def candidate_tables_recompute(*, brief_ids: Iterable[int]) -> None:
         if brief_id in done:
             continue
         try:
-            recompute(brief_id=brief_id)
+            with one_catalog_version():  # one version for each table's compute
+                recompute(brief_id=brief_id)
         except TRANSIENT_DB_ERRORS:
             raise
         except Exception:
@@ -344,9 +347,10 @@ def candidate_tables_reprice(*, brief_ids: Iterable[int]) -> set[int]:
 def candidate_table_recompute(*, brief_id: int) -> CandidateTable | None:
     """Recompute one brief's table from the database as it is now: only its changed quotes
     and routes when nothing else changed since its last compute, else in full."""
-    if brief_id in candidate_tables_reprice(brief_ids=[brief_id]):
-        return CandidateTable.objects.filter(brief_id=brief_id).first()
-    return _candidate_table_recompute_full(brief_id=brief_id)
+    with one_catalog_version():
+        if brief_id in candidate_tables_reprice(brief_ids=[brief_id]):
+            return CandidateTable.objects.filter(brief_id=brief_id).first()
+        return _candidate_table_recompute_full(brief_id=brief_id)
 
 
 def _candidate_table_recompute_full(*, brief_id: int) -> CandidateTable | None:
