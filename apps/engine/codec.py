@@ -156,11 +156,14 @@ def _dataclass_reader(cls: type[Any]) -> Callable[[Any], Any]:
     return read
 
 
+_STR: frozenset[type[Any]] = frozenset({str})
+_INT_OR_STR: frozenset[type[Any]] = frozenset({int, str})
+
+
 def _plain(value: dict[Any, Any]) -> bool:
     """Whether every key is a plain ``str`` and every value a plain ``int`` or ``str`` (not a
     bool, an enum or a subclass): such a mapping is its own JSON form."""
-    plain = (int, str)
-    return all(type(k) is str for k in value) and all(type(v) in plain for v in value.values())
+    return set(map(type, value)) <= _STR and set(map(type, value.values())) <= _INT_OR_STR
 
 
 def _plain_dict_reader(
@@ -172,9 +175,7 @@ def _plain_dict_reader(
 
     def read(value: Any) -> dict[str, Any]:
         stored = _dict(value)
-        if all(type(k) is str for k in stored) and all(
-            type(x) is value_type for x in stored.values()
-        ):
+        if set(map(type, stored)) <= _STR and set(map(type, stored.values())) <= {value_type}:
             return dict(stored)
         return {_str(k): item(x) for k, x in stored.items()}
 

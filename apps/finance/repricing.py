@@ -256,6 +256,14 @@ def tables_reprice(states: list[dict[str, int]]) -> tuple[list[Repriced], list[i
             catalog = plan_catalog()
         return catalog
 
+    by_team_quotes: dict[int, dict[int, QuoteFacts]] = {}
+
+    def team_quotes(brief_id: int, versions: dict[str, int]) -> dict[int, QuoteFacts]:
+        team_id = briefs[brief_id].team_id
+        if team_id not in by_team_quotes:
+            by_team_quotes[team_id] = {f.pk: f for f in every_quote(versions)()}
+        return by_team_quotes[team_id]
+
     out = []
     for p in plans:
         standing = replace(
@@ -274,6 +282,10 @@ def tables_reprice(states: list[dict[str, int]]) -> tuple[list[Repriced], list[i
         )
         stored = TableState(inputs=p.inputs, answer=p.ctx.answer, standing=standing)
         built = recost(p.ctx, stored, changes, gpus_of=gpus_of)
+        if built.capacity_model_affected:
+            # The rent / reserve / buy comparison reads the team's quotes of its GPU: from the
+            # batch's one read of every live quote, not a query of its own per table.
+            p.ctx.quotes_costed = team_quotes(p.table.brief_id, p.quote_versions)
         out.append(
             Repriced(
                 table_id=p.table.pk,
