@@ -8,7 +8,7 @@ and the finance page says so (``dominant_assumption``).
 """
 
 import re
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.core.exceptions import FieldDoesNotExist
@@ -175,18 +175,9 @@ SHOWN_DIGITS = 4
 
 
 def figure_text(value: Decimal | str | float | int | None, digits: int = SHOWN_DIGITS) -> str:
-    """A figure as people read it: ``digits`` significant digits, thousands separated
-    (0.9382, 27.19, 5,520, 1,883,000,000); "—" for none."""
-    d = _d(value)
-    if d is None:
-        return "—"
-    if d == 0:
-        return "0"
-    exponent = d.adjusted() - digits + 1
-    rounded = d.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_HALF_UP)
-    if rounded == rounded.to_integral_value():
-        return f"{rounded:,.0f}"  # 730 GPU-hours, not 730.0
-    return f"{rounded:,f}"
+    """A figure as people read it: apps.core.formatting.number at ``digits`` significant
+    digits (0.9382, 27.19, 6.33, 5,520); "—" for none."""
+    return formatting.number(value, digits)
 
 
 def count_words(value: Decimal | str | float | None) -> str:
@@ -203,19 +194,15 @@ def count_words(value: Decimal | str | float | None) -> str:
 
 
 def amount_text(value: Decimal | str | float | None, currency: str) -> str:
-    """Money with its currency: whole units from 100 up (USD 5,121), cents below (USD 48.66);
-    "—" for none."""
-    d = _d(value)
-    if d is None:
-        return "—"
-    text = f"{d:,.0f}" if abs(d) >= 100 else f"{d:,.2f}"
-    return f"{currency}\u00a0{text}"
+    """Money with its currency, as every page writes it (apps.core.formatting.money: USD 6,117.67,
+    USD 12,346); "—" for none."""
+    return formatting.money(value, currency)
 
 
 def unit_amount_text(value: Decimal | str | float | None, currency: str) -> str:
-    """A unit cost with its currency, to ``SHOWN_DIGITS`` significant digits; "—" for none."""
-    d = _d(value)
-    return "—" if d is None else f"{currency}\u00a0{figure_text(d)}"
+    """A unit cost with its currency (apps.core.formatting.unit_cost, ``SHOWN_DIGITS``
+    significant digits); "—" for none."""
+    return formatting.unit_cost(value, currency, SHOWN_DIGITS)
 
 
 def _number(match: re.Match[str]) -> str:
@@ -324,7 +311,7 @@ def plan_text(row: dict[str, Any], gpu_names: dict[str, str]) -> str:
     return joiner.join(parts) or PLAN_WORDS.get(row.get("candidate_kind") or "", "")
 
 
-def _names(rows: list[dict[str, Any]]) -> tuple[dict[str, str], dict[str, str]]:
+def catalog_names(rows: list[dict[str, Any]]) -> tuple[dict[str, str], dict[str, str]]:
     """(GPU names, system names) by slug, for the rows' candidates: two queries in all."""
     gpus = {r["gpu"] for r in rows if r.get("gpu")}
     gpus |= {p["gpu"] for r in rows for p in plan_parts(r)}
@@ -372,7 +359,7 @@ def candidate_table_display(
     names: list[str] = []
     for row in rows:
         names += [n for n in row["cost_lines"] if n not in names]
-    gpu_names, system_names = _names(rows)
+    gpu_names, system_names = catalog_names(rows)
     totals = row_totals(rows, values) if values is not None else {}
     for i, row in enumerate(rows):
         lines = row["cost_lines"]

@@ -28,6 +28,7 @@ from .lines import (
     assumption_label,
     assumption_value,
     candidate_table_display,
+    catalog_names,
     dominant_assumption,
     dominant_assumption_field,
     labour_policy_text,
@@ -111,12 +112,16 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
     if rows:
         # The charts show the best-ranked candidates whatever the table's order.
         best = ranked[:FINANCE_CHART_ROWS]
+        # Each candidate named once in words for every chart (no ids or slugs).
+        charts.label_rows(best, catalog_names(best)[0])
         figures = {
             "unit-cost-chart": charts.unit_cost_figure(best, unit, currency),
             "latency-chart": charts.cost_vs_latency_figure(best, currency, unit),
             "breakdown-chart": charts.cost_breakdown_figure(best, currency),
         }
-        utilization = charts.utilization_figure(ranking["capacity_model"], currency)
+        utilization = charts.utilization_figure(
+            ranking["capacity_model"], currency, gpu_name(ranking["capacity_model"].get("gpu"))
+        )
         if utilization:
             figures["utilization-chart"] = utilization
     # Each row carries its own figures (in words and formatted) so that the template only
