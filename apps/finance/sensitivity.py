@@ -478,7 +478,7 @@ class _Words:
         cost = self.result.base_unit_costs[key]
         if cost is None:
             return "no unit cost"
-        return f"{significant_text(cost * self.scale)} {self.currency} {self.unit_label}"
+        return f"{formatting.unit_cost(cost * self.scale, self.currency)} {self.unit_label}"
 
     def who(self, key: str | None) -> str:
         if key is None:
