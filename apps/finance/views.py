@@ -67,6 +67,21 @@ SORTS = {
 }
 
 
+def assumptions_gist(sources: dict[str, str]) -> str:
+    """The collapsed assumptions section's one line: how many come from where ("2 set for this
+    brief, 3 by the organisation, 20 built-in")."""
+    counts = {"brief": 0, "organisation": 0, "built-in": 0}
+    for name in MOVES:
+        source = sources.get(name, "organisation")
+        counts[source] = counts.get(source, 0) + 1
+    parts = [
+        f"{counts['brief']} set for this brief",
+        f"{counts['organisation']} by the organisation",
+        f"{counts['built-in']} built-in",
+    ]
+    return f"{len(MOVES)} assumptions: " + ", ".join(parts)
+
+
 def _save_form(request: HttpRequest, form: FinanceAssumptionsForm, brief: Any) -> bool:
     if not form.is_valid():
         return False
@@ -124,6 +139,15 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
         )
         if utilization:
             figures["utilization-chart"] = utilization
+    # Shown open: the unit costs and the trade-off against latency; the others in their
+    # collapsed sections (the utilization curve with rent / reserve / buy, the cost lines in
+    # their own), so that the page reads in under three screens before its details.
+    placed = {"breakdown-chart": "breakdown_figures", "utilization-chart": "capacity_figures"}
+    sections: dict[str, list[tuple[str, str, Any]]] = {
+        "figures": [], "breakdown_figures": [], "capacity_figures": []
+    }  # fmt: skip
+    for name, figure in figures.items():
+        sections[placed.get(name, "figures")].append((name, f"{name}-data", figure))
     # Each row carries its own figures (in words and formatted) so that the template only
     # loops over a row's cells (no lookups across rows); one query for every checklist.
     table_unit = unit_for(ranking["success_unit"])
@@ -208,7 +232,8 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             ],
             "form": form,
             "can_edit": can_edit,
-            "figures": [(name, f"{name}-data", figure) for name, figure in figures.items()],
+            **sections,
+            "assumptions_gist": assumptions_gist(sources),
             # "What would change the winner" (apps.finance.sensitivity, finance/_sensitivity.html)
             "sensitivity": sensitivity_display(ranking["sensitivity"]),
             "tornado": charts.tornado_figure(ranking["sensitivity"]),
