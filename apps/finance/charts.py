@@ -273,6 +273,26 @@ def _nice_ticks(low: float, high: float, count: int = 6) -> list[float]:
     return [first + i * step for i in range(int((high - first) // step) + 1)]
 
 
+def _log_ticks(values: list[float]) -> dict[str, Any]:
+    """A log axis's ticks at 1, 2 and 5 times each power of ten the values span, each labelled
+    in full ("20", "50", "0.5"): Plotly's own log ticks label 20 and 30 as a small "2" and "3"
+    beside "10", which reads as 2 and 3."""
+    positive = [v for v in values if v and v > 0]
+    if not positive:
+        return {}
+    low, high = min(positive), max(positive)
+    series = [
+        m * 10.0**k
+        for k in range(math.floor(math.log10(low)), math.floor(math.log10(high)) + 2)
+        for m in (1, 2, 5)
+    ]
+    # From the last tick at or below the lowest value to the first at or above the highest.
+    first = max(i for i, t in enumerate(series) if t <= low * (1 + 1e-9))
+    last = min(i for i, t in enumerate(series) if t >= high * (1 - 1e-9))
+    ticks = series[first : last + 1]
+    return {"tickvals": ticks, "tickformat": ",~r"} if len(ticks) >= 2 else {}
+
+
 def cost_vs_latency_figure(
     rows: list[dict[str, Any]], currency: str, unit: str = ""
 ) -> dict[str, Any]:
@@ -366,7 +386,11 @@ def cost_vs_latency_figure(
         "layout": {
             "title": {"text": f"Unit cost vs p95 end-to-end latency ({units})"},
             "xaxis": xaxis,
-            "yaxis": {"title": {"text": units}, "type": "log"},
+            "yaxis": {
+                "title": {"text": units},
+                "type": "log",
+                **_log_ticks([float(r["effective_unit_cost"]) for r in costed]),
+            },
             "shapes": shapes,
             "legend": LEGEND_BESIDE,
             "height": 440,
@@ -534,7 +558,11 @@ def utilization_figure(
                 "tickformat": ".0%",
                 "range": [0, 1.02],
             },
-            "yaxis": {"title": {"text": units}, "type": "log"},
+            "yaxis": {
+                "title": {"text": units},
+                "type": "log",
+                **_log_ticks([y for t in traces for y in t["y"] if y is not None]),
+            },
             "shapes": shapes,
             "legend": LEGEND_BESIDE,
             "margin": {"t": 60},

@@ -138,7 +138,7 @@ def dominant_assumption(row: dict[str, Any], currency: str) -> str | None:
 
 def labour_policy_text(values: dict[str, Any], sources: dict[str, str]) -> str:
     """How platform labour is allocated for this brief's table, in words."""
-    rate = f"{money_text(values['labour_rate_per_hour'])} {values['reporting_currency']}/h"
+    rate = formatting.rate(values["labour_rate_per_hour"], values["reporting_currency"], "h")
     where = sources.get("labour_allocation", "built-in")
     if values.get("labour_allocation") == "SHARED_BY_GPU_HOURS":
         return (

@@ -201,7 +201,7 @@ class TestUnitCostBars:
     def test_each_bar_has_its_cost_written_as_the_table_writes_it(self):
         bars, _ = self.bars("12.5", "14.567", "1234.5")
 
-        assert bars["text"] == ["USD\u00a012.50", "USD\u00a014.57", "USD\u00a01,235"]
+        assert bars["text"] == ["USD\u00a012.5", "USD\u00a014.57", "USD\u00a01,235"]
         assert bars["customdata"] == bars["text"]  # the hover says the same
         assert bars["textposition"] == ["outside"] * 3
         assert bars["cliponaxis"] is False
@@ -352,3 +352,11 @@ class TestTornado:
         assert len(set(colours)) == 2
         assert legend_is_beside_the_plot(figure["layout"])
         assert figure["data"][0]["x"] == pytest.approx([-0.4])  # around today's 2.0
+
+
+class TestLogAxes:
+    def test_ticks_at_one_two_five_labelled_in_full(self):
+        axis = charts.utilization_figure(CAPACITY, "USD")["layout"]["yaxis"]
+        assert axis["type"] == "log"
+        assert axis["tickvals"] == [1.0, 2.0, 5.0, 10.0, 20.0, 50.0]  # the curve spans 1 to 30
+        assert axis["tickformat"] == ",~r"

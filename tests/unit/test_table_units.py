@@ -149,7 +149,7 @@ class TestLabourPolicyText:
         text = labour_policy_text(values, {"labour_allocation": "built-in"})
         assert text.startswith(
             "Platform labour is charged per self-managed deployment (built-in): 40 h a month "
-            "at 115.00 USD/h"
+            "at USD\u00a0115.00 / h"
         )
 
     def test_shared(self):
@@ -163,5 +163,5 @@ class TestLabourPolicyText:
         text = labour_policy_text(values, {"labour_allocation": "organisation"})
         assert text.startswith(
             "Platform labour is shared by GPU-hours (organisation): the platform team's 400 h "
-            "a month at 115.00 USD/h are split over the 20,000 GPU-hours a month"
+            "a month at USD\u00a0115.00 / h are split over the 20,000 GPU-hours a month"
         )
