@@ -238,7 +238,11 @@ class TestUnitCostBars:
 class TestLabelsInWords:
     @pytest.mark.parametrize(
         ("term", "words"),
-        [("ON_DEMAND", "On demand"), ("RESERVED_1Y", "Reserved 1 year"), ("OWNED", "Owned (bought)")],
+        [
+            ("ON_DEMAND", "On demand"),
+            ("RESERVED_1Y", "Reserved 1 year"),
+            ("OWNED", "Owned (bought)"),
+        ],
     )
     def test_a_candidate_reads_provider_gpus_and_term(self, term, words):
         (label,) = charts.unit_cost_figure([row(7, 2.5, 900, term=term)], "x", "USD")["data"][0][
