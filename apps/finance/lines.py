@@ -19,7 +19,7 @@ from apps.core import formatting
 from apps.engine.energy import energy_per_output
 from apps.quotes.models import TERM_LABELS
 
-from .forms import ASSUMPTION_LABELS, SHARE_ASSUMPTIONS
+from .forms import ASSUMPTION_LABELS, MONEY_FIELDS, SHARE_ASSUMPTIONS
 from .models import CandidateRow, FinanceAssumptions, LabourAllocation
 from .state import Assumptions
 from .totals import row_totals
@@ -497,8 +497,9 @@ def assumption_label(name: str) -> str:
     return label[:1].upper() + label[1:]
 
 
-def assumption_value(name: str, value: Any) -> str:
-    """An assumption's value in words: a choice by its label, none as "—"."""
+def assumption_value(name: str, value: Any, currency: str = "") -> str:
+    """An assumption's value in words: a choice by its label, money with ``currency`` as it was
+    typed (USD 115, USD 0.08), none as "—"."""
     if value in (None, ""):
         return "—"
     if name == "labour_allocation":
@@ -510,5 +511,7 @@ def assumption_value(name: str, value: Any) -> str:
         d *= 100
     # An input as it was given (0.08, 1.56, 115), not padded to a figure's digits.
     d = d.normalize()
+    if name in MONEY_FIELDS and currency:
+        return formatting.quoted(d, currency)
     text = f"{d:,.0f}" if d == d.to_integral_value() else f"{d:,f}"
     return f"{text} %" if name in SHARE_ASSUMPTIONS else text
