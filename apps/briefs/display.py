@@ -8,13 +8,14 @@ table has one, else throughput per GPU.
 """
 
 import math
+import re
 from decimal import Decimal
 from typing import Any
 
 from django.db.models import Min, Q
 
 from apps.catalog.selectors import gpu_specs
-from apps.core import formatting
+from apps.core import choices, formatting
 from apps.engine import EngineInputError, ModelSpec
 from apps.engine import types as engine
 from apps.engine.costing import SuccessUnit
@@ -279,3 +280,32 @@ def model_in_words(brief: WorkloadBrief) -> str:
     if brief.params_billion:
         return f"Explicit shape, {formatting.number(brief.params_billion)}\u00a0B parameters"
     return formatting.NONE
+
+
+# In an engine note: a code (HOPPER, ON_DEMAND) and a tool's own identifier (AIConfigurator's
+# system "h100_sxm"), which the page writes as code.
+_NOTE_CODE = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*\b")
+_NOTE_IDENTIFIER = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+
+
+def note_parts(note: str) -> list[tuple[str, bool]]:
+    """An engine note as the brief page writes it: each vocabulary's code in its words
+    (HOPPER -> Hopper: apps.core.choices' one home), and a tool's identifier kept as it is but
+    marked as code; returns (text, is_code) parts in order."""
+
+    def words(match: re.Match[str]) -> str:
+        code = match.group(0)
+        found = choices.label_of(code)
+        return found if found is not None else code
+
+    text = _NOTE_CODE.sub(words, str(note))
+    parts: list[tuple[str, bool]] = []
+    at = 0
+    for match in _NOTE_IDENTIFIER.finditer(text):
+        if match.start() > at:
+            parts.append((text[at : match.start()], False))
+        parts.append((match.group(0), True))
+        at = match.end()
+    if at < len(text):
+        parts.append((text[at:], False))
+    return parts

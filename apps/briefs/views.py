@@ -17,7 +17,7 @@ from apps.finance.configuration import fit_row, fit_table
 from .charts import memory_breakdown_figure
 from .choices import Tooling
 from .contract import model_body, request_for_brief
-from .display import fit_rows, model_alone, model_in_words, read_as
+from .display import fit_rows, model_alone, model_in_words, note_parts, read_as
 from .forms import BriefForm, missing_in_words, weights_for
 from .models import WorkloadBrief
 from .selectors import (
@@ -134,7 +134,7 @@ def brief_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
             "best": table["rows"][0] if table["rows"] and table["rows"][0]["meets"] else None,
             "tooling": ", ".join(dict(Tooling.choices).get(t, t) for t in brief.tooling or []),
             "engine_error": engine_error,
-            "assumptions": notes,
+            "assumptions": [note_parts(n) for n in notes],
             "memory_chart": memory_breakdown_figure(estimates, table["names"])
             if estimates
             else None,

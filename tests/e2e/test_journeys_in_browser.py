@@ -34,6 +34,7 @@ from apps.quotes.models import Provider, Quote
 from tests.factories.briefs import BriefFactory
 from tests.factories.decisions import make_record
 from tests.factories.quotes import ApiRouteFactory, ProviderFactory, QuoteFactory
+from tests.functional.test_brief_read_as import LLAMA_8B_CONFIG
 
 from .conftest import SCREENSHOTS
 from .visible_text import catalog_slugs, check_page, text_findings
@@ -120,7 +121,7 @@ def serving_offers(team):
 
 
 def test_platform_writes_a_training_brief_and_reads_its_time_to_train(
-    page, live_server, catalog, make_user
+    page, live_server, catalog, make_user, team
 ):
     make_user(Role.PLATFORM, username="pat")
     j = Journey(page, live_server, "platform")
@@ -138,6 +139,14 @@ def test_platform_writes_a_training_brief_and_reads_its_time_to_train(
     label_box = label.bounding_box()
     assert abs((first["y"] + first["height"] / 2) - (label_box["y"] + label_box["height"] / 2)) < 8
     j.look("brief-form-qlora")
+    # An image brief: denoising steps, no language-model fields.
+    page.select_option("#id_workload_type", "IMAGE_GENERATION")
+    assert page.locator("#id_diffusion_steps").is_visible()
+    for llm_field in ("input_tokens_p50", "output_tokens_p95", "ttft_target_ms", "itl_target_ms"):
+        assert not page.locator(f"#id_{llm_field}").is_visible(), llm_field
+    assert "Stable Diffusion XL 1.0" in page.locator("#id_model_preset").inner_text()  # by name
+    j.look("brief-form-image")
+    page.select_option("#id_workload_type", "QLORA_FINETUNE")
 
     page.fill("#id_name", "Guanaco-style QLoRA")
     page.select_option("#id_model_preset", "llama-3.1-70b")
@@ -155,6 +164,7 @@ def test_platform_writes_a_training_brief_and_reads_its_time_to_train(
     page.fill("#id_checkpoint_interval_minutes", "60")
     page.click("button:has-text('Save brief')")
     page.wait_for_selector("#fit-table")
+    j.open_sections()
     text = j.look("brief-qlora")
     assert "Time to train" in page.locator("#fit-table thead").inner_text()
     assert "time to train" in page.inner_text("#best-fit")
@@ -165,6 +175,19 @@ def test_platform_writes_a_training_brief_and_reads_its_time_to_train(
     fits = page.locator("#fit-table tbody tr").evaluate_all("rows => rows.map(r => r.dataset.fit)")
     assert fits[0] != "NO" and "NO" in fits, fits  # a 70B model does not fit every GPU
     assert fits == sorted(fits, key=lambda f: f == "NO"), fits
+
+    # A brief from a pasted config.json says what the engine read it as.
+    pasted = BriefFactory(
+        team=team, name="Pasted Llama", model_preset="",
+        model_hf_config=LLAMA_8B_CONFIG, weight_precision="BF16",
+    )  # fmt: skip
+    j.go(f"/briefs/{pasted.pk}/")
+    page.wait_for_selector("#read-as")
+    assert "8.03\u00a0B in all" in page.inner_text("#read-as")
+    assert not page.locator("#assumptions").is_visible()  # the notes collapsed
+    j.look("brief-pasted-config")
+    j.open_sections()
+    j.look("brief-pasted-config-notes")
 
     page.click("text=GPU catalog")
     page.wait_for_selector("#gpu-table")
@@ -295,6 +318,9 @@ def test_procurement_creates_a_provider_and_quote_and_submits_a_record(
     last = page.locator("#price-comparison tbody tr").last
     assert last.get_attribute("data-not-costed") == "true"
     j.look("price-comparison")
+
+    j.go("/quotes/api-routes/new/")
+    j.look("api-route-form")
 
     j.go("/quotes/import/")
     assert "h100-sxm5-80gb" in page.inner_text("#gpu-slugs")
