@@ -449,6 +449,16 @@ def _plan_facts(row: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+def energy_per_output_text(joules: Any, success_unit: str) -> str:
+    """An energy per accepted output as the pages and the PDF write it: joules for a small
+    output (4.628 J per token), else in Wh, kWh or MWh, whichever keeps it readable
+    (apps.core.formatting.energy: 128 MWh per training run, not 128,100,000 Wh)."""
+    figure, unit = energy_per_output(Decimal(joules), success_unit)
+    if unit == "Wh":
+        return formatting.energy(figure / 1000)
+    return formatting.figure(figure, unit, SHOWN_DIGITS)
+
+
 def energy_texts(row: dict[str, Any], output: str, success_unit: str) -> tuple[str, str]:
     """(kWh a month, energy per accepted output) of a row in words; "—" for an API route,
     whose provider does not publish its energy."""
@@ -457,9 +467,9 @@ def energy_texts(row: dict[str, Any], output: str, success_unit: str) -> tuple[s
         return "—", ""
     per = ""
     if joules is not None:
-        figure, unit = energy_per_output(Decimal(joules), success_unit)
-        per = f"{figure_text(figure)} {unit} per {output}"
-    return f"{figure_text(kwh)} kWh", per
+        per = f"{energy_per_output_text(joules, success_unit)} per {output}"
+    # In the unit that keeps it readable (apps.core.formatting.energy: 1.24 MWh, 850 kWh).
+    return formatting.energy(kwh), per
 
 
 def _facts(row: dict[str, Any], outputs: str) -> list[tuple[str, str]]:

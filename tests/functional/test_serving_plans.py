@@ -3,6 +3,7 @@ prefill / decode pools (DISAGG), and every GPU row's energy, through the real re
 rankings API and the finance page."""
 
 import json
+import re
 from decimal import Decimal
 
 import pytest
@@ -359,7 +360,7 @@ class TestEnergyInTheRankings:
                 per_output, rel=Decimal("0.0001")
             )
 
-    def test_the_table_shows_energy_in_kwh_and_joules_per_token(
+    def test_the_table_shows_energy_a_month_and_joules_per_token(
         self, catalog, team, client, make_user
     ):
         brief = BriefFactory(team=team)
@@ -369,8 +370,9 @@ class TestEnergyInTheRankings:
         html = client.get(f"/briefs/{brief.pk}/finance/").content.decode()
 
         table = html.split('id="candidate-table"')[1].split("</table>")[0]
-        assert "kWh a month; per token" in table
-        assert " kWh" in table and " J per token" in table
+        assert 'Energy<span class="sub">a month; per token' in table
+        # kWh or MWh, whichever keeps the figure readable (apps.core.formatting.energy)
+        assert re.search(r"\d\u00a0[kM]Wh<", table) and "\u00a0J per token" in table
 
 
 class TestRequestSizeBucketsOnTheBrief:
@@ -482,4 +484,4 @@ class TestAPlanInADecisionRecord:
         assert "GPU mix by request size:" in text
         assert f" {mix.paid_gpus} " in text  # its GPUs in all, not GPUs x replicas
         assert f"{mix.paid_gpus * mix.replicas:,}" not in text
-        assert "kWh a month" in text  # the chosen row's energy
+        assert re.search(r"\d [kMG]?Wh a month", text)  # the chosen row's energy, readable unit
