@@ -22,7 +22,7 @@ from .assumptions import (
 from .capacity import capacity_model_page
 from .forms import MOVES, FinanceAssumptionsForm, FxRateForm, OrganisationAssumptionsForm
 from .fx import fx_rates_applied, rate_text
-from .labels import gpu_name, name_price_sources, offer_labels
+from .labels import gpu_name, name_price_sources, offer_labels, offers_in_words, quote_ids_in
 from .lines import (
     PLAN_WORDS,
     assumption_label,
@@ -170,8 +170,12 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
     # The not-costed entries, the capacity options and the rows' price sources name quotes and
     # routes by id (as the JSON does); the page names them in words (two queries for all).
     offered = [*ranking["not_costed"], *capacity["capacity_options"], *shown]
+    plan_quotes = [
+        i for p in ranking["serving_plans_not_listed"] for i in quote_ids_in(p.get("reason", ""))
+    ]
     quote_words, route_words = offer_labels(
-        [o.get("quote_id") for o in offered], [o.get("api_route_id") for o in offered]
+        [*(o.get("quote_id") for o in offered), *plan_quotes],
+        [o.get("api_route_id") for o in offered],
     )
     name_price_sources(shown, quote_words, route_words)
     not_costed = [
@@ -240,7 +244,11 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             "checklist_complete": checklist,  # (answered, total) per shown quote id
             "not_costed": not_costed,
             "serving_plans": [
-                {**p, "label": PLAN_WORDS.get(p.get("candidate_kind"), "Serving plan")}
+                {
+                    **p,
+                    "label": PLAN_WORDS.get(p.get("candidate_kind"), "Serving plan"),
+                    "reason": offers_in_words(p.get("reason", ""), quote_words),
+                }
                 for p in ranking["serving_plans_not_listed"]
             ],
             **capacity,

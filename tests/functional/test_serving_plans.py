@@ -29,7 +29,7 @@ from apps.finance.services import candidate_table_recompute, candidate_tables_re
 from apps.quotes.selectors import quotes_for_team
 from apps.quotes.services import quote_update
 from tests.factories.briefs import BriefFactory
-from tests.factories.quotes import ApiRouteFactory, QuoteFactory
+from tests.factories.quotes import ApiRouteFactory, ProviderFactory, QuoteFactory
 from tests.faults.driver import fresh_image, image_differences, table_image
 
 pytestmark = pytest.mark.django_db
@@ -218,6 +218,23 @@ class TestWhenOneQuoteIsCheapest:
         body = token_client(Role.FINANCE).get(f"/api/v1/briefs/{brief.pk}/rankings").json()
         (mix,) = [p for p in body["serving_plans_not_listed"] if p["candidate_kind"] == "MIX"]
         assert f"quote #{h100.pk}" in mix["reason"] and "one quote alone" in mix["reason"]
+
+    def test_the_finance_page_names_that_quote_in_words_and_money_currency_first(
+        self, catalog, team, client, make_user
+    ):
+        brief = rate_brief(team, 200)
+        QuoteFactory(
+            provider=ProviderFactory(name="Neocloud B"), gpu=gpu("h100-sxm5-80gb"),
+            hourly_price_per_gpu=Decimal("2.50"), region="us-east",
+        )  # fmt: skip
+        QuoteFactory(gpu=gpu("l40s-48gb"), hourly_price_per_gpu=Decimal("1.20"))
+        recompute(brief)
+        client.force_login(make_user(Role.FINANCE))
+        page = client.get(f"/briefs/{brief.pk}/finance/").content.decode()
+        plans = page.split('id="serving-plans"')[1].split("</details>")[0]
+        assert "quote #" not in plans
+        assert "Neocloud B · NVIDIA H100 SXM5 · On demand · us-east" in plans
+        assert not re.search(r"\d USD", plans)  # money reads USD 1,234.56, as the table
 
     def test_an_offline_brief_gets_no_plans(self, catalog, team):
         brief = BriefFactory(
