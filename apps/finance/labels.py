@@ -96,3 +96,10 @@ def offers_in_words(text: str, quotes: dict[int, str]) -> str:
     return MONEY_AFTER.sub(
         lambda m: formatting.money(m.group(1).replace(",", ""), m.group(2)), text
     )
+
+
+def currency_first(text: str) -> str:
+    """An engine sentence's amounts with their currency first, digits untouched ("1.387 USD
+    per 1M accepted tokens" -> "USD 1.387 per 1M accepted tokens"), as every figure on the
+    page is written."""
+    return MONEY_AFTER.sub(lambda m: f"{m.group(2)}{formatting.NBSP}{m.group(1)}", text)

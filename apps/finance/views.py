@@ -22,7 +22,14 @@ from .assumptions import (
 from .capacity import capacity_model_page
 from .forms import MOVES, FinanceAssumptionsForm, FxRateForm, OrganisationAssumptionsForm
 from .fx import fx_rates_applied, rate_text
-from .labels import gpu_name, name_price_sources, offer_labels, offers_in_words, quote_ids_in
+from .labels import (
+    currency_first,
+    gpu_name,
+    name_price_sources,
+    offer_labels,
+    offers_in_words,
+    quote_ids_in,
+)
 from .lines import (
     PLAN_WORDS,
     assumption_label,
@@ -188,6 +195,14 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
         for entry in ranking["not_costed"]
     ]
     capacity["capacity_gpu"] = gpu_name(ranking["capacity_model"].get("gpu"))
+    # The engine's sentences with their amounts written as the page writes money.
+    capacity["capacity_rationale"] = [
+        currency_first(line) for line in ranking["capacity_model"].get("rationale") or []
+    ]
+    capacity["capacity_break_evens"] = [
+        currency_first(b.get("explanation") or "")
+        for b in ranking["capacity_model"].get("break_evens") or []
+    ]
     # The comparison speaks of rank 1 (apps.finance.capacity): its own GPU, or for a winning
     # API route the best GPU candidate's.
     winner_key = ranking["capacity_model"].get("winner") or ""
