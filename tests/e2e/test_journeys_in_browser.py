@@ -431,6 +431,8 @@ def test_approvers_approve_and_the_pdf_carries_the_commercial_summary(
     assert "Finance: SOC 2 report promised by March." in approvals
     assert "Acknowledged 1 checklist warning." in approvals
     j.look("record-approved")
+    j.open_sections()  # the audit trail and every other collapsed section, read too
+    j.look("record-approved-open")
 
     with page.expect_download() as download:
         page.click("#export-pdf")
