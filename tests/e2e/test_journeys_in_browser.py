@@ -142,7 +142,10 @@ def test_platform_writes_a_training_brief_and_reads_its_time_to_train(
     # An image brief: denoising steps, no language-model fields.
     page.select_option("#id_workload_type", "IMAGE_GENERATION")
     assert page.locator("#id_diffusion_steps").is_visible()
-    for llm_field in ("input_tokens_p50", "output_tokens_p95", "ttft_target_ms", "itl_target_ms"):
+    for llm_field in (
+        "input_tokens_p50", "output_tokens_p95", "ttft_target_ms", "itl_target_ms",
+        "model_hf_config", "model_hf_quant_config",
+    ):  # fmt: skip
         assert not page.locator(f"#id_{llm_field}").is_visible(), llm_field
     assert "Stable Diffusion XL 1.0" in page.locator("#id_model_preset").inner_text()  # by name
     j.look("brief-form-image")
