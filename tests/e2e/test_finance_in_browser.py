@@ -57,4 +57,15 @@ class TestFinanceInTheBrowser:
             return Decimal(text.split()[-1].replace(",", ""))
 
         assert amount(new_cost) > amount(first_cost)
+        # A refused override: the error at the top of the page, linked to its field, and the
+        # collapsed assumptions section opened on the field (static/js/sections.js).
+        assert not page.locator("#id_retry_rate").is_visible()
+        page.click("#assumptions > summary")
+        page.fill("#id_retry_rate", "150")
+        page.click("button:has-text('Save and recompute')")
+        page.wait_for_selector("#form-errors")
+        assert "At most 99.99" in page.inner_text("#form-errors")
+        assert page.locator("#id_retry_rate").is_visible()
+        page.click("#form-errors a[href='#id_retry_rate']")
+        assert page.locator("#id_retry_rate").is_visible()
         assert page.console_errors == []
