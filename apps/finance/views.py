@@ -243,7 +243,9 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
                 (
                     name,
                     assumption_label(name),
-                    assumption_value(name, values[name], values.get("reporting_currency") or ""),
+                    assumption_value(
+                        name, values[name], str(values.get("reporting_currency") or "")
+                    ),
                     sources.get(name, "organisation"),
                     moves,
                 )
