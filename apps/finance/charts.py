@@ -273,24 +273,37 @@ def _nice_ticks(low: float, high: float, count: int = 6) -> list[float]:
     return [first + i * step for i in range(int((high - first) // step) + 1)]
 
 
+# A log axis spanning less than this ratio is ticked at finer steps than 1, 2 and 5.
+FINE_TICKS_BELOW = 10
+COARSE_STEPS, FINE_STEPS = (1, 2, 5), (1, 1.5, 2, 3, 4, 5, 6, 8)
+
+
 def _log_ticks(values: list[float]) -> dict[str, Any]:
-    """A log axis's ticks at 1, 2 and 5 times each power of ten the values span, each labelled
-    in full ("20", "50", "0.5"): Plotly's own log ticks label 20 and 30 as a small "2" and "3"
-    beside "10", which reads as 2 and 3."""
+    """A log axis's ticks at round values (1, 2 and 5 times each power of ten; finer where the
+    values span less than ``FINE_TICKS_BELOW`` times), each labelled in full ("20", "0.5"),
+    and the axis ranged from the last tick at or below the lowest value to the first at or
+    above the highest, so that both ends carry a label. (Plotly's own log ticks label 20 and
+    30 as a small "2" and "3" beside "10", which reads as 2 and 3.)"""
     positive = [v for v in values if v and v > 0]
     if not positive:
         return {}
     low, high = min(positive), max(positive)
+    steps = FINE_STEPS if high / low < FINE_TICKS_BELOW else COARSE_STEPS
     series = [
         m * 10.0**k
         for k in range(math.floor(math.log10(low)), math.floor(math.log10(high)) + 2)
-        for m in (1, 2, 5)
+        for m in steps
     ]
-    # From the last tick at or below the lowest value to the first at or above the highest.
     first = max(i for i, t in enumerate(series) if t <= low * (1 + 1e-9))
     last = min(i for i, t in enumerate(series) if t >= high * (1 - 1e-9))
-    ticks = series[first : last + 1]
-    return {"tickvals": ticks, "tickformat": ",~r"} if len(ticks) >= 2 else {}
+    if last == first:
+        last += 1  # one value alone: a tick above it too
+    ticks = [float(f"{t:.12g}") for t in series[first : last + 1]]
+    return {
+        "tickvals": ticks,
+        "tickformat": ",~r",
+        "range": [math.log10(ticks[0]), math.log10(ticks[-1])],
+    }
 
 
 def cost_vs_latency_figure(

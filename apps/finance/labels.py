@@ -10,7 +10,7 @@ from apps.catalog.models import Gpu
 from apps.core import formatting
 from apps.quotes.models import ApiRoute, Quote
 
-from .lines import TERM_LABELS
+from .lines import MONEY_AFTER, TERM_LABELS
 
 
 def offer_labels(
@@ -79,9 +79,8 @@ def gpu_name(slug: str | None) -> str:
     return Gpu.objects.filter(slug=slug).values_list("name", flat=True).first() or slug
 
 
-# How the API's texts name a quote ("quote #12") and write money ("7,635.34 USD").
+# How the API's texts name a quote ("quote #12").
 QUOTE_REF = re.compile(r"\bquote #(\d+)")
-MONEY_AFTER = re.compile(r"(?<![\w.,])(\d[\d,]*(?:\.\d+)?) ([A-Z]{3})\b")
 
 
 def quote_ids_in(text: str) -> list[int]:
@@ -96,10 +95,3 @@ def offers_in_words(text: str, quotes: dict[int, str]) -> str:
     return MONEY_AFTER.sub(
         lambda m: formatting.money(m.group(1).replace(",", ""), m.group(2)), text
     )
-
-
-def currency_first(text: str) -> str:
-    """An engine sentence's amounts with their currency first, digits untouched ("1.387 USD
-    per 1M accepted tokens" -> "USD 1.387 per 1M accepted tokens"), as every figure on the
-    page is written."""
-    return MONEY_AFTER.sub(lambda m: f"{m.group(2)}{formatting.NBSP}{m.group(1)}", text)

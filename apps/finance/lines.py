@@ -16,6 +16,7 @@ from django.core.exceptions import FieldDoesNotExist
 from apps.briefs.choices import SuccessUnit, WorkloadType
 from apps.catalog.models import Gpu, GpuSystem
 from apps.core import formatting
+from apps.core.currency import Currency
 from apps.engine.energy import energy_per_output
 from apps.quotes.models import TERM_LABELS
 
@@ -235,13 +236,26 @@ def _snake(match: re.Match[str]) -> str:
         return " ".join(UNIT_WORDS.get(w, w) for w in name.split("_"))
 
 
+# Money as an engine or API text writes it: the figure, then its currency ("7,635.34 USD").
+# Only the currencies a quote may be in (apps.core.currency): "1 GPU" is no amount.
+MONEY_AFTER = re.compile(r"(?<![\w.,])(\d[\d,]*(?:\.\d+)?) (" + "|".join(Currency.values) + r")\b")
+
+
+def currency_first(text: str) -> str:
+    """A text's amounts with their currency first, digits untouched ("1.387 USD per 1M
+    accepted tokens" -> "USD 1.387 per 1M accepted tokens"), as every figure on the page is
+    written."""
+    return MONEY_AFTER.sub(lambda m: f"{m.group(2)}{formatting.NBSP}{m.group(1)}", text)
+
+
 def readable(text: str) -> str:
     """An engine note or reason in a page's words: codes by their labels (SPOT -> Spot /
     preemptible), field names in words, long figures to ``SHOWN_DIGITS`` significant digits
-    and thousands separated, "<=" and " x " as signs."""
+    and thousands separated, money currency first (USD 16,679.50), "<=" and " x " as
+    signs."""
     text = _CODE.sub(_code, str(text))
     text = _SNAKE.sub(_snake, text)
-    text = _NUMBER.sub(_number, text)
+    text = currency_first(_NUMBER.sub(_number, text))
     return text.replace("<=", "\u2264").replace(" x ", " \u00d7 ")
 
 

@@ -23,7 +23,6 @@ from .capacity import capacity_model_page
 from .forms import MOVES, FinanceAssumptionsForm, FxRateForm, OrganisationAssumptionsForm
 from .fx import fx_rates_applied, rate_text
 from .labels import (
-    currency_first,
     gpu_name,
     name_price_sources,
     offer_labels,
@@ -36,6 +35,7 @@ from .lines import (
     assumption_value,
     candidate_table_display,
     catalog_names,
+    currency_first,
     dominant_assumption,
     dominant_assumption_field,
     labour_policy_text,

@@ -82,7 +82,7 @@ class TestReadable:
              "GPU-hours: 60,000,000 / 527.9 per replica \u00d7 2 GPUs"),
             ("quote #12345 on h100-sxm5-80gb, TTFT <= 200 ms",
              "quote #12345 on h100-sxm5-80gb, TTFT ≤ 200 ms"),
-            ("labour 40 h x 120.00 USD/h", "labour 40 h \u00d7 120.00 USD/h"),
+            ("labour 40 h x 120.00 USD/h", "labour 40 h \u00d7 USD\u00a0120.00/h"),
             ("the gpu_compute line", "the GPU compute line"),
         ],
     )  # fmt: skip

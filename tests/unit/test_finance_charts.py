@@ -2,6 +2,7 @@
 colour per series, the Pareto front only through candidates that meet the brief, and no text
 drawn over the plot where it could collide."""
 
+import math
 import re
 
 import pytest
@@ -364,3 +365,10 @@ class TestLogAxes:
         assert axis["type"] == "log"
         assert axis["tickvals"] == [1.0, 2.0, 5.0, 10.0, 20.0, 50.0]  # the curve spans 1 to 30
         assert axis["tickformat"] == ",~r"
+        assert axis["range"] == pytest.approx([0.0, math.log10(50)])  # a label at each end
+
+    def test_a_narrow_span_is_ticked_finer_and_labelled_at_both_ends(self):
+        rows = [row(1, 0.5624, 900), row(2, 0.9428, 800), row(3, 0.9842, 700)]
+        axis = charts.cost_vs_latency_figure(rows, "USD")["layout"]["yaxis"]
+        assert axis["tickvals"] == [0.5, 0.6, 0.8, 1.0]
+        assert axis["range"] == pytest.approx([math.log10(0.5), 0.0])

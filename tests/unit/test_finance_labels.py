@@ -1,7 +1,9 @@
-"""The finance page's rewording of API texts (apps.finance.labels): quotes by their words,
-amounts with their currency first, as every figure on the page is written."""
+"""The finance page's rewording of API texts (apps.finance.labels, lines.currency_first):
+quotes by their words, amounts with their currency first, as every figure on the page is
+written."""
 
-from apps.finance.labels import GONE, currency_first, offers_in_words, quote_ids_in
+from apps.finance.labels import GONE, offers_in_words, quote_ids_in
+from apps.finance.lines import currency_first
 
 
 def test_an_engine_sentence_puts_the_currency_first_and_keeps_the_digits():
@@ -23,4 +25,11 @@ def test_a_plan_reason_names_quotes_in_words_and_writes_money_as_money():
     assert words == (
         "separate pools cost USD\u00a07,635.34 a month, more than serving colocated on "
         f"Neocloud B · NVIDIA H100 SXM5 · On demand (USD\u00a06,117.67); {GONE} is gone"
+    )
+
+
+def test_only_a_currency_is_moved_not_a_gpu_or_a_precision():
+    text = "1 replica x 1 GPU capacity (TP1), 32 in flight at 8 FP8; 115 USD/h"
+    assert currency_first(text) == (
+        "1 replica x 1 GPU capacity (TP1), 32 in flight at 8 FP8; USD\u00a0115/h"
     )
