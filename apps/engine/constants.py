@@ -93,6 +93,13 @@ BATCH_INFERENCE_MAX_CONCURRENCY: Final = 1024
 # A100 is excluded because the larger budget cut its throughput, vLLM PR #17885), else 256.
 VLLM_MAX_NUM_SEQS_LARGE_GPU: Final = 1024
 VLLM_MAX_NUM_SEQS: Final = 256
+# The same function's token budget per step for the OpenAI-compatible server (`vllm serve`,
+# UsageContext.OPENAI_API_SERVER, what the published serving benchmarks run): 8192 on the large
+# GPUs, else 2048 (the LLM class offline gets 16384 / 8192). The scheduler fills it with the
+# running sequences' decode tokens first, then waiting prompts, chunked (vllm/v1/core/sched/
+# scheduler.py), so it bounds the prompt chunk a step carries (performance.ServingModel._chunked).
+VLLM_MAX_NUM_BATCHED_TOKENS_LARGE_GPU: Final = 8192
+VLLM_MAX_NUM_BATCHED_TOKENS: Final = 2048
 VLLM_LARGE_GPU_MIN_MIB: Final = 70 * 1024
 VLLM_SMALL_DEFAULTS_DEVICE: Final = "a100"
 MAX_REPORTED_CONCURRENCY: Final = 1_000_000
@@ -640,3 +647,14 @@ ATTENTION_16BIT_NOTE: Final = "attention at the 16-bit tensor rate unless the KV
 # (AIConfigurator does), and charging the measured figure alone moved DeepSeek-R1's batch-1 ITL
 # on 8 x B200 from -12% to -45% of the published figure. Turn it on with those kernels modelled.
 MEASURED_ALLREDUCE: Final = False
+# Where AIConfigurator measured the exact expert shape of the served model (hidden, expert
+# intermediate, experts, top-k) at the layout's tensor-parallel slice (kernel_tables_data
+# "moe_shapes_us": vLLM's fused MoE op, balanced routing, 1-16384 tokens), the routed experts are
+# charged at that op's measured latency by tokens through the layer, after the rest of the step's
+# roofline (the op's latency includes its own weight reads), instead of the width x rows
+# efficiency table; this carries the op's small-batch latency floor (gpt-oss-120b on H100: 63 us
+# a layer at one token, 122 us at four, where the table's rows-per-expert rate gave ~20 and ~80).
+MEASURED_MOE_SHAPES: Final = True
+# How a preset's checkpoint label names an MXFP4 (OCP microscaling, 32-value blocks) checkpoint,
+# e.g. gpt-oss's "MXFP4, 32-value blocks; ..." (presets.py), as against NVFP4.
+MXFP4_LABEL_MARKER: Final = "MXFP4"

@@ -119,6 +119,15 @@ def _vllm_max_seqs(gpu: GpuSpec) -> int:
     return c.VLLM_MAX_NUM_SEQS
 
 
+def _vllm_batched_tokens(gpu: GpuSpec) -> int:
+    """vLLM's default max_num_batched_tokens for `vllm serve` on `gpu` (the same device rule as
+    `_vllm_max_seqs`: VLLM_MAX_NUM_BATCHED_TOKENS_LARGE_GPU, else VLLM_MAX_NUM_BATCHED_TOKENS)."""
+    name = f"{gpu.slug} {gpu.name}".lower()
+    if _device_mib(gpu) >= c.VLLM_LARGE_GPU_MIN_MIB and c.VLLM_SMALL_DEFAULTS_DEVICE not in name:
+        return c.VLLM_MAX_NUM_BATCHED_TOKENS_LARGE_GPU
+    return c.VLLM_MAX_NUM_BATCHED_TOKENS
+
+
 def _sglang_chunk(gpu: GpuSpec) -> int:
     mib = _device_mib(gpu)
     for below, tokens in SGLANG_CHUNKED_PREFILL_TIERS:
@@ -149,7 +158,7 @@ def scheduler_limits(
     return SchedulerLimits(
         framework=fw,
         max_seqs=_vllm_max_seqs(gpu),
-        max_batched_tokens=c.SERVING_PREFILL_CHUNK_TOKENS,
+        max_batched_tokens=_vllm_batched_tokens(gpu),
     )
 
 
