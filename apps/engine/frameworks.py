@@ -57,6 +57,13 @@ _MAX_SEQS_SETTING = {
     Framework.SGLANG: "--max-running-requests",
     Framework.TENSORRT_LLM: "max_batch_size",
 }
+# The setting that caps the tokens one step carries, as each framework spells it (vLLM engine
+# arguments; SGLang server arguments, its chunked-prefill size; TensorRT-LLM LLM API).
+_BUDGET_SETTING = {
+    Framework.VLLM: "--max-num-batched-tokens",
+    Framework.SGLANG: "--chunked-prefill-size",
+    Framework.TENSORRT_LLM: "max_num_tokens",
+}
 # The setting that caps one sequence's context, as each framework spells it: vLLM engine
 # arguments (--max-model-len), SGLang server arguments (--context-length), TensorRT-LLM LLM API
 # arguments (max_seq_len; tensorrt_llm/llmapi/llm_args.py).
@@ -96,6 +103,11 @@ class SchedulerLimits:
     framework: Framework
     max_seqs: int  # sequences one replica schedules at once
     max_batched_tokens: int  # tokens one forward pass carries (the chunked-prefill budget)
+
+    @property
+    def budget_setting(self) -> str:
+        """E.g. "vLLM's --max-num-batched-tokens": the per-step token budget's setting."""
+        return f"{FRAMEWORK_NAMES[self.framework]}'s {_BUDGET_SETTING[self.framework]}"
 
     @property
     def note(self) -> str:

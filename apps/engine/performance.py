@@ -181,6 +181,10 @@ class ServingModel:
     # when prompts are mixed into the decode steps as whole prompts or budget-sized chunks
     # (0: spread evenly over the steps); see `with_scheduler` and `_chunked`.
     chunk_budget: float = 0.0
+    # Whether a chunk's cost is not linear in its tokens (routed experts, a measured all-reduce
+    # curve): only then does the mean of chunked steps differ from the even spread, which a
+    # dense model's step (every term linear in the prompt tokens it carries) equals exactly.
+    chunk_lumpy: bool = False
     # Measured kernels (kernel_tables; empty: the per-architecture constants): the routed
     # experts' grouped GEMM as (rows per expert, FLOP/s) points at this GPU's expert width,
     # the power-law / balanced routing latency ratio charged under expert parallelism, and the
@@ -233,7 +237,7 @@ class ServingModel:
                 d[2] + passes * f[2],
                 d[3] + passes * f[3],
             )
-        if self.chunk_budget and decode_seqs > 0 and prefill_tokens > 0 and prefill_context > 0:
+        if self.chunk_lumpy and decode_seqs > 0 and prefill_tokens > 0 and prefill_context > 0:
             return self._chunked(decode_seqs, context, prefill_tokens, prefill_context)
         if self.pp <= 1:  # `_staged` without pipeline stages, one call fewer
             return self._pass(decode_seqs, context, prefill_tokens, prefill_context)
@@ -264,8 +268,9 @@ class ServingModel:
         if chunk <= per_rank or chunk < 1.0:
             return self._staged(decode_seqs, context, prefill_tokens, prefill_context)
         share = per_rank / chunk
-        a = self._staged(decode_seqs, context, chunk * ranks, prefill_context)
-        b = self._staged(decode_seqs, context, 0.0, 0.0)
+        run = self._pass if self.pp <= 1 else self._staged
+        a = run(decode_seqs, context, chunk * ranks, prefill_context)
+        b = run(decode_seqs, context, 0.0, 0.0)
         rest = 1.0 - share
         return (
             share * a[0] + rest * b[0],
@@ -353,6 +358,20 @@ class ServingModel:
         bytes_read = self.dense_weight_bytes + touched + local_decode * kv_read
         # Decode is a roofline of bytes vs skinny-GEMM FLOPs; prompt tokens carried in the same
         # step add their (compute-bound) time on top rather than hiding under the weight read.
+        if self.dp > 1:
+            # One dispatch and one combine per MoE layer for the tokens this GPU holds.
+            comm_s = self.a2a_fixed_s + (local_decode + local_prefill) * self.a2a_s_per_token
+        elif self.tp <= 1:
+            comm_s = 0.0
+        elif self.ar_points:
+            comm_s = self.allreduces * allreduce_seconds(self.ar_points, tokens * self.hidden)
+        else:
+            message = tokens * self.hidden * c.BYTES_16BIT
+            comm_s = self.allreduces * (
+                self.ar_fraction * message / self.ar_bandwidth
+                + c.ALLREDUCE_BASE_LATENCY_S
+                + self.ar_hop_s
+            )
         memory_s = bytes_read / self.bandwidth
         decode_compute_s = local_decode * decode_flops / self.decode_rate + decode_expert_s
         prefill_s = local_prefill * prefill_flops / self.rate + prefill_expert_s
@@ -368,10 +387,8 @@ class ServingModel:
             else:
                 roofline = rest_prefill_s if rest_prefill_s > rest_memory_s else rest_memory_s
             roofline += decode_expert_s + prefill_expert_s
-            comm_s = self._comm(tokens, local_decode, local_prefill)
             seconds = roofline + comm_s + self.step_overhead_s
             return seconds, memory_s, decode_compute_s + prefill_s, comm_s
-        comm_s = self._comm(tokens, local_decode, local_prefill)
         if decode_seqs > 0:
             # max(memory_s, decode_compute_s), spelled out: this runs ~100 times per estimate.
             roofline = (decode_compute_s if decode_compute_s > memory_s else memory_s) + prefill_s
@@ -379,22 +396,6 @@ class ServingModel:
             roofline = prefill_s if prefill_s > memory_s else memory_s
         seconds = roofline + comm_s + self.step_overhead_s
         return seconds, memory_s, decode_compute_s + prefill_s, comm_s
-
-    def _comm(self, tokens: float, local_decode: float, local_prefill: float) -> float:
-        """Seconds of the layout's communication in one pass (see `_pass`)."""
-        if self.dp > 1:
-            # One dispatch and one combine per MoE layer for the tokens this GPU holds.
-            return self.a2a_fixed_s + (local_decode + local_prefill) * self.a2a_s_per_token
-        if self.tp <= 1:
-            return 0.0
-        if self.ar_points:
-            return self.allreduces * allreduce_seconds(self.ar_points, tokens * self.hidden)
-        message = tokens * self.hidden * c.BYTES_16BIT
-        return self.allreduces * (
-            self.ar_fraction * message / self.ar_bandwidth
-            + c.ALLREDUCE_BASE_LATENCY_S
-            + self.ar_hop_s
-        )
 
     def seconds(
         self, decode_seqs: float, context: float, prefill_tokens: float, prefill_context: float
@@ -405,7 +406,7 @@ class ServingModel:
             self.replicas <= 1
             and self.pp <= 1
             and not self.prefill_pass_tokens
-            and not (self.chunk_budget and prefill_tokens > 0)
+            and not (self.chunk_lumpy and prefill_tokens > 0)
         ):
             return self._pass(decode_seqs, context, prefill_tokens, prefill_context)[0]
         return self.times(decode_seqs, context, prefill_tokens, prefill_context)[0]
@@ -498,7 +499,11 @@ def with_scheduler(sm: ServingModel, framework: Framework | None, budget: int) -
     if separate:
         scheduled = dataclasses.replace(sm, prefill_pass_tokens=float(max(budget, 1)))
     else:
-        scheduled = dataclasses.replace(sm, chunk_budget=float(max(budget, 1)))
+        scheduled = dataclasses.replace(
+            sm,
+            chunk_budget=float(max(budget, 1)),
+            chunk_lumpy=sm.experts > 1 or bool(sm.ar_points),
+        )
     if len(_SCHEDULED) >= 4096:
         _SCHEDULED.clear()
     _SCHEDULED[key] = (sm, scheduled)

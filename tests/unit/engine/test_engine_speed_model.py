@@ -355,6 +355,22 @@ class TestChunkedPrefillUnderTheTokenBudget:
             sm.seconds(64, 1500, 20 * prompt, prompt / 2),
         )
 
+    def test_a_dense_step_is_linear_in_its_prompt_tokens_so_the_shortcut_is_exact(self) -> None:
+        """chunk_lumpy is off for a dense model: its chunked mean equals the even spread."""
+        from dataclasses import replace
+
+        model = PRESETS["llama-3.1-70b"]
+        sm = serving_setup(model, GPUS[0], 4, Precision.FP8, Precision.FP8, 1.0, 1.0).sm
+        mixed = with_scheduler(sm, Framework.VLLM, 8192)
+        assert not mixed.chunk_lumpy
+        forced = replace(mixed, chunk_lumpy=True)
+        for decode, carried, prompt in ((64, 250.0, 1000.0), (8, 10.0, 32000.0)):
+            assert math.isclose(
+                forced.seconds(decode, 1500, carried, prompt / 2),
+                mixed.seconds(decode, 1500, carried, prompt / 2),
+                rel_tol=1e-9,
+            )
+
     def test_decode_alone_and_a_lone_prompt_are_unchanged(self) -> None:
         sm, mixed = self._models()
         assert mixed.seconds(64, 1500, 0.0, 0.0) == sm.seconds(64, 1500, 0.0, 0.0)
