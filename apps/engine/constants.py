@@ -649,11 +649,14 @@ ATTENTION_16BIT_NOTE: Final = "attention at the 16-bit tensor rate unless the KV
 MEASURED_ALLREDUCE: Final = False
 # Where AIConfigurator measured the exact expert shape of the served model (hidden, expert
 # intermediate, experts, top-k) at the layout's tensor-parallel slice (kernel_tables_data
-# "moe_shapes_us": vLLM's fused MoE op, balanced routing, 1-16384 tokens), the routed experts are
-# charged at that op's measured latency by tokens through the layer, after the rest of the step's
-# roofline (the op's latency includes its own weight reads), instead of the width x rows
-# efficiency table; this carries the op's small-batch latency floor (gpt-oss-120b on H100: 63 us
-# a layer at one token, 122 us at four, where the table's rows-per-expert rate gave ~20 and ~80).
+# "moe_shapes_us": vLLM's fused MoE op, balanced routing, 1-16384 tokens), that op's measured
+# latency by tokens through the layer is a floor under the width x rows efficiency table (whose
+# buckets, medians over many shapes, lose the op's small-batch latency: gpt-oss-120b on H100,
+# 63 us a layer at one token and 122 us at four, where the table's rate gave ~20 and ~80), and
+# the routed experts are charged after the rest of the step's roofline (the op's latency
+# includes its own weight reads). A floor, not a replacement: at prefill sizes the exact shapes
+# (vLLM 0.24.0 kernels) run faster than the published vLLM 0.10-0.11 and SGLang 0.5 runs did,
+# and replacing the table with them moved gpt-oss's H100 offline rows from within 25% to +25-140%.
 MEASURED_MOE_SHAPES: Final = True
 # How a preset's checkpoint label names an MXFP4 (OCP microscaling, 32-value blocks) checkpoint,
 # e.g. gpt-oss's "MXFP4, 32-value blocks; ..." (presets.py), as against NVFP4.

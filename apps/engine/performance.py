@@ -194,8 +194,9 @@ class ServingModel:
     ar_points: tuple[tuple[int, float], ...] = ()
     # The fused MoE op measured at this model's exact expert shape and TP slice
     # (kernel_tables.moe_shape_points): (tokens through the layer, seconds for all of the
-    # stage's MoE layers on this GPU). Its latency includes the op's own weight reads, so the
-    # routed experts are charged after the rest of the step's roofline, not under it.
+    # stage's MoE layers on this GPU), a floor under the moe_points rate
+    # (constants.MEASURED_MOE_SHAPES). Its latency includes the op's own weight reads, so where
+    # it exists the routed experts are charged after the rest of the step's roofline.
     moe_op_points: tuple[tuple[float, float], ...] = ()
 
     def times(
