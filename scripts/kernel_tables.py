@@ -67,6 +67,22 @@ FRAMEWORK = "vllm"
 PREFERRED_MOE_KERNELS = ("marlin", "triton")
 
 
+def _moe_rows(d: pd.DataFrame, dtype: str) -> pd.DataFrame:
+    """The measurements standing for `dtype`'s MoE kernel. Per-tensor FP8: vLLM runs its Triton
+    fused_moe by default (Fp8MoEMethod; the FlashInfer CUTLASS / TRT-LLM paths are opt-in), but
+    on Hopper AIConfigurator measured per-tensor FP8 only with ModelOpt's FlashInfer CUTLASS
+    kernel, several times slower at decode sizes; where that is so, the same Triton kernel's
+    block-FP8 measurements stand in for it."""
+    sub = d[d.moe_dtype == dtype]
+    if dtype == "fp8" and not any(
+        p in s.lower() for s in sub.kernel_source.unique() for p in PREFERRED_MOE_KERNELS
+    ):
+        block = d[(d.moe_dtype == "fp8_block") & d.kernel_source.str.contains("triton")]
+        if not block.empty:
+            return block
+    return sub
+
+
 def _latest(system: str, op: str, framework: str = FRAMEWORK) -> Path | None:
     root = DATA / system / op / framework
     if not root.is_dir():
@@ -116,7 +132,7 @@ def moe_tables(
     imbalance: dict[str, float] = {}
     for dtype in MOE_DTYPES:
         dense = gemm.get(dtype, gemm["bfloat16"])[-1][1] * 1e12
-        sub = d[d.moe_dtype == dtype]
+        sub = _moe_rows(d, dtype)
         if sub.empty:
             continue
         sources = sub.kernel_source.value_counts()
@@ -192,7 +208,7 @@ def moe_shape_tables(system: str) -> dict[str, dict[str, tuple[int | None, ...]]
     d = d[(d.moe_ep_size == 1) & (d.distribution == "balanced") & d.moe_tp_size.isin(SHAPE_TP)]
     out: dict[str, dict[str, tuple[int | None, ...]]] = {}
     for dtype in MOE_DTYPES:
-        sub = d[d.moe_dtype == dtype]
+        sub = _moe_rows(d, dtype)
         for key, g in sub.groupby(["hidden_size", "inter_size", "num_experts", "topk"]):
             if tuple(int(v) for v in key) not in shapes:
                 continue
