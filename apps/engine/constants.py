@@ -661,3 +661,12 @@ MEASURED_MOE_SHAPES: Final = True
 # How a preset's checkpoint label names an MXFP4 (OCP microscaling, 32-value blocks) checkpoint,
 # e.g. gpt-oss's "MXFP4, 32-value blocks; ..." (presets.py), as against NVFP4.
 MXFP4_LABEL_MARKER: Final = "MXFP4"
+# Expert load imbalance without expert parallelism: AIConfigurator measures each MoE shape with
+# balanced and power-law (power_law_1.2) routing at moe_ep_size 1, i.e. one GPU's fused MoE op
+# with uneven expert loads (scripts/kernel_tables.py: the median latency ratio over the shapes
+# at >= 256 tokens, 1.03-1.18 by dtype on Hopper and Blackwell). Served traffic routes unevenly,
+# so that ratio is charged on a tensor-parallel GPU too once a pass routes as many tokens as it
+# was measured at; below that, the engine charges none (uneven routing then touches fewer
+# experts, which AIConfigurator's ratio does not cover).
+MOE_SKEW_UNDER_TP: Final = True
+MOE_SKEW_MIN_TOKENS: Final = 256

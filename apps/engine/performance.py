@@ -192,6 +192,9 @@ class ServingModel:
     moe_points: tuple[tuple[float, float], ...] = ()
     expert_imbalance: float = 1.0
     ar_points: tuple[tuple[int, float], ...] = ()
+    # Without expert parallelism, the same measured power-law / balanced latency ratio charged
+    # within the GPU once a pass routes MOE_SKEW_MIN_TOKENS tokens or more (1: not charged).
+    skew_imbalance: float = 1.0
     # The fused MoE op measured at this model's exact expert shape and TP slice
     # (kernel_tables.moe_shape_points): (tokens through the layer, seconds for all of the
     # stage's MoE layers on this GPU), a floor under the moe_points rate
@@ -341,6 +344,8 @@ class ServingModel:
                     floor = moe_op_seconds(self.moe_op_points, t) / t
                     if floor > per_token_s:
                         per_token_s = floor
+                if t >= c.MOE_SKEW_MIN_TOKENS:
+                    per_token_s *= self.skew_imbalance
                 decode_expert_s = decode_seqs * per_token_s
                 prefill_expert_s = prefill_tokens * per_token_s
         fpt = self.flops_per_token
@@ -738,6 +743,7 @@ def serving_model(
     imbalance = 1.0
     ar_points: tuple[tuple[int, float], ...] = ()
     moe_op_points: tuple[tuple[float, float], ...] = ()
+    skew = 1.0
     if tables is not None:
         if moe and dp <= 1 and c.MEASURED_MOE_SHAPES and expert_flops > 0:
             shape = None
@@ -768,6 +774,7 @@ def serving_model(
             if curve is not None:
                 moe_points = tuple((r, f * mfu_scale) for r, f in curve.points)
                 imbalance = curve.imbalance if dp > 1 else 1.0
+                skew = curve.imbalance if dp <= 1 and c.MOE_SKEW_UNDER_TP else 1.0
         if c.MEASURED_ALLREDUCE and dp <= 1 and 1 < tp <= gpu.max_gpus_per_node:
             ar_points = allreduce_points(tables, tp) or ()
     return ServingModel(
@@ -818,6 +825,7 @@ def serving_model(
         expert_imbalance=imbalance,
         ar_points=ar_points,
         moe_op_points=moe_op_points,
+        skew_imbalance=skew,
     )
 
 

@@ -420,3 +420,19 @@ class TestMeasuredMoeShape:
         oss = PRESETS["gpt-oss-120b"]
         sm = serving_setup(oss, mi300x, 1, Precision.FP4, Precision.BF16, 1.0, 1.0).sm
         assert sm.moe_op_points == ()
+
+
+def test_tensor_parallel_moe_pays_the_measured_routing_skew_only_at_its_measured_sizes() -> None:
+    """MOE_SKEW_UNDER_TP: AIConfigurator's power-law / balanced ratio (moe_ep_size 1) is charged
+    on a TP GPU from MOE_SKEW_MIN_TOKENS tokens a pass; a smaller pass pays none."""
+    from dataclasses import replace
+
+    model = PRESETS["deepseek-r1"]
+    h200 = next(g for g in GPUS if g.slug == "h200-sxm-141gb")
+    sm = serving_setup(model, h200, 8, Precision.FP8, Precision.FP8, 1.0, 1.0).sm
+    assert sm.skew_imbalance > 1.0 and sm.expert_imbalance == 1.0
+    even = replace(sm, skew_imbalance=1.0)
+    small = c.MOE_SKEW_MIN_TOKENS // 2
+    assert sm.seconds(small, 2000, 0.0, 0.0) == even.seconds(small, 2000, 0.0, 0.0)
+    big = c.MOE_SKEW_MIN_TOKENS * 2
+    assert sm.seconds(big, 2000, 0.0, 0.0) > even.seconds(big, 2000, 0.0, 0.0)
