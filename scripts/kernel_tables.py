@@ -17,12 +17,17 @@ Tables, per AIConfigurator system (mapped to catalog slugs below):
   measured cost of expert load imbalance.
 - All-reduce: vLLM's custom all-reduce under CUDA graphs, latency by message size (elements,
   AIConfigurator's convention) and GPU count.
+- MoE shapes: where AIConfigurator measured the exact expert shape of one of the engine's MoE
+  presets (hidden, expert intermediate, experts, top-k) at a tensor-parallel degree, the fused
+  MoE op's latency per layer by tokens through it (balanced routing), which the engine charges
+  in place of the width x rows efficiency table (small-batch latency floors included).
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+import sys
 from collections import defaultdict
 from importlib import metadata
 from pathlib import Path
@@ -60,6 +65,22 @@ FRAMEWORK = "vllm"
 # cores (vLLM mxfp4.py get_mxfp4_backend up to 0.11), the Triton fused_moe for block FP8
 # (vLLM fused_moe); else the kernel with the most measurements.
 PREFERRED_MOE_KERNELS = ("marlin", "triton")
+
+
+def _moe_rows(d: pd.DataFrame, dtype: str) -> pd.DataFrame:
+    """The measurements standing for `dtype`'s MoE kernel. Per-tensor FP8: vLLM runs its Triton
+    fused_moe by default (Fp8MoEMethod; the FlashInfer CUTLASS / TRT-LLM paths are opt-in), but
+    on Hopper AIConfigurator measured per-tensor FP8 only with ModelOpt's FlashInfer CUTLASS
+    kernel, several times slower at decode sizes; where that is so, the same Triton kernel's
+    block-FP8 measurements stand in for it."""
+    sub = d[d.moe_dtype == dtype]
+    if dtype == "fp8" and not any(
+        p in s.lower() for s in sub.kernel_source.unique() for p in PREFERRED_MOE_KERNELS
+    ):
+        block = d[(d.moe_dtype == "fp8_block") & d.kernel_source.str.contains("triton")]
+        if not block.empty:
+            return block
+    return sub
 
 
 def _latest(system: str, op: str, framework: str = FRAMEWORK) -> Path | None:
@@ -111,7 +132,7 @@ def moe_tables(
     imbalance: dict[str, float] = {}
     for dtype in MOE_DTYPES:
         dense = gemm.get(dtype, gemm["bfloat16"])[-1][1] * 1e12
-        sub = d[d.moe_dtype == dtype]
+        sub = _moe_rows(d, dtype)
         if sub.empty:
             continue
         sources = sub.kernel_source.value_counts()
@@ -149,6 +170,63 @@ def moe_tables(
     return f"vLLM {folder.name}", eff, imbalance
 
 
+# Token counts kept of each exact-shape MoE curve (AIConfigurator measures 27 from 1 to 16384),
+# and the tensor-parallel degrees (the engine's TP layouts within and across two nodes).
+SHAPE_TOKENS = (1, 2, 4, 16, 64, 256, 1024, 4096, 16384)
+SHAPE_TP = (1, 2, 4, 8, 16)
+
+
+def _preset_moe_shapes() -> set[tuple[int, int, int, int]]:
+    """(hidden, expert intermediate, routed experts, top-k) of the engine's MoE presets."""
+    sys.path.insert(0, str(ROOT))
+    from apps.engine.presets import PRESETS
+
+    return {
+        (m.hidden_size, m.intermediate_size, m.experts, m.active_experts)
+        for m in PRESETS.values()
+        if m.experts > 1
+    }
+
+
+def _us(seconds_ms: float) -> int:
+    """Milliseconds to whole microseconds at 3 significant figures (at least 1)."""
+    us = seconds_ms * 1e3
+    return max(int(float(f"{us:.3g}")), 1)
+
+
+def moe_shape_tables(system: str) -> dict[str, dict[str, tuple[int | None, ...]]]:
+    """Exact-shape fused-MoE latency curves: per dtype, per "hidden,inter,experts,topk,moe_tp"
+    of an engine preset that AIConfigurator measured on `system` (balanced routing, no expert
+    parallelism), microseconds per MoE layer at each of SHAPE_TOKENS tokens through the layer
+    (None: not measured). The kernel is vLLM's default where several were measured
+    (PREFERRED_MOE_KERNELS), else the one measured."""
+    folder = _latest(system, "moe")
+    if folder is None:
+        return {}
+    shapes = _preset_moe_shapes()
+    d = pd.read_parquet(folder / "moe_perf.parquet")
+    d = d[(d.moe_ep_size == 1) & (d.distribution == "balanced") & d.moe_tp_size.isin(SHAPE_TP)]
+    out: dict[str, dict[str, tuple[int | None, ...]]] = {}
+    for dtype in MOE_DTYPES:
+        sub = _moe_rows(d, dtype)
+        for key, g in sub.groupby(["hidden_size", "inter_size", "num_experts", "topk"]):
+            if tuple(int(v) for v in key) not in shapes:
+                continue
+            sources = g.kernel_source.value_counts()
+            chosen = next(
+                (s for pref in PREFERRED_MOE_KERNELS for s in sources.index if pref in s.lower()),
+                sources.index[0],
+            )
+            g = g[g.kernel_source == chosen]
+            for tp, t in g.groupby("moe_tp_size"):
+                pts = t.groupby("num_tokens").latency.median()
+                curve = tuple(_us(pts[n]) if n in pts.index else None for n in SHAPE_TOKENS)
+                if sum(v is not None for v in curve) >= 2:
+                    name = ",".join(str(int(v)) for v in (*key, tp))
+                    out.setdefault(dtype, {})[name] = curve
+    return out
+
+
 def allreduce_table(system: str) -> tuple[str | None, dict[int, list[tuple[int, float]]]]:
     folder = _latest(system, "comm")
     if folder is None or not (folder / "custom_allreduce_perf.parquet").exists():
@@ -169,6 +247,7 @@ def main() -> None:
         gsrc, gemm = gemm_table(system)
         msrc, moe, imbalance = moe_tables(system, gemm)
         asrc, allreduce = allreduce_table(system)
+        shapes = moe_shape_tables(system)
         if not gemm:
             continue
         systems[system] = {
@@ -177,6 +256,7 @@ def main() -> None:
             "moe_efficiency": moe,
             "moe_imbalance": imbalance,
             "allreduce_s": allreduce,
+            "moe_shapes_us": shapes,
         }
     lines = [
         '"""Measured kernel tables, GENERATED by scripts/kernel_tables.py; do not edit by hand.',
@@ -185,7 +265,8 @@ def main() -> None:
         "(PyPI; licence Apache-2.0), aiconfigurator_core/systems/data. Per system: dense GEMM",
         "TFLOP/s by M; grouped-MoE efficiency by expert width and rows per expert (over the dense",
         "GEMM rate); power-law / balanced routing latency ratio; vLLM custom all-reduce seconds by",
-        "message elements and GPU count. See scripts/kernel_tables.py for each table's recipe.",
+        "message elements and GPU count; exact-shape fused-MoE microseconds per layer by tokens",
+        "for the engine's MoE presets. See scripts/kernel_tables.py for each table's recipe.",
         '"""',
         "",
         "from typing import Any, Final",
@@ -195,6 +276,7 @@ def main() -> None:
         f"GEMM_M: Final = {GEMM_M!r}",
         f"MOE_WIDTHS: Final = {WIDTHS!r}",
         f"MOE_ROWS: Final = {ROWS!r}",
+        f"MOE_SHAPE_TOKENS: Final = {SHAPE_TOKENS!r}",
         f"SYSTEM_FOR_SLUG: Final[dict[str, str]] = {SYSTEMS!r}",
         f"SYSTEMS: Final[dict[str, Any]] = {systems!r}",
         "",

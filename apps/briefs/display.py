@@ -8,19 +8,23 @@ table has one, else throughput per GPU.
 """
 
 import math
+import re
 from decimal import Decimal
 from typing import Any
 
 from django.db.models import Min, Q
 
 from apps.catalog.selectors import gpu_specs
-from apps.core import formatting
-from apps.engine import ModelSpec
+from apps.core import choices, formatting
+from apps.engine import EngineInputError, ModelSpec
 from apps.engine import types as engine
 from apps.engine.costing import SuccessUnit
+from apps.engine.model_summary import model_summary, model_summary_to_dict
+from apps.engine.request import parse_model
 from apps.engine.units import table_unit
 
 from .choices import MEDIA_TYPES, TOKEN_SERVING_TYPES, TRAINING_TYPES
+from .contract import model_body
 from .models import WorkloadBrief
 
 TRAINING, SERVING, MEDIA, RECORDS = "training", "serving", "media", "records"
@@ -195,3 +199,113 @@ def fit_rows(brief: WorkloadBrief, configured: list[dict[str, Any]]) -> dict[str
         "order": [r["slug"] for r in rows],
         "names": names,
     }
+
+
+# Bytes as the page writes them (decimal units, as GB is 10^9 bytes everywhere in gpuselect).
+BYTE_UNITS = ((10**9, "GB"), (10**6, "MB"), (10**3, "kB"))
+
+
+def byte_text(value: Any) -> str:
+    """A size in bytes in the unit that keeps it readable: "65.5 kB", "1.2 MB", "512 bytes"."""
+    d = formatting.decimal_or_none(value)
+    if d is None:
+        return formatting.NONE
+    for size, unit in BYTE_UNITS:
+        if abs(d) >= size:
+            return formatting.figure(d / size, unit)
+    return formatting.figure(d, "bytes")
+
+
+def read_as(summary: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """The model as the engine read it, in words: the estimate response's top-level ``model``
+    summary (apps.engine.model_summary) as the brief page's "read as" panel shows it. The
+    weight precision itself is stated once, in the brief's facts; here only the weights' size
+    and, where tensor groups differ, each group's precision."""
+    if not summary:
+        return []
+    b = formatting.NBSP + "B"
+    params = f"{formatting.number(summary['total_params_billion'])}{b} in all"
+    active = summary["active_params_billion"]
+    if active != summary["total_params_billion"]:
+        params += f"; {formatting.number(active)}{b} active per token (embedding lookup excluded)"
+    if summary["experts"] > 1:
+        params += f"; {summary['experts']} experts, {summary['active_experts']} routed per token"
+    groups = summary.get("weights_by_tensor_group") or {}
+    weights = formatting.figure(summary["weights_gb"], "GB")
+    if len(set(groups.values())) > 1:
+        weights += " (" + ", ".join(f"{g} at {p}" for g, p in groups.items()) + ")"
+    if summary.get("checkpoint"):
+        weights += f"; the checkpoint as published: {summary['checkpoint']}"
+    layers = summary.get("attention_layers") or {}
+    kv = f"{byte_text(summary['kv_bytes_per_token'])} per token of context"
+    if summary.get("kv_window_bytes_per_token"):
+        kv += (
+            f"; {byte_text(summary['kv_window_bytes_per_token'])} per token up to "
+            f"{formatting.count(summary['window_tokens'])} tokens in the windowed layers"
+        )
+    if summary.get("state_bytes_per_sequence"):
+        kv += f"; {byte_text(summary['state_bytes_per_sequence'])} of state per sequence"
+    rows = [("Parameters", params), ("Weights", weights), ("KV cache", kv)]
+    if layers:
+        rows.append(
+            ("Layers", ", ".join(f"{formatting.count(n)} {kind}" for kind, n in layers.items()))
+        )
+    return rows
+
+
+def model_alone(brief: WorkloadBrief) -> dict[str, Any] | None:
+    """The ``model`` summary of a brief whose request the engine cannot build yet (a field
+    still missing), at the precision the brief's facts state (``weights_in_words``) and the
+    KV cache at the brief's or the weights' precision; None where the model itself does not
+    read."""
+    body = model_body(brief)
+    if body is None:
+        return None
+    try:
+        model = parse_model(body)
+        weights = engine.Precision(weights_in_words(brief.weight_precision, model)[0])
+        kv = engine.Precision(brief.kv_cache_precision) if brief.kv_cache_precision else weights
+    except (EngineInputError, ValueError):
+        return None
+    return model_summary_to_dict(model_summary(model, weights, kv))
+
+
+def model_in_words(brief: WorkloadBrief) -> str:
+    """The brief's model as its facts and the brief list name it: a preset by its name
+    (elsewhere), a pasted config.json by its architecture, explicit numbers by their size."""
+    config = brief.model_hf_config
+    if config:
+        arch = (config.get("architectures") or [None])[0] or config.get("model_type")
+        return f"Pasted config.json ({arch})" if arch else "Pasted config.json"
+    if brief.params_billion:
+        return f"Explicit shape, {formatting.number(brief.params_billion)}\u00a0B parameters"
+    return formatting.NONE
+
+
+# In an engine note: a code (HOPPER, ON_DEMAND) and a tool's own identifier (AIConfigurator's
+# system "h100_sxm"), which the page writes as code.
+_NOTE_CODE = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*\b")
+_NOTE_IDENTIFIER = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+
+
+def note_parts(note: str) -> list[tuple[str, bool]]:
+    """An engine note as the brief page writes it: each vocabulary's code in its words
+    (HOPPER -> Hopper: apps.core.choices' one home), and a tool's identifier kept as it is but
+    marked as code; returns (text, is_code) parts in order."""
+
+    def words(match: re.Match[str]) -> str:
+        code = match.group(0)
+        found = choices.label_of(code)
+        return found if found is not None else code
+
+    text = _NOTE_CODE.sub(words, str(note))
+    parts: list[tuple[str, bool]] = []
+    at = 0
+    for match in _NOTE_IDENTIFIER.finditer(text):
+        if match.start() > at:
+            parts.append((text[at : match.start()], False))
+        parts.append((match.group(0), True))
+        at = match.end()
+    if at < len(text):
+        parts.append((text[at:], False))
+    return parts

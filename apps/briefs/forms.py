@@ -173,7 +173,8 @@ APPLIES: dict[str, frozenset[str]] = {
     **{
         name: NOT_MEDIA
         for name in (
-            "model_hf_config", "params_billion", "layers", "hidden_size", "attention_heads",
+            "model_hf_config", "model_hf_quant_config", "params_billion", "layers",
+            "hidden_size", "attention_heads",
             "kv_heads", "head_dim", "vocab_size", "intermediate_size", "experts",
             "active_experts",
         )

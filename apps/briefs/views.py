@@ -11,13 +11,13 @@ from apps.benchmarks import charts as run_charts
 from apps.benchmarks.selectors import benchmark_runs_for_brief, comparison_rows
 from apps.core.roles import BRIEF_EDITORS, has_role
 from apps.core.users import signed_in
-from apps.engine import EngineInputError
+from apps.engine import EngineInputError, request_model_to_dict
 from apps.finance.configuration import fit_row, fit_table
 
 from .charts import memory_breakdown_figure
 from .choices import Tooling
-from .contract import model_body
-from .display import fit_rows
+from .contract import model_body, request_for_brief
+from .display import fit_rows, model_alone, model_in_words, note_parts, read_as
 from .forms import BriefForm, missing_in_words, weights_for
 from .models import WorkloadBrief
 from .selectors import (
@@ -111,12 +111,22 @@ def brief_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
     by_gpu = {c["gpu"]: c["estimate"] for c in configured}
     estimates = [by_gpu[slug] for slug in table["order"]]  # the chart in the table's order
     run_figures = run_charts.run_figures(comparison_rows(benchmark_runs_for_brief(brief)))
+    # What a pasted config or explicit shape was read as (the estimate response's `model`); a
+    # preset is known by its name.
+    summary = None
+    if not brief.model_preset and model_body(brief) is not None:
+        try:
+            summary = request_model_to_dict(request_for_brief(brief))
+        except EngineInputError:
+            summary = model_alone(brief)  # a brief not complete yet: its model still reads
     return render(
         request,
         "briefs/brief_detail.html",
         {
             "brief": brief,
             "weights": weights_for(brief.weight_precision, model_body(brief)),
+            "model_words": model_in_words(brief),
+            "read_as": read_as(summary),
             "missing": missing_in_words(brief.missing_fields()),
             "can_edit": has_role(request.user, BRIEF_EDITORS),
             "estimates": estimates,
@@ -124,7 +134,7 @@ def brief_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
             "best": table["rows"][0] if table["rows"] and table["rows"][0]["meets"] else None,
             "tooling": ", ".join(dict(Tooling.choices).get(t, t) for t in brief.tooling or []),
             "engine_error": engine_error,
-            "assumptions": notes,
+            "assumptions": [note_parts(n) for n in notes],
             "memory_chart": memory_breakdown_figure(estimates, table["names"])
             if estimates
             else None,

@@ -19,9 +19,8 @@ from apps.catalog.selectors import preset_name
 from apps.core import formatting
 from apps.core.currency import BASE_CURRENCY
 from apps.core.roles import Role
-from apps.engine.energy import energy_per_output
 from apps.finance.forms import FIELD_LABELS, MONEY_FIELDS, SHARE_ASSUMPTIONS
-from apps.finance.lines import PLAN_WORDS, plan_parts, plan_text
+from apps.finance.lines import PLAN_WORDS, energy_per_output_text, plan_parts, plan_text
 from apps.finance.units import unit_for, unit_words
 from apps.quotes.models import TERM_LABELS
 
@@ -698,11 +697,11 @@ def energy_words(row: dict[str, Any], success_unit: str) -> str | None:
     kwh = row.get("energy_kwh_per_month")
     if kwh is None:
         return None
-    text = f"{_figure(Decimal(kwh).quantize(Decimal(1)))} kWh a month"
+    text = f"{formatting.energy(kwh)} a month"
     if row.get("energy_j_per_output") is not None:
-        figure, unit = energy_per_output(Decimal(row["energy_j_per_output"]), success_unit)
+        per = energy_per_output_text(row["energy_j_per_output"], success_unit)
         output = unit_for(success_unit)
-        text += f" ({_figure(figure)} {unit} per {output.output if output else 'accepted output'})"
+        text += f" ({per} per {output.output if output else 'accepted output'})"
     if row.get("co2e_kg_per_month") is not None:
         text += f"; {_figure(Decimal(row['co2e_kg_per_month']).quantize(Decimal(1)))} kg CO2e"
     return text + " (modelled from TDP and utilisation, facility PUE included)"

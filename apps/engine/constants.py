@@ -93,6 +93,13 @@ BATCH_INFERENCE_MAX_CONCURRENCY: Final = 1024
 # A100 is excluded because the larger budget cut its throughput, vLLM PR #17885), else 256.
 VLLM_MAX_NUM_SEQS_LARGE_GPU: Final = 1024
 VLLM_MAX_NUM_SEQS: Final = 256
+# The same function's token budget per step for the OpenAI-compatible server (`vllm serve`,
+# UsageContext.OPENAI_API_SERVER, what the published serving benchmarks run): 8192 on the large
+# GPUs, else 2048 (the LLM class offline gets 16384 / 8192). The scheduler fills it with the
+# running sequences' decode tokens first, then waiting prompts, chunked (vllm/v1/core/sched/
+# scheduler.py), so it bounds the prompt chunk a step carries (performance.ServingModel._chunked).
+VLLM_MAX_NUM_BATCHED_TOKENS_LARGE_GPU: Final = 8192
+VLLM_MAX_NUM_BATCHED_TOKENS: Final = 2048
 VLLM_LARGE_GPU_MIN_MIB: Final = 70 * 1024
 VLLM_SMALL_DEFAULTS_DEVICE: Final = "a100"
 MAX_REPORTED_CONCURRENCY: Final = 1_000_000
@@ -640,3 +647,26 @@ ATTENTION_16BIT_NOTE: Final = "attention at the 16-bit tensor rate unless the KV
 # (AIConfigurator does), and charging the measured figure alone moved DeepSeek-R1's batch-1 ITL
 # on 8 x B200 from -12% to -45% of the published figure. Turn it on with those kernels modelled.
 MEASURED_ALLREDUCE: Final = False
+# Where AIConfigurator measured the exact expert shape of the served model (hidden, expert
+# intermediate, experts, top-k) at the layout's tensor-parallel slice (kernel_tables_data
+# "moe_shapes_us": vLLM's fused MoE op, balanced routing, 1-16384 tokens), that op's measured
+# latency by tokens through the layer is a floor under the width x rows efficiency table (whose
+# buckets, medians over many shapes, lose the op's small-batch latency: gpt-oss-120b on H100,
+# 63 us a layer at one token and 122 us at four, where the table's rate gave ~20 and ~80), and
+# the routed experts are charged after the rest of the step's roofline (the op's latency
+# includes its own weight reads). A floor, not a replacement: at prefill sizes the exact shapes
+# (vLLM 0.24.0 kernels) run faster than the published vLLM 0.10-0.11 and SGLang 0.5 runs did,
+# and replacing the table with them moved gpt-oss's H100 offline rows from within 25% to +25-140%.
+MEASURED_MOE_SHAPES: Final = True
+# How a preset's checkpoint label names an MXFP4 (OCP microscaling, 32-value blocks) checkpoint,
+# e.g. gpt-oss's "MXFP4, 32-value blocks; ..." (presets.py), as against NVFP4.
+MXFP4_LABEL_MARKER: Final = "MXFP4"
+# Expert load imbalance without expert parallelism: AIConfigurator measures each MoE shape with
+# balanced and power-law (power_law_1.2) routing at moe_ep_size 1, i.e. one GPU's fused MoE op
+# with uneven expert loads (scripts/kernel_tables.py: the median latency ratio over the shapes
+# at >= 256 tokens, 1.03-1.18 by dtype on Hopper and Blackwell). Served traffic routes unevenly,
+# so that ratio is charged on a tensor-parallel GPU too once a pass routes as many tokens as it
+# was measured at; below that, the engine charges none (uneven routing then touches fewer
+# experts, which AIConfigurator's ratio does not cover).
+MOE_SKEW_UNDER_TP: Final = True
+MOE_SKEW_MIN_TOKENS: Final = 256

@@ -57,6 +57,13 @@ _MAX_SEQS_SETTING = {
     Framework.SGLANG: "--max-running-requests",
     Framework.TENSORRT_LLM: "max_batch_size",
 }
+# The setting that caps the tokens one step carries, as each framework spells it (vLLM engine
+# arguments; SGLang server arguments, its chunked-prefill size; TensorRT-LLM LLM API).
+_BUDGET_SETTING = {
+    Framework.VLLM: "--max-num-batched-tokens",
+    Framework.SGLANG: "--chunked-prefill-size",
+    Framework.TENSORRT_LLM: "max_num_tokens",
+}
 # The setting that caps one sequence's context, as each framework spells it: vLLM engine
 # arguments (--max-model-len), SGLang server arguments (--context-length), TensorRT-LLM LLM API
 # arguments (max_seq_len; tensorrt_llm/llmapi/llm_args.py).
@@ -98,6 +105,11 @@ class SchedulerLimits:
     max_batched_tokens: int  # tokens one forward pass carries (the chunked-prefill budget)
 
     @property
+    def budget_setting(self) -> str:
+        """E.g. "vLLM's --max-num-batched-tokens": the per-step token budget's setting."""
+        return f"{FRAMEWORK_NAMES[self.framework]}'s {_BUDGET_SETTING[self.framework]}"
+
+    @property
     def note(self) -> str:
         """E.g. "SGLang's default --max-running-requests on this GPU is 2048"."""
         name = FRAMEWORK_NAMES[self.framework]
@@ -117,6 +129,15 @@ def _vllm_max_seqs(gpu: GpuSpec) -> int:
     if _device_mib(gpu) >= c.VLLM_LARGE_GPU_MIN_MIB and c.VLLM_SMALL_DEFAULTS_DEVICE not in name:
         return c.VLLM_MAX_NUM_SEQS_LARGE_GPU
     return c.VLLM_MAX_NUM_SEQS
+
+
+def _vllm_batched_tokens(gpu: GpuSpec) -> int:
+    """vLLM's default max_num_batched_tokens for `vllm serve` on `gpu` (the same device rule as
+    `_vllm_max_seqs`: VLLM_MAX_NUM_BATCHED_TOKENS_LARGE_GPU, else VLLM_MAX_NUM_BATCHED_TOKENS)."""
+    name = f"{gpu.slug} {gpu.name}".lower()
+    if _device_mib(gpu) >= c.VLLM_LARGE_GPU_MIN_MIB and c.VLLM_SMALL_DEFAULTS_DEVICE not in name:
+        return c.VLLM_MAX_NUM_BATCHED_TOKENS_LARGE_GPU
+    return c.VLLM_MAX_NUM_BATCHED_TOKENS
 
 
 def _sglang_chunk(gpu: GpuSpec) -> int:
@@ -149,7 +170,7 @@ def scheduler_limits(
     return SchedulerLimits(
         framework=fw,
         max_seqs=_vllm_max_seqs(gpu),
-        max_batched_tokens=c.SERVING_PREFILL_CHUNK_TOKENS,
+        max_batched_tokens=_vllm_batched_tokens(gpu),
     )
 
 

@@ -35,6 +35,9 @@ class KernelTables:
     moe: dict[str, Any]
     imbalance: dict[str, float]
     allreduce: dict[int, tuple[tuple[int, float], ...]]
+    # exact-shape fused-MoE microseconds per layer at data.MOE_SHAPE_TOKENS, per dtype and
+    # "hidden,inter,experts,topk,moe_tp" (None where not measured)
+    moe_shapes: dict[str, dict[str, tuple[int | None, ...]]]
 
 
 def interpolate_log(points: tuple[tuple[float, float], ...], x: float) -> float:
@@ -66,6 +69,7 @@ def tables_for(slug: str) -> KernelTables | None:
         moe=entry["moe_efficiency"],
         imbalance=entry["moe_imbalance"],
         allreduce={int(n): tuple(v) for n, v in entry["allreduce_s"].items()},
+        moe_shapes=entry.get("moe_shapes_us", {}),
     )
 
 
@@ -123,6 +127,41 @@ def moe_curve(t: KernelTables, dtype: str, width: float) -> MoeCurve | None:
     if len(points) < 2:
         return None
     return MoeCurve(points=points, imbalance=max(t.imbalance.get(dtype, 1.0), 1.0))
+
+
+def moe_shape_points(
+    t: KernelTables, dtype: str, model: ModelSpec, tp: int
+) -> tuple[tuple[float, float], ...] | None:
+    """The fused MoE op's measured seconds per layer by tokens through the layer, for
+    `model`'s exact expert shape (hidden, expert intermediate, experts, top-k) sliced `tp` ways
+    on this GPU in `dtype`; None where AIConfigurator did not measure that shape."""
+    curves = t.moe_shapes.get(dtype)
+    if not curves:
+        return None
+    m = model
+    key = f"{m.hidden_size},{m.intermediate_size},{m.experts},{m.active_experts},{tp}"
+    curve = curves.get(key)
+    if curve is None:
+        return None
+    points = tuple(
+        (float(n), us * 1e-6) for n, us in zip(data.MOE_SHAPE_TOKENS, curve, strict=True) if us
+    )
+    return points if len(points) >= 2 else None
+
+
+def moe_op_seconds(points: tuple[tuple[float, float], ...], tokens: float) -> float:
+    """Measured op latency at `tokens`, interpolated log-log between the measured token counts;
+    below the first, the first (a launch costs its floor); beyond the last, scaled by tokens."""
+    first_x, first_y = points[0]
+    if tokens <= first_x:
+        return first_y
+    last_x, last_y = points[-1]
+    if tokens >= last_x:
+        return last_y * tokens / last_x
+    for (x0, y0), (x1, y1) in itertools.pairwise(points):
+        if tokens <= x1:
+            return y0 * math.exp(math.log(y1 / y0) * math.log(tokens / x0) / math.log(x1 / x0))
+    return last_y
 
 
 def allreduce_points(t: KernelTables, gpus: int) -> tuple[tuple[int, float], ...] | None:

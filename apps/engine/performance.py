@@ -20,6 +20,8 @@ from apps.engine.kernel_tables import (
     interpolate_log,
     moe_curve,
     moe_dtype,
+    moe_op_seconds,
+    moe_shape_points,
     tables_for,
 )
 from apps.engine.memory import kv_bytes_per_token, kv_cost, stage_fraction
@@ -175,6 +177,14 @@ class ServingModel:
     # Tokens one prompt-only pass may carry when prompts run as passes of their own (0: they
     # are mixed into the decode steps); see `with_scheduler`.
     prefill_pass_tokens: float = 0.0
+    # Tokens one mixed step may carry (the framework's max_num_batched_tokens / max_num_tokens)
+    # when prompts are mixed into the decode steps as whole prompts or budget-sized chunks
+    # (0: spread evenly over the steps); see `with_scheduler` and `_chunked`.
+    chunk_budget: float = 0.0
+    # Whether a chunk's cost is not linear in its tokens (routed experts, a measured all-reduce
+    # curve): only then does the mean of chunked steps differ from the even spread, which a
+    # dense model's step (every term linear in the prompt tokens it carries) equals exactly.
+    chunk_lumpy: bool = False
     # Measured kernels (kernel_tables; empty: the per-architecture constants): the routed
     # experts' grouped GEMM as (rows per expert, FLOP/s) points at this GPU's expert width,
     # the power-law / balanced routing latency ratio charged under expert parallelism, and the
@@ -182,6 +192,15 @@ class ServingModel:
     moe_points: tuple[tuple[float, float], ...] = ()
     expert_imbalance: float = 1.0
     ar_points: tuple[tuple[int, float], ...] = ()
+    # Without expert parallelism, the same measured power-law / balanced latency ratio charged
+    # within the GPU once a pass routes MOE_SKEW_MIN_TOKENS tokens or more (1: not charged).
+    skew_imbalance: float = 1.0
+    # The fused MoE op measured at this model's exact expert shape and TP slice
+    # (kernel_tables.moe_shape_points): (tokens through the layer, seconds for all of the
+    # stage's MoE layers on this GPU), a floor under the moe_points rate
+    # (constants.MEASURED_MOE_SHAPES). Its latency includes the op's own weight reads, so where
+    # it exists the routed experts are charged after the rest of the step's roofline.
+    moe_op_points: tuple[tuple[float, float], ...] = ()
 
     def times(
         self, decode_seqs: float, context: float, prefill_tokens: float, prefill_context: float
@@ -222,9 +241,47 @@ class ServingModel:
                 d[2] + passes * f[2],
                 d[3] + passes * f[3],
             )
+        if self.chunk_lumpy and decode_seqs > 0 and prefill_tokens > 0 and prefill_context > 0:
+            return self._chunked(decode_seqs, context, prefill_tokens, prefill_context)
         if self.pp <= 1:  # `_staged` without pipeline stages, one call fewer
             return self._pass(decode_seqs, context, prefill_tokens, prefill_context)
         return self._staged(decode_seqs, context, prefill_tokens, prefill_context)
+
+    def _chunked(
+        self, decode_seqs: float, context: float, prefill_tokens: float, prefill_context: float
+    ) -> tuple[float, float, float, float]:
+        """The mean step of a scheduler that mixes prompts into the decode steps as whole prompts
+        or chunks of its token budget (vLLM V1's scheduler: the running sequences' decode tokens
+        first, then waiting prompts, chunked, up to max_num_batched_tokens; TensorRT-LLM's
+        in-flight batching up to max_num_tokens), rather than spread evenly over the steps.
+
+        `prefill_tokens` is the mean prompt tokens a step carries and `prefill_context` each
+        prompt's causal mean context, half its length (as the callers pass them). Where fewer
+        than one prompt arrives a step, the prompt tokens come as chunks of min(prompt, budget
+        left after the decode tokens) in a share prefill_tokens / chunk of the steps, the rest
+        decode-only; each chunk runs at its own size's efficiency (weight reads shared, grouped
+        MoE GEMMs at that chunk's rows per expert). Where more arrive a step than one chunk
+        holds, the even spread is kept (the step carries them together)."""
+        ranks = float(self.dp) if self.dp > 1 else 1.0  # DEP: one scheduler per rank
+        room = self.chunk_budget - decode_seqs / ranks
+        per_rank = prefill_tokens / ranks
+        prompt = 2.0 * prefill_context
+        chunk = prompt if prompt > per_rank else per_rank
+        if room < chunk:
+            chunk = room
+        if chunk <= per_rank or chunk < 1.0:
+            return self._staged(decode_seqs, context, prefill_tokens, prefill_context)
+        share = per_rank / chunk
+        run = self._pass if self.pp <= 1 else self._staged
+        a = run(decode_seqs, context, chunk * ranks, prefill_context)
+        b = run(decode_seqs, context, 0.0, 0.0)
+        rest = 1.0 - share
+        return (
+            share * a[0] + rest * b[0],
+            share * a[1] + rest * b[1],
+            share * a[2] + rest * b[2],
+            share * a[3] + rest * b[3],
+        )
 
     def _staged(
         self, decode_seqs: float, context: float, prefill_tokens: float, prefill_context: float
@@ -282,6 +339,13 @@ class ServingModel:
                     if rows >= self.tile_m:  # full tiles: the MMA instruction's peak binds
                         eff *= self.expert_mma
                     per_token_s = self.expert_flops_per_token / (self.rate * eff)
+                if self.moe_op_points:
+                    # the exact shape's measured op latency is a floor under the table's rate
+                    floor = moe_op_seconds(self.moe_op_points, t) / t
+                    if floor > per_token_s:
+                        per_token_s = floor
+                if t >= c.MOE_SKEW_MIN_TOKENS:
+                    per_token_s *= self.skew_imbalance
                 decode_expert_s = decode_seqs * per_token_s
                 prefill_expert_s = prefill_tokens * per_token_s
         fpt = self.flops_per_token
@@ -300,14 +364,11 @@ class ServingModel:
         bytes_read = self.dense_weight_bytes + touched + local_decode * kv_read
         # Decode is a roofline of bytes vs skinny-GEMM FLOPs; prompt tokens carried in the same
         # step add their (compute-bound) time on top rather than hiding under the weight read.
-        memory_s = bytes_read / self.bandwidth
-        decode_compute_s = local_decode * decode_flops / self.decode_rate + decode_expert_s
-        prefill_s = local_prefill * prefill_flops / self.rate + prefill_expert_s
         if self.dp > 1:
             # One dispatch and one combine per MoE layer for the tokens this GPU holds.
             comm_s = self.a2a_fixed_s + (local_decode + local_prefill) * self.a2a_s_per_token
         elif self.tp <= 1:
-            comm_s = self.allreduces * 0.0
+            comm_s = 0.0
         elif self.ar_points:
             comm_s = self.allreduces * allreduce_seconds(self.ar_points, tokens * self.hidden)
         else:
@@ -317,6 +378,23 @@ class ServingModel:
                 + c.ALLREDUCE_BASE_LATENCY_S
                 + self.ar_hop_s
             )
+        memory_s = bytes_read / self.bandwidth
+        decode_compute_s = local_decode * decode_flops / self.decode_rate + decode_expert_s
+        prefill_s = local_prefill * prefill_flops / self.rate + prefill_expert_s
+        if self.moe_op_points and decode_expert_s + prefill_expert_s > 0.0:
+            # The measured op runs after the step's other kernels, its weight reads its own.
+            rest_memory_s = (bytes_read - touched) / self.bandwidth
+            rest_decode_s = decode_compute_s - decode_expert_s
+            rest_prefill_s = prefill_s - prefill_expert_s
+            if decode_seqs > 0:
+                roofline = (
+                    rest_decode_s if rest_decode_s > rest_memory_s else rest_memory_s
+                ) + rest_prefill_s
+            else:
+                roofline = rest_prefill_s if rest_prefill_s > rest_memory_s else rest_memory_s
+            roofline += decode_expert_s + prefill_expert_s
+            seconds = roofline + comm_s + self.step_overhead_s
+            return seconds, memory_s, decode_compute_s + prefill_s, comm_s
         if decode_seqs > 0:
             # max(memory_s, decode_compute_s), spelled out: this runs ~100 times per estimate.
             roofline = (decode_compute_s if decode_compute_s > memory_s else memory_s) + prefill_s
@@ -330,7 +408,12 @@ class ServingModel:
     ) -> float:
         """`times(...)[0]`; for one engine of one stage whose prompts are mixed into the steps
         (where `times` is `_pass`), `_pass` directly: the capacity search calls this most."""
-        if self.replicas <= 1 and self.pp <= 1 and not self.prefill_pass_tokens:
+        if (
+            self.replicas <= 1
+            and self.pp <= 1
+            and not self.prefill_pass_tokens
+            and not (self.chunk_lumpy and prefill_tokens > 0)
+        ):
             return self._pass(decode_seqs, context, prefill_tokens, prefill_context)[0]
         return self.times(decode_seqs, context, prefill_tokens, prefill_context)[0]
 
@@ -405,21 +488,28 @@ def layer_overhead_s(model: ModelSpec, weight_precision: Precision, path: Comput
     return c.DECODE_OVERHEAD_S_PER_LAYER + routing + extra
 
 
-_SCHEDULED: dict[tuple[int, float], tuple[ServingModel, ServingModel]] = {}
+_SCHEDULED: dict[tuple[int, float, Framework | None], tuple[ServingModel, ServingModel]] = {}
 
 
 def with_scheduler(sm: ServingModel, framework: Framework | None, budget: int) -> ServingModel:
     """`sm` as a framework's scheduler runs it: for the frameworks in
     constants.SEPARATE_PREFILL_FRAMEWORKS (SGLang) a copy whose steps run the prompts as
-    prompt-only passes of up to `budget` tokens (the framework's max batched tokens); else `sm`
-    itself, whose steps carry the prompt tokens mixed in (vLLM, TensorRT-LLM; None: vLLM)."""
-    if framework is None or framework.value not in c.SEPARATE_PREFILL_FRAMEWORKS:
-        return sm
-    key = (id(sm), float(budget))
+    prompt-only passes of up to `budget` tokens (the framework's max batched tokens); else a
+    copy whose steps carry the prompts mixed in, as whole prompts or chunks of up to `budget`
+    tokens (`ServingModel._chunked`; vLLM, TensorRT-LLM; None: vLLM)."""
+    separate = framework is not None and framework.value in c.SEPARATE_PREFILL_FRAMEWORKS
+    key = (id(sm), float(budget), framework)
     hit = _SCHEDULED.get(key)
     if hit is not None and hit[0] is sm:
         return hit[1]
-    scheduled = dataclasses.replace(sm, prefill_pass_tokens=float(max(budget, 1)))
+    if separate:
+        scheduled = dataclasses.replace(sm, prefill_pass_tokens=float(max(budget, 1)))
+    else:
+        scheduled = dataclasses.replace(
+            sm,
+            chunk_budget=float(max(budget, 1)),
+            chunk_lumpy=sm.experts > 1 or bool(sm.ar_points),
+        )
     if len(_SCHEDULED) >= 4096:
         _SCHEDULED.clear()
     _SCHEDULED[key] = (sm, scheduled)
@@ -449,7 +539,7 @@ def with_moe_kernel(
     if hit is not None and hit[0] is sm:
         return hit[1]
     mma = c.MARLIN_MMA_SYNC_PEAK_FRACTION.get(gpu.architecture, 1.0)
-    if sm.moe_points:  # measured: vLLM's own MXFP4 MoE kernel, padding and all
+    if sm.moe_points or sm.moe_op_points:  # measured: vLLM's own MXFP4 MoE, padding and all
         marlin = dataclasses.replace(sm, expert_bytes=sm.expert_bytes * pad)
     else:
         marlin = dataclasses.replace(
@@ -652,13 +742,39 @@ def serving_model(
     moe_points: tuple[tuple[float, float], ...] = ()
     imbalance = 1.0
     ar_points: tuple[tuple[int, float], ...] = ()
+    moe_op_points: tuple[tuple[float, float], ...] = ()
+    skew = 1.0
     if tables is not None:
+        if moe and dp <= 1 and c.MEASURED_MOE_SHAPES and expert_flops > 0:
+            shape = None
+            ck = model.checkpoint
+            if (
+                weight_precision is Precision.FP4
+                and ck is not None
+                and ck.precision is Precision.FP4
+                and c.MXFP4_LABEL_MARKER in ck.label
+            ):
+                # A published MXFP4 checkpoint (gpt-oss) runs vLLM's MXFP4 x BF16 expert kernels
+                # on every NVIDIA part (Marlin / OAI Triton on Hopper and SM120, FlashInfer
+                # TRT-LLM mxfp4_bf16 on SM100), which AIConfigurator files as w4a16_mxfp4.
+                shape = moe_shape_points(tables, "w4a16_mxfp4", model, tp)
+            if shape is None:
+                shape = moe_shape_points(
+                    tables, moe_dtype(model, weight_precision, path.weight_only), model, tp
+                )
+            if shape is not None:
+                # The stage's MoE layers on this GPU, from the routed-expert FLOPs per token
+                # (gate, up and down projections: 2 x 3 x hidden x its expert slice x top-k).
+                per_layer = 6.0 * model.hidden_size * model.intermediate_size / tp
+                moe_layers = expert_flops / (per_layer * model.active_experts)
+                moe_op_points = tuple((n, s * moe_layers / mfu_scale) for n, s in shape)
         if moe:
             width = model.intermediate_size / (tp if dp <= 1 else 1)
             curve = moe_curve(tables, moe_dtype(model, weight_precision, path.weight_only), width)
             if curve is not None:
                 moe_points = tuple((r, f * mfu_scale) for r, f in curve.points)
                 imbalance = curve.imbalance if dp > 1 else 1.0
+                skew = curve.imbalance if dp <= 1 and c.MOE_SKEW_UNDER_TP else 1.0
         if c.MEASURED_ALLREDUCE and dp <= 1 and 1 < tp <= gpu.max_gpus_per_node:
             ar_points = allreduce_points(tables, tp) or ()
     return ServingModel(
@@ -708,6 +824,8 @@ def serving_model(
         moe_points=moe_points,
         expert_imbalance=imbalance,
         ar_points=ar_points,
+        moe_op_points=moe_op_points,
+        skew_imbalance=skew,
     )
 
 

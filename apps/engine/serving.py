@@ -402,6 +402,30 @@ def _throughput_step(
     return sm.times(conc, in50 + out50 / 2, conc * in50 / out50, in50 / 2)
 
 
+def _budget_reach(sm: ServingModel, req: EstimateRequest, ranks: int) -> int:
+    """The most sequences a scheduler that mixes prompts into its steps under a token budget
+    (vLLM, TensorRT-LLM: sm.chunk_budget) keeps decoding in steady state: each step carries the
+    decode tokens first and its replacements' prompts in what is left, so D decoding sequences
+    need D (1 + in / out) tokens a step, and D <= budget x out / (in + out) at the p50 shapes;
+    for each of `ranks` schedulers (DP engines, attention-DP ranks). Unbounded (a huge number)
+    where prompts run as passes of their own (SGLang) or no budget is set."""
+    budget = sm.chunk_budget
+    if not budget:
+        return c.MAX_REPORTED_CONCURRENCY
+    out50 = req.output_tokens_p50 if req.output_tokens_p50 > 1 else 1
+    per = int(budget * out50 / (req.input_tokens_p50 + out50))
+    return (per if per > 1 else 1) * ranks
+
+
+def budget_note(limits: SchedulerLimits, reach: int) -> str:
+    """E.g. "vLLM's --max-num-batched-tokens 8192 keeps 390 decoding beside their
+    replacements' prompts"."""
+    return (
+        f"{limits.budget_setting} {limits.max_batched_tokens} keeps {reach} decoding beside "
+        "their replacements' prompts"
+    )
+
+
 def best_batch(sm: ServingModel, req: EstimateRequest, limit: int) -> int:
     """The batch in [1, limit] with the most output tokens/s among `limit` and the powers of two
     below it (throughput is nearly monotone in the batch, so `limit` usually wins; a smaller
@@ -689,10 +713,18 @@ def _estimate_layout(
             room = _sequences_fitting(tight_free, kv_per_seq + logits_per_seq, ranks)
             share = f" with {c.TIGHT_MEMORY_FRACTION:.0%} of GPU memory"
         limit = max(1, min(room, max_seqs))
-        conc = best_batch(sm, req, limit)
+        reach = _budget_reach(sm, req, ranks)
+        conc = best_batch(sm, req, min(limit, reach))
         bound = f"the KV cache holds {max(room, 0)}{share}" if room < max_seqs else limits.note
         if ranks > 1 and room >= max_seqs:  # one scheduler per engine / attention-DP rank
             bound = f"{limits.note}, for each of the {ranks} schedulers"
+        if reach < limit:
+            bound = (
+                f"{budget_note(limits, reach // ranks)}"
+                + (f", for each of the {ranks} schedulers" if ranks > 1 else "")
+                + f"; {bound}"
+            )
+            limit = reach
         notes.append(
             f"batch chosen: {conc} sequence{'s' if conc != 1 else ''} in flight, the best "
             f"throughput of the batches up to {limit} ({bound})"

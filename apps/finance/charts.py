@@ -1,5 +1,6 @@
 """Plotly figures for the finance page, as plain dicts built from the ranking."""
 
+import math
 from collections import Counter
 from collections.abc import Mapping
 from itertools import pairwise
@@ -79,27 +80,13 @@ def gpu_text(slug: str | None) -> str:
     return (slug or "").replace("-", " ").upper()
 
 
-def _label(row: dict[str, Any]) -> str:
-    """A candidate in words: provider · GPUs · term (quote number)."""
-    if row["candidate_kind"] == "API_ROUTE":
-        return f"{row['provider']} · {row['api_model']} (API)"
-    if row["candidate_kind"] in PLAN_WORDS:
-        return f"{PLAN_WORDS[row['candidate_kind']]}: {plan_text(row, {})}"
-    term = row["pricing_term"] or ""
-    term_text = TERM_LABELS.get(term, term.replace("_", " ").capitalize())
-    return (
-        f"{row['provider']} · {row['gpu_count']} \u00d7 {gpu_text(row['gpu'])} · {term_text} "
-        f"(quote #{row['quote_id']})"
-    )
-
-
 def candidate_chart_label(row: dict[str, Any], gpu_names: Mapping[str, str]) -> str:
     """A candidate as a chart names it, in words and without ids or slugs: "Neocloud B ·
     NVIDIA H100 SXM5 · Reserved 1 year" (with "2 \u00d7" before the GPU for more than one),
     "Model API D · llama-3.1-8b-instruct · model API" (the provider's model name, as its API
     takes it), "GPU mix by request size: …" for a serving plan. ``gpu_names``: slug -> the
     catalog's name (apps.finance.labels / the page's reads); a slug the map lacks reads as
-    ``gpu_text`` makes it. The finance page adopts it with issue 23."""
+    ``gpu_text`` makes it."""
     kind = row.get("candidate_kind")
     if kind == "API_ROUTE":
         return f"{row.get('provider')} · {row.get('api_model')} · model API"
@@ -133,6 +120,21 @@ def candidate_chart_labels(rows: list[dict[str, Any]], gpu_names: Mapping[str, s
             label = f"{label} · offer {seen[label]}"
         out.append(label)
     return out
+
+
+def label_rows(rows: list[dict[str, Any]], gpu_names: Mapping[str, str]) -> None:
+    """Give each row its ``chart_label`` (``candidate_chart_labels`` over all the rows at
+    once), so that a candidate reads the same on every chart of the page."""
+    for row, label in zip(rows, candidate_chart_labels(rows, gpu_names), strict=True):
+        row["chart_label"] = label
+
+
+def _labels(rows: list[dict[str, Any]]) -> list[str]:
+    """The rows' chart labels: those ``label_rows`` gave them, else made here (GPU slugs read
+    as ``gpu_text`` writes them)."""
+    if all(row.get("chart_label") for row in rows):
+        return [row["chart_label"] for row in rows]
+    return candidate_chart_labels(rows, {})
 
 
 def _colours(names: list[str], fixed: dict[str, str]) -> list[str]:
@@ -192,7 +194,7 @@ def unit_cost_figure(rows: list[dict[str, Any]], unit: str, currency: str) -> di
             {
                 "type": "bar",
                 "orientation": "h",
-                "y": [_label(r) for r in costed],
+                "y": _labels(costed),
                 "x": shown,
                 "text": [
                     f"{w} (cut: beyond the axis)" if is_cut else w
@@ -250,36 +252,105 @@ def pareto_front(points: list[tuple[float, float, str]]) -> list[tuple[float, fl
     return front
 
 
+# The scatter writes the label of the best-ranked this many candidates beside their points;
+# more labels than this overlap on a 440 px plot (each of the others names itself on hover).
+SCATTER_LABELS = 12
+# The latency axis spans at least this share of the largest latency: candidates a few ms apart
+# (replicas of one GPU) otherwise stretch 2 ms across the plot under repeated tick labels.
+MIN_LATENCY_SPAN = 0.2
+# Room left of the lowest latency for the candidates with no latency figure (a model API route
+# publishes none), and right of the highest for the labels, as shares of the span.
+NO_LATENCY_ROOM, LABEL_ROOM = 0.45, 0.9
+NO_LATENCY_NAME = "No latency figure (left of the dotted line)"
+
+
+def _nice_ticks(low: float, high: float, count: int = 6) -> list[float]:
+    """About ``count`` round tick values (1, 2 or 5 times a power of ten apart) in [low, high]."""
+    raw = (high - low) / count if high > low else 1.0
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    first = math.ceil(low / step) * step
+    return [first + i * step for i in range(int((high - first) // step) + 1)]
+
+
+# A log axis spanning less than this ratio is ticked at finer steps than 1, 2 and 5.
+FINE_TICKS_BELOW = 10
+COARSE_STEPS, FINE_STEPS = (1, 2, 5), (1, 1.5, 2, 3, 4, 5, 6, 8)
+
+
+def _log_ticks(values: list[float]) -> dict[str, Any]:
+    """A log axis's ticks at round values (1, 2 and 5 times each power of ten; finer where the
+    values span less than ``FINE_TICKS_BELOW`` times), each labelled in full ("20", "0.5"),
+    and the axis ranged from the last tick at or below the lowest value to the first at or
+    above the highest, so that both ends carry a label. (Plotly's own log ticks label 20 and
+    30 as a small "2" and "3" beside "10", which reads as 2 and 3.)"""
+    positive = [v for v in values if v and v > 0]
+    if not positive:
+        return {}
+    low, high = min(positive), max(positive)
+    steps = FINE_STEPS if high / low < FINE_TICKS_BELOW else COARSE_STEPS
+    series = [
+        m * 10.0**k
+        for k in range(math.floor(math.log10(low)), math.floor(math.log10(high)) + 2)
+        for m in steps
+    ]
+    first = max(i for i, t in enumerate(series) if t <= low * (1 + 1e-9))
+    last = min(i for i, t in enumerate(series) if t >= high * (1 - 1e-9))
+    if last == first:
+        last += 1  # one value alone: a tick above it too
+    ticks = [float(f"{t:.12g}") for t in series[first : last + 1]]
+    return {
+        "tickvals": ticks,
+        "tickformat": ",~r",
+        "range": [math.log10(ticks[0]), math.log10(ticks[-1])],
+    }
+
+
 def cost_vs_latency_figure(
     rows: list[dict[str, Any]], currency: str, unit: str = ""
 ) -> dict[str, Any]:
-    """Each candidate's unit cost against its p95 latency; the Pareto front runs only through
-    the candidates that meet the brief (one that fails it is no trade-off on offer)."""
-    plotted = [
-        r for r in rows if r["p95_latency_ms"] is not None and r["effective_unit_cost"] is not None
-    ]
+    """Each candidate's unit cost against its p95 latency, every costed candidate on it: one
+    without a latency figure (a model API route) left of a dotted line, in the legend as such;
+    the best-ranked ``SCATTER_LABELS`` labelled beside their points, every point on hover. The
+    Pareto front runs only through candidates that meet the brief (one that fails it is no
+    trade-off on offer) and have a latency."""
+    costed = [r for r in rows if r["effective_unit_cost"] is not None]
+    labels = _labels(costed)
+    known = [float(r["p95_latency_ms"]) for r in costed if r["p95_latency_ms"] is not None]
+    lo, hi = (min(known), max(known)) if known else (0.0, 0.0)
+    span = max(hi - lo, MIN_LATENCY_SPAN * hi, 1.0)
+    divider = lo - NO_LATENCY_ROOM * span / 2
+    no_latency_x = lo - NO_LATENCY_ROOM * span * 3 / 4
 
-    def points(meets: bool) -> list[tuple[float, float, str]]:
-        return [
-            (float(r["p95_latency_ms"]), float(r["effective_unit_cost"]), _label(r))
-            for r in plotted
-            if bool(r["meets_constraints"]) is meets
-        ]
+    def points(meets: bool | None) -> list[tuple[float, float, str, bool]]:
+        out = []
+        for i, (r, label) in enumerate(zip(costed, labels, strict=True)):
+            has = r["p95_latency_ms"] is not None
+            if (meets is None) == has or (has and bool(r["meets_constraints"]) is not meets):
+                continue
+            x = float(r["p95_latency_ms"]) if has else no_latency_x
+            out.append((x, float(r["effective_unit_cost"]), label, i < SCATTER_LABELS))
+        return out
 
-    meeting, failing = points(True), points(False)
-    front = pareto_front(meeting)
-    hover = "%{text}<br>p95 %{x:,.0f} ms, %{y:.4g} " + f"{currency} {unit}".strip()
+    meeting, failing, unknown = points(True), points(False), points(None)
+    front = pareto_front([(x, y, label) for x, y, label, _ in meeting])
+    units = f"{currency} {unit}".strip()
 
-    def markers(name: str, pts: list[tuple[float, float, str]], colour: str) -> dict[str, Any]:
+    def markers(name: str, pts: list[tuple[float, float, str, bool]], colour: str, hover: str):
         return {
             "type": "scatter",
-            "mode": "markers",
+            "mode": "markers+text",
             "name": name,
             "x": [p[0] for p in pts],
             "y": [p[1] for p in pts],
-            "text": [p[2] for p in pts],
+            # Shown beside the point for the best-ranked; every point names itself on hover.
+            "text": [p[2] if p[3] else "" for p in pts],
+            "customdata": [p[2] for p in pts],
+            "textposition": "middle right",
+            "textfont": {"size": 11, "color": TEXT_COLOUR},
+            "cliponaxis": False,
             "marker": {"color": colour, "size": 9},
-            "hovertemplate": hover + "<extra></extra>",
+            "hovertemplate": "%{customdata}<br>" + hover + "<extra></extra>",
         }
 
     data: list[dict[str, Any]] = [
@@ -289,21 +360,51 @@ def cost_vs_latency_figure(
             "name": "Pareto front (meets the brief)",
             "x": [p[0] for p in front],
             "y": [p[1] for p in front],
-            "text": [p[2] for p in front],
             "line": {"shape": "hv", "color": PALETTE[1], "width": 2},
             "marker": {"color": PALETTE[1], "size": 13},
             "hoverinfo": "skip",
         },
-        markers("Meets the brief", meeting, MEETS_COLOUR),
+        markers("Meets the brief", meeting, MEETS_COLOUR, "p95 %{x:,.0f} ms, %{y:.4g} " + units),
     ]
     if failing:
-        data.append(markers("Fails the brief", failing, FAILS_COLOUR))
+        data.append(
+            markers("Fails the brief", failing, FAILS_COLOUR, "p95 %{x:,.0f} ms, %{y:.4g} " + units)
+        )
+    shapes: list[dict[str, Any]] = []
+    if unknown:
+        trace = markers(
+            NO_LATENCY_NAME, unknown, PALETTE[2], "no latency figure, %{y:.4g} " + units
+        )
+        trace["marker"]["symbol"] = "diamond"
+        data.append(trace)
+        shapes.append(
+            {
+                "type": "line", "x0": divider, "x1": divider, "yref": "paper", "y0": 0, "y1": 1,
+                "line": {"dash": "dot", "width": 1, "color": BREAK_EVEN_COLOUR},
+            }
+        )  # fmt: skip
+    left = no_latency_x - NO_LATENCY_ROOM * span / 4 if unknown else lo - 0.1 * span
+    xaxis: dict[str, Any] = {
+        "title": {"text": "p95 end-to-end latency (ms)"},
+        "tickformat": ",~r",
+        "range": [left, hi + LABEL_ROOM * span],
+    }
+    if known:
+        # Ticks only right of the dotted line: none at a latency no candidate can have.
+        xaxis["tickvals"] = _nice_ticks(max(divider, 0.0) if unknown else left, xaxis["range"][1])
+    else:
+        xaxis["showticklabels"] = False  # no candidate has a latency: the axis has no scale
     return {
         "data": data,
         "layout": {
-            "title": {"text": f"Unit cost vs p95 end-to-end latency ({currency} {unit})".strip()},
-            "xaxis": {"title": {"text": "p95 end-to-end latency (ms)"}, "tickformat": ",.0f"},
-            "yaxis": {"title": {"text": f"{currency} {unit}".strip()}, "type": "log"},
+            "title": {"text": f"Unit cost vs p95 end-to-end latency ({units})"},
+            "xaxis": xaxis,
+            "yaxis": {
+                "title": {"text": units},
+                "type": "log",
+                **_log_ticks([float(r["effective_unit_cost"]) for r in costed]),
+            },
+            "shapes": shapes,
             "legend": LEGEND_BESIDE,
             "height": 440,
             "font": FONT,
@@ -317,7 +418,7 @@ def cost_breakdown_figure(rows: list[dict[str, Any]], currency: str) -> dict[str
     names: list[str] = []
     for row in rows:
         names += [n for n in row["cost_lines"] if n not in names]
-    labels = [_label(r) for r in rows]
+    labels = _labels(rows)
     colours = _colours(names, LINE_COLOURS)
     return {
         "data": [
@@ -364,13 +465,16 @@ def _cost_at(curve: list[dict[str, Any]], key: str, utilization: float) -> float
     return None
 
 
-def utilization_figure(capacity_model: dict[str, Any], currency: str) -> dict[str, Any] | None:
+def utilization_figure(
+    capacity_model: dict[str, Any], currency: str, gpu_name: str = ""
+) -> dict[str, Any] | None:
     """Each option's cost per accepted output against the utilization of committed GPU-hours,
     in the candidate table's unit, with the break-evens and the brief's own utilization.
 
     No text is written on the plot (labels there collide): each break-even is a marker on the
     curves whose hover says which option is cheaper either side, the brief's utilization a
-    marker on each curve; both are legend entries, and the legend sits under the plot."""
+    marker on each curve; both are legend entries, and the legend sits under the plot.
+    ``gpu_name``: the catalog's name of the GPU compared (else its slug in capitals)."""
     curve = capacity_model.get("curve") or []
     if not curve:
         return None
@@ -460,14 +564,18 @@ def utilization_figure(capacity_model: dict[str, Any], currency: str) -> dict[st
         "layout": {
             "title": {
                 "text": f"Cost {unit_label} vs utilization: rent, reserve, buy or API "
-                f"({gpu_text(capacity_model['gpu'])})"
+                f"({gpu_name or gpu_text(capacity_model['gpu'])})"
             },
             "xaxis": {
                 "title": {"text": "Utilization of committed GPU-hours"},
                 "tickformat": ".0%",
                 "range": [0, 1.02],
             },
-            "yaxis": {"title": {"text": units}, "type": "log"},
+            "yaxis": {
+                "title": {"text": units},
+                "type": "log",
+                **_log_ticks([y for t in traces for y in t["y"] if y is not None]),
+            },
             "shapes": shapes,
             "legend": LEGEND_BESIDE,
             "margin": {"t": 60},

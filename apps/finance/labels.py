@@ -2,13 +2,15 @@
 (the not-costed list, the rent / reserve / buy options): provider · GPU · term · region, or
 provider · model · model API. Two queries whatever the number of ids."""
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
 from apps.catalog.models import Gpu
+from apps.core import formatting
 from apps.quotes.models import ApiRoute, Quote
 
-from .lines import TERM_LABELS
+from .lines import MONEY_AFTER, TERM_LABELS
 
 
 def offer_labels(
@@ -75,3 +77,21 @@ def gpu_name(slug: str | None) -> str:
     if not slug:
         return ""
     return Gpu.objects.filter(slug=slug).values_list("name", flat=True).first() or slug
+
+
+# How the API's texts name a quote ("quote #12").
+QUOTE_REF = re.compile(r"\bquote #(\d+)")
+
+
+def quote_ids_in(text: str) -> list[int]:
+    """The quote ids an API text names ("quote #12")."""
+    return [int(m) for m in QUOTE_REF.findall(text)]
+
+
+def offers_in_words(text: str, quotes: dict[int, str]) -> str:
+    """An API text as the page says it: each "quote #12" by its words (provider · GPU · term ·
+    region), money with its currency first as every figure on the page (USD 7,635.34)."""
+    text = QUOTE_REF.sub(lambda m: quotes.get(int(m.group(1)), GONE), text)
+    return MONEY_AFTER.sub(
+        lambda m: formatting.money(m.group(1).replace(",", ""), m.group(2)), text
+    )

@@ -8,7 +8,7 @@ and the finance page says so (``dominant_assumption``).
 """
 
 import re
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.core.exceptions import FieldDoesNotExist
@@ -16,10 +16,11 @@ from django.core.exceptions import FieldDoesNotExist
 from apps.briefs.choices import SuccessUnit, WorkloadType
 from apps.catalog.models import Gpu, GpuSystem
 from apps.core import formatting
+from apps.core.currency import Currency
 from apps.engine.energy import energy_per_output
 from apps.quotes.models import TERM_LABELS
 
-from .forms import ASSUMPTION_LABELS, SHARE_ASSUMPTIONS
+from .forms import ASSUMPTION_LABELS, MONEY_FIELDS, SHARE_ASSUMPTIONS
 from .models import CandidateRow, FinanceAssumptions, LabourAllocation
 from .state import Assumptions
 from .totals import row_totals
@@ -138,7 +139,7 @@ def dominant_assumption(row: dict[str, Any], currency: str) -> str | None:
 
 def labour_policy_text(values: dict[str, Any], sources: dict[str, str]) -> str:
     """How platform labour is allocated for this brief's table, in words."""
-    rate = f"{money_text(values['labour_rate_per_hour'])} {values['reporting_currency']}/h"
+    rate = formatting.rate(values["labour_rate_per_hour"], values["reporting_currency"], "h")
     where = sources.get("labour_allocation", "built-in")
     if values.get("labour_allocation") == "SHARED_BY_GPU_HOURS":
         return (
@@ -175,18 +176,9 @@ SHOWN_DIGITS = 4
 
 
 def figure_text(value: Decimal | str | float | int | None, digits: int = SHOWN_DIGITS) -> str:
-    """A figure as people read it: ``digits`` significant digits, thousands separated
-    (0.9382, 27.19, 5,520, 1,883,000,000); "—" for none."""
-    d = _d(value)
-    if d is None:
-        return "—"
-    if d == 0:
-        return "0"
-    exponent = d.adjusted() - digits + 1
-    rounded = d.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_HALF_UP)
-    if rounded == rounded.to_integral_value():
-        return f"{rounded:,.0f}"  # 730 GPU-hours, not 730.0
-    return f"{rounded:,f}"
+    """A figure as people read it: apps.core.formatting.number at ``digits`` significant
+    digits (0.9382, 27.19, 6.33, 5,520); "—" for none."""
+    return formatting.number(value, digits)
 
 
 def count_words(value: Decimal | str | float | None) -> str:
@@ -203,19 +195,15 @@ def count_words(value: Decimal | str | float | None) -> str:
 
 
 def amount_text(value: Decimal | str | float | None, currency: str) -> str:
-    """Money with its currency: whole units from 100 up (USD 5,121), cents below (USD 48.66);
-    "—" for none."""
-    d = _d(value)
-    if d is None:
-        return "—"
-    text = f"{d:,.0f}" if abs(d) >= 100 else f"{d:,.2f}"
-    return f"{currency}\u00a0{text}"
+    """Money with its currency, as every page writes it (apps.core.formatting.money: USD 6,117.67,
+    USD 12,346); "—" for none."""
+    return formatting.money(value, currency)
 
 
 def unit_amount_text(value: Decimal | str | float | None, currency: str) -> str:
-    """A unit cost with its currency, to ``SHOWN_DIGITS`` significant digits; "—" for none."""
-    d = _d(value)
-    return "—" if d is None else f"{currency}\u00a0{figure_text(d)}"
+    """A unit cost with its currency (apps.core.formatting.unit_cost, ``SHOWN_DIGITS``
+    significant digits); "—" for none."""
+    return formatting.unit_cost(value, currency, SHOWN_DIGITS)
 
 
 def _number(match: re.Match[str]) -> str:
@@ -248,13 +236,26 @@ def _snake(match: re.Match[str]) -> str:
         return " ".join(UNIT_WORDS.get(w, w) for w in name.split("_"))
 
 
+# Money as an engine or API text writes it: the figure, then its currency ("7,635.34 USD").
+# Only the currencies a quote may be in (apps.core.currency): "1 GPU" is no amount.
+MONEY_AFTER = re.compile(r"(?<![\w.,])(\d[\d,]*(?:\.\d+)?) (" + "|".join(Currency.values) + r")\b")
+
+
+def currency_first(text: str) -> str:
+    """A text's amounts with their currency first, digits untouched ("1.387 USD per 1M
+    accepted tokens" -> "USD 1.387 per 1M accepted tokens"), as every figure on the page is
+    written."""
+    return MONEY_AFTER.sub(lambda m: f"{m.group(2)}{formatting.NBSP}{m.group(1)}", text)
+
+
 def readable(text: str) -> str:
     """An engine note or reason in a page's words: codes by their labels (SPOT -> Spot /
     preemptible), field names in words, long figures to ``SHOWN_DIGITS`` significant digits
-    and thousands separated, "<=" and " x " as signs."""
+    and thousands separated, money currency first (USD 16,679.50), "<=" and " x " as
+    signs."""
     text = _CODE.sub(_code, str(text))
     text = _SNAKE.sub(_snake, text)
-    text = _NUMBER.sub(_number, text)
+    text = currency_first(_NUMBER.sub(_number, text))
     return text.replace("<=", "\u2264").replace(" x ", " \u00d7 ")
 
 
@@ -324,7 +325,7 @@ def plan_text(row: dict[str, Any], gpu_names: dict[str, str]) -> str:
     return joiner.join(parts) or PLAN_WORDS.get(row.get("candidate_kind") or "", "")
 
 
-def _names(rows: list[dict[str, Any]]) -> tuple[dict[str, str], dict[str, str]]:
+def catalog_names(rows: list[dict[str, Any]]) -> tuple[dict[str, str], dict[str, str]]:
     """(GPU names, system names) by slug, for the rows' candidates: two queries in all."""
     gpus = {r["gpu"] for r in rows if r.get("gpu")}
     gpus |= {p["gpu"] for r in rows for p in plan_parts(r)}
@@ -372,7 +373,7 @@ def candidate_table_display(
     names: list[str] = []
     for row in rows:
         names += [n for n in row["cost_lines"] if n not in names]
-    gpu_names, system_names = _names(rows)
+    gpu_names, system_names = catalog_names(rows)
     totals = row_totals(rows, values) if values is not None else {}
     for i, row in enumerate(rows):
         lines = row["cost_lines"]
@@ -462,6 +463,16 @@ def _plan_facts(row: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+def energy_per_output_text(joules: Any, success_unit: str) -> str:
+    """An energy per accepted output as the pages and the PDF write it: joules for a small
+    output (4.628 J per token), else in Wh, kWh or MWh, whichever keeps it readable
+    (apps.core.formatting.energy: 128 MWh per training run, not 128,100,000 Wh)."""
+    figure, unit = energy_per_output(Decimal(joules), success_unit)
+    if unit == "Wh":
+        return formatting.energy(figure / 1000)
+    return formatting.figure(figure, unit, SHOWN_DIGITS)
+
+
 def energy_texts(row: dict[str, Any], output: str, success_unit: str) -> tuple[str, str]:
     """(kWh a month, energy per accepted output) of a row in words; "—" for an API route,
     whose provider does not publish its energy."""
@@ -470,9 +481,9 @@ def energy_texts(row: dict[str, Any], output: str, success_unit: str) -> tuple[s
         return "—", ""
     per = ""
     if joules is not None:
-        figure, unit = energy_per_output(Decimal(joules), success_unit)
-        per = f"{figure_text(figure)} {unit} per {output}"
-    return f"{figure_text(kwh)} kWh", per
+        per = f"{energy_per_output_text(joules, success_unit)} per {output}"
+    # In the unit that keeps it readable (apps.core.formatting.energy: 1.24 MWh, 850 kWh).
+    return formatting.energy(kwh), per
 
 
 def _facts(row: dict[str, Any], outputs: str) -> list[tuple[str, str]]:
@@ -510,8 +521,9 @@ def assumption_label(name: str) -> str:
     return label[:1].upper() + label[1:]
 
 
-def assumption_value(name: str, value: Any) -> str:
-    """An assumption's value in words: a choice by its label, none as "—"."""
+def assumption_value(name: str, value: Any, currency: str = "") -> str:
+    """An assumption's value in words: a choice by its label, money with ``currency`` as it was
+    typed (USD 115, USD 0.08), none as "—"."""
     if value in (None, ""):
         return "—"
     if name == "labour_allocation":
@@ -523,5 +535,7 @@ def assumption_value(name: str, value: Any) -> str:
         d *= 100
     # An input as it was given (0.08, 1.56, 115), not padded to a figure's digits.
     d = d.normalize()
+    if name in MONEY_FIELDS and currency:
+        return formatting.quoted(d, currency)
     text = f"{d:,.0f}" if d == d.to_integral_value() else f"{d:,f}"
     return f"{text} %" if name in SHARE_ASSUMPTIONS else text

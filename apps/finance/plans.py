@@ -1009,9 +1009,10 @@ def _worth_listing(
                 PlanMissing(
                     candidate_kind="MIX",
                     reason="the cheapest plan for the brief's request sizes uses one quote "
-                    f"alone (quote #{part.quote_id}, {part.replicas} replicas of "
-                    f"{part.gpu_count} GPUs): no mix to list; that quote's own row sizes every "
-                    "request at the brief's p50 and p95 token counts",
+                    f"alone (quote #{part.quote_id}, {part.replicas} "
+                    f"replica{'' if part.replicas == 1 else 's'} of {part.gpu_count} "
+                    f"GPU{'' if part.gpu_count == 1 else 's'}): no mix to list; that quote's "
+                    "own row sizes every request at the brief's p50 and p95 token counts",
                 )
             )
     disagg = built.get(CandidateKind.DISAGG)

@@ -485,7 +485,7 @@ class _Words:
         cost = self.result.base_unit_costs[key]
         if cost is None:
             return "no unit cost"
-        return f"{significant_text(cost * self.scale)} {self.currency} {self.unit_label}"
+        return f"{formatting.unit_cost(cost * self.scale, self.currency)} {self.unit_label}"
 
     def who(self, key: str | None) -> str:
         if key is None:
@@ -624,8 +624,18 @@ def sensitivity_display(sensitivity: dict[str, Any]) -> dict[str, Any] | None:
                 "totals": [total_text(by_months[m]) for m in sorted(by_months)],
             }
         )
+    changing = sum(
+        1 for f in sensitivity["findings"] if f["down"] is not None or f["up"] is not None
+    )
     return {
         "summary": sensitivity["summary"],
+        # The collapsed section's one line: whether anything searched changes the winner.
+        "gist": (
+            f"{changing} assumption{' changes' if changing == 1 else 's change'} the winner "
+            "within the ranges searched"
+            if changing
+            else "no assumption within the ranges searched changes the winner"
+        ),
         "others": [
             f["explanation"]
             for f in sensitivity["findings"]

@@ -86,38 +86,19 @@ def money_text(value: Decimal | str | float | None) -> str:
 
 
 def unit_cost_text(value: Decimal | str | float | None) -> str:
-    """A unit cost as a person reads it: as money from 1 up, four significant digits below
-    (0.004213 keeps its digits where cents would show 0.00); "—" for none."""
-    if value is None or value == "":
-        return "—"
-    d = Decimal(str(value))
-    if d == 0 or abs(d) >= 1:
-        return money_text(d)
-    return format(Decimal(f"{float(d):.4g}"), "f")
+    """A unit cost as a person reads it, without its currency (apps.core.formatting.unit_cost:
+    4 significant digits, 0.004213 keeps its digits); "—" for none."""
+    return formatting.unit_cost(value)
 
 
 def count_text(value: Decimal | str | float | None) -> str:
-    """A count of outputs as a person reads it: whole and thousands separated from 1,000 up
-    (1,862,967,566 tokens), two decimals below (0.99 checkpoints)."""
-    if value is None or value == "":
-        return "—"
-    d = Decimal(str(value))
-    if abs(d) >= 1000:
-        return f"{d:,.0f}"
-    return format(d.quantize(Decimal("0.01")).normalize(), "f")
+    """A count of outputs as a person reads it (apps.core.formatting.count: 1,862,967,566
+    tokens, 0.99 checkpoints); "—" for none."""
+    return formatting.count(value)
 
 
 def significant_text(value: Decimal | float | int | None, digits: int = 4) -> str:
-    """A figure to ``digits`` significant digits as a person reads it: thousands separated,
-    never in exponent form (76,060, 0.0000005, 3.5); "—" for none."""
-    if value is None:
-        return "—"
-    d = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
-    if not d.is_finite():
-        return "—"
-    if d == 0:
-        return "0"
-    rounded = d.quantize(Decimal(1).scaleb(d.adjusted() - digits + 1))
-    if rounded.adjusted() >= 3:
-        return f"{rounded:,.0f}"
-    return format(rounded.normalize(), "f")
+    """A figure to ``digits`` significant digits as a person reads it (apps.core.formatting
+    .number: thousands separated, never in exponent form: 76,060, 0.0000005, 3.5); "—" for
+    none."""
+    return formatting.number(value, digits)

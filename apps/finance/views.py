@@ -22,12 +22,20 @@ from .assumptions import (
 from .capacity import capacity_model_page
 from .forms import MOVES, FinanceAssumptionsForm, FxRateForm, OrganisationAssumptionsForm
 from .fx import fx_rates_applied, rate_text
-from .labels import gpu_name, name_price_sources, offer_labels
+from .labels import (
+    gpu_name,
+    name_price_sources,
+    offer_labels,
+    offers_in_words,
+    quote_ids_in,
+)
 from .lines import (
     PLAN_WORDS,
     assumption_label,
     assumption_value,
     candidate_table_display,
+    catalog_names,
+    currency_first,
     dominant_assumption,
     dominant_assumption_field,
     labour_policy_text,
@@ -64,6 +72,21 @@ SORTS = {
     ),
     "provider": lambda r: (r["rank"] is None, (r["provider"] or "").lower()),
 }
+
+
+def assumptions_gist(sources: dict[str, str]) -> str:
+    """The collapsed assumptions section's one line: how many come from where ("2 set for this
+    brief, 3 by the organisation, 20 built-in")."""
+    counts = {"brief": 0, "organisation": 0, "built-in": 0}
+    for name in MOVES:
+        source = sources.get(name, "organisation")
+        counts[source] = counts.get(source, 0) + 1
+    parts = [
+        f"{counts['brief']} set for this brief",
+        f"{counts['organisation']} by the organisation",
+        f"{counts['built-in']} built-in",
+    ]
+    return f"{len(MOVES)} assumptions: " + ", ".join(parts)
 
 
 def _save_form(request: HttpRequest, form: FinanceAssumptionsForm, brief: Any) -> bool:
@@ -111,14 +134,27 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
     if rows:
         # The charts show the best-ranked candidates whatever the table's order.
         best = ranked[:FINANCE_CHART_ROWS]
+        # Each candidate named once in words for every chart (no ids or slugs).
+        charts.label_rows(best, catalog_names(best)[0])
         figures = {
             "unit-cost-chart": charts.unit_cost_figure(best, unit, currency),
             "latency-chart": charts.cost_vs_latency_figure(best, currency, unit),
             "breakdown-chart": charts.cost_breakdown_figure(best, currency),
         }
-        utilization = charts.utilization_figure(ranking["capacity_model"], currency)
+        utilization = charts.utilization_figure(
+            ranking["capacity_model"], currency, gpu_name(ranking["capacity_model"].get("gpu"))
+        )
         if utilization:
             figures["utilization-chart"] = utilization
+    # Shown open: the unit costs and the trade-off against latency; the others in their
+    # collapsed sections (the utilization curve with rent / reserve / buy, the cost lines in
+    # their own), so that the page reads in under three screens before its details.
+    placed = {"breakdown-chart": "breakdown_figures", "utilization-chart": "capacity_figures"}
+    sections: dict[str, list[tuple[str, str, Any]]] = {
+        "figures": [], "breakdown_figures": [], "capacity_figures": []
+    }  # fmt: skip
+    for name, figure in figures.items():
+        sections[placed.get(name, "figures")].append((name, f"{name}-data", figure))
     # Each row carries its own figures (in words and formatted) so that the template only
     # loops over a row's cells (no lookups across rows); one query for every checklist.
     table_unit = unit_for(ranking["success_unit"])
@@ -141,8 +177,12 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
     # The not-costed entries, the capacity options and the rows' price sources name quotes and
     # routes by id (as the JSON does); the page names them in words (two queries for all).
     offered = [*ranking["not_costed"], *capacity["capacity_options"], *shown]
+    plan_quotes = [
+        i for p in ranking["serving_plans_not_listed"] for i in quote_ids_in(p.get("reason", ""))
+    ]
     quote_words, route_words = offer_labels(
-        [o.get("quote_id") for o in offered], [o.get("api_route_id") for o in offered]
+        [*(o.get("quote_id") for o in offered), *plan_quotes],
+        [o.get("api_route_id") for o in offered],
     )
     name_price_sources(shown, quote_words, route_words)
     not_costed = [
@@ -155,6 +195,14 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
         for entry in ranking["not_costed"]
     ]
     capacity["capacity_gpu"] = gpu_name(ranking["capacity_model"].get("gpu"))
+    # The engine's sentences with their amounts written as the page writes money.
+    capacity["capacity_rationale"] = [
+        currency_first(line) for line in ranking["capacity_model"].get("rationale") or []
+    ]
+    capacity["capacity_break_evens"] = [
+        currency_first(b.get("explanation") or "")
+        for b in ranking["capacity_model"].get("break_evens") or []
+    ]
     # The comparison speaks of rank 1 (apps.finance.capacity): its own GPU, or for a winning
     # API route the best GPU candidate's.
     winner_key = ranking["capacity_model"].get("winner") or ""
@@ -195,7 +243,9 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
                 (
                     name,
                     assumption_label(name),
-                    assumption_value(name, values[name]),
+                    assumption_value(
+                        name, values[name], str(values.get("reporting_currency") or "")
+                    ),
                     sources.get(name, "organisation"),
                     moves,
                 )
@@ -203,14 +253,19 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
             ],
             "form": form,
             "can_edit": can_edit,
-            "figures": [(name, f"{name}-data", figure) for name, figure in figures.items()],
+            **sections,
+            "assumptions_gist": assumptions_gist(sources),
             # "What would change the winner" (apps.finance.sensitivity, finance/_sensitivity.html)
             "sensitivity": sensitivity_display(ranking["sensitivity"]),
             "tornado": charts.tornado_figure(ranking["sensitivity"]),
             "checklist_complete": checklist,  # (answered, total) per shown quote id
             "not_costed": not_costed,
             "serving_plans": [
-                {**p, "label": PLAN_WORDS.get(p.get("candidate_kind"), "Serving plan")}
+                {
+                    **p,
+                    "label": PLAN_WORDS.get(p.get("candidate_kind"), "Serving plan"),
+                    "reason": offers_in_words(p.get("reason", ""), quote_words),
+                }
                 for p in ranking["serving_plans_not_listed"]
             ],
             **capacity,

@@ -29,6 +29,16 @@ def _commitment_words(months: int) -> str:
     return f"{months}-month commitment"
 
 
+def owned_hourly(quote: Any) -> Decimal | None:
+    """An owned quote's capex spread over its depreciation months of always-on hours, per GPU
+    per hour in the quote's currency (power, hosting and hands-on hours come on top: the
+    finance page costs them); None without capex and depreciation."""
+    if quote.capex_per_gpu is None or not quote.depreciation_months:
+        return None
+    hours = quote.depreciation_months * Decimal(str(HOURS_PER_MONTH_ALWAYS_ON))
+    return Decimal(quote.capex_per_gpu) / hours
+
+
 def price_comparison(
     user: AbstractBaseUser | AnonymousUser, gpu: Gpu, *, today: date
 ) -> dict[str, Any]:
@@ -58,13 +68,8 @@ def price_comparison(
         hourly: Decimal | None = quote.hourly_price_per_gpu
         row["as_quoted"] = formatting.rate(quote.hourly_price_per_gpu, quote.currency, "GPU-hour")
         if quote.pricing_term == PricingTerm.OWNED:
-            hourly = None
-            if quote.capex_per_gpu is not None and quote.depreciation_months:
-                # Capex spread over its depreciation months of always-on hours; power, hosting
-                # and hands-on hours come on top (the finance page costs them).
-                hourly = quote.capex_per_gpu / (
-                    quote.depreciation_months * Decimal(str(HOURS_PER_MONTH_ALWAYS_ON))
-                )
+            hourly = owned_hourly(quote)
+            if hourly is not None:
                 row["price"] = hourly
                 row["as_quoted"] = (
                     f"capex {formatting.money(quote.capex_per_gpu, quote.currency)} over "
@@ -107,23 +112,26 @@ def price_comparison(
 def base_equivalents(quotes: list[Any]) -> tuple[str, dict[int, dict[str, Any]]]:
     """(the base currency, {quote id: {"base_price", "not_costed"}}): each quote's hourly price
     per GPU in the base currency as the quote list shows it, or why it cannot be costed (no FX
-    rate for its currency; an owned quote is costed from its capex on the finance page)."""
+    rate for its currency); an owned quote at its capex spread over its depreciation, as the
+    price comparison shows it, with that said in ``note``."""
     rates = fx_rates_applied()
     out: dict[int, dict[str, Any]] = {}
     for quote in quotes:
-        entry = {"base_price": "", "not_costed": ""}
+        entry = {"base_price": "", "not_costed": "", "note": ""}
+        hourly = quote.hourly_price_per_gpu
         if quote.pricing_term == PricingTerm.OWNED:
-            entry["base_price"] = "—"
-        elif quote.currency == BASE_CURRENCY:
-            entry["base_price"] = formatting.rate(quote.hourly_price_per_gpu, BASE_CURRENCY)
+            # As the price comparison shows it: the capex spread over its depreciation.
+            hourly = owned_hourly(quote)
+            if hourly is None:
+                entry["not_costed"] = "an owned quote without its capex and depreciation"
+                out[quote.pk] = entry
+                continue
+            entry["note"] = f"capex over {formatting.count(quote.depreciation_months, 'month')}"
+        try:
+            converted = fx_convert(hourly, quote.currency, BASE_CURRENCY, rates)
+        except FxMissing:
+            entry["not_costed"] = f"no FX rate for {quote.currency}"
         else:
-            try:
-                converted = fx_convert(
-                    quote.hourly_price_per_gpu, quote.currency, BASE_CURRENCY, rates
-                )
-            except FxMissing:
-                entry["not_costed"] = f"no FX rate for {quote.currency}"
-            else:
-                entry["base_price"] = formatting.rate(converted, BASE_CURRENCY)
+            entry["base_price"] = formatting.rate(converted, BASE_CURRENCY)
         out[quote.pk] = entry
     return BASE_CURRENCY, out

@@ -19,6 +19,16 @@
       window.Plotly.newPlot(el, figure.data, layout, { responsive: true, displaylogo: false, displayModeBar: false });
     });
   }
+  // A chart drawn inside a closed section (details.section) was laid out at Plotly's default
+  // width; it refits the section's width when the section opens ("toggle" does not bubble, so
+  // it is caught on the way down).
+  document.addEventListener("toggle", function (event) {
+    var section = event.target;
+    if (!section.open || !window.Plotly || !section.querySelectorAll) { return; }
+    section.querySelectorAll("[data-figure]").forEach(function (el) {
+      if (el.data) { window.Plotly.Plots.resize(el); }
+    });
+  }, true);
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", draw);
   } else {

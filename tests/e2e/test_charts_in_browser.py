@@ -52,6 +52,8 @@ class TestChartsInTheBrowser:
             sign_in(page, live_server, "fin")
             page.wait_for_url("**/briefs/")
             page.goto(f"{live_server.url}/briefs/{brief.pk}/finance/")
+            # Every collapsed section opened: its charts refit to it (static/js/charts.js).
+            page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
             count = page.locator(".chart[data-figure]").count()
             page.wait_for_function(
                 f"document.querySelectorAll('.chart .main-svg').length >= {count}"

@@ -2,6 +2,7 @@
 under the page's CSP, and the totals of the leading candidates."""
 
 import os
+import re
 from decimal import Decimal
 
 import pytest
@@ -43,6 +44,10 @@ class TestSensitivityInTheBrowser:
         sign_in(page, live_server, "fin")
         page.wait_for_url("**/briefs/")
         page.goto(f"{live_server.url}/briefs/{brief.pk}/finance/")
+        # Collapsed, its one line says that an assumption changes the winner.
+        gist = page.inner_text("#sensitivity > summary")
+        assert re.search(r"\d+ assumptions? changes? the winner within the ranges searched", gist)
+        page.click("#sensitivity > summary")
         page.wait_for_selector("#tornado-chart .main-svg")
         section = page.inner_text("#sensitivity")
         assert "What would change the winner" in section

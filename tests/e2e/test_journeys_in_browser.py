@@ -11,8 +11,7 @@ Every page is screenshotted (full page) into the folder ``make test`` prints at 
 (tests/e2e/conftest.py) and checked for what a person must not see (tests/e2e/visible_text.py):
 sideways scrolling, raw floats and figures, scientific notation, code names (``HOPPER``,
 ``REALTIME_INFERENCE``, ``ttft_p95_ms``), catalog slugs, number fields labelled without their
-unit, console errors. The pages of issue 23's area are marked ``pending_issue_23`` until the
-lead lifts the mark.
+unit, console errors. Collapsed sections are checked once opened (``Journey.open_sections``).
 """
 
 import csv
@@ -35,6 +34,7 @@ from apps.quotes.models import Provider, Quote
 from tests.factories.briefs import BriefFactory
 from tests.factories.decisions import make_record
 from tests.factories.quotes import ApiRouteFactory, ProviderFactory, QuoteFactory
+from tests.functional.test_brief_read_as import LLAMA_8B_CONFIG
 
 from .conftest import SCREENSHOTS
 from .visible_text import catalog_slugs, check_page, text_findings
@@ -71,6 +71,11 @@ class Journey:
         page.fill("#id_password", "pw-for-tests")
         page.click("button[type=submit]")
         page.wait_for_url("**/briefs/")
+
+    def open_sections(self) -> None:
+        """Open every collapsed section and row detail of the page, as a reader clicking
+        through them all."""
+        self.page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
 
     def look(self, name: str, *, allow: tuple[str, ...] = ()) -> str:
         """Screenshot the whole page and check what a person sees (tests/e2e/visible_text.py);
@@ -116,7 +121,7 @@ def serving_offers(team):
 
 
 def test_platform_writes_a_training_brief_and_reads_its_time_to_train(
-    page, live_server, catalog, make_user
+    page, live_server, catalog, make_user, team
 ):
     make_user(Role.PLATFORM, username="pat")
     j = Journey(page, live_server, "platform")
@@ -134,6 +139,17 @@ def test_platform_writes_a_training_brief_and_reads_its_time_to_train(
     label_box = label.bounding_box()
     assert abs((first["y"] + first["height"] / 2) - (label_box["y"] + label_box["height"] / 2)) < 8
     j.look("brief-form-qlora")
+    # An image brief: denoising steps, no language-model fields.
+    page.select_option("#id_workload_type", "IMAGE_GENERATION")
+    assert page.locator("#id_diffusion_steps").is_visible()
+    for llm_field in (
+        "input_tokens_p50", "output_tokens_p95", "ttft_target_ms", "itl_target_ms",
+        "model_hf_config", "model_hf_quant_config",
+    ):  # fmt: skip
+        assert not page.locator(f"#id_{llm_field}").is_visible(), llm_field
+    assert "Stable Diffusion XL 1.0" in page.locator("#id_model_preset").inner_text()  # by name
+    j.look("brief-form-image")
+    page.select_option("#id_workload_type", "QLORA_FINETUNE")
 
     page.fill("#id_name", "Guanaco-style QLoRA")
     page.select_option("#id_model_preset", "llama-3.1-70b")
@@ -151,6 +167,7 @@ def test_platform_writes_a_training_brief_and_reads_its_time_to_train(
     page.fill("#id_checkpoint_interval_minutes", "60")
     page.click("button:has-text('Save brief')")
     page.wait_for_selector("#fit-table")
+    j.open_sections()
     text = j.look("brief-qlora")
     assert "Time to train" in page.locator("#fit-table thead").inner_text()
     assert "time to train" in page.inner_text("#best-fit")
@@ -161,6 +178,19 @@ def test_platform_writes_a_training_brief_and_reads_its_time_to_train(
     fits = page.locator("#fit-table tbody tr").evaluate_all("rows => rows.map(r => r.dataset.fit)")
     assert fits[0] != "NO" and "NO" in fits, fits  # a 70B model does not fit every GPU
     assert fits == sorted(fits, key=lambda f: f == "NO"), fits
+
+    # A brief from a pasted config.json says what the engine read it as.
+    pasted = BriefFactory(
+        team=team, name="Pasted Llama", model_preset="",
+        model_hf_config=LLAMA_8B_CONFIG, weight_precision="BF16",
+    )  # fmt: skip
+    j.go(f"/briefs/{pasted.pk}/")
+    page.wait_for_selector("#read-as")
+    assert "8.03\u00a0B in all" in page.inner_text("#read-as")
+    assert not page.locator("#assumptions").is_visible()  # the notes collapsed
+    j.look("brief-pasted-config")
+    j.open_sections()
+    j.look("brief-pasted-config-notes")
 
     page.click("text=GPU catalog")
     page.wait_for_selector("#gpu-table")
@@ -187,8 +217,11 @@ def test_finance_reads_the_candidate_table_and_costs_the_missing_currency(
     j.sign_in("fin")
     j.go(f"/briefs/{brief.pk}/finance/")
     page.wait_for_selector("#unit-cost-chart .main-svg")
-    page.wait_for_selector("#utilization-chart .main-svg")
+    page.wait_for_selector("#latency-chart .main-svg")
     assert page.locator("#candidate-table tr.candidate").count() >= 4
+    # Under three screens before the details: the long sections are collapsed.
+    height = page.evaluate("document.documentElement.scrollHeight")
+    assert height < 3 * HEIGHT, f"the finance page is {height} px tall before its details"
     not_costed = page.inner_text("#not-costed")
     assert "Euro GPU" in not_costed and "H100" in not_costed and "eu-central" in not_costed
     assert f"#{euro.pk}" not in not_costed
@@ -197,6 +230,10 @@ def test_finance_reads_the_candidate_table_and_costs_the_missing_currency(
 
     page.locator("#candidate-table tr.more summary").first.click()
     j.look("candidate-details")
+    # Every section open: what they hold is checked as the rest of the page.
+    j.open_sections()
+    page.wait_for_selector("#utilization-chart .main-svg")
+    j.look("candidate-table-open")
 
     page.click("a:has-text('FX-rate page')")
     page.wait_for_selector("#fx-rate-form")
@@ -284,6 +321,9 @@ def test_procurement_creates_a_provider_and_quote_and_submits_a_record(
     last = page.locator("#price-comparison tbody tr").last
     assert last.get_attribute("data-not-costed") == "true"
     j.look("price-comparison")
+
+    j.go("/quotes/api-routes/new/")
+    j.look("api-route-form")
 
     j.go("/quotes/import/")
     assert "h100-sxm5-80gb" in page.inner_text("#gpu-slugs")
@@ -394,6 +434,8 @@ def test_approvers_approve_and_the_pdf_carries_the_commercial_summary(
     assert "Finance: SOC 2 report promised by March." in approvals
     assert "Acknowledged 1 checklist warning." in approvals
     j.look("record-approved")
+    j.open_sections()  # the audit trail and every other collapsed section, read too
+    j.look("record-approved-open")
 
     with page.expect_download() as download:
         page.click("#export-pdf")

@@ -136,7 +136,9 @@ class TestOneConfigurationInTheBrowser:
         top = page.locator("#candidate-table tr.candidate").first
         assert top.locator("td.rank").inner_text().strip() == "1"
         assert winner_gpu in top.locator("td.candidate").inner_text()
-        # The rent / reserve / buy answer is about rank 1's GPU ...
+        # The rent / reserve / buy answer is about rank 1's GPU (its section opened) ...
+        page.click("#capacity-model > summary")
+        page.click("#sensitivity > summary")
         capacity = page.locator("#capacity-model").first.inner_text()
         assert f"For the winner, {winner_gpu}" in capacity, capacity[:300]
         # ... and so is the sensitivity: its "(winner)" row is rank 1.

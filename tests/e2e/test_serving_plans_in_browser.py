@@ -38,7 +38,7 @@ def test_the_mix_row_reads_in_words_and_fits(browser, live_server, catalog, make
             has_text="GPU mix by request size"
         )
         row = mix.locator("tr.candidate").inner_text()
-        assert "NVIDIA H100" in row and "L40S" in row and " kWh" in row
+        assert "NVIDIA H100" in row and "L40S" in row and "Wh" in row
         mix.locator("summary").click()
         opened = mix.locator("tr.more").inner_text()
         assert "Against the best single quote" in opened and "% of requests" in opened

@@ -82,6 +82,17 @@ def cells(row_html: str) -> list[str]:
 
 
 class TestBriefPageByWorkloadType:
+    def test_the_fit_help_speaks_of_the_workload_s_own_framework(self, catalog, page, team):
+        def help_text(brief):
+            html = page.get(f"/briefs/{brief.pk}/").content.decode()
+            return html.split("<h2>Fit on every GPU</h2>")[1].split("</p>")[0]
+
+        training = help_text(qlora_brief(team))
+        assert "gpu-memory-utilization" not in training and "serving framework" not in training
+        assert "training framework" in training and "micro-batch" in training
+        serving = help_text(BriefFactory(team=team))
+        assert "serving framework" in serving and "gpu-memory-utilization" in serving
+
     def test_a_qlora_brief_shows_time_to_train_not_serving_columns(self, catalog, page, team):
         brief = qlora_brief(team)
         html = page.get(f"/briefs/{brief.pk}/").content.decode()

@@ -201,7 +201,8 @@ class TestOwnedQuotePage:
 
         html = page.content.decode()
         assert "capex USD\u00a034,000<br><small>over 48\u00a0months" in html
-        assert "costed from capex" in html
+        # Its USD equivalent as the price comparison shows it: 34,000 / (48 x 730 h) = 0.9703.
+        assert "USD\u00a00.9703<br><small>capex over 48\u00a0months</small>" in html
 
     def test_an_owned_quote_without_capex_shows_the_error_and_saves_nothing(self, browser, acme):
         response = browser.post("/quotes/new/", page_data(acme, capex_per_gpu=""))

@@ -176,7 +176,10 @@ class TestFinancePageCapacitySection:
         assert "USD per 1M accepted tokens" in section
         assert 'id="recommended"' in section
         assert not CODE_NAMES.search(section)
-        figure = dict((name, f) for name, _, f in page.context["figures"])["utilization-chart"]
+        # drawn in the collapsed rent / reserve / buy section, beside the comparison
+        figure = dict((name, f) for name, _, f in page.context["capacity_figures"])[
+            "utilization-chart"
+        ]
         # a curve per option (the break-even and this-brief markers are traces of their own)
         assert {t["name"] for t in figure["data"] if t["mode"] == "lines"} == {
             "Rent on demand",

@@ -148,7 +148,8 @@ class TestWhatTheTableShows:
         assert re.fullmatch(r"[\d,]+ GPUs? \([\d,]+ replicas? \u00d7 \d+\)", configuration)
         assert on_demand["display_basis"] == "Estimated"
         monthly = Decimal(on_demand["monthly_cost"])
-        assert on_demand["display_monthly_cost"] == f"USD\u00a0{monthly:,.0f}"
+        shown = f"{monthly:,.2f}" if monthly < 10_000 else f"{monthly:,.0f}"  # cents below 10,000
+        assert on_demand["display_monthly_cost"] == f"USD\u00a0{shown}"
         # The unit cost in the table's unit (per 1M accepted tokens), four significant digits.
         unit_cost = on_demand["display_unit_cost"].removeprefix("USD\u00a0")
         assert len(unit_cost.replace(".", "").replace(",", "").lstrip("0")) == 4

@@ -1,5 +1,6 @@
 """The finance page: the candidate table, its charts, and assumptions that move it."""
 
+import re
 from decimal import Decimal
 from unittest.mock import patch
 
@@ -36,7 +37,13 @@ class TestFinancePage:
         assert len(response.context["rows"]) == 3
         assert "gpu_compute" in response.context["line_names"]
         chart_ids = [chart_id for chart_id, _, _ in response.context["figures"]]
-        assert chart_ids[:3] == ["unit-cost-chart", "latency-chart", "breakdown-chart"]
+        assert chart_ids == ["unit-cost-chart", "latency-chart"]  # open on the page
+        # The cost lines' chart in a section of its own, collapsed until opened.
+        (breakdown,) = response.context["breakdown_figures"]
+        assert breakdown[0] == "breakdown-chart"
+        page = response.content.decode()
+        assert re.search(r'<details class="section" id="cost-by-line">', page)
+        assert re.search(r'<details class="section" id="assumptions">', page)
         assert b'<td class="basis">Estimated</td>' in response.content  # the basis in words
 
     def test_sorting_by_monthly_cost_orders_the_rows(self, brief, client, make_user):

@@ -150,6 +150,18 @@ class TestAssumptionsInWords:
     def test_values_read_as_given(self, name, value, shown):
         assert assumption_value(name, value) == shown
 
+    @pytest.mark.parametrize(
+        ("name", "value", "shown"),
+        [
+            ("labour_rate_per_hour", Decimal("115.00"), "USD\u00a0115.00"),
+            ("power_price_per_kwh", Decimal("0.08000"), "USD\u00a00.08"),
+            ("moderation_cost_per_image", Decimal("0.001"), "USD\u00a00.001"),
+            ("pue", Decimal("1.56"), "1.56"),  # a ratio, not money
+        ],
+    )
+    def test_money_carries_the_reporting_currency(self, name, value, shown):
+        assert assumption_value(name, value, "USD") == shown
+
     def test_labels_spell_their_units(self):
         assert assumption_label("pue") == "Power usage effectiveness (PUE)"
         assert assumption_label("power_price_per_kwh") == "Electricity price per kWh"

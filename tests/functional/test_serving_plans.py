@@ -3,6 +3,7 @@ prefill / decode pools (DISAGG), and every GPU row's energy, through the real re
 rankings API and the finance page."""
 
 import json
+import re
 from decimal import Decimal
 
 import pytest
@@ -28,7 +29,7 @@ from apps.finance.services import candidate_table_recompute, candidate_tables_re
 from apps.quotes.selectors import quotes_for_team
 from apps.quotes.services import quote_update
 from tests.factories.briefs import BriefFactory
-from tests.factories.quotes import ApiRouteFactory, QuoteFactory
+from tests.factories.quotes import ApiRouteFactory, ProviderFactory, QuoteFactory
 from tests.faults.driver import fresh_image, image_differences, table_image
 
 pytestmark = pytest.mark.django_db
@@ -218,6 +219,23 @@ class TestWhenOneQuoteIsCheapest:
         (mix,) = [p for p in body["serving_plans_not_listed"] if p["candidate_kind"] == "MIX"]
         assert f"quote #{h100.pk}" in mix["reason"] and "one quote alone" in mix["reason"]
 
+    def test_the_finance_page_names_that_quote_in_words_and_money_currency_first(
+        self, catalog, team, client, make_user
+    ):
+        brief = rate_brief(team, 200)
+        QuoteFactory(
+            provider=ProviderFactory(name="Neocloud B"), gpu=gpu("h100-sxm5-80gb"),
+            hourly_price_per_gpu=Decimal("2.50"), region="us-east",
+        )  # fmt: skip
+        QuoteFactory(gpu=gpu("l40s-48gb"), hourly_price_per_gpu=Decimal("1.20"))
+        recompute(brief)
+        client.force_login(make_user(Role.FINANCE))
+        page = client.get(f"/briefs/{brief.pk}/finance/").content.decode()
+        plans = page.split('id="serving-plans"')[1].split("</details>")[0]
+        assert "quote #" not in plans
+        assert "Neocloud B · NVIDIA H100 SXM5 · On demand · us-east" in plans
+        assert not re.search(r"\d USD", plans)  # money reads USD 1,234.56, as the table
+
     def test_an_offline_brief_gets_no_plans(self, catalog, team):
         brief = BriefFactory(
             team=team,
@@ -359,7 +377,7 @@ class TestEnergyInTheRankings:
                 per_output, rel=Decimal("0.0001")
             )
 
-    def test_the_table_shows_energy_in_kwh_and_joules_per_token(
+    def test_the_table_shows_energy_a_month_and_joules_per_token(
         self, catalog, team, client, make_user
     ):
         brief = BriefFactory(team=team)
@@ -369,8 +387,9 @@ class TestEnergyInTheRankings:
         html = client.get(f"/briefs/{brief.pk}/finance/").content.decode()
 
         table = html.split('id="candidate-table"')[1].split("</table>")[0]
-        assert "kWh a month; per token" in table
-        assert " kWh" in table and " J per token" in table
+        assert 'Energy<span class="sub">a month; per token' in table
+        # kWh or MWh, whichever keeps the figure readable (apps.core.formatting.energy)
+        assert re.search(r"\d\u00a0[kM]Wh<", table) and "\u00a0J per token" in table
 
 
 class TestRequestSizeBucketsOnTheBrief:
@@ -482,4 +501,4 @@ class TestAPlanInADecisionRecord:
         assert "GPU mix by request size:" in text
         assert f" {mix.paid_gpus} " in text  # its GPUs in all, not GPUs x replicas
         assert f"{mix.paid_gpus * mix.replicas:,}" not in text
-        assert "kWh a month" in text  # the chosen row's energy
+        assert re.search(r"\d [kMG]?Wh a month", text)  # the chosen row's energy, readable unit

@@ -141,7 +141,7 @@ class TestLabourOnTheFinancePage:
         page = finance_page(client, make_user, chat)
         row = page.context["rows"][0]
 
-        assert b'<th scope="row">Platform labour</th><td class="num">USD\xc2\xa04,600</td>' in (
+        assert b'<th scope="row">Platform labour</th><td class="num">USD\xc2\xa04,600.00</td>' in (
             page.content
         )  # in the row's cost lines, one click away
         assert row["display_labour"] == "4,600.00"  # 40 h x 115 USD, per deployment

@@ -83,6 +83,33 @@ def sign_in(server, username):
     return opener, jar
 
 
+def _read_answer(sock: socket.socket) -> str:
+    """The server's answer: its headers, then its body to the end its headers announce (its
+    Content-Length, or a chunked body's last chunk); the two may come in separate packets."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data.decode(errors="replace")
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = [line.lower() for line in head.split(b"\r\n")]
+    chunked = b"transfer-encoding: chunked" in lines
+    length = next(
+        (int(line.split(b":", 1)[1]) for line in lines if line.startswith(b"content-length:")), 0
+    )
+
+    def complete() -> bool:
+        return body.endswith(b"0\r\n\r\n") if chunked else len(body) >= length
+
+    while not complete():
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return (head + b"\r\n\r\n" + body).decode(errors="replace")
+
+
 class TestTheServerMakeRunStarts:
     def test_an_unknown_page_is_the_apps_404_not_the_debug_page(self, server):
         opener, _ = browser()
@@ -131,6 +158,6 @@ class TestTheServerMakeRunStarts:
                 + b"{" * 1024
             )
             sock.settimeout(REFUSAL_WAIT_S)
-            answer = sock.recv(65536).decode(errors="replace")
+            answer = _read_answer(sock)
         assert answer.startswith("HTTP/1.1 413"), answer[:200]
         assert "Request body too large" in answer

@@ -21,7 +21,7 @@ class TestFigures:
             ("0.9381523478", "0.9382"),
             ("27.19484405", "27.19"),
             ("5520.028231", "5,520"),
-            ("1202293857.4939", "1,202,000,000"),
+            ("1202293857.4939", "1,202,293,857"),  # whole, as apps.core.formatting.number
             ("0", "0"),
             (None, "—"),
         ],
@@ -29,8 +29,11 @@ class TestFigures:
     def test_four_significant_digits_thousands_separated(self, value, shown):
         assert figure_text(value) == shown
 
-    def test_money_carries_its_currency_whole_from_100_up(self):
-        assert amount_text("5120.7182", "USD") == "USD\u00a05,121"
+    def test_money_carries_its_currency_to_the_cent_below_10000(self):
+        # One rule on every page (apps.core.formatting.money): a table's USD 6,118 beside a
+        # total's USD 6,117.67 read as two figures (issue 27).
+        assert amount_text("5120.7182", "USD") == "USD\u00a05,120.72"
+        assert amount_text("12345.678", "USD") == "USD\u00a012,346"
         assert amount_text("48.655", "EUR") == "EUR\u00a048.66"
         assert amount_text(None, "USD") == "—"
 
@@ -79,7 +82,7 @@ class TestReadable:
              "GPU-hours: 60,000,000 / 527.9 per replica \u00d7 2 GPUs"),
             ("quote #12345 on h100-sxm5-80gb, TTFT <= 200 ms",
              "quote #12345 on h100-sxm5-80gb, TTFT ≤ 200 ms"),
-            ("labour 40 h x 120.00 USD/h", "labour 40 h \u00d7 120.00 USD/h"),
+            ("labour 40 h x 120.00 USD/h", "labour 40 h \u00d7 USD\u00a0120.00/h"),
             ("the gpu_compute line", "the GPU compute line"),
         ],
     )  # fmt: skip
@@ -89,4 +92,4 @@ class TestReadable:
 
 def test_a_whole_figure_has_no_trailing_decimal():
     assert figure_text("730.0000") == "730"
-    assert figure_text("27.10") == "27.10"
+    assert figure_text("27.10") == "27.1"

@@ -2,6 +2,7 @@
 colour per series, the Pareto front only through candidates that meet the brief, and no text
 drawn over the plot where it could collide."""
 
+import math
 import re
 
 import pytest
@@ -136,6 +137,38 @@ class TestParetoFront:
         assert by_name["Fails the brief"]["x"] == [500.0]
         assert by_name["Meets the brief"]["x"] == [900.0, 1200.0, 2000.0]
 
+    def test_a_candidate_without_a_latency_is_drawn_left_of_a_dotted_line(self):
+        rows = [row(1, 4.0, 900), row(2, 2.0, 1200), api_row(1.0, None)]
+        figure = charts.cost_vs_latency_figure(rows, "USD", "per 1M accepted tokens")
+        (none,) = [t for t in figure["data"] if t["name"] == charts.NO_LATENCY_NAME]
+        assert none["y"] == [1.0] and none["text"] == [
+            "Model API D · llama-3.1-8b-instruct · model API"
+        ]
+        (divider,) = figure["layout"]["shapes"]
+        assert none["x"][0] < divider["x0"] < 900
+        # The API route is the cheapest but has no latency: no trade-off, not on the front.
+        front = figure["data"][0]
+        assert front["x"] == [900.0, 1200.0]
+        ticks = figure["layout"]["xaxis"]["tickvals"]
+        assert ticks and min(ticks) >= divider["x0"]
+
+    def test_points_are_labelled_beside_them_the_best_ranked_first(self):
+        rows = [row(i, 1.0 + i, 500 + 10 * i) for i in range(charts.SCATTER_LABELS + 3)]
+        (meets,) = [t for t in charts.cost_vs_latency_figure(rows, "USD")["data"]
+                    if t["name"] == "Meets the brief"]  # fmt: skip
+        assert meets["mode"] == "markers+text"
+        labelled = [t for t in meets["text"] if t]
+        assert len(labelled) == charts.SCATTER_LABELS
+        assert all(meets["customdata"])  # every point names itself on hover
+
+    def test_latencies_a_few_ms_apart_keep_a_readable_axis(self):
+        rows = [row(1, 4.0, 8840.2), row(2, 2.0, 8840.4)]
+        xaxis = charts.cost_vs_latency_figure(rows, "USD")["layout"]["xaxis"]
+        low, high = xaxis["range"]
+        assert high - low >= 0.2 * 8840
+        ticks = xaxis["tickvals"]
+        assert len(set(ticks)) == len(ticks) >= 3 and all(t == round(t) for t in ticks)
+
     def test_no_front_when_nothing_meets_the_brief(self):
         figure = charts.cost_vs_latency_figure([row(1, 1.0, 500, meets=False)], "USD")
         front = next(t for t in figure["data"] if t["name"].startswith("Pareto front"))
@@ -169,7 +202,7 @@ class TestUnitCostBars:
     def test_each_bar_has_its_cost_written_as_the_table_writes_it(self):
         bars, _ = self.bars("12.5", "14.567", "1234.5")
 
-        assert bars["text"] == ["USD\u00a012.50", "USD\u00a014.57", "USD\u00a01,235"]
+        assert bars["text"] == ["USD\u00a012.5", "USD\u00a014.57", "USD\u00a01,235"]
         assert bars["customdata"] == bars["text"]  # the hover says the same
         assert bars["textposition"] == ["outside"] * 3
         assert bars["cliponaxis"] is False
@@ -206,14 +239,28 @@ class TestUnitCostBars:
 class TestLabelsInWords:
     @pytest.mark.parametrize(
         ("term", "words"),
-        [("ON_DEMAND", "On demand"), ("RESERVED_1Y", "Reserved 1 year"), ("OWNED", "Owned")],
+        [
+            ("ON_DEMAND", "On demand"),
+            ("RESERVED_1Y", "Reserved 1 year"),
+            ("OWNED", "Owned (bought)"),
+        ],
     )
     def test_a_candidate_reads_provider_gpus_and_term(self, term, words):
         (label,) = charts.unit_cost_figure([row(7, 2.5, 900, term=term)], "x", "USD")["data"][0][
             "y"
         ]
-        assert label.startswith(f"Neocloud B · 2 \u00d7 H100 SXM5 80GB · {words}")
-        assert label.endswith("(quote #7)")
+        assert label == f"Neocloud B · 2 \u00d7 H100 SXM5 80GB · {words}"  # no "(quote #7)"
+
+    def test_every_chart_names_a_candidate_as_label_rows_did(self):
+        rows = [row(7, 2.5, 900), row(8, 3.0, 800, term="SPOT"), api_row(1.0, None)]
+        charts.label_rows(rows, {"h100-sxm5-80gb": "NVIDIA H100 SXM5"})
+        words = [r["chart_label"] for r in rows]
+        assert words[0] == "Neocloud B · 2 \u00d7 NVIDIA H100 SXM5 · On demand"
+        assert charts.unit_cost_figure(rows, "x", "USD")["data"][0]["y"] == words
+        assert charts.cost_breakdown_figure(rows, "USD")["data"][0]["y"] == words
+        scatter = charts.cost_vs_latency_figure(rows, "USD", "x")
+        shown = [c for t in scatter["data"][1:] for c in t["customdata"]]
+        assert sorted(shown) == sorted(words)
 
     def test_no_code_names_on_any_finance_chart(self):
         lines = {name: "5" for name in LINE_LABELS}
@@ -310,3 +357,18 @@ class TestTornado:
         assert len(set(colours)) == 2
         assert legend_is_beside_the_plot(figure["layout"])
         assert figure["data"][0]["x"] == pytest.approx([-0.4])  # around today's 2.0
+
+
+class TestLogAxes:
+    def test_ticks_at_one_two_five_labelled_in_full(self):
+        axis = charts.utilization_figure(CAPACITY, "USD")["layout"]["yaxis"]
+        assert axis["type"] == "log"
+        assert axis["tickvals"] == [1.0, 2.0, 5.0, 10.0, 20.0, 50.0]  # the curve spans 1 to 30
+        assert axis["tickformat"] == ",~r"
+        assert axis["range"] == pytest.approx([0.0, math.log10(50)])  # a label at each end
+
+    def test_a_narrow_span_is_ticked_finer_and_labelled_at_both_ends(self):
+        rows = [row(1, 0.5624, 900), row(2, 0.9428, 800), row(3, 0.9842, 700)]
+        axis = charts.cost_vs_latency_figure(rows, "USD")["layout"]["yaxis"]
+        assert axis["tickvals"] == [0.5, 0.6, 0.8, 1.0]
+        assert axis["range"] == pytest.approx([math.log10(0.5), 0.0])

@@ -294,8 +294,10 @@ def test_sglang_runs_prompts_as_passes_of_their_own() -> None:
     model = PRESETS["llama-3.1-8b"]
     sm = serving_setup(model, GPUS[0], 1, Precision.BF16, Precision.BF16, 1.0, 1.0).sm
     for fw in (None, Framework.VLLM, Framework.TENSORRT_LLM):
-        assert with_scheduler(sm, fw, 8192) is sm
+        mixed = with_scheduler(sm, fw, 8192)
+        assert mixed.prefill_pass_tokens == 0.0 and mixed.chunk_budget == 8192.0
     split = with_scheduler(sm, Framework.SGLANG, 8192)
+    assert split.chunk_budget == 0.0
     assert with_scheduler(sm, Framework.SGLANG, 8192) is split  # memoised
     prompt = 1000.0
     # A quarter of a prompt a step: a quarter of a 1000-token prompt-only pass each step.
@@ -310,3 +312,127 @@ def test_sglang_runs_prompts_as_passes_of_their_own() -> None:
     # Decode alone and a lone prompt are unchanged.
     assert split.seconds(64, 1500, 0.0, 0.0) == sm.seconds(64, 1500, 0.0, 0.0)
     assert split.prefill_seconds(prompt) == sm.prefill_seconds(prompt)
+
+
+class TestChunkedPrefillUnderTheTokenBudget:
+    """vLLM / TensorRT-LLM mix prompts into the decode steps as whole prompts or chunks of the
+    token budget left after the decode tokens (ServingModel._chunked), not spread evenly."""
+
+    def _models(self) -> tuple:  # type: ignore[type-arg]
+        model = PRESETS["qwen3-30b-a3b"]  # MoE: a chunk's cost is not linear in its tokens
+        sm = serving_setup(model, GPUS[0], 1, Precision.BF16, Precision.BF16, 1.0, 1.0).sm
+        return sm, with_scheduler(sm, Framework.VLLM, 8192)
+
+    def test_a_quarter_of_a_prompt_a_step_is_a_whole_prompt_in_a_quarter_of_the_steps(
+        self,
+    ) -> None:
+        sm, mixed = self._models()
+        prompt = 1000.0
+        got = mixed.seconds(64, 1500, 0.25 * prompt, prompt / 2)
+        want = 0.25 * sm.seconds(64, 1500, prompt, prompt / 2) + 0.75 * sm.seconds(
+            64, 1500, 0.0, 0.0
+        )
+        assert math.isclose(got, want)
+        # ...which for an MoE model differs from a quarter-prompt in every step
+        assert not math.isclose(got, sm.seconds(64, 1500, 0.25 * prompt, prompt / 2))
+
+    def test_a_prompt_longer_than_the_budget_comes_in_budget_sized_chunks(self) -> None:
+        sm, mixed = self._models()
+        prompt, carried = 32000.0, 100.0
+        room = 8192.0 - 64
+        got = mixed.seconds(64, 1500, carried, prompt / 2)
+        share = carried / room
+        want = share * sm.seconds(64, 1500, room, prompt / 2) + (1 - share) * sm.seconds(
+            64, 1500, 0.0, 0.0
+        )
+        assert math.isclose(got, want)
+
+    def test_more_prompt_tokens_than_one_chunk_holds_stay_spread_over_the_steps(self) -> None:
+        sm, mixed = self._models()
+        prompt = 1000.0
+        assert math.isclose(
+            mixed.seconds(64, 1500, 20 * prompt, prompt / 2),
+            sm.seconds(64, 1500, 20 * prompt, prompt / 2),
+        )
+
+    def test_a_dense_step_is_linear_in_its_prompt_tokens_so_the_shortcut_is_exact(self) -> None:
+        """chunk_lumpy is off for a dense model: its chunked mean equals the even spread."""
+        from dataclasses import replace
+
+        model = PRESETS["llama-3.1-70b"]
+        sm = serving_setup(model, GPUS[0], 4, Precision.FP8, Precision.FP8, 1.0, 1.0).sm
+        mixed = with_scheduler(sm, Framework.VLLM, 8192)
+        assert not mixed.chunk_lumpy
+        forced = replace(mixed, chunk_lumpy=True)
+        for decode, carried, prompt in ((64, 250.0, 1000.0), (8, 10.0, 32000.0)):
+            assert math.isclose(
+                forced.seconds(decode, 1500, carried, prompt / 2),
+                mixed.seconds(decode, 1500, carried, prompt / 2),
+                rel_tol=1e-9,
+            )
+
+    def test_decode_alone_and_a_lone_prompt_are_unchanged(self) -> None:
+        sm, mixed = self._models()
+        assert mixed.seconds(64, 1500, 0.0, 0.0) == sm.seconds(64, 1500, 0.0, 0.0)
+        assert mixed.prefill_seconds(4000) == sm.prefill_seconds(4000)
+
+
+def test_vllm_serve_budgets_8192_tokens_on_large_gpus_and_2048_on_the_rest() -> None:
+    """EngineArgs.get_batch_defaults for the OpenAI server: >= 70 GiB and not an A100: 8192."""
+    from apps.engine.frameworks import scheduler_limits
+
+    large = next(g for g in GPUS if g.slug == "h100-sxm5-80gb")
+    for slug in ("a100-sxm4-80gb", "l4-24gb"):
+        small = next(g for g in GPUS if g.slug == slug)
+        assert scheduler_limits(small).max_batched_tokens == c.VLLM_MAX_NUM_BATCHED_TOKENS == 2048
+    assert scheduler_limits(large).max_batched_tokens == 8192
+
+
+class TestMeasuredMoeShape:
+    """Where AIConfigurator measured the model's exact expert shape, the fused MoE op's latency
+    by tokens is a floor under the width x rows table (kernel_tables.moe_shape_points)."""
+
+    def test_gpt_oss_on_h100_carries_the_measured_op_and_its_one_token_floor(self) -> None:
+        from apps.engine.kernel_tables import moe_op_seconds, moe_shape_points, tables_for
+
+        oss = PRESETS["gpt-oss-120b"]
+        h100 = next(g for g in GPUS if g.slug == "h100-sxm5-80gb")
+        sm = serving_setup(oss, h100, 1, Precision.FP4, Precision.BF16, 1.0, 1.0).sm
+        assert sm.moe_op_points
+        per_layer = moe_shape_points(tables_for(h100.slug), "w4a16_mxfp4", oss, 1)  # type: ignore[arg-type]
+        assert per_layer is not None
+        layers = sm.moe_op_points[0][1] / per_layer[0][1]
+        assert 35.5 < layers < 36.5  # the model's 36 MoE layers, from its routed-expert FLOPs
+        # one token: the step pays at least the measured op on every layer
+        assert sm.seconds(1, 1024, 0.0, 0.0) > moe_op_seconds(sm.moe_op_points, 1.0)
+
+    def test_interpolation_is_exact_at_the_points_and_linear_beyond_the_last(self) -> None:
+        from apps.engine.kernel_tables import moe_op_seconds
+
+        pts = ((1.0, 1e-5), (4.0, 4e-5), (16.0, 8e-5))
+        assert moe_op_seconds(pts, 0.5) == 1e-5
+        assert math.isclose(moe_op_seconds(pts, 4.0), 4e-5)
+        assert math.isclose(moe_op_seconds(pts, 2.0), 2e-5)  # log-log: y ~ x between 1 and 4
+        assert math.isclose(moe_op_seconds(pts, 32.0), 16e-5)
+
+    def test_a_gpu_without_measured_tables_has_no_op_curve(self) -> None:
+        mi300x = next(g for g in GPUS if g.slug == "mi300x-192gb")
+        oss = PRESETS["gpt-oss-120b"]
+        sm = serving_setup(oss, mi300x, 1, Precision.FP4, Precision.BF16, 1.0, 1.0).sm
+        assert sm.moe_op_points == ()
+
+
+def test_tensor_parallel_moe_pays_the_measured_routing_skew_only_at_its_measured_sizes() -> None:
+    """MOE_SKEW_UNDER_TP: AIConfigurator's power-law / balanced ratio (moe_ep_size 1) is charged
+    on a TP GPU from MOE_SKEW_MIN_TOKENS tokens a pass; a smaller pass pays none."""
+    from dataclasses import replace
+
+    model = PRESETS["deepseek-r1"]
+    h200 = next(g for g in GPUS if g.slug == "h200-sxm-141gb")
+    sm = serving_setup(model, h200, 8, Precision.FP8, Precision.FP8, 1.0, 1.0).sm
+    assert sm.skew_imbalance > 1.0 and sm.expert_imbalance == 1.0
+    even = replace(sm, skew_imbalance=1.0)
+    small = c.MOE_SKEW_MIN_TOKENS // 2
+    assert sm.seconds(small, 2000, 0.0, 0.0) == even.seconds(small, 2000, 0.0, 0.0)
+    big = c.MOE_SKEW_MIN_TOKENS * 2
+    assert sm.seconds(big, 2000, 0.0, 0.0) > even.seconds(big, 2000, 0.0, 0.0)

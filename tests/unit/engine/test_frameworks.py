@@ -197,3 +197,26 @@ def test_on_a_gpu_with_measured_kernels_marlin_pads_the_bytes_only() -> None:
     assert marlin.expert_bytes == sm.expert_bytes * pad
     assert marlin.expert_flops_per_token == sm.expert_flops_per_token
     assert marlin.expert_mma == 1.0
+
+
+def test_the_token_budget_bounds_the_offline_batch_a_mixing_scheduler_reaches() -> None:
+    """vLLM fills a step with decode tokens first and replacements' prompts in the rest, so at
+    2000 in / 100 out its 8192-token budget keeps at most 8192 x 100 / 2100 = 390 decoding;
+    SGLang, whose prompts run as passes of their own, is bounded by its KV cache and limits."""
+
+    def req(framework: Framework | None) -> EstimateRequest:
+        return replace(
+            _offline(framework),
+            input_tokens_p50=2000,
+            input_tokens_p95=2000,
+            output_tokens_p50=100,
+            output_tokens_p95=100,
+        )
+
+    b200 = gpu("b200-sxm-180gb")
+    vllm = estimate_at(req(None), b200, 1)
+    note = next(n for n in vllm.notes if n.startswith("batch chosen"))
+    assert "vLLM's --max-num-batched-tokens 8192 keeps 390 decoding" in note
+    assert "of the batches up to 390" in note
+    sglang = estimate_at(req(Framework.SGLANG), b200, 1)
+    assert not any("chunked-prefill-size" in n for n in sglang.notes)
