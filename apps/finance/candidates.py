@@ -23,6 +23,7 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 from apps.benchmarks.selectors import calibration_for_brief, throughput_runs_for_brief
 from apps.briefs.contract import demand_for_brief, request_for_brief
@@ -155,6 +156,9 @@ class TableFields:
     no_ranking_reason: str = ""
     currency: str | None = None
     inputs: TableInputs | None = None
+    # The inputs a re-costing started from and their stored JSON (its unchanged parts are
+    # written back as they were: apps.finance.state.inputs_to_json).
+    inputs_stored: tuple[TableInputs, dict[str, Any]] | None = None
     answer: EngineAnswer | None = None
 
     def values(self) -> dict[str, object]:
@@ -168,7 +172,7 @@ class TableFields:
         if self.currency is not None:
             out["currency"] = self.currency
         if self.inputs is not None:
-            out["inputs"] = inputs_to_json(self.inputs)
+            out["inputs"] = inputs_to_json(self.inputs, self.inputs_stored)
         if self.answer is not None:
             out.update(estimates_key=self.answer.key, estimates=answer_to_json(self.answer))
         return out
@@ -628,6 +632,7 @@ def recost(
         success_unit=ctx.brief.success_unit,
         currency=ctx.currency,
         inputs=table_inputs(ctx, changes.quote_versions, changes.route_versions, merged, plans),
+        inputs_stored=None if stored.inputs_json is None else (before, stored.inputs_json),
         # The configurations a new quote needed were asked of the engine: kept with the rest.
         answer=ctx.answer if len(ctx.answer.at_load) != answer_size else None,
     )
@@ -713,7 +718,9 @@ def _table_build(*, brief: WorkloadBrief, table: CandidateTable) -> TableWrite:
                 "pk", "system__gpu__slug"
             )
         )
-        stored = TableState(inputs=before, answer=ctx.answer, standing=standing_of(table))
+        stored = TableState(
+            inputs=before, answer=ctx.answer, standing=standing_of(table), inputs_json=table.inputs
+        )
         return recost(ctx, stored, changes, gpus_of=gpus)
     every = quote_facts_seen(seen)
     routes = route_facts(live_routes(brief.model_preset))

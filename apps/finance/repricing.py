@@ -280,7 +280,9 @@ def tables_reprice(states: list[dict[str, int]]) -> tuple[list[Repriced], list[i
             every_quote=every_quote(p.quote_versions),
             catalog=the_catalog,
         )
-        stored = TableState(inputs=p.inputs, answer=p.ctx.answer, standing=standing)
+        stored = TableState(
+            inputs=p.inputs, answer=p.ctx.answer, standing=standing, inputs_json=p.table.inputs
+        )
         built = recost(p.ctx, stored, changes, gpus_of=gpus_of)
         if built.capacity_model_affected:
             # The rent / reserve / buy comparison reads the team's quotes of its GPU: from the

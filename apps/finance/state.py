@@ -390,6 +390,9 @@ class TableState:
     inputs: TableInputs
     answer: EngineAnswer
     standing: Standing
+    # ``inputs`` as stored (their JSON), when read from the table: a re-costing writes back
+    # the parts it did not change as they were (``inputs_to_json``).
+    inputs_json: dict[str, Any] | None = None
 
 
 def winner_key_of(quote_id: int | None, route_id: int | None, kind: str) -> str:
@@ -399,8 +402,22 @@ def winner_key_of(quote_id: int | None, route_id: int | None, kind: str) -> str:
     return f"api_route:{route_id}" if route_id else kind.lower()
 
 
-def inputs_to_json(inputs: TableInputs) -> dict[str, Any]:
-    return encode(inputs)  # type: ignore[no-any-return]
+def inputs_to_json(
+    inputs: TableInputs, stored: tuple[TableInputs, dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """``inputs`` as stored JSON. With ``stored`` (the inputs a re-costing started from, and
+    their JSON), each part it left as it was (the same object) is written as stored, not
+    encoded again: a price change re-encodes the versions it changed, not the assumptions and
+    plans of every table it touches."""
+    if stored is None:
+        return encode(inputs)  # type: ignore[no-any-return]
+    before, data = stored
+    out: dict[str, Any] = {}
+    for name in TableInputs.__dataclass_fields__:
+        value = getattr(inputs, name)
+        same = name in data and value is getattr(before, name)
+        out[name] = data[name] if same else encode(value)
+    return out
 
 
 def inputs_from_json(data: Any) -> TableInputs | None:
