@@ -10,7 +10,12 @@ from __future__ import annotations
 
 from typing import Final
 
-ENGINE_VERSION: Final = "0.1.0"
+# Raised with every change to what the engine answers or says: it is part of each candidate
+# table's fingerprint (a new version recomputes every table on its next compute) and each
+# decision record keeps the version its figures came from. 0.2.0: issue 25's scheduler (chunked
+# prefill under the token budget, the batch it reaches, measured MoE kernels at their exact
+# shapes) and shares written as percentages in the costing notes.
+ENGINE_VERSION: Final = "0.2.0"
 
 GB: Final = 1e9  # docs/design.md: "GB means 10^9 bytes".
 # nvidia-smi ("FB Memory Usage: Total ... MiB") and amd-smi ("VRAM total ... MB", MiB in fact)

@@ -54,6 +54,7 @@ from apps.engine.costing_rates import (
     gpu_hourly_rate,
     money,
     owned_gpu_month,
+    share_text,
     significant,
 )
 from apps.engine.costing_types import (
@@ -280,7 +281,7 @@ def _gpu_basis(
     successes = volumes.items * (ONE - failure)
     media: list[tuple[str, Decimal]] = []
     if kind is CostKind.REALTIME:
-        tail.append(f"serving stack: {finance.serving_stack_share} of the GPU bill")
+        tail.append(f"serving stack: {share_text(finance.serving_stack_share)} of the GPU bill")
     if kind is CostKind.MEDIA:
         if demand.workload_type is WorkloadType.VIDEO_GENERATION:
             clip_minutes = demand.clip_seconds_or_default / MINUTES_PER_HOUR
@@ -303,8 +304,8 @@ def _gpu_basis(
             )
         )
         tail.append(
-            f"media: queue {finance.queue_overhead_share} of the GPU bill; review "
-            f"{finance.operator_review_share} of renders x {review_minutes} min at "
+            f"media: queue {share_text(finance.queue_overhead_share)} of the GPU bill; review "
+            f"{share_text(finance.operator_review_share)} of renders x {review_minutes} min at "
             f"{finance.review_rate_per_hour} an hour"
         )
     storage_tb = demand.storage_tb

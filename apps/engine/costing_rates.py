@@ -51,6 +51,11 @@ def money(x: Decimal) -> Decimal:
     return x.quantize(MONEY_QUANTUM)
 
 
+def share_text(share: Decimal) -> str:
+    """A share of a bill or of the work as people write it: 0.05 -> "5 %", 0.025 -> "2.5 %"."""
+    return f"{(share * 100).normalize():f} %"
+
+
 def significant(x: Decimal) -> Decimal:
     """Round to UNIT_COST_SIGNIFICANT_DIGITS significant digits (half-even)."""
     if not x:

@@ -47,6 +47,7 @@ from apps.engine.costing_rates import (
     egress_gb,
     gpu_hourly_rate,
     money,
+    share_text,
     significant,
 )
 from apps.engine.costing_types import COMMITTED_TERMS, LINES_BY_KIND, ONE, ZERO, cost_kind
@@ -198,7 +199,7 @@ def _cost_gpu(
     gpu_bill = sum(raw.values(), ZERO)
     if kind is CostKind.REALTIME:
         raw["serving_stack"] = gpu_bill * finance.serving_stack_share
-        notes.append(f"serving stack: {finance.serving_stack_share} of the GPU bill")
+        notes.append(f"serving stack: {share_text(finance.serving_stack_share)} of the GPU bill")
     if kind is CostKind.MEDIA:
         raw["queue_overhead"] = gpu_bill * finance.queue_overhead_share
         if demand.workload_type is WorkloadType.VIDEO_GENERATION:
@@ -217,8 +218,8 @@ def _cost_gpu(
             * finance.review_rate_per_hour
         )
         notes.append(
-            f"media: queue {finance.queue_overhead_share} of the GPU bill; review "
-            f"{finance.operator_review_share} of renders x {review_minutes} min at "
+            f"media: queue {share_text(finance.queue_overhead_share)} of the GPU bill; review "
+            f"{share_text(finance.operator_review_share)} of renders x {review_minutes} min at "
             f"{finance.review_rate_per_hour} an hour"
         )
     storage_tb = demand.storage_tb
