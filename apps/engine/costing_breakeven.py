@@ -113,6 +113,11 @@ def share(x: Decimal) -> Decimal:
     return x.quantize(RATE_QUANTUM)
 
 
+# Significant figures of a unit cost in words, as the candidate table shows it
+# (apps.core.formatting.UNIT_COST_DIGITS: the table's unit costs and these sentences agree).
+UNIT_COST_FIGURES = 4
+
+
 def percent(u: Decimal) -> str:
     """A utilization in words: 0.4315 -> "43.2%"."""
     return f"{u * 100:.1f}%"
@@ -128,10 +133,17 @@ class UnitDisplay:
     label: str = "per accepted output"
 
     def amount(self, unit_cost: Decimal) -> str:
+        """A unit cost as the candidate table writes it (apps.core.formatting.unit_cost): 4
+        significant figures without trailing zeros, whole from 10,000 up ("6.33", "5,521")."""
         value = unit_cost * self.scale
-        if value:
-            value = value.quantize(Decimal(1).scaleb(min(value.adjusted() - 3, -2)))
-        return f"{value:,f} {self.currency} {self.label}"
+        if abs(value) >= Decimal(10) ** UNIT_COST_FIGURES:
+            value = value.quantize(ONE)
+        elif value:
+            value = value.quantize(Decimal(1).scaleb(value.adjusted() - UNIT_COST_FIGURES + 1))
+        text = f"{value:,f}"
+        if "." in text:
+            text = text.rstrip("0").rstrip(".")
+        return f"{text} {self.currency} {self.label}"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
