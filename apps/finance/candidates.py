@@ -16,12 +16,11 @@ Every row is a typed ``apps.finance.state.Row`` built from one configuration
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -197,22 +196,19 @@ class TableWrite:
 # --- rows ----------------------------------------------------------------------------------------
 
 
-_NO_ENERGY = dict.fromkeys(("energy_kwh_per_month", "energy_j_per_output", "co2e_kg_per_month"))
-
-
-@functools.lru_cache(maxsize=4096)
-def energy_figures(energy: EnergyFigures | None) -> dict[str, Decimal | None]:
-    """A row's energy figures, rounded as stored (None for an API route). The quotes of one
-    basis, term kind, TDP and PUE share one EnergyFigures (apps.engine.costing._energy), so
-    each is rounded once; callers read the mapping, never change it."""
+def with_energy(figures: Figures, energy: EnergyFigures | None) -> Figures:
+    """``figures`` with a quote's energy figures, rounded as stored (none without its TDP)."""
     if energy is None:
-        return _NO_ENERGY
+        return replace(
+            figures, energy_kwh_per_month=None, energy_j_per_output=None, co2e_kg_per_month=None
+        )
     j, co2e = energy.j_per_output, energy.kg_co2e_per_month
-    return {
-        "energy_kwh_per_month": energy.kwh_per_month.quantize(_Q4),
-        "energy_j_per_output": None if j is None else j.quantize(_Q6),
-        "co2e_kg_per_month": None if co2e is None else co2e.quantize(_Q4),
-    }
+    return replace(
+        figures,
+        energy_kwh_per_month=energy.kwh_per_month.quantize(_Q4),
+        energy_j_per_output=None if j is None else j.quantize(_Q6),
+        co2e_kg_per_month=None if co2e is None else co2e.quantize(_Q4),
+    )
 
 
 def hours_billed(cost: CandidateCost) -> Decimal | None:
@@ -240,19 +236,7 @@ class RowParts:
         key = (id(configured), id(energy))
         found = self._figures.get(key)
         if found is None or found[0] is not configured or found[1] is not energy:
-            base = configured.figures
-            figures = Figures(
-                fit=base.fit,
-                ttft_p95_ms=base.ttft_p95_ms,
-                itl_p95_ms=base.itl_p95_ms,
-                latency_p95_ms=base.latency_p95_ms,
-                throughput=base.throughput,
-                throughput_unit=base.throughput_unit,
-                memory_headroom_gb=base.memory_headroom_gb,
-                in_flight_per_replica=base.in_flight_per_replica,
-                time_to_train_days=base.time_to_train_days,
-                **energy_figures(energy),
-            )
+            figures = with_energy(configured.figures, energy)
             found = self._figures[key] = (configured, energy, figures)
         return found[2]
 
