@@ -478,10 +478,14 @@ TRTLLM_EAGLE = "trtllm_bench_gpt_oss_120b_tp8_eagle_report.json"
 
 class TestTrtllmBenchWithoutStreaming:
     """`trtllm-bench throughput --report_json` (TensorRT-LLM 1.1.0rc2, PyTorch backend, TP 8,
-    EP 4, Eagle): run without --streaming, so it has no streaming_metrics and no TTFT."""
+    EP 4, Eagle) on 8 x B200 (its repository's README; the report has no machine block): run
+    without --streaming, so it has no streaming_metrics and no TTFT."""
 
     def test_it_is_refused_saying_to_run_with_streaming(self, api, brief):
-        response = post(api, brief, real(TRTLLM_EAGLE), name="trtllm_bench_report.json", **H100)
+        response = post(
+            api, brief, real(TRTLLM_EAGLE), name="trtllm_bench_report.json",
+            gpu="b200-sxm-180gb", gpu_count=8,
+        )  # fmt: skip
         assert response.status_code == 400
         message = response.json()["errors"]["file"][0]
         assert message.startswith("missing required figure: ttft")
