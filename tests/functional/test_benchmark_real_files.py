@@ -491,3 +491,60 @@ class TestTrtllmBenchWithoutStreaming:
         assert message.startswith("missing required figure: ttft")
         assert "run trtllm-bench throughput with --streaming" in message
         assert BenchmarkRun.objects.count() == 0
+
+
+AIPERF_0_11_C16 = "aiperf_0_11_qwen3_4b_c16_profile_export_aiperf.json"
+
+
+class TestAiperf011OnOneGpu:
+    """AIPerf 0.11.0's profile_export_aiperf.json (schema 1.3) of Qwen3-4B FP8 on vLLM 0.29.0 at
+    concurrency 16 (one level of a 16..768 sweep). It ran on one RTX PRO 4500 Blackwell (the
+    study's README); the file names no GPU and the catalog has no RTX PRO 4500, so the form
+    names another."""
+
+    def test_its_profiling_phase_gives_the_load_and_its_figures_are_read(self, api, brief):
+        response = post(
+            api, brief, real(AIPERF_0_11_C16), name="profile_export_aiperf.json", **H100
+        )
+        assert response.status_code == 201, response.json()
+        body = response.json()
+        assert (body["tool"], body["tool_version"]) == ("AIPERF", "0.11.0")
+        assert body["model_named"] == "qwen3-4b"
+        # input_config.phases: {"name": "profiling", "type": "concurrency", "concurrency": 16}
+        # (0.11 writes no "kind"); the estimate is made at the file's load, not the brief's.
+        assert body["conditions"]["concurrency"] == 16
+        assert body["label"] == "concurrency=16"
+        inputs = body["estimate_at_import"]["inputs"]
+        assert (inputs["concurrency"], inputs["concurrency_from"]) == (16, "run")
+        results = body["results"]
+        assert results["ttft_ms"]["p50"] == pytest.approx(26.7700945)
+        assert results["ttft_ms"]["p95"] == pytest.approx(40.51439944999998)
+        # inter_token_latency (first token excluded) is the TPOT; inter_chunk_latency the ITL.
+        assert results["tpot_ms"]["mean"] == pytest.approx(8.77927431816552)
+        assert results["itl_ms"]["p99"] == pytest.approx(16.03902264088357)
+        assert results["e2e_latency_ms"]["p90"] == pytest.approx(4260.8727653)
+        assert results["request_throughput_rps"] == pytest.approx(6.814794988917071)
+        assert results["output_tokens_per_s"] == pytest.approx(1792.2310692134672)
+        assert (results["completed"], results["failed"]) == (2044, 0)
+        assert results["goodput_rps"] == pytest.approx(6.814794988917071)
+        assert results["duration_s"] == pytest.approx(299.935655192)
+
+    def test_the_csv_of_the_same_run_gives_the_same_figures_to_two_places(self, api, brief):
+        # The CSV ends with the GPU telemetry table's header and no rows (telemetry collected
+        # nothing); it names no model, so the form does.
+        response = post(
+            api, brief, real(AIPERF_0_11_C16.replace(".json", ".csv")),
+            name="profile_export_aiperf.csv", model="Qwen/Qwen3-4B-Instruct-2507-FP8", **H100,
+        )  # fmt: skip
+        assert response.status_code == 201, response.json()
+        csv_results = response.json()["results"]
+        json_results = post(
+            api, brief, real(AIPERF_0_11_C16), name="profile_export_aiperf.json", **H100
+        ).json()["results"]
+        for canon in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_latency_ms"):
+            assert set(csv_results[canon]) == set(json_results[canon]), canon
+            for stat, value in json_results[canon].items():
+                assert csv_results[canon][stat] == pytest.approx(value, abs=0.005), (canon, stat)
+        for key in ("request_throughput_rps", "output_tokens_per_s", "goodput_rps", "duration_s"):
+            assert csv_results[key] == pytest.approx(json_results[key], abs=0.005), key
+        assert csv_results["completed"] == json_results["completed"] == 2044
