@@ -369,3 +369,182 @@ class TestDuplicatesAcrossExports:
         ]
         index = {i.name: i.fields for i in BenchmarkRun._meta.indexes}
         assert index["run_team_results_sha256"] == ["team", "results_sha256"]
+
+
+SWEEP_RUN0 = "vllm_bench_sweep_serve_v0_25_1_opt125m_seqs4_c2_run0.json"
+SWEEP_SUMMARY = "vllm_bench_sweep_serve_v0_25_1_opt125m_seqs4_c2_summary.json"
+
+
+class TestVllmBenchSweepServeV0251:
+    """`vllm bench serve` results as `vllm bench sweep serve` (vLLM 0.25.1) left them: the
+    serve file, plus `run_number` and the sweep's serve parameter `max_num_seqs`. The file
+    names no GPU (its repository's own test declares an RTX 3090, which the catalog has not),
+    so the form names one."""
+
+    def test_a_run_file_imports_its_percentiles_load_and_sweep_point(self, api, brief):
+        response = post(api, brief, real(SWEEP_RUN0), name="run=0.json", **H100)
+        assert response.status_code == 201, response.json()
+        body = response.json()
+        assert (body["tool"], body["model_named"]) == ("VLLM", "facebook/opt-125m")
+        conditions, results = body["conditions"], body["results"]
+        assert (conditions["request_rate"], conditions["max_concurrency"]) == ("inf", 2)
+        assert conditions["endpoint_type"] == "openai"
+        assert conditions["sweep_run_number"] == 0
+        assert conditions["sweep_parameters"] == "max_num_seqs=4"
+        assert body["label"] == "openai rate=inf concurrency=2 run=0 (max_num_seqs=4)"
+        assert results["ttft_ms"] == pytest.approx(
+            {"mean": 217.27289337468392, "p50": 44.92285849846667, "p99": 762.4942294094944}
+        )
+        assert results["itl_ms"]["p99"] == pytest.approx(22.26501848665066)
+        assert results["tpot_ms"]["p50"] == pytest.approx(8.323490332986694)
+        # The sweep asks for e2el (--percentile-metrics ttft,tpot,itl,e2el).
+        assert results["e2e_latency_ms"]["p99"] == pytest.approx(876.8009717071254)
+        assert results["request_throughput_rps"] == pytest.approx(5.859229976904171)
+        assert results["output_tokens_per_s"] == pytest.approx(93.74767963046673)
+        assert results["total_tokens_per_s"] == pytest.approx(281.2430388914002)
+        assert (results["completed"], results["failed"]) == (8, 0)
+        assert results["goodput_rps"] is None  # request_goodput null: no --goodput SLOs
+        # 256 / 8 and 128 / 8 tokens a request.
+        assert (results["input_tokens_mean"], results["output_tokens_mean"]) == (32.0, 16.0)
+
+    def test_the_summary_is_two_replicates_named_by_their_run_number(self, api, brief):
+        response = post(api, brief, real(SWEEP_SUMMARY), name="summary.json", **H100)
+        assert response.status_code == 201, response.json()
+        runs = response.json()
+        assert [run["label"] for run in runs] == [
+            "openai rate=inf concurrency=2 run=0 (max_num_seqs=4)",
+            "openai rate=inf concurrency=2 run=1 (max_num_seqs=4)",
+        ]
+        assert [run["results"]["ttft_ms"]["p50"] for run in runs] == pytest.approx(
+            [44.92285849846667, 38.187976999324746]
+        )
+
+    def test_the_run_file_and_its_line_of_the_summary_are_the_same_run(self, api, brief):
+        first = post(api, brief, real(SWEEP_RUN0), name="run=0.json", **H100).json()
+        runs = post(api, brief, real(SWEEP_SUMMARY), name="summary.json", **H100).json()
+        assert runs[0]["conditions"]["duplicate_of_run"] == first["id"]
+        assert "duplicate_of_run" not in runs[1]["conditions"]
+
+    def test_without_a_gpu_in_the_form_the_import_asks_for_one(self, api, brief):
+        response = post(api, brief, real(SWEEP_RUN0), name="run=0.json")
+        assert response.status_code == 400
+        assert response.json()["errors"]["gpu"] == [
+            "the file does not say which GPU it ran on: choose it"
+        ]
+
+
+INFERENCEX_C16 = "inferencex_benchmark_serving_gpt_oss_120b_c16_16gpus.json"
+
+
+class TestInferencexBenchmarkServingMultiNode:
+    """InferenceX's copy of vLLM's benchmark_serving.py (utils/bench_serving/), one
+    disaggregated gpt-oss-120b point at concurrency 16. The GPU (the repository's AMD
+    multi-node scripts ran it) and the 16 GPUs (8 prefill + 8 decode) are in the file's name
+    and scripts only, not in the file, so the form names them."""
+
+    def test_its_p90_and_p99_are_read_and_its_p99_9_left_out(self, api, brief):
+        response = post(
+            api, brief, real(INFERENCEX_C16), name="concurrency_16.json", gpu="mi355x-288gb",
+            gpu_count=16,
+        )  # fmt: skip
+        assert response.status_code == 201, response.json()
+        body = response.json()
+        assert (body["gpu"], body["gpu_count"]) == ("mi355x-288gb", 16)
+        conditions, results = body["conditions"], body["results"]
+        assert (conditions["request_rate"], conditions["max_concurrency"]) == ("inf", 16)
+        assert conditions["num_prompts"] == 160
+        assert results["ttft_ms"] == pytest.approx(
+            {
+                "mean": 185.00612755160546,
+                "p50": 104.43462803959846,
+                "p90": 668.5733429389074,
+                "p99": 687.9313375009224,
+            }
+        )
+        assert results["itl_ms"]["p90"] == pytest.approx(9.187642950564623)
+        assert results["tpot_ms"]["p99"] == pytest.approx(9.092274875981406)
+        assert results["e2e_latency_ms"]["p50"] == pytest.approx(9359.918448608369)
+        assert results["output_tokens_per_s"] == pytest.approx(1725.5812148243967)
+        assert results["request_throughput_rps"] == pytest.approx(1.68513790510195)
+        assert results["completed"] == 160
+        assert results["failed"] is None  # benchmark_serving.py writes no failed count
+        assert results["goodput_rps"] is None  # "request_goodput:" null, with its colon
+        assert results["input_tokens_mean"] == results["output_tokens_mean"] == 1024.0
+        assert results["duration_s"] == pytest.approx(94.94771882798523)
+
+
+TRTLLM_EAGLE = "trtllm_bench_gpt_oss_120b_tp8_eagle_report.json"
+
+
+class TestTrtllmBenchWithoutStreaming:
+    """`trtllm-bench throughput --report_json` (TensorRT-LLM 1.1.0rc2, PyTorch backend, TP 8,
+    EP 4, Eagle) on 8 x B200 (its repository's README; the report has no machine block): run
+    without --streaming, so it has no streaming_metrics and no TTFT."""
+
+    def test_it_is_refused_saying_to_run_with_streaming(self, api, brief):
+        response = post(
+            api, brief, real(TRTLLM_EAGLE), name="trtllm_bench_report.json",
+            gpu="b200-sxm-180gb", gpu_count=8,
+        )  # fmt: skip
+        assert response.status_code == 400
+        message = response.json()["errors"]["file"][0]
+        assert message.startswith("missing required figure: ttft")
+        assert "run trtllm-bench throughput with --streaming" in message
+        assert BenchmarkRun.objects.count() == 0
+
+
+AIPERF_0_11_C16 = "aiperf_0_11_qwen3_4b_c16_profile_export_aiperf.json"
+
+
+class TestAiperf011OnOneGpu:
+    """AIPerf 0.11.0's profile_export_aiperf.json (schema 1.3) of Qwen3-4B FP8 on vLLM 0.29.0 at
+    concurrency 16 (one level of a 16..768 sweep). It ran on one RTX PRO 4500 Blackwell (the
+    study's README); the file names no GPU and the catalog has no RTX PRO 4500, so the form
+    names another."""
+
+    def test_its_profiling_phase_gives_the_load_and_its_figures_are_read(self, api, brief):
+        response = post(
+            api, brief, real(AIPERF_0_11_C16), name="profile_export_aiperf.json", **H100
+        )
+        assert response.status_code == 201, response.json()
+        body = response.json()
+        assert (body["tool"], body["tool_version"]) == ("AIPERF", "0.11.0")
+        assert body["model_named"] == "qwen3-4b"
+        # input_config.phases: {"name": "profiling", "type": "concurrency", "concurrency": 16}
+        # (0.11 writes no "kind"); the estimate is made at the file's load, not the brief's.
+        assert body["conditions"]["concurrency"] == 16
+        assert body["label"] == "concurrency=16"
+        inputs = body["estimate_at_import"]["inputs"]
+        assert (inputs["concurrency"], inputs["concurrency_from"]) == (16, "run")
+        results = body["results"]
+        assert results["ttft_ms"]["p50"] == pytest.approx(26.7700945)
+        assert results["ttft_ms"]["p95"] == pytest.approx(40.51439944999998)
+        # inter_token_latency (first token excluded) is the TPOT; inter_chunk_latency the ITL.
+        assert results["tpot_ms"]["mean"] == pytest.approx(8.77927431816552)
+        assert results["itl_ms"]["p99"] == pytest.approx(16.03902264088357)
+        assert results["e2e_latency_ms"]["p90"] == pytest.approx(4260.8727653)
+        assert results["request_throughput_rps"] == pytest.approx(6.814794988917071)
+        assert results["output_tokens_per_s"] == pytest.approx(1792.2310692134672)
+        assert (results["completed"], results["failed"]) == (2044, 0)
+        assert results["goodput_rps"] == pytest.approx(6.814794988917071)
+        assert results["duration_s"] == pytest.approx(299.935655192)
+
+    def test_the_csv_of_the_same_run_gives_the_same_figures_to_two_places(self, api, brief):
+        # The CSV ends with the GPU telemetry table's header and no rows (telemetry collected
+        # nothing); it names no model, so the form does.
+        response = post(
+            api, brief, real(AIPERF_0_11_C16.replace(".json", ".csv")),
+            name="profile_export_aiperf.csv", model="Qwen/Qwen3-4B-Instruct-2507-FP8", **H100,
+        )  # fmt: skip
+        assert response.status_code == 201, response.json()
+        csv_results = response.json()["results"]
+        json_results = post(
+            api, brief, real(AIPERF_0_11_C16), name="profile_export_aiperf.json", **H100
+        ).json()["results"]
+        for canon in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_latency_ms"):
+            assert set(csv_results[canon]) == set(json_results[canon]), canon
+            for stat, value in json_results[canon].items():
+                assert csv_results[canon][stat] == pytest.approx(value, abs=0.005), (canon, stat)
+        for key in ("request_throughput_rps", "output_tokens_per_s", "goodput_rps", "duration_s"):
+            assert csv_results[key] == pytest.approx(json_results[key], abs=0.005), key
+        assert csv_results["completed"] == json_results["completed"] == 2044

@@ -36,7 +36,8 @@ from .common import (
 
 _STAT_KEYS = (("mean", "avg"), ("p50", "p50"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99"))
 _AIPERF_MARKERS = ("aiperf_version", "was_cancelled", "error_summary", "records")
-#: The measured phase's ``kind`` in AIPerf 0.13's ``input_config.phases``.
+#: The measured phase's ``kind`` in AIPerf 0.13's ``input_config.phases``, and its ``name`` in
+#: AIPerf 0.11's (whose phases have no ``kind``: tests/data/benchmarks/real/aiperf_0_11_*).
 AIPERF_PROFILING_PHASE = "profiling"
 
 
@@ -161,7 +162,7 @@ def input_conditions(config: JsonObject) -> dict[str, Any]:
 
 
 def _phase_conditions(config: JsonObject) -> dict[str, Any]:
-    """AIPerf 0.13's ``input_config`` (schema 1.4, written by aiperf 0.13.0 here): ``models.items
+    """AIPerf 0.11 / 0.13's ``input_config`` (schema 1.3 / 1.4): ``models.items
     [].name``, ``endpoint.type`` / ``streaming``, ``datasets[].prompts.isl`` / ``osl`` and one
     entry a phase in ``phases``: ``{"name", "kind": "warmup" | "profiling", "type":
     "concurrency" | "poisson" | ..., "requests", "concurrency" | "rate"}``. The load is the
@@ -173,7 +174,7 @@ def _phase_conditions(config: JsonObject) -> dict[str, Any]:
     prompts = as_object(as_object(datasets[0] if isinstance(datasets, list) and datasets else {})
                         .get("prompts"))  # fmt: skip
     phases = [as_object(p) for p in config["phases"]]
-    profiling = next((p for p in phases if p.get("kind") == AIPERF_PROFILING_PHASE), {})
+    profiling = _profiling_phase(phases)
     return {
         "model": first.get("name"),
         "endpoint_type": endpoint.get("type"),
@@ -184,6 +185,18 @@ def _phase_conditions(config: JsonObject) -> dict[str, Any]:
         "input_tokens_mean": as_object(prompts.get("isl")).get("mean"),
         "output_tokens_mean": as_object(prompts.get("osl")).get("mean"),
     }
+
+
+def _profiling_phase(phases: list[JsonObject]) -> JsonObject:
+    """The measured phase: AIPerf 0.13 marks it ``"kind": "profiling"``; AIPerf 0.11 (schema 1.3)
+    writes no ``kind`` and names it ``"name": "profiling"``, with ``"exclude_from_results":
+    false`` (a warm-up phase is ``true``)."""
+    for key in ("kind", "name"):
+        found = [p for p in phases if p.get(key) == AIPERF_PROFILING_PHASE]
+        if found:
+            return found[0]
+    measured = [p for p in phases if p.get("exclude_from_results") is False]
+    return measured[0] if len(measured) == 1 else {}
 
 
 def _label(conditions: dict[str, Any]) -> str | None:

@@ -14,6 +14,12 @@ vllm/benchmarks/serve.py):
   (trailing colon) by benchmark_serving.py; PR #9390 adds ``max_concurrency``.
 * ``vllm bench serve``: ``request_goodput`` (no colon), ``failed``,
   ``endpoint_type``, ``label``; ``--append-result`` writes one JSON object a line.
+* ``vllm bench sweep serve`` (vllm/benchmarks/sweep/serve.py ``run_benchmark``): each
+  ``run=N.json`` is the file ``vllm bench serve`` wrote, loaded, given ``run_number`` and then
+  ``run_data.update(serve_overrides)`` (later versions also the bench overrides) and written
+  back with ``json.dump(indent=4)``; ``summary.json`` is the list of a point's runs. An update
+  keeps a key already there in its place, so the keys after ``run_number`` are the sweep's
+  parameters the result did not already hold (``max_num_seqs`` in the real file).
 
 Trap: vLLM ``tpot`` is (latency - ttft) / (output_len - 1) per request, i.e. the
 first token is EXCLUDED: it maps straight to ``tpot_ms``. ``itl`` is the gap
@@ -22,7 +28,7 @@ between streamed chunks: it maps to ``itl_ms``. All latencies are already ms.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from .common import VLLM, CanonicalRun, ImportFormatError, RunBuilder, count, number
 
@@ -45,6 +51,10 @@ _CONDITION_KEYS = (
     "ramp_up_end_rps",
     "date",
 )
+#: the key ``vllm bench sweep serve`` adds to each result (sweep/serve.py ``run_benchmark``)
+SWEEP_RUN_KEY: Final = "run_number"
+#: how much of one sweep parameter's name and value a label keeps, like ``--metadata``'s
+SWEEP_TEXT_CHARS: Final = 60
 
 
 def looks_like(data: dict[str, Any]) -> bool:
@@ -68,6 +78,18 @@ def _metadata(data: dict[str, Any]) -> dict[str, str]:
     return {
         str(k)[:60]: str(data[k])[:60]
         for k in keys[start:end]
+        if isinstance(data[k], str | int | float) and not isinstance(data[k], bool)
+    }
+
+
+def _sweep_parameters(data: dict[str, Any]) -> dict[str, str]:
+    """The parameters ``vllm bench sweep serve`` wrote after ``run_number`` (its serve
+    overrides, ``run_data.update(serve_overrides)``), as the JSON keeps its order."""
+    keys = list(data)
+    start = keys.index(SWEEP_RUN_KEY) + 1
+    return {
+        str(k)[:SWEEP_TEXT_CHARS]: str(data[k])[:SWEEP_TEXT_CHARS]
+        for k in keys[start:]
         if isinstance(data[k], str | int | float) and not isinstance(data[k], bool)
     }
 
@@ -149,6 +171,13 @@ def _parse_one(data: object, index: int | None) -> CanonicalRun:
     metadata = _metadata(data)
     if metadata:
         conditions["metadata"] = ", ".join(f"{k}={v}" for k, v in metadata.items())
+    run_number = count(data, SWEEP_RUN_KEY, f"{SWEEP_RUN_KEY} (vllm bench sweep serve)")
+    sweep: dict[str, str] = {}
+    if run_number is not None:
+        conditions["sweep_run_number"] = run_number
+        sweep = _sweep_parameters(data)
+        if sweep:
+            conditions["sweep_parameters"] = ", ".join(f"{k}={v}" for k, v in sweep.items())
     label = data.get("label") if isinstance(data.get("label"), str) else None
     load = []
     if "request_rate" in data:
@@ -164,5 +193,11 @@ def _parse_one(data: object, index: int | None) -> CanonicalRun:
         label = f"{front} ({conditions['metadata']})" if front else conditions["metadata"]
     if label is None:
         label = " ".join([str(data.get("backend", data.get("endpoint_type", "vllm"))), *load])
+    if run_number is not None:
+        # A sweep's replicates of one point differ only by their run number: it names them
+        # (run=0, run=1), with the point's serve parameters, instead of "#2".
+        label = f"{label} run={run_number}"
+        if sweep:
+            label = f"{label} ({conditions['sweep_parameters']})"
     # vLLM does not write its own version into the result file.
     return b.build(tool_version=None, conditions=conditions, label=label)

@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from apps.benchmarks.importers import AIPERF, GENAI_PERF, parse_result_file
@@ -71,3 +73,39 @@ def test_genai_perf_config_era(fixture_bytes):
     assert run.conditions["concurrency"] == 16
     assert run.conditions["model"] == "Qwen/Qwen2.5-7B-Instruct"
     assert run.conditions["output_tokens_mean"] == 128
+
+
+class TestAiperf011Phases:
+    """AIPerf 0.11 (schema 1.3) names its measured phase ``"name": "profiling"`` and writes no
+    ``kind`` (real file: tests/data/benchmarks/real/aiperf_0_11_*)."""
+
+    REAL = "real/aiperf_0_11_qwen3_4b_c16_profile_export_aiperf.json"
+
+    def load(self, fixture_bytes, phases=None):
+        data = json.loads(fixture_bytes(self.REAL))
+        if phases is not None:
+            data["input_config"]["phases"] = phases
+        (run,) = parse_result_file(json.dumps(data).encode())
+        return run
+
+    def test_the_phase_named_profiling_is_the_load(self, fixture_bytes):
+        assert self.load(fixture_bytes).conditions["concurrency"] == 16
+
+    def test_a_warm_up_before_it_is_not_the_load(self, fixture_bytes):
+        profiling = json.loads(fixture_bytes(self.REAL))["input_config"]["phases"][0]
+        warmup = {**profiling, "name": "warmup", "exclude_from_results": True, "concurrency": 64}
+        assert self.load(fixture_bytes, [warmup, profiling]).conditions["concurrency"] == 16
+
+    def test_unnamed_phases_use_the_one_not_excluded_from_the_results(self, fixture_bytes):
+        phases = [
+            {"type": "concurrency", "exclude_from_results": True, "concurrency": 64},
+            {"type": "concurrency", "exclude_from_results": False, "concurrency": 16},
+        ]
+        assert self.load(fixture_bytes, phases).conditions["concurrency"] == 16
+
+    def test_two_measured_unnamed_phases_give_no_load(self, fixture_bytes):
+        phases = [
+            {"type": "concurrency", "exclude_from_results": False, "concurrency": 8},
+            {"type": "concurrency", "exclude_from_results": False, "concurrency": 16},
+        ]
+        assert self.load(fixture_bytes, phases).conditions.get("concurrency") is None

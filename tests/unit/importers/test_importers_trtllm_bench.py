@@ -93,3 +93,47 @@ def test_bad_files_name_the_field(fixture_bytes):
     data = json.loads(fixture_bytes(NEW))
     data["request_info"]["num_requests"] = 10.5
     assert error_of(data) == "expected a whole number for request_info.num_requests, got 10.5"
+
+
+REAL_NO_STREAMING = "real/trtllm_bench_gpt_oss_120b_tp8_eagle_report.json"
+
+
+class TestTheRealReportWithoutStreaming:
+    """A report trtllm-bench 1.1.0rc2 wrote (tests/data/benchmarks/real/SOURCES.md), run
+    without --streaming."""
+
+    def test_it_is_refused_for_its_missing_ttft(self, fixture_bytes):
+        with pytest.raises(ImportFormatError, match="no streaming_metrics"):
+            parse_result_file(fixture_bytes(REAL_NO_STREAMING))
+
+    def test_the_hand_written_reports_blocks_have_the_real_reports_keys(self, fixture_bytes):
+        real = json.loads(fixture_bytes(REAL_NO_STREAMING))
+        hand = json.loads(fixture_bytes(NEW))
+        for block in ("engine", "world_info", "request_info", "performance"):
+            assert set(hand[block]) == set(real[block]), block
+        assert set(hand["performance"]["request_latency_percentiles_ms"]) == set(
+            real["performance"]["request_latency_percentiles_ms"]
+        )
+
+    def test_with_a_streaming_block_its_own_figures_are_read(self, fixture_bytes):
+        # The streaming block is the hand-written report's (the real run measured none); every
+        # figure checked here is the real report's.
+        data = json.loads(fixture_bytes(REAL_NO_STREAMING))
+        data["streaming_metrics"] = json.loads(fixture_bytes(NEW))["streaming_metrics"]
+        run = one(json.dumps(data).encode())
+        r, c = run.results, run.conditions
+        assert run.tool_version == "1.1.0rc2"
+        assert run.label == "Pytorch tp=8"
+        assert (c["tp_size"], c["ep_size"], c["world_size"]) == (8, 4, 8)
+        assert c["quantization"] == "W4A8_MXFP4_MXFP8"
+        assert c["speculative_decoding"] == "Eagle"
+        assert c["avg_num_concurrent_requests"] == pytest.approx(504.9831724789833)
+        assert "gpu_name" not in c  # no machine block in this report
+        assert r["request_throughput_rps"] == pytest.approx(7.365094240276497)
+        assert r["output_tokens_per_s"] == pytest.approx(3770.9282510215667)  # not per GPU
+        assert r["total_tokens_per_s"] == pytest.approx(7541.856502043133)
+        assert r["e2e_latency_ms"]["p50"] == pytest.approx(68816.111396)
+        assert r["e2e_latency_ms"]["mean"] == pytest.approx(68564.387094662)
+        assert r["completed"] == 1000
+        assert r["input_tokens_mean"] == r["output_tokens_mean"] == 512.0
+        assert r["duration_s"] == pytest.approx(135.775587844)

@@ -137,3 +137,35 @@ class TestTheRequestLog:
     def test_bad_lists_are_refused_in_words(self, fixture_bytes, lists):
         with pytest.raises(ImportFormatError, match="input_lens"):
             parse_result_file(self.detailed(fixture_bytes, **lists))
+
+
+class TestSweepServeRunFiles:
+    """`vllm bench sweep serve` adds `run_number` and its serve parameters to each result
+    (real file: tests/data/benchmarks/real/vllm_bench_sweep_serve_*)."""
+
+    def sweep_run(self, fixture_bytes, **changes):
+        data = json.loads(
+            fixture_bytes("real/vllm_bench_sweep_serve_v0_25_1_opt125m_seqs4_c2_run0.json")
+        )
+        data.update(changes)
+        return data
+
+    def test_the_run_number_and_the_parameters_after_it_are_conditions(self, fixture_bytes):
+        run = one(json.dumps(self.sweep_run(fixture_bytes)).encode())
+        assert run.conditions["sweep_run_number"] == 0
+        assert run.conditions["sweep_parameters"] == "max_num_seqs=4"
+        assert run.label == "openai rate=inf concurrency=2 run=0 (max_num_seqs=4)"
+
+    def test_a_label_of_its_own_keeps_the_run_number(self, fixture_bytes):
+        run = one(json.dumps(self.sweep_run(fixture_bytes, label="tuned")).encode())
+        assert run.label == "tuned run=0 (max_num_seqs=4)"
+
+    def test_a_run_number_that_is_not_whole_is_refused_by_name(self, fixture_bytes):
+        raw = json.dumps(self.sweep_run(fixture_bytes, run_number=1.5)).encode()
+        with pytest.raises(ImportFormatError, match=r"run_number \(vllm bench sweep serve\)"):
+            parse_result_file(raw)
+
+    def test_a_serve_result_without_a_run_number_has_no_sweep_conditions(self, fixture_bytes):
+        run = one(fixture_bytes("vllm_bench_serve_v0_11.json"))
+        assert "sweep_run_number" not in run.conditions
+        assert "run=" not in run.label
