@@ -239,8 +239,8 @@ def _candidates(
         choices.append((key, row))
     rows = [row for _, row in choices]
     quote_ids = [r["quote_id"] for r in rows if r["quote_id"] is not None]
-    quotes = {
-        q["id"]: q
+    quotes: dict[Any, dict[str, Any]] = {
+        q["id"]: dict(q)
         for q in Quote.objects.filter(pk__in=quote_ids).values("id", "region", "quote_date")
     }
     labels = candidate_labels(rows, names, quotes)
