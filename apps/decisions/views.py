@@ -25,7 +25,6 @@ from apps.engine.capacity_model import CapacityOption
 from apps.engine.costing import PricingTerm
 from apps.engine.costing_breakeven import capacity_option_for_term
 from apps.finance import charts
-from apps.finance.lines import catalog_names
 from apps.finance.selectors import ranking_for_brief
 from apps.finance.units import unit_words
 from apps.quotes.models import ApiRoute, Quote
@@ -150,7 +149,8 @@ def decision_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
     currency, unit = snap_table.get("currency") or "USD", unit_words(snap_table.get("unit"))
     figures = []
     if any(r["effective_unit_cost"] is not None for r in rows):
-        charts.label_rows(rows, catalog_names(rows)[0])  # GPUs by their catalog names
+        for r in rows:  # the bars read as the table's rows (told apart by region, not ids)
+            r["chart_label"] = r["label"]
         figure = charts.unit_cost_figure(rows, unit, currency)
         figures.append(("decision-unit-cost-chart", "decision-unit-cost-data", figure))
     chosen = chosen_candidate(record)
