@@ -410,3 +410,16 @@ class TestCandidatesInWords:
         labels = {r["quote_id"]: r["label"] for r in rows if r.get("quote_id")}
         assert labels[east.pk].endswith(" · us-east") and labels[west.pk].endswith(" · us-west")
         assert len(set(r["label"] for r in rows)) == len(rows)  # no two rows read alike
+
+    def test_the_record_form_offers_alternatives_in_words(self, twins, client, people):
+        record, east, west = twins
+        client.force_login(people["author"])
+
+        page = client.get(f"/decisions/new/?brief={record.brief_id}&quote={west.pk}")
+
+        offered = dict(page.context["form"].fields["alternatives"].choices)
+        # the chosen west quote is not offered: east alone reads as it is, without its region
+        assert f"{east.provider.name} · {east.gpu.name} · On demand" in offered.values(), offered
+        assert not [label for label in offered.values() if "#" in label]
+        html = page.content.decode()
+        assert not re.search(r"quote #\d|API route #\d", html[html.index("<main") :])
