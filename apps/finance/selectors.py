@@ -18,6 +18,7 @@ from apps.quotes.selectors import dates_are_stale
 
 from .models import CandidateRow, CandidateTable
 from .sensitivity import in_table_unit
+from .shown import ShownMixPart, ShownRow
 from .state import ROW_READ, CandidateKind, Row, row_from_columns
 from .units import scaled, unit_for
 
@@ -122,7 +123,7 @@ def _full_rows(
     *,
     whole_table: bool,
     scale: int = 1,
-) -> list[dict[str, Any]]:
+) -> list[ShownRow]:
     """The rows in ``wanted`` (from ``_ranking_order``), in that order, as readers see them,
     unit costs in the table's unit (``scale`` outputs, apps.finance.units); a row that a
     recompute has replaced meanwhile is left out."""
@@ -146,18 +147,16 @@ def _full_rows(
         out = row_json(row, rank=w["rank"], scale=scale)
         if stale:
             out["notes"].insert(0, f"quote #{r['quote_id']} is stale ({age} days old)")
-        out.update(
-            provider=r["quote__provider__name"] or r["api_route__provider__name"],
-            system=r["quote__system__slug"],
-            api_model=r["api_route__model"],
-            quote_age_days=age,
-            quote_stale=stale,
-        )
+        out["provider"] = r["quote__provider__name"] or r["api_route__provider__name"]
+        out["system"] = r["quote__system__slug"]
+        out["api_model"] = r["api_route__model"]
+        out["quote_age_days"] = age
+        out["quote_stale"] = stale
         rows.append(out)
     return rows
 
 
-def row_json(row: Row, *, rank: int | None, scale: int) -> dict[str, Any]:
+def row_json(row: Row, *, rank: int | None, scale: int) -> ShownRow:
     """A row as the rankings (JSON and CSV), the finance page and a decision snapshot give it:
     its configuration and the figures the engine gives at it, its cost lines and verdict, every
     cost per output in the table's unit (``scale`` outputs)."""
@@ -226,7 +225,7 @@ def row_json(row: Row, *, rank: int | None, scale: int) -> dict[str, Any]:
     }
 
 
-def mix_parts(row: Row) -> list[dict[str, Any]]:
+def mix_parts(row: Row) -> list[ShownMixPart]:
     """A MIX row's parts as the rankings give them: each GPU type, its count and replicas, its
     quote, and the buckets it serves (with the share of each bucket's requests it takes)."""
     plan = row.mix
@@ -324,7 +323,7 @@ def _ranking(
     # The unit the rows were computed in (the brief's until a table exists).
     unit = unit_for((table.success_unit if table else "") or brief.success_unit)
     scale = unit.scale if unit else 1
-    rows: list[dict[str, Any]] = []
+    rows: list[ShownRow] = []
     total = 0
     hidden = False
     for attempt in range(2):
