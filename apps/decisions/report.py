@@ -21,6 +21,7 @@ from apps.core.currency import BASE_CURRENCY
 from apps.core.roles import Role
 from apps.finance.forms import FIELD_LABELS, MONEY_FIELDS, SHARE_ASSUMPTIONS
 from apps.finance.lines import PLAN_WORDS, energy_per_output_text, plan_parts, plan_text
+from apps.finance.shown import shown_row
 from apps.finance.units import unit_for, unit_words
 from apps.quotes.models import TERM_LABELS
 
@@ -250,7 +251,7 @@ def row_label(row: dict[str, Any], report: dict[str, Any]) -> str:
     serving plan's kind and GPUs."""
     if row.get("candidate_kind") in PLAN_WORDS:
         names = {q.get("gpu"): q.get("gpu_name") for q in report.get("quotes") or [] if q}
-        return f"{PLAN_WORDS[row['candidate_kind']]}: {plan_text(row, names)}"
+        return f"{PLAN_WORDS[row['candidate_kind']]}: {plan_text(shown_row(row), names)}"
     if row.get("candidate_kind") == "API_ROUTE":
         return (
             f"{row.get('provider')} - {row.get('api_model')} (API route #{row.get('api_route_id')})"
@@ -268,7 +269,9 @@ def _term(row: dict[str, Any]) -> str:
     if row.get("candidate_kind") == "API_ROUTE":
         return "Per token (API)"
     if row.get("candidate_kind") in PLAN_WORDS:
-        terms = sorted({words(p.get("pricing_term"), TERM_LABELS) for p in plan_parts(row)})
+        terms = sorted(
+            {words(p.get("pricing_term"), TERM_LABELS) for p in plan_parts(shown_row(row))}
+        )
         return ", ".join(terms) or "-"
     return words(row.get("pricing_term"), TERM_LABELS)
 

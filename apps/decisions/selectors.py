@@ -14,6 +14,7 @@ from django.urls import reverse
 from apps.core.models import Team
 from apps.core.roles import Role, roles_of
 from apps.finance.lines import PLAN_WORDS, plan_text
+from apps.finance.shown import shown_row
 from apps.quotes.models import Quote
 
 from .checklist import (
@@ -292,7 +293,7 @@ def candidate_label(row: dict[str, Any], names: dict[str, str] | None = None) ->
             f"{row.get('provider')} · {row.get('api_model')} (API route #{row.get('api_route_id')})"
         )
     if row.get("candidate_kind") in PLAN_WORDS:
-        return f"{PLAN_WORDS[row['candidate_kind']]}: {plan_text(row, names)}"
+        return f"{PLAN_WORDS[row['candidate_kind']]}: {plan_text(shown_row(row), names)}"
     gpu_name = names.get(row.get("gpu") or "", row.get("gpu"))
     gpu = f"{row.get('gpu_count')}\u00d7 {gpu_name}" if row.get("gpu_count") else gpu_name
     system = f" ({names.get(row['system'], row['system'])})" if row.get("system") else ""

@@ -27,6 +27,7 @@ from apps.engine.costing_breakeven import capacity_option_for_term
 from apps.finance import charts
 from apps.finance.lines import catalog_names
 from apps.finance.selectors import ranking_for_brief
+from apps.finance.shown import shown_rows
 from apps.finance.units import unit_words
 from apps.quotes.models import ApiRoute, Quote
 from apps.quotes.selectors import quote_get_for_user
@@ -149,8 +150,9 @@ def decision_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
     currency, unit = snap_table.get("currency") or "USD", unit_words(snap_table.get("unit"))
     figures = []
     if any(r["effective_unit_cost"] is not None for r in rows):
-        charts.label_rows(rows, catalog_names(rows)[0])  # GPUs by their catalog names
-        figure = charts.unit_cost_figure(rows, unit, currency)
+        shown = shown_rows(rows)
+        charts.label_rows(shown, catalog_names(shown)[0])  # GPUs by their catalog names
+        figure = charts.unit_cost_figure(shown, unit, currency)
         figures.append(("decision-unit-cost-chart", "decision-unit-cost-data", figure))
     chosen = chosen_candidate(record)
     live_checklist = (

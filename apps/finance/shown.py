@@ -8,7 +8,7 @@ readers of snapshot rows read with ``.get``; the page adds its ``display_*`` cel
 These are typed dicts, not dataclasses, because the same value is the API's JSON, the cached
 ranking and the stored snapshot: no conversion per row on the hot path."""
 
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, cast
 
 # A serving plan's stored JSON (apps.finance.plans, encoded by ``state.Row.plan_json``): a JSON
 # boundary, read key by key.
@@ -128,3 +128,15 @@ class ShownRow(TypedDict):
     # An offer's region, where a reader of offers (not the ranking) gives one: tells two
     # offers alike in provider, GPU and term apart on a chart.
     region: NotRequired[str | None]
+
+
+def shown_row(stored: dict[str, Any]) -> ShownRow:
+    """A decision snapshot's stored row (the JSON ``selectors.row_json`` wrote when the record
+    was frozen) read as a shown row: the one place stored JSON is taken for one. The same dict,
+    not a copy."""
+    return cast(ShownRow, stored)
+
+
+def shown_rows(stored: list[dict[str, Any]]) -> list[ShownRow]:
+    """``shown_row`` for each of a snapshot's stored rows: the same list, not a copy."""
+    return cast(list[ShownRow], stored)
