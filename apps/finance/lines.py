@@ -19,6 +19,7 @@ from apps.catalog.models import Gpu, GpuSystem
 from apps.core import formatting
 from apps.core.currency import Currency
 from apps.engine.energy import energy_per_output
+from apps.engine.sensitivity import Total
 from apps.quotes.models import TERM_LABELS
 
 from .forms import ASSUMPTION_LABELS, MONEY_FIELDS, SHARE_ASSUMPTIONS
@@ -91,7 +92,7 @@ def line_label(name: str) -> str:
     return LINE_LABELS.get(name, name.replace("_", " ").capitalize())
 
 
-def _d(value: Any) -> Decimal | None:
+def _d(value: object) -> Decimal | None:
     try:
         return None if value in (None, "") else Decimal(str(value))
     except InvalidOperation:
@@ -341,7 +342,7 @@ def catalog_names(rows: Sequence[ShownRow]) -> tuple[dict[str, str], dict[str, s
     )
 
 
-def _total_texts(total: Any, currency: str) -> tuple[str, str | None]:
+def _total_texts(total: Total | None, currency: str) -> tuple[str, str | None]:
     """(a horizon's total, what its commitment adds, in words or None)."""
     if total is None:
         return "—", None
@@ -468,7 +469,7 @@ def _plan_facts(row: ShownRow) -> list[tuple[str, str]]:
     return out
 
 
-def energy_per_output_text(joules: Any, success_unit: str) -> str:
+def energy_per_output_text(joules: Decimal | str, success_unit: str) -> str:
     """An energy per accepted output as the pages and the PDF write it: joules for a small
     output (4.628 J per token), else in Wh, kWh or MWh, whichever keeps it readable
     (apps.core.formatting.energy: 128 MWh per training run, not 128,100,000 Wh)."""
