@@ -4,7 +4,7 @@ effective unit cost among the rows that meet the brief; the other rows follow, u
 
 from datetime import date
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypedDict
 
 from django.conf import settings
 from django.core.cache import cache
@@ -57,7 +57,17 @@ def _s(value: Decimal | None) -> str | None:
 ORDER_VALUES = ("pk", "meets_constraints", "effective_unit_cost", "basis", "pricing_term")
 
 
-def _ranking_order(table: CandidateTable, team_id: int) -> tuple[list[dict[str, Any]], bool]:
+class RankedEntry(TypedDict):
+    """A row's place in the ranking and what the filters read (``_ranking_order``)."""
+
+    pk: int
+    meets_constraints: bool
+    basis: str
+    pricing_term: str
+    rank: int | None
+
+
+def _ranking_order(table: CandidateTable, team_id: int) -> tuple[list[RankedEntry], bool]:
     """Every row of the table that ``team_id`` may see, in ranking order, with its rank and
     what the filters read; the full rows are fetched only for the ones a reader is sent
     (``_full_rows``). Also whether any row was left out: a row of a quote confidential to
@@ -70,15 +80,23 @@ def _ranking_order(table: CandidateTable, team_id: int) -> tuple[list[dict[str, 
         )
         .values(*ORDER_VALUES, "quote__confidential_to_id")
     )
-    visible = [r for r in order if r.pop("quote__confidential_to_id") in (None, team_id)]
+    visible = [r for r in order if r["quote__confidential_to_id"] in (None, team_id)]
+    entries: list[RankedEntry] = []
     rank, previous = 0, None
     for position, r in enumerate(visible, start=1):
         ranked = r["meets_constraints"] and r["effective_unit_cost"] is not None
         if ranked and r["effective_unit_cost"] != previous:
             rank, previous = position, r["effective_unit_cost"]
-        r["rank"] = rank if ranked else None
-        del r["effective_unit_cost"]
-    return visible, len(visible) != len(order)
+        entries.append(
+            {
+                "pk": r["pk"],
+                "meets_constraints": r["meets_constraints"],
+                "basis": r["basis"],
+                "pricing_term": r["pricing_term"],
+                "rank": rank if ranked else None,
+            }
+        )
+    return entries, len(visible) != len(order)
 
 
 def not_costed_for(table: CandidateTable | None, team_id: int) -> list[dict[str, Any]]:
@@ -118,7 +136,7 @@ def plans_not_listed(table: CandidateTable | None) -> list[dict[str, Any]]:
 
 def _full_rows(
     table: CandidateTable,
-    wanted: list[dict[str, Any]],
+    wanted: list[RankedEntry],
     today: date,
     *,
     whole_table: bool,
@@ -254,7 +272,7 @@ def mix_parts(row: Row) -> list[ShownMixPart]:
     ]
 
 
-def _matches(row: dict[str, Any], filters: dict[str, str]) -> bool:
+def _matches(row: RankedEntry, filters: dict[str, str]) -> bool:
     """Filters as the API documents them: ``basis`` and ``pricing_term`` as stored,
     ``meets_constraints`` as ``true`` or ``false``."""
     if filters.get("basis") and row["basis"] != filters["basis"]:
