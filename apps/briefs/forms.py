@@ -373,10 +373,79 @@ PRESET_GROUPS = (
 )
 
 
-def preset_options() -> list[tuple[str, Any]]:
+# The model kinds that can serve each kind of work (the engine answers a media brief only on a
+# diffusion model, and no other brief on one): an image or video brief lists only diffusion
+# presets, an embeddings brief embedding and language models, every other brief (serving,
+# batch, fine-tuning, training) language models only.
+EMBEDDING_KINDS = frozenset({engine.ModelKind.ENCODER, engine.ModelKind.DECODER})
+LANGUAGE_KINDS = frozenset({engine.ModelKind.DECODER})
+MEDIA_KINDS = frozenset({engine.ModelKind.DIFFUSION})
+
+
+def preset_kinds(workload: str) -> frozenset[engine.ModelKind]:
+    """The model kinds whose presets a brief of ``workload`` lists (every kind for none)."""
+    if workload in MEDIA:
+        return MEDIA_KINDS
+    if workload == engine.WorkloadType.EMBEDDINGS:
+        return EMBEDDING_KINDS
+    if workload in {t.value for t in engine.WorkloadType}:
+        return LANGUAGE_KINDS
+    return frozenset(kind for kind, _ in PRESET_GROUPS)
+
+
+def preset_workloads(kind: engine.ModelKind) -> str:
+    """The workload types a preset of ``kind`` serves, space-separated (the page's script
+    hides the others' presets when the type changes)."""
+    return " ".join(sorted(t.value for t in engine.WorkloadType if kind in preset_kinds(t.value)))
+
+
+def preset_options(workload: str = "") -> list[tuple[str, Any]]:
+    """The presets a brief of ``workload`` may name, grouped by what they serve; every group
+    while no type is chosen."""
+    kinds = preset_kinds(workload)
     return [("", "— none —")] + [
-        (group, preset_choices(kind=kind)) for kind, group in PRESET_GROUPS
+        (group, preset_choices(kind=kind)) for kind, group in PRESET_GROUPS if kind in kinds
     ]
+
+
+class PresetSelect(forms.Select):
+    """The preset list, each option naming the workload types it serves (data-workloads); the
+    presets of other kinds than ``workload``'s are hidden and disabled (the page's script
+    shows them again when the type changes to one they serve)."""
+
+    workload = ""
+
+    def create_option(self, name: str, value: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        option = super().create_option(name, value, *args, **kwargs)
+        kind = preset_kind(str(value))
+        if kind is not None:
+            option["attrs"]["data-workloads"] = preset_workloads(kind)
+            if self.workload and kind not in preset_kinds(self.workload):
+                option["attrs"].update(hidden=True, disabled=True)
+        return option
+
+
+class PresetField(forms.ChoiceField):
+    """A preset of the brief's kind of work: a known preset of another kind is refused in
+    words (an unknown one as any invalid choice)."""
+
+    def validate(self, value: Any) -> None:
+        kind = preset_kind(str(value)) if value else None
+        if kind is not None and not self.valid_value(value):
+            raise forms.ValidationError(
+                "Not a model for this kind of work: an image or video brief takes an image or "
+                "video (diffusion) model, every other brief a language model (or, for "
+                "embeddings, an embedding model). Choose one from the list.",
+                code="invalid_choice",
+            )
+        super().validate(value)
+
+
+def preset_kind(slug: str) -> engine.ModelKind | None:
+    return next(
+        (kind for kind, _ in PRESET_GROUPS if any(s == slug for s, _ in preset_choices(kind=kind))),
+        None,
+    )
 
 
 def needed_by_type() -> dict[str, set[str]]:
@@ -397,7 +466,7 @@ def needed_by_type() -> dict[str, set[str]]:
 
 
 class BriefForm(forms.ModelForm):  # type: ignore[type-arg]
-    model_preset = forms.ChoiceField(required=False)
+    model_preset = PresetField(required=False, widget=PresetSelect)
     acceptance_rate = percent_field(
         WorkloadBrief, "acceptance_rate", label=LABELS["acceptance_rate"],
         help_text=HELP["acceptance_rate"], required=False,
@@ -437,7 +506,19 @@ class BriefForm(forms.ModelForm):  # type: ignore[type-arg]
         team = self.fields["team"]  # a ModelChoiceField; the stubs type it as Field
         team.queryset = teams  # type: ignore[attr-defined]
         team.empty_label = None  # type: ignore[attr-defined]
-        self.fields["model_preset"].choices = preset_options()  # type: ignore[attr-defined]
+        workload = (
+            self.data.get(self.add_prefix("workload_type"))
+            if self.is_bound
+            else self.initial.get("workload_type") or getattr(self.instance, "workload_type", "")
+        )
+        # A bound form takes only the posted type's presets (another kind's is a field error);
+        # the page lists every preset, those of other kinds than the brief's hidden and
+        # disabled, so that changing the type offers its own.
+        preset = self.fields["model_preset"]
+        preset.choices = preset_options(  # type: ignore[attr-defined]
+            str(workload or "") if self.is_bound else ""
+        )
+        preset.widget.workload = str(workload or "")  # type: ignore[attr-defined]
         self.fields["description"].widget.attrs["rows"] = 2
         blank_labels = {
             "weight_precision": "As the checkpoint ships",

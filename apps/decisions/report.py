@@ -20,11 +20,12 @@ from apps.core import formatting
 from apps.core.currency import BASE_CURRENCY
 from apps.core.roles import Role
 from apps.finance.forms import FIELD_LABELS, MONEY_FIELDS, SHARE_ASSUMPTIONS
-from apps.finance.lines import PLAN_WORDS, energy_per_output_text, plan_parts, plan_text
+from apps.finance.lines import PLAN_WORDS, energy_per_output_text, plan_parts
 from apps.finance.shown import shown_row
 from apps.finance.units import unit_for, unit_words
 from apps.quotes.models import TERM_LABELS
 
+from .candidate_words import API_TERM_WORDS, base_label, candidate_labels
 from .checklist import SECTIONS
 from .evidence_words import acknowledgement_words, evidence_words, warning_lines
 from .models import ChecklistAnswer
@@ -247,22 +248,25 @@ def _gpus_short(row: dict[str, Any]) -> str:
 
 
 def row_label(row: dict[str, Any], report: dict[str, Any]) -> str:
-    """provider - GPU name (system) (quote #n), or provider - model (API route #n), or a
-    serving plan's kind and GPUs."""
-    if row.get("candidate_kind") in PLAN_WORDS:
-        names = {q.get("gpu"): q.get("gpu_name") for q in report.get("quotes") or [] if q}
-        return f"{PLAN_WORDS[row['candidate_kind']]}: {plan_text(shown_row(row), names)}"
-    if row.get("candidate_kind") == "API_ROUTE":
-        return (
-            f"{row.get('provider')} - {row.get('api_model')} (API route #{row.get('api_route_id')})"
+    """provider · GPU name (system) · term, or provider · model · Per token (API), or a serving
+    plan's kind and GPUs (apps.decisions.candidate_words): the label the record gave the row
+    (none two alike), else worked out among the report's rows."""
+    if row.get("label"):
+        return str(row["label"])
+    rows = report.get("rows") or []
+    names = {
+        slug: name
+        for q in report.get("quotes") or []
+        for slug, name in (
+            (q.get("gpu"), q.get("gpu_name")),
+            (q.get("system"), q.get("system_name")),
         )
-    quote = _quotes_by_id(report).get(row.get("quote_id"))
-    system = (quote or {}).get("system_name") or row.get("system")
-    return (
-        f"{row.get('provider')} - {_gpu_words(row, quote)}"
-        + (f" in {system}" if system else "")
-        + f" (quote #{row.get('quote_id')})"
-    )
+        if slug and name
+    }
+    if not any(r is row for r in rows):
+        rows = [*rows, row]
+    labels = candidate_labels(rows, names, _quotes_by_id(report))
+    return next(label for r, label in zip(rows, labels, strict=True) if r is row)
 
 
 def _term(row: dict[str, Any]) -> str:
@@ -327,7 +331,8 @@ def alternatives_lost(report: dict[str, Any], unit: str) -> list[dict[str, str]]
     chosen_row = (report.get("chosen") or {}).get("row")
     refs = report.get("alternative_refs")
     not_costed = {e.get("quote_id"): e for e in report.get("not_costed") or [] if e.get("quote_id")}
-    picked: list[tuple[dict[str, Any] | None, str]] = []
+    # (the row, else the quote id the record names, else the label it gave)
+    picked: list[tuple[dict[str, Any] | None, Any, str]] = []
     if refs:
         for ref in refs:
             qid, rid = ref.get("quote_id"), ref.get("api_route_id")
@@ -339,25 +344,29 @@ def alternatives_lost(report: dict[str, Any], unit: str) -> list[dict[str, str]]
                 ),
                 None,
             )  # fmt: skip
-            fallback = f"quote #{qid}" if qid is not None else f"API route #{rid}"
-            picked.append((found, fallback))
+            route = _routes_by_id(report).get(rid) or {}
+            fallback = (
+                f"{route.get('provider')} · {route.get('model')} · {API_TERM_WORDS}"
+                if route
+                else "an API route not in the frozen evidence"
+            )
+            picked.append((found, qid, fallback))
     elif refs is None and report.get("alternatives"):  # a report from before alternative_refs
         by_label = {r.get("label"): r for r in rows}
-        picked = [(by_label.get(label), label) for label in report["alternatives"]]
+        picked = [(by_label.get(label), None, label) for label in report["alternatives"]]
     else:
         others = [r for r in rows if not r.get("chosen")][:MAX_IMPLIED_ALTERNATIVES]
-        picked = [(r, "") for r in others]
+        picked = [(r, None, "") for r in others]
     out = []
     seen_quotes = set()
-    for row, fallback in picked:
+    for row, qid, fallback in picked:
         if row is None:
-            qid = int(fallback.split("#")[1]) if fallback.startswith("quote #") else None
-            entry = not_costed.get(qid)
+            entry = not_costed.get(qid) if qid is not None else None
             seen_quotes.add(qid)
-            quote = _quotes_by_id(report).get(qid) or {}
+            quote = _quotes_by_id(report).get(qid) or {} if qid is not None else {}
             out.append(
                 {
-                    "label": _quote_label(quote, qid) if quote else fallback,
+                    "label": _quote_label(quote, qid) if qid is not None else fallback,
                     "term": words(quote.get("pricing_term"), TERM_LABELS) if quote else "-",
                     "unit_cost": "-",
                     "monthly": "-",
@@ -395,12 +404,11 @@ def alternatives_lost(report: dict[str, Any], unit: str) -> list[dict[str, str]]
 
 
 def _quote_label(quote: dict[str, Any], qid: Any) -> str:
-    """A frozen quote without a candidate row: provider - GPU, region (quote #n)."""
+    """A frozen quote without a candidate row: provider · GPU · term · region."""
     if not quote:
-        return f"quote #{qid}"
-    gpu = quote.get("gpu_name") or quote.get("gpu") or quote.get("system_name") or "-"
-    region = f", {quote['region']}" if quote.get("region") else ""
-    return f"{quote.get('provider')} - {gpu}{region} (quote #{qid})"
+        return "a quote not in the frozen evidence"
+    label = base_label({}, {}, quote)
+    return f"{label} · {quote['region']}" if quote.get("region") else label
 
 
 # The alternatives shown when the record names none: the table's next rows (the rest are in
@@ -528,7 +536,8 @@ def _vendor_facts(
             months = commitment_months_of(p.get("pricing_term"), p.get("minimum_commitment_months"))
             part_term = words(p.get("pricing_term"), TERM_LABELS)
             bound = f", {months}-month commitment" if months else ", no commitment"
-            terms.append(f"quote #{p.get('id')} ({p.get('provider')}): {part_term}{bound}")
+            gpu = p.get("gpu_name") or p.get("gpu") or p.get("system_name") or "-"
+            terms.append(f"{p.get('provider')} · {gpu}: {part_term}{bound}")
         facts.append(("Vendor commitment", "; ".join(terms)))
         return facts
     term = row.get("pricing_term") or evidence.get("pricing_term")

@@ -13,10 +13,10 @@ from django.urls import reverse
 
 from apps.core.models import Team
 from apps.core.roles import Role, roles_of
-from apps.finance.lines import PLAN_WORDS, plan_text
-from apps.finance.shown import shown_row
+from apps.finance.lines import PLAN_WORDS
 from apps.quotes.models import Quote
 
+from .candidate_words import API_TERM_WORDS, base_label, candidate_labels
 from .checklist import (
     MUST_HAVE,
     QUESTION_KEYS,
@@ -97,15 +97,18 @@ def record_verify(record: DecisionRecord) -> dict[str, Any]:
 # --- What changed since freezing ------------------------------------------------------------
 
 
-def _versions_changed(kind: str, frozen: dict[str, Any], now: dict[str, Any]) -> list[str]:
+def _versions_changed(
+    kind: str, frozen: dict[str, Any], now: dict[str, Any], names: dict[str, str]
+) -> list[str]:
+    """Each frozen quote or route that changed or is gone, by its words (``names``: id ->
+    "provider · GPU · term"), not its id."""
     changes = []
     for key in sorted(frozen, key=int):
+        what = f"the {kind} {names[key]}" if key in names else f"a frozen {kind}"
         if key not in now:
-            changes.append(f"{kind} #{key} no longer exists")
+            changes.append(f"{what} no longer exists")
         elif now[key] != frozen[key]:
-            changes.append(
-                f"{kind} #{key} changed since freezing (version {frozen[key]} → {now[key]})"
-            )
+            changes.append(f"{what} changed since freezing (version {frozen[key]} → {now[key]})")
     return changes
 
 
@@ -137,8 +140,17 @@ def inputs_changed(record: DecisionRecord) -> list[str]:
             f"the brief changed since freezing "
             f"(version {frozen.get('brief_version')} → {now['brief_version']})"
         )
-    changes += _versions_changed("quote", frozen.get("quotes", {}), now["quotes"])
-    changes += _versions_changed("API route", frozen.get("api_routes", {}), now["api_routes"])
+    snap = record.snapshot
+    quote_names = {str(q["id"]): _quote_words(q) for q in snap.get("quotes", []) if "id" in q}
+    route_names = {
+        str(r["id"]): f"{r.get('provider')} · {r.get('model')}"
+        for r in snap.get("api_routes", [])
+        if "id" in r
+    }
+    changes += _versions_changed("quote", frozen.get("quotes", {}), now["quotes"], quote_names)
+    changes += _versions_changed(
+        "API route", frozen.get("api_routes", {}), now["api_routes"], route_names
+    )
     runs_then, runs_now = set(frozen.get("benchmark_runs", [])), set(now["benchmark_runs"])
     if runs_now - runs_then:
         changes.append("benchmark runs were added")
@@ -284,20 +296,38 @@ def catalog_names(snapshot: dict[str, Any]) -> dict[str, str]:
     return names
 
 
-def candidate_label(row: dict[str, Any], names: dict[str, str] | None = None) -> str:
-    """provider · GPUs (system) (quote #n), the GPU and system by name where ``names`` (slug ->
-    name) has them."""
-    names = names or {}
-    if row.get("candidate_kind") == "API_ROUTE":
-        return (
-            f"{row.get('provider')} · {row.get('api_model')} (API route #{row.get('api_route_id')})"
-        )
-    if row.get("candidate_kind") in PLAN_WORDS:
-        return f"{PLAN_WORDS[row['candidate_kind']]}: {plan_text(shown_row(row), names)}"
-    gpu_name = names.get(row.get("gpu") or "", row.get("gpu"))
-    gpu = f"{row.get('gpu_count')}\u00d7 {gpu_name}" if row.get("gpu_count") else gpu_name
-    system = f" ({names.get(row['system'], row['system'])})" if row.get("system") else ""
-    return f"{row.get('provider')} · {gpu}{system} (quote #{row.get('quote_id')})"
+#: A candidate the record names but did not freeze (a record from before its evidence was kept).
+NOT_FROZEN = "a candidate not in the frozen evidence"
+
+
+def candidate_label(
+    row: dict[str, Any], names: dict[str, str] | None = None, quote: dict[str, Any] | None = None
+) -> str:
+    """provider · GPU name (system) · term in words (apps.decisions.candidate_words), the GPU
+    and system by name where ``names`` (slug -> name) or the frozen ``quote`` has them; a
+    table's rows are labelled together (``candidate_labels``) so that no two read alike."""
+    return base_label(row, names or {}, quote or {})
+
+
+def frozen_quotes(snapshot: dict[str, Any]) -> dict[Any, dict[str, Any]]:
+    return {q.get("id"): q for q in snapshot.get("quotes", [])}
+
+
+def labelled_rows(snapshot: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+    """The frozen candidate table's rows, each with its label (none two alike)."""
+    rows = snapshot.get("candidate_table", {}).get("rows", [])
+    labels = candidate_labels(rows, catalog_names(snapshot), frozen_quotes(snapshot))
+    return list(zip(rows, labels, strict=True))
+
+
+def _label_of(snapshot: dict[str, Any], row: dict[str, Any]) -> str:
+    return next((label for r, label in labelled_rows(snapshot) if r is row), "")
+
+
+def _quote_words(evidence: dict[str, Any]) -> str:
+    """A frozen quote without a row: provider · GPU · term, region."""
+    label = base_label({}, {}, evidence)
+    return f"{label} · {evidence['region']}" if evidence.get("region") else label
 
 
 def _is_row(row: dict[str, Any], *, quote_id: Any, api_route_id: Any, plan: Any = None) -> bool:
@@ -319,14 +349,13 @@ def chosen_candidate(record: DecisionRecord) -> dict[str, Any]:
     if plan:
         ids = chosen.get("plan_quote_ids") or []
         parts = [q for q in snap.get("quotes", []) if q["id"] in ids]
-        names = catalog_names(snap)
         return {
             "kind": "plan",
             "plan": plan,
             "quote_id": None,
             "api_route_id": None,
             "plan_quote_ids": ids,
-            "label": candidate_label(row, names) if row else PLAN_WORDS.get(plan, plan),
+            "label": _label_of(snap, row) if row else PLAN_WORDS.get(plan, plan),
             "provider": ", ".join(dict.fromkeys(q["provider"] for q in parts)),
             "row": row,
             "evidence": parts[0] if parts else None,
@@ -339,17 +368,13 @@ def chosen_candidate(record: DecisionRecord) -> dict[str, Any]:
         evidence = next((r for r in snap.get("api_routes", []) if r["id"] == rid), None)
         kind = "api_route"
     if row is not None:
-        label = candidate_label(row, catalog_names(snap))
+        label = _label_of(snap, row)
     elif evidence is not None and kind == "quote":
-        what = (
-            evidence.get("gpu_name") or evidence["gpu"]
-            or evidence.get("system_name") or evidence["system"]
-        )  # fmt: skip
-        label = f"{evidence['provider']} · {what} (quote #{qid})"
+        label = _quote_words(evidence)
     elif evidence is not None:
-        label = f"{evidence['provider']} · {evidence['model']} (API route #{rid})"
+        label = f"{evidence['provider']} · {evidence['model']} · {API_TERM_WORDS}"
     else:
-        label = f"{kind} #{qid or rid}"
+        label = NOT_FROZEN
     return {
         "kind": kind,
         "quote_id": qid,
@@ -366,9 +391,8 @@ def candidate_rows(record: DecisionRecord) -> list[dict[str, Any]]:
     snap = record.snapshot
     chosen = snap.get("chosen", {})
     alternatives = record.alternatives or []
-    names = catalog_names(snap)
     rows = []
-    for row in snap.get("candidate_table", {}).get("rows", []):
+    for row, label in labelled_rows(snap):
         is_chosen = _is_row(
             row,
             quote_id=chosen.get("quote_id"),
@@ -382,7 +406,7 @@ def candidate_rows(record: DecisionRecord) -> list[dict[str, Any]]:
         rows.append(
             {
                 **row,
-                "label": candidate_label(row, names),
+                "label": label,
                 "chosen": is_chosen,
                 "alternative": is_alternative and not is_chosen,
             }
@@ -391,20 +415,28 @@ def candidate_rows(record: DecisionRecord) -> list[dict[str, Any]]:
 
 
 def alternatives_described(record: DecisionRecord) -> list[dict[str, Any]]:
-    rows = record.snapshot.get("candidate_table", {}).get("rows", [])
-    names = catalog_names(record.snapshot)
+    snap = record.snapshot
+    labelled = labelled_rows(snap)
+    quotes = frozen_quotes(snap)
     described = []
     for alt in record.alternatives or []:
         qid, rid = alt.get("quote_id"), alt.get("api_route_id")
-        row = next((r for r in rows if _is_row(r, quote_id=qid, api_route_id=rid)), None)
+        found = next(
+            ((r, label) for r, label in labelled if _is_row(r, quote_id=qid, api_route_id=rid)),
+            None,
+        )
+        if found is not None:
+            label = found[1]
+        elif qid is not None and qid in quotes:
+            label = _quote_words(quotes[qid])
+        else:
+            label = NOT_FROZEN
         described.append(
             {
                 "quote_id": qid,
                 "api_route_id": rid,
-                "label": candidate_label(row, names)
-                if row
-                else (f"quote #{qid}" if qid is not None else f"API route #{rid}"),
-                "row": row,
+                "label": label,
+                "row": found[0] if found else None,
             }
         )
     return described

@@ -25,7 +25,6 @@ from apps.engine.capacity_model import CapacityOption
 from apps.engine.costing import PricingTerm
 from apps.engine.costing_breakeven import capacity_option_for_term
 from apps.finance import charts
-from apps.finance.lines import catalog_names
 from apps.finance.selectors import ranking_for_brief
 from apps.finance.shown import shown_rows
 from apps.finance.units import unit_words
@@ -33,6 +32,7 @@ from apps.quotes.models import ApiRoute, Quote
 from apps.quotes.selectors import quote_get_for_user
 
 from . import services
+from .candidate_words import API_TERM_WORDS, candidate_labels
 from .checklist import QUESTIONS
 from .exports import decision_record_csv
 from .forms import (
@@ -150,9 +150,9 @@ def decision_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
     currency, unit = snap_table.get("currency") or "USD", unit_words(snap_table.get("unit"))
     figures = []
     if any(r["effective_unit_cost"] is not None for r in rows):
-        shown = shown_rows(rows)
-        charts.label_rows(shown, catalog_names(shown)[0])  # GPUs by their catalog names
-        figure = charts.unit_cost_figure(shown, unit, currency)
+        for r in rows:  # the bars read as the table's rows (told apart by region, not ids)
+            r["chart_label"] = r["label"]
+        figure = charts.unit_cost_figure(shown_rows(rows), unit, currency)
         figures.append(("decision-unit-cost-chart", "decision-unit-cost-data", figure))
     chosen = chosen_candidate(record)
     live_checklist = (
@@ -237,14 +237,15 @@ def _candidates(
         if row["api_route_id"] is not None and row["api_route_id"] == except_route:
             continue
         key = encode_candidate(quote_id=row["quote_id"], api_route_id=row["api_route_id"])
-        label = candidate_label(row, names)
-        if row.get("pricing_term"):
-            label = label.replace(
-                " (quote #",
-                f" · {dict(Quote.PricingTerm.choices).get(row['pricing_term'], '')} (quote #",
-            )
-        choices.append((key, label))
-    return choices
+        choices.append((key, row))
+    rows = [row for _, row in choices]
+    quote_ids = [r["quote_id"] for r in rows if r["quote_id"] is not None]
+    quotes: dict[Any, dict[str, Any]] = {
+        q["id"]: dict(q)
+        for q in Quote.objects.filter(pk__in=quote_ids).values("id", "region", "quote_date")
+    }
+    labels = candidate_labels(rows, names, quotes)
+    return [(key, label) for (key, _), label in zip(choices, labels, strict=True)]
 
 
 def _chosen_from_query(
@@ -290,10 +291,10 @@ def decision_create_page(request: HttpRequest) -> HttpResponse:
     if quote is not None:
         term = quote.get_pricing_term_display()  # type: ignore[attr-defined]
         label = f"{quote.provider.name} · {quote.gpu or quote.system} · {term}"
-        label += f" (quote #{quote.pk})"
+        label += f" · {quote.region}" if quote.region else ""
         capacity = capacity_option_for_quote(quote)
     elif route is not None:
-        label = f"{route.provider.name} · {route.model} (API route #{route.pk})"
+        label = f"{route.provider.name} · {route.model} · {API_TERM_WORDS}"
         capacity = CapacityOption.API
     elif plan_row is not None:
         names = dict(Gpu.objects.values_list("slug", "name"))

@@ -13,6 +13,7 @@ from decimal import (
     Overflow,
 )
 
+from apps.engine import money_text
 from apps.engine.costing_constants import (
     BYTES_PER_GB,
     EGRESS_BYTES_PER_CLIP,
@@ -139,20 +140,41 @@ def owned_gpu_month(
     )
 
 
+#: How the owned GPU-month's note names an input the quote left to the finance defaults.
+DEFAULTED_WORDS = {
+    "power_kw_per_gpu": "power a GPU",
+    "pue": "PUE",
+    "electricity_per_kwh": "electricity price",
+    "hosting_per_kw_month": "hosting price",
+    "ops_hours_per_month": "operations hours",
+}
+
+
 def owned_note(owned: OwnedGpuMonth, currency: str) -> str:
-    """The owned GPU-month in words, with every input (a row's notes, the decision record)."""
-    defaults = f"; finance defaults for {', '.join(owned.defaulted)}" if owned.defaulted else ""
+    """The owned GPU-month in words, with every input (a row's notes, the decision record);
+    every amount in ``currency`` as the pages write money (apps.engine.money_text)."""
+
+    def cash(amount: Decimal) -> str:
+        return money_text.money(amount, currency)
+
+    def per(amount: Decimal, unit: str) -> str:
+        return money_text.rate(amount, currency, unit)
+
+    defaulted = [DEFAULTED_WORDS.get(name, name) for name in owned.defaulted]
+    defaults = f"; finance defaults for {', '.join(defaulted)}" if defaulted else ""
     modelled = owned.average_kw_per_gpu != owned.kw_per_gpu
     drawn = " on average (energy model at this candidate's utilisation)" if modelled else ""
     return (
-        f"owned GPU: capex {owned.capex_per_gpu:.2f} / {owned.depreciation_months} months = "
-        f"{owned.depreciation:.2f}; power {owned.average_kw_per_gpu:.3f} kW{drawn} x PUE "
-        f"{owned.pue} x 730 h x "
-        f"{owned.electricity_per_kwh:.4f}/kWh = {owned.power:.2f}; hosting {owned.kw_per_gpu:.3f} "
-        f"kW x {owned.hosting_per_kw_month:.2f}/kW-month = {owned.hosting:.2f}; operations "
-        f"{owned.ops_hours_per_month} h x {owned.labour_rate_per_hour:.2f}/h = "
-        f"{owned.operations:.2f}; {owned.total:.2f} {currency} per GPU-month "
-        f"({owned.total / HOURS_PER_MONTH:.4f}/GPU-h){defaults}"
+        f"owned GPU: capex {cash(owned.capex_per_gpu)} / "
+        f"{owned.depreciation_months} months = {cash(owned.depreciation)}; "
+        f"power {owned.average_kw_per_gpu:.3f} kW{drawn} x PUE {owned.pue} x "
+        f"{HOURS_PER_MONTH} h x {per(owned.electricity_per_kwh, 'kWh')} = "
+        f"{cash(owned.power)}; hosting {owned.kw_per_gpu:.3f} kW x "
+        f"{per(owned.hosting_per_kw_month, 'kW-month')} = "
+        f"{cash(owned.hosting)}; operations {owned.ops_hours_per_month} h x "
+        f"{per(owned.labour_rate_per_hour, 'h')} = "
+        f"{cash(owned.operations)}; {cash(owned.total)} per GPU-month "
+        f"({per(owned.total / HOURS_PER_MONTH, 'GPU-hour')}){defaults}"
     )
 
 

@@ -261,9 +261,25 @@ def pareto_front(points: list[tuple[float, float, str]]) -> list[tuple[float, fl
     return front
 
 
-# The scatter writes the label of the best-ranked this many candidates beside their points;
-# more labels than this overlap on a 440 px plot (each of the others names itself on hover).
-SCATTER_LABELS = 12
+# Every point on the scatter is labelled (issue 27: "every candidate on each scatter, with
+# its label"); each label is placed where it covers no other label and no point, in the
+# plot's pixels at the narrowest the finance page draws it at 1,440 px: beside its point at
+# one of Plotly's text positions, else pulled out on a leader line (an annotation).
+# The plot area's width and height in px: the 1,440 px page's content less the legend beside
+# it and the axes' margins (the narrowest it is drawn: a wider plot only spreads the labels).
+PLOT_WIDTH_PX, PLOT_HEIGHT_PX = 760, 300
+# An 11 px label's glyphs average 0.6 em (Plotly's default Open Sans / Arial), its line 14 px.
+LABEL_CHAR_PX, LABEL_LINE_PX = 6.6, 14.0
+# A marker's half size (size 9) and the gap Plotly leaves between it and a text position.
+MARKER_HALF_PX, TEXT_GAP_PX = 5.0, 4.0
+# Plotly's text positions, tried in this order (beside first: reads as a list).
+TEXT_POSITIONS = (
+    "middle right", "middle left", "top center", "bottom center",
+    "top right", "bottom right", "top left", "bottom left",
+)  # fmt: skip
+# The leader lines' lengths (px) and directions tried when no text position is free.
+LEADER_PX = (28, 44, 60, 80, 104, 132, 164)
+LEADER_DEGREES = (0, 180, 30, 330, 150, 210, 60, 300, 120, 240, 90, 270)
 # The latency axis spans at least this share of the largest latency: candidates a few ms apart
 # (replicas of one GPU) otherwise stretch 2 ms across the plot under repeated tick labels.
 MIN_LATENCY_SPAN = 0.2
@@ -315,12 +331,89 @@ def _log_ticks(values: list[float]) -> dict[str, Any]:
     }
 
 
+Box = tuple[float, float, float, float]  # left, top, right, bottom (px, y down)
+
+
+def labels_overlap(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _text_box(px: float, py: float, width: float, position: str) -> Box:
+    """The box Plotly draws a label in at ``position`` beside the point at (px, py)."""
+    vertical, _, horizontal = position.partition(" ")
+    off = MARKER_HALF_PX + TEXT_GAP_PX
+    if horizontal == "right":
+        left = px + (off if vertical == "middle" else TEXT_GAP_PX)
+    elif horizontal == "left":
+        left = px - (off if vertical == "middle" else TEXT_GAP_PX) - width
+    else:
+        left = px - width / 2
+    if vertical == "top":
+        top = py - off - LABEL_LINE_PX
+    elif vertical == "bottom":
+        top = py + off
+    else:
+        top = py - LABEL_LINE_PX / 2
+    return (left, top, left + width, top + LABEL_LINE_PX)
+
+
+def place_labels(
+    points: list[tuple[float, float, str]], x_range: tuple[float, float],
+    log_y_range: tuple[float, float],
+) -> list[tuple[str, tuple[float, float] | None, Box]]:  # fmt: skip
+    """Where each point's label goes, in the points' order (the best-ranked first gets the
+    first choice): (text position, None) beside it, or ("", (ax, ay)) on a leader line of that
+    pixel offset; with the box it takes. No box covers another, nor any point, wherever a
+    free place exists among ``TEXT_POSITIONS`` and the leader lines; the last resort is the
+    least crowded leader line."""
+    x0, x1 = x_range
+    y0, y1 = log_y_range
+    xs = [(x - x0) / ((x1 - x0) or 1) * PLOT_WIDTH_PX for x, _, _ in points]
+    ys = [
+        (1 - (math.log10(y) - y0) / ((y1 - y0) or 1)) * PLOT_HEIGHT_PX if y > 0 else 0.0
+        for _, y, _ in points
+    ]
+    taken: list[Box] = [
+        (px - MARKER_HALF_PX, py - MARKER_HALF_PX, px + MARKER_HALF_PX, py + MARKER_HALF_PX)
+        for px, py in zip(xs, ys, strict=True)
+    ]
+    out: list[tuple[str, tuple[float, float] | None, Box]] = []
+    for (_, _, label), px, py in zip(points, xs, ys, strict=True):
+        width = len(label) * LABEL_CHAR_PX
+        own = (px - MARKER_HALF_PX, py - MARKER_HALF_PX, px + MARKER_HALF_PX, py + MARKER_HALF_PX)
+        others = [b for b in taken if b != own]
+        choices: list[tuple[str, tuple[float, float] | None, Box]] = [
+            (position, None, _text_box(px, py, width, position)) for position in TEXT_POSITIONS
+        ]
+        for length in LEADER_PX:
+            for degrees in LEADER_DEGREES:
+                ax = length * math.cos(math.radians(degrees))
+                ay = -length * math.sin(math.radians(degrees))
+                # Plotly centres the text on the leader's end; beside, it reaches outwards.
+                cx = px + ax + (width / 2 if ax > 1 else -width / 2 if ax < -1 else 0)
+                cy = py + ay
+                box = (cx - width / 2, cy - LABEL_LINE_PX / 2, cx + width / 2,
+                       cy + LABEL_LINE_PX / 2)  # fmt: skip
+                choices.append(("", (cx - px, ay), box))
+        inside = [
+            c for c in choices
+            if c[2][1] >= -LABEL_LINE_PX and c[2][3] <= PLOT_HEIGHT_PX + LABEL_LINE_PX
+        ] or choices  # fmt: skip
+        free = next((c for c in inside if not any(labels_overlap(c[2], b) for b in others)), None)
+        if free is None:
+            free = min(inside, key=lambda c: sum(labels_overlap(c[2], b) for b in others))
+        out.append(free)
+        taken.append(free[2])
+    return out
+
+
 def cost_vs_latency_figure(
     rows: Sequence[ShownRow], currency: str, unit: str = ""
 ) -> dict[str, Any]:
-    """Each candidate's unit cost against its p95 latency, every costed candidate on it: one
-    without a latency figure (a model API route) left of a dotted line, in the legend as such;
-    the best-ranked ``SCATTER_LABELS`` labelled beside their points, every point on hover. The
+    """Each candidate's unit cost against its p95 latency, every costed candidate on it with
+    its label: one without a latency figure (a model API route) left of a dotted line, in the
+    legend as such. Each label sits beside its point where it covers no other label or point,
+    else on a leader line (``place_labels``); every point names itself on hover too. The
     Pareto front runs only through candidates that meet the brief (one that fails it is no
     trade-off on offer) and have a latency."""
     costed = [r for r in rows if r["effective_unit_cost"] is not None]
@@ -331,38 +424,66 @@ def cost_vs_latency_figure(
     divider = lo - NO_LATENCY_ROOM * span / 2
     no_latency_x = lo - NO_LATENCY_ROOM * span * 3 / 4
 
-    def points(meets: bool | None) -> list[tuple[float, float, str, bool]]:
+    def x_of(r: ShownRow) -> float:
+        return float(r["p95_latency_ms"]) if r["p95_latency_ms"] is not None else no_latency_x
+
+    left = no_latency_x - NO_LATENCY_ROOM * span / 4 if any(
+        r["p95_latency_ms"] is None for r in costed
+    ) else lo - 0.1 * span  # fmt: skip
+    xaxis: dict[str, Any] = {
+        "title": {"text": "p95 end-to-end latency (ms)"},
+        "tickformat": ",~r",
+        "range": [left, hi + LABEL_ROOM * span],
+    }
+    y_ticks = _log_ticks([_unit_cost(r) for r in costed]) if costed else {}
+    placed = place_labels(
+        [(x_of(r), _unit_cost(r), label) for r, label in zip(costed, labels, strict=True)],
+        (xaxis["range"][0], xaxis["range"][1]),
+        tuple(y_ticks.get("range") or (0.0, 1.0)),  # type: ignore[arg-type]
+    )
+
+    def points(meets: bool | None) -> list[tuple[float, float, str, int]]:
         out = []
         for i, (r, label) in enumerate(zip(costed, labels, strict=True)):
             latency = r["p95_latency_ms"]
             has = latency is not None
             if (meets is None) == has or (has and bool(r["meets_constraints"]) is not meets):
                 continue
-            x = float(latency) if latency is not None else no_latency_x
-            out.append((x, _unit_cost(r), label, i < SCATTER_LABELS))
+            out.append((x_of(r), _unit_cost(r), label, i))
         return out
 
     meeting, failing, unknown = points(True), points(False), points(None)
     front = pareto_front([(x, y, label) for x, y, label, _ in meeting])
     units = f"{currency} {unit}".strip()
 
-    def markers(name: str, pts: list[tuple[float, float, str, bool]], colour: str, hover: str):
+    def markers(name: str, pts: list[tuple[float, float, str, int]], colour: str, hover: str):
         return {
             "type": "scatter",
             "mode": "markers+text",
             "name": name,
             "x": [p[0] for p in pts],
             "y": [p[1] for p in pts],
-            # Shown beside the point for the best-ranked; every point names itself on hover.
-            "text": [p[2] if p[3] else "" for p in pts],
+            # Beside its point where that covers nothing; else on a leader line (annotations).
+            "text": [p[2] if placed[p[3]][0] else "" for p in pts],
             "customdata": [p[2] for p in pts],
-            "textposition": "middle right",
+            "textposition": [placed[p[3]][0] or "middle right" for p in pts],
             "textfont": {"size": 11, "color": TEXT_COLOUR},
             "cliponaxis": False,
             "marker": {"color": colour, "size": 9},
             "hovertemplate": "%{customdata}<br>" + hover + "<extra></extra>",
         }
 
+    annotations = [
+        {
+            # Plotly places annotations on a log axis by the log of the value.
+            "x": x, "y": math.log10(y), "xref": "x", "yref": "y", "text": label,
+            "ax": round(offset[0]), "ay": round(offset[1]), "showarrow": True,
+            "arrowhead": 0, "arrowwidth": 1, "arrowcolor": BREAK_EVEN_COLOUR,
+            "font": {"size": 11, "color": TEXT_COLOUR},
+        }
+        for x, y, label, i in meeting + failing + unknown
+        if (offset := placed[i][1]) is not None
+    ]  # fmt: skip
     data: list[dict[str, Any]] = [
         {
             "type": "scatter",
@@ -393,12 +514,6 @@ def cost_vs_latency_figure(
                 "line": {"dash": "dot", "width": 1, "color": BREAK_EVEN_COLOUR},
             }
         )  # fmt: skip
-    left = no_latency_x - NO_LATENCY_ROOM * span / 4 if unknown else lo - 0.1 * span
-    xaxis: dict[str, Any] = {
-        "title": {"text": "p95 end-to-end latency (ms)"},
-        "tickformat": ",~r",
-        "range": [left, hi + LABEL_ROOM * span],
-    }
     if known:
         # Ticks only right of the dotted line: none at a latency no candidate can have.
         xaxis["tickvals"] = _nice_ticks(max(divider, 0.0) if unknown else left, xaxis["range"][1])
@@ -409,12 +524,9 @@ def cost_vs_latency_figure(
         "layout": {
             "title": {"text": f"Unit cost vs p95 end-to-end latency ({units})"},
             "xaxis": xaxis,
-            "yaxis": {
-                "title": {"text": units},
-                "type": "log",
-                **_log_ticks([_unit_cost(r) for r in costed]),
-            },
+            "yaxis": {"title": {"text": units}, "type": "log", **y_ticks},
             "shapes": shapes,
+            "annotations": annotations,
             "legend": LEGEND_BESIDE,
             "height": 440,
             "font": FONT,

@@ -1,7 +1,8 @@
 // The brief form shows only the fields of the chosen workload type. Each field's wrapper
 // names the types it applies to (data-workloads; empty: every type). Without this script
 // every field shows, grouped, and the server empties the ones the type has no use for.
-// A field with an error always shows, so that no error is hidden.
+// A field with an error always shows, so that no error is hidden. The model presets list
+// only those of the chosen type (data-workloads on each option).
 (function () {
   "use strict";
   function update(form, select) {
@@ -17,6 +18,18 @@
         mark.hidden = !chosen || needed.indexOf(chosen) === -1;
       }
     });
+    // The model presets of the chosen type only (an image brief takes a diffusion model).
+    var preset = document.getElementById("id_model_preset");
+    if (preset) {
+      preset.querySelectorAll("option[data-workloads]").forEach(function (option) {
+        var serves = option.dataset.workloads.split(" ");
+        var offered = !chosen || serves.indexOf(chosen) !== -1;
+        option.hidden = !offered;
+        option.disabled = !offered;
+      });
+      var picked = preset.options[preset.selectedIndex];
+      if (picked && picked.disabled) { preset.value = ""; }
+    }
     form.querySelectorAll("fieldset[data-group]").forEach(function (set) {
       var shown = set.querySelectorAll("[data-workloads]:not([hidden])").length;
       set.hidden = shown === 0;

@@ -73,3 +73,21 @@ class TestBriefPagesByType:
         assert not visible(page, "ttft_target_ms")
         shot(page, "brief-form-qlora")
         assert page.console_errors == []
+
+    def test_the_preset_list_offers_only_the_chosen_type_s_models(
+        self, page, live_server, catalog, make_user
+    ):
+        make_user(Role.PLATFORM, username="pat")
+        sign_in(page, live_server, "pat")
+        page.goto(f"{live_server.url}/briefs/new/")
+        offered = """() => [...document.querySelectorAll('#id_model_preset option')]
+            .filter(o => o.value && !o.disabled && !o.hidden).map(o => o.value)"""
+        page.select_option("#id_workload_type", "REALTIME_INFERENCE")
+        page.select_option("#id_model_preset", "llama-3.1-8b")
+        serving = page.evaluate(offered)
+        assert "llama-3.1-8b" in serving and "sdxl" not in serving
+        page.select_option("#id_workload_type", "IMAGE_GENERATION")
+        assert sorted(page.evaluate(offered)) == ["flux.1-dev", "sdxl"]
+        # the language model chosen before is no longer the choice
+        assert page.eval_on_selector("#id_model_preset", "s => s.value") == ""
+        assert page.console_errors == []

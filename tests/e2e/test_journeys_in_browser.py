@@ -77,7 +77,7 @@ class Journey:
         through them all."""
         self.page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
 
-    def look(self, name: str, *, allow: tuple[str, ...] = ()) -> str:
+    def look(self, name: str, *, allow: tuple[str, ...] = (), ids: bool = False) -> str:
         """Screenshot the whole page and check what a person sees (tests/e2e/visible_text.py);
         returns the visible text."""
         page = self.page
@@ -91,7 +91,7 @@ class Journey:
             "[document.documentElement.scrollWidth, window.innerWidth]"
         )  # fmt: skip
         assert scroll <= inner, f"{where}: {scroll} px wide in a {inner} px window"
-        text = check_page(page, where, allow=allow)
+        text = check_page(page, where, allow=allow, ids=ids)
         assert not page.console_errors, f"{where}: {page.console_errors}"
         return text
 
@@ -421,7 +421,7 @@ def test_approvers_approve_and_the_pdf_carries_the_commercial_summary(
         j.go(f"/decisions/{record.pk}/")
         assert role.capitalize() in page.inner_text("#pending-roles")
         assert "SOC 2" in page.inner_text("#checklist-warnings")
-        j.look(f"record-before-{role}")
+        j.look(f"record-before-{role}", ids=True)  # candidates in words, not "quote #12"
         # Without the acknowledgement the browser keeps the form (the box is required); the
         # server refuses it too (tests/integration/test_decision_evidence.py).
         page.check(f"#acknowledge-{role}")
@@ -433,9 +433,9 @@ def test_approvers_approve_and_the_pdf_carries_the_commercial_summary(
     approvals = page.inner_text("#approvals")
     assert "Finance: SOC 2 report promised by March." in approvals
     assert "Acknowledged 1 checklist warning." in approvals
-    j.look("record-approved")
+    j.look("record-approved", ids=True)
     j.open_sections()  # the audit trail and every other collapsed section, read too
-    j.look("record-approved-open")
+    j.look("record-approved-open", ids=True)
 
     with page.expect_download() as download:
         page.click("#export-pdf")
@@ -464,7 +464,7 @@ def test_approvers_approve_and_the_pdf_carries_the_commercial_summary(
     # The approvers' comments reach the PDF's approvals table.
     assert "SOC 2 report promised" in text
     # The PDF reads as the pages do: no raw float, scientific notation, code name or slug.
-    findings = text_findings(text, "pdf", slugs=catalog_slugs())
+    findings = text_findings(text, "pdf", slugs=catalog_slugs(), ids=True)
     assert not findings.problems, findings.message()
     pdf_pages_to_png(pdf, "journey-approvers-pdf")
 

@@ -26,6 +26,9 @@ MAX_DIGITS = 6
 NUMBER_TOKEN = re.compile(r"(?<![\w.,])\d[\d.,]*(?![\w])")
 # Numbers that are names, not figures: a standard's number (ISO 27001).
 NAMED_NUMBER = re.compile(r"\b(?:ISO|IEC|RFC|SOC)\s?$")
+#: A candidate named by its id ("quote #12", "API route #3"): the decision record and its PDF
+#: name candidates in words (apps.decisions.candidate_words), so the journeys reject ids there.
+CANDIDATE_ID = re.compile(r"\b(?:quote|API route) #\d+", re.IGNORECASE)
 SCIENTIFIC = re.compile(r"(?<![\w.])\d+(?:\.\d+)?[eE][+-]?\d+(?![\w.])")
 UPPER_SNAKE = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
 SNAKE_CASE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
@@ -152,9 +155,13 @@ def text_findings(
     *,
     allow: tuple[str, ...] = (),
     slugs: frozenset[str] = frozenset(),
+    ids: bool = False,
 ) -> Findings:
-    """What a person must not read in ``text`` (see the module's docstring)."""
+    """What a person must not read in ``text`` (see the module's docstring); with ``ids``,
+    candidates named by their ids ("quote #12") too."""
     findings = Findings(where)
+    if ids:
+        findings.add("candidate ids", CANDIDATE_ID.findall(text))
     allowed = {*allow, *FILE_KEYS, *TOOL_NAMES}
     for pattern, what in ((UPPER_SNAKE, "code names"), (SNAKE_CASE, "code names")):
         findings.add(what, [m for m in pattern.findall(text) if m not in allowed])
@@ -191,14 +198,16 @@ def label_findings(fields: list[list[str]], where: str) -> Findings:
     return findings
 
 
-def check_page(page, where: str, *, allow: tuple[str, ...] = ()) -> str:
-    """Fail with every finding on the page as it is now; returns the visible text."""
+def check_page(page, where: str, *, allow: tuple[str, ...] = (), ids: bool = False) -> str:
+    """Fail with every finding on the page as it is now (with ``ids``, candidate ids too);
+    returns the visible text."""
     text = "\n".join(page.evaluate(VISIBLE_TEXT_JS))
     findings = text_findings(
         text,
         where,
         allow=allow,
         slugs=catalog_slugs(),
+        ids=ids,
     )
     for what, found in label_findings(page.evaluate(NUMBER_FIELDS_JS), where).problems.items():
         findings.add(what, found)

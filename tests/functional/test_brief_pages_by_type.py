@@ -356,3 +356,70 @@ class TestBriefApiBounds:
     def test_a_sane_brief_still_saves(self, api):
         response = self.post(api)
         assert response.status_code == 201, response.content
+
+
+def media_brief(team, **changes):
+    return BriefFactory(
+        team=team, workload_type="IMAGE_GENERATION", model_preset="sdxl",
+        weight_precision="FP16", kv_cache_precision="", input_tokens_p50=None,
+        input_tokens_p95=None, output_tokens_p50=None, output_tokens_p95=None,
+        image_width=1024, image_height=1024, success_unit="IMAGE", ttft_target_ms=None,
+        itl_target_ms=None, latency_percentile="OFFLINE", **changes,
+    )  # fmt: skip
+
+
+def offered_presets(html):
+    """The preset options a person can pick: those neither hidden nor disabled."""
+    select = html[
+        html.index('id="id_model_preset"') : html.index(
+            "</select>", html.index('id="id_model_preset"')
+        )
+    ]
+    return {
+        value
+        for value, attrs in re.findall(r'<option value="([^"]+)"([^>]*)>', select)
+        if "hidden" not in attrs and "disabled" not in attrs
+    }
+
+
+class TestPresetsOfTheBriefsKind:
+    def test_an_image_brief_offers_only_diffusion_presets(self, catalog, page, team):
+        brief = media_brief(team)
+
+        offered = offered_presets(page.get(f"/briefs/{brief.pk}/edit/").content.decode())
+
+        assert offered == {"sdxl", "flux.1-dev"}
+
+    def test_a_language_brief_offers_no_diffusion_or_embedding_preset(self, catalog, page, team):
+        brief = qlora_brief(team)
+
+        offered = offered_presets(page.get(f"/briefs/{brief.pk}/edit/").content.decode())
+
+        assert "llama-3.1-70b" in offered
+        assert not offered & {"sdxl", "flux.1-dev", "bge-large-en-v1.5", "e5-large"}
+
+    def test_each_preset_names_the_types_it_serves_for_the_script(self, catalog, page):
+        html = page.get("/briefs/new/").content.decode()
+        serves = dict(re.findall(r'<option value="([^"]+)" data-workloads="([^"]*)"', html))
+        assert serves["sdxl"].split() == ["IMAGE_GENERATION", "VIDEO_GENERATION"]
+        assert "IMAGE_GENERATION" not in serves["llama-3.1-8b"].split()
+        assert "EMBEDDINGS" in serves["bge-large-en-v1.5"].split()
+
+    def test_a_language_preset_on_an_image_brief_is_a_field_error_and_saves_nothing(
+        self, catalog, page, team
+    ):
+        data = post_data(
+            team, workload_type="IMAGE_GENERATION", model_preset="llama-3.1-8b",
+            success_unit="IMAGE", image_width="1024", image_height="1024",
+        )  # fmt: skip
+
+        response = page.post("/briefs/new/", data)
+
+        assert response.status_code == 200
+        errors = response.context["form"].errors
+        assert "model_preset" in errors and "__all__" not in errors, errors
+        assert "diffusion" in errors["model_preset"][0]
+        choices = response.context["form"].fields["model_preset"].choices
+        slugs = {slug for _, group in choices[1:] for slug, _ in group}
+        assert slugs == {"sdxl", "flux.1-dev"}
+        assert WorkloadBrief.objects.count() == 0

@@ -148,14 +148,17 @@ class TestBuyInTheCapacityModel:
 
         row = CandidateRow.objects.get(quote=quotes["OWNED"])
         (note,) = [n for n in row.notes if n.startswith("owned GPU:")]
-        assert "capex 30000.00 / 60 months = 500.00" in note
+        assert "capex USD\u00a030,000 / 60 months = USD\u00a0500.00" in note
         # Hosting is rented by the provisioned H100 700 W + the host's 0.575 kW; electricity is
         # the energy model's average draw, below it (idle hours draw 0.15 of TDP).
         assert "hosting 1.275 kW x" in note
         average = re.search(r"power (\d\.\d{3}) kW on average", note)
         assert average and Decimal("0.575") < Decimal(average.group(1)) < Decimal("1.275")
         assert "x PUE 1.56" in note
-        assert "finance defaults for power_kw_per_gpu, pue" in note
+        assert "finance defaults for power a GPU, PUE" in note
+        # every amount carries its currency: no bare figure before "/kWh" or "per GPU-month"
+        assert not re.search(r"\d/(kWh|kW-month|h)\b", note)
+        assert re.search(r"USD\u00a0[\d,.]+ per GPU-month \(USD\u00a0[\d.]+ / GPU-hour\)", note)
 
 
 class TestFinancePageCapacitySection:
@@ -200,8 +203,8 @@ class TestOwnedQuoteInAnotherCurrency:
 
         row = CandidateRow.objects.get(quote=quote)
         (note,) = [n for n in row.notes if n.startswith("owned GPU:")]
-        assert "capex 33000.00 / 60 months" in note  # EUR 30,000 x 1.10
-        assert "x 0.2200/kWh" in note
+        assert "capex USD\u00a033,000 / 60 months" in note  # EUR 30,000 x 1.10
+        assert "x USD\u00a00.22 / kWh" in note  # EUR 0.20 x 1.10
 
     def test_without_a_rate_it_is_listed_as_not_costed(self, catalog, team):
         brief = BriefFactory(team=team, operating_boundary="ON_PREM")

@@ -332,7 +332,11 @@ class TestIntegrity:
         with django_capture_on_commit_callbacks(execute=True):
             quote_update(quote=setup["quote"], hourly_price_per_gpu=Decimal("3.10"))
         changed = people["reader"].get(f"{URL}{record_id}/").json()["inputs_changed"]
-        assert changed == [f"quote #{setup['quote'].pk} changed since freezing (version 1 → 2)"]
+        quote = setup["quote"]
+        assert changed == [
+            f"the quote {quote.provider.name} · {quote.gpu.name} · On demand · {quote.region} "
+            "changed since freezing (version 1 → 2)"
+        ]
 
 
 class TestExports:

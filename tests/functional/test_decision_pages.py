@@ -2,6 +2,7 @@
 actions, immutability, the inputs-changed notice, exports, verify and the checklist."""
 
 import io
+import re
 from decimal import Decimal
 
 import pytest
@@ -288,8 +289,10 @@ class TestInputsChanged:
             quote_update(quote=record.chosen_quote, hourly_price_per_gpu=Decimal("3.10"))
         client.force_login(people["author"])
         response = client.get(f"/decisions/{record.pk}/")
+        quote = record.chosen_quote
         assert response.context["inputs_changed"] == [
-            f"quote #{record.chosen_quote_id} changed since freezing (version 1 → 2)"
+            f"the quote {quote.provider.name} · {quote.gpu.name} · On demand · {quote.region} "
+            "changed since freezing (version 1 → 2)"
         ]
         html = response.content.decode()
         assert "Inputs have changed since freezing" in html
@@ -364,3 +367,59 @@ class TestChecklistPage:
         assert "Save all answers" not in client.get(url).content.decode()
         response = client.post(url, {"question": "co_sla", "co_sla-answer": "YES"})
         assert response.status_code == 403
+
+
+class TestCandidatesInWords:
+    @pytest.fixture
+    def twins(self, catalog, team, people, django_capture_on_commit_callbacks):
+        """Two on-demand H100 quotes of one provider, alike but for their region."""
+        with django_capture_on_commit_callbacks(execute=True):
+            brief = BriefFactory(team=team)
+            east = QuoteFactory(hourly_price_per_gpu=Decimal("2.50"), region="us-east")
+            west = QuoteFactory(
+                provider=east.provider, hourly_price_per_gpu=Decimal("2.60"), region="us-west"
+            )
+            ApiRouteFactory(model_preset="llama-3.1-8b")
+            candidate_tables_request_recompute(brief_ids=[brief.pk])
+        record = make_record(brief=brief, user=people["author"], quote=east, rationale="East.")
+        return record, east, west
+
+    def test_the_record_names_candidates_by_provider_gpu_and_term_not_by_id(
+        self, twins, client, people
+    ):
+        record, east, _ = twins
+        client.force_login(people["author"])
+
+        response = client.get(f"/decisions/{record.pk}/")
+
+        chosen = response.context["chosen"]["label"]
+        assert chosen == f"{east.provider.name} · {east.gpu.name} · On demand · us-east"
+        html = response.content.decode()
+        visible = re.sub(r"<[^>]+>", " ", html[html.index("<main") :])
+        assert not re.search(r"quote #|API route #", visible), re.findall(
+            r".{40}(?:quote #|API route #).{20}", visible
+        )
+        assert not re.search(r"\b\d+\u00d7 ", visible)  # "1x h100": a multiplier, not words
+
+    def test_rows_alike_but_for_their_region_say_their_region(self, twins, client, people):
+        record, east, west = twins
+        client.force_login(people["author"])
+
+        rows = client.get(f"/decisions/{record.pk}/").context["rows"]
+
+        labels = {r["quote_id"]: r["label"] for r in rows if r.get("quote_id")}
+        assert labels[east.pk].endswith(" · us-east") and labels[west.pk].endswith(" · us-west")
+        assert len(set(r["label"] for r in rows)) == len(rows)  # no two rows read alike
+
+    def test_the_record_form_offers_alternatives_in_words(self, twins, client, people):
+        record, east, west = twins
+        client.force_login(people["author"])
+
+        page = client.get(f"/decisions/new/?brief={record.brief_id}&quote={west.pk}")
+
+        offered = dict(page.context["form"].fields["alternatives"].choices)
+        # the chosen west quote is not offered: east alone reads as it is, without its region
+        assert f"{east.provider.name} · {east.gpu.name} · On demand" in offered.values(), offered
+        assert not [label for label in offered.values() if "#" in label]
+        html = page.content.decode()
+        assert not re.search(r"quote #\d|API route #\d", html[html.index("<main") :])

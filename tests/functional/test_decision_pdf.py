@@ -212,6 +212,9 @@ class TestTheDecisionPdf:
         assert re.search(r"costs \d+ % more per 1M accepted tokens", text)  # the hyperscaler
         assert "brief runs in the public cloud; this candidate is bought hardware" in text
         assert "not costed: no FX rate for JPY" in text
+        # candidates in words: provider · GPU · term, never "(quote #12)" or "API route #3"
+        assert not re.search(r"quote #\d|API route #\d", text), re.findall(r".{50}#\d+", text)
+        assert "Euro Cloud GmbH · NVIDIA H100 SXM5 · Reserved 1 year" in text
 
     def test_assumptions_fx_approvals_and_hash_are_there_without_code_names(self, record):
         pages = _pages(decision_record_pdf(decision_record_report(record)))

@@ -575,7 +575,9 @@ class TestWhyItLost:
             quotes=[quote(id=9, provider="Tokyo GPU KK", currency="JPY", region="ap-northeast-1")],
         )
         lost = alternatives_lost(data, self.UNIT)
-        assert lost[0]["label"] == "Tokyo GPU KK - NVIDIA H100 SXM5, ap-northeast-1 (quote #9)"
+        assert (
+            lost[0]["label"] == "Tokyo GPU KK · NVIDIA H100 SXM5 · Reserved 1 year · ap-northeast-1"
+        )
         assert lost[0]["reason"] == "not costed: no FX rate for JPY"
 
     def test_the_pdf_shows_no_code_names(self):

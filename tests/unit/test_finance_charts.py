@@ -152,14 +152,49 @@ class TestParetoFront:
         ticks = figure["layout"]["xaxis"]["tickvals"]
         assert ticks and min(ticks) >= divider["x0"]
 
-    def test_points_are_labelled_beside_them_the_best_ranked_first(self):
-        rows = [row(i, 1.0 + i, 500 + 10 * i) for i in range(charts.SCATTER_LABELS + 3)]
-        (meets,) = [t for t in charts.cost_vs_latency_figure(rows, "USD")["data"]
-                    if t["name"] == "Meets the brief"]  # fmt: skip
-        assert meets["mode"] == "markers+text"
-        labelled = [t for t in meets["text"] if t]
-        assert len(labelled) == charts.SCATTER_LABELS
-        assert all(meets["customdata"])  # every point names itself on hover
+    def test_every_point_is_labelled_and_no_two_labels_cover_each_other(self):
+        # 30 candidates crowded into two clusters (replicas of a few GPUs a few ms apart),
+        # each with its own words.
+        rows = [
+            row(i, (1.0 if i % 2 else 3.0) + 0.01 * i, (500 if i % 2 else 900) + 2 * i,
+                meets=i % 3 != 0, provider=f"Provider {i}")
+            for i in range(30)
+        ] + [api_row(0.8, None)]  # fmt: skip
+        charts.label_rows(rows, {})
+        figure = charts.cost_vs_latency_figure(rows, "USD")
+        beside = [t for tr in figure["data"][1:] for t in tr["text"] if t]
+        leaders = [a["text"] for a in figure["layout"]["annotations"]]
+        names = [c for tr in figure["data"][1:] for c in tr["customdata"]]
+        # every candidate's label drawn once: beside its point or on a leader line
+        assert sorted(beside + leaders) == sorted(names) and len(names) == 31
+        print(f"{len(beside)} beside their points, {len(leaders)} on leader lines")
+        assert all(
+            a["showarrow"] and (a["ax"], a["ay"]) != (0, 0) for a in figure["layout"]["annotations"]
+        )
+
+        xaxis, yaxis = figure["layout"]["xaxis"], figure["layout"]["yaxis"]
+        costed = [r for r in rows if r["effective_unit_cost"] is not None]
+        points = [
+            (float(r["p95_latency_ms"]) if r["p95_latency_ms"] else figure["data"][-1]["x"][0],
+             float(r["effective_unit_cost"]), label)
+            for r, label in ((r, r["chart_label"]) for r in costed)
+        ]  # fmt: skip
+        boxes = [box for _, _, box in charts.place_labels(points, xaxis["range"], yaxis["range"])]
+        crossing = [
+            (points[i][2], points[j][2])
+            for i in range(len(boxes)) for j in range(i + 1, len(boxes))
+            if charts.labels_overlap(boxes[i], boxes[j])
+        ]  # fmt: skip
+        assert crossing == []
+
+    def test_two_points_closer_than_a_label_get_different_places(self):
+        placed = charts.place_labels(
+            [(500.0, 1.0, "Neocloud B · H100 · On demand"),
+             (501.0, 1.001, "Neocloud C · H100 · On demand")],
+            (400.0, 700.0), (-0.5, 0.5),
+        )  # fmt: skip
+        assert placed[0][:2] != placed[1][:2]
+        assert not charts.labels_overlap(placed[0][2], placed[1][2])
 
     def test_latencies_a_few_ms_apart_keep_a_readable_axis(self):
         rows = [row(1, 4.0, 8840.2), row(2, 2.0, 8840.4)]

@@ -76,3 +76,13 @@ def test_raw_figures_skip_versions_and_separated_figures():
 )
 def test_a_number_field_must_name_its_unit(name, label, bad):
     assert bool(label_findings([[name, label]], "form").problems) is bad
+
+
+def test_candidate_ids_are_found_where_the_journey_asks():
+    text = "Acme · NVIDIA H100 SXM5 (quote #12); Tokens Inc (API route #3)"
+    assert text_findings(text, "record", ids=True).problems["candidate ids"] == [
+        "quote #12", "API route #3",
+    ]  # fmt: skip
+    assert not text_findings(text, "quotes list").problems
+    words = "Acme · NVIDIA H100 SXM5 · On demand · us-east · 8 GPUs (1 replica \u00d7 8)"
+    assert not text_findings(words, "record", ids=True).problems

@@ -126,7 +126,7 @@ class TestOverrides:
         lines = row.cost_lines
         gpu_bill = lines["gpu_compute"] + lines["retry_waste"] + lines["idle_capacity"]
         assert abs(gpu_bill - D("1860.34")) <= D("0.00015")  # three lines rounded to 4 dp
-        assert any("930.17 USD per GPU-month" in note for note in row.notes)
+        assert any("USD\u00a0930.17 per GPU-month" in note for note in row.notes)
         assert any("power 0.781 kW on average" in note for note in row.notes)
         # platform labour is the team's 40 hours; the datacentre hours are in the GPU-month
         assert lines["platform_labour"] == D("4000.0000")
