@@ -16,6 +16,7 @@ from typing import Any
 
 from apps.core import formatting
 from apps.finance.lines import PLAN_WORDS, plan_text
+from apps.finance.shown import shown_row
 from apps.quotes.models import TERM_LABELS
 
 #: What an API route's row reads for its pricing term.
@@ -26,7 +27,7 @@ def base_label(row: dict[str, Any], names: dict[str, str], quote: dict[str, Any]
     """provider · GPU name (system) · term, the names from ``names`` (slug -> name) or the
     frozen quote, without what would tell it from a row like it."""
     if row.get("candidate_kind") in PLAN_WORDS:
-        return f"{PLAN_WORDS[row['candidate_kind']]}: {plan_text(row, names)}"
+        return f"{PLAN_WORDS[row['candidate_kind']]}: {plan_text(shown_row(row), names)}"
     if row.get("candidate_kind") == "API_ROUTE" or (
         row.get("quote_id") is None and row.get("api_route_id") is not None
     ):

@@ -21,6 +21,7 @@ from apps.core.currency import BASE_CURRENCY
 from apps.core.roles import Role
 from apps.finance.forms import FIELD_LABELS, MONEY_FIELDS, SHARE_ASSUMPTIONS
 from apps.finance.lines import PLAN_WORDS, energy_per_output_text, plan_parts
+from apps.finance.shown import shown_row
 from apps.finance.units import unit_for, unit_words
 from apps.quotes.models import TERM_LABELS
 
@@ -272,7 +273,9 @@ def _term(row: dict[str, Any]) -> str:
     if row.get("candidate_kind") == "API_ROUTE":
         return "Per token (API)"
     if row.get("candidate_kind") in PLAN_WORDS:
-        terms = sorted({words(p.get("pricing_term"), TERM_LABELS) for p in plan_parts(row)})
+        terms = sorted(
+            {words(p.get("pricing_term"), TERM_LABELS) for p in plan_parts(shown_row(row))}
+        )
         return ", ".join(terms) or "-"
     return words(row.get("pricing_term"), TERM_LABELS)
 

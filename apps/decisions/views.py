@@ -26,6 +26,7 @@ from apps.engine.costing import PricingTerm
 from apps.engine.costing_breakeven import capacity_option_for_term
 from apps.finance import charts
 from apps.finance.selectors import ranking_for_brief
+from apps.finance.shown import shown_rows
 from apps.finance.units import unit_words
 from apps.quotes.models import ApiRoute, Quote
 from apps.quotes.selectors import quote_get_for_user
@@ -151,7 +152,7 @@ def decision_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
     if any(r["effective_unit_cost"] is not None for r in rows):
         for r in rows:  # the bars read as the table's rows (told apart by region, not ids)
             r["chart_label"] = r["label"]
-        figure = charts.unit_cost_figure(rows, unit, currency)
+        figure = charts.unit_cost_figure(shown_rows(rows), unit, currency)
         figures.append(("decision-unit-cost-chart", "decision-unit-cost-data", figure))
     chosen = chosen_candidate(record)
     live_checklist = (

@@ -2,7 +2,7 @@
 
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
@@ -10,6 +10,7 @@ from apps.engine.costing_breakeven import CAPACITY_OPTION_LABELS, CapacityOption
 from apps.quotes.models import TERM_LABELS
 
 from .lines import PLAN_WORDS, line_label, plan_text, unit_amount_text
+from .shown import ShownRow
 
 # The capacity model's curve keys (apps.finance.capacity) and the label a person reads.
 OPTION_LABELS = {option.value.lower(): label for option, label in CAPACITY_OPTION_LABELS.items()}
@@ -80,7 +81,7 @@ def gpu_text(slug: str | None) -> str:
     return (slug or "").replace("-", " ").upper()
 
 
-def candidate_chart_label(row: dict[str, Any], gpu_names: Mapping[str, str]) -> str:
+def candidate_chart_label(row: ShownRow, gpu_names: Mapping[str, str]) -> str:
     """A candidate as a chart names it, in words and without ids or slugs: "Neocloud B ·
     NVIDIA H100 SXM5 · Reserved 1 year" (with "2 \u00d7" before the GPU for more than one),
     "Model API D · llama-3.1-8b-instruct · model API" (the provider's model name, as its API
@@ -101,7 +102,7 @@ def candidate_chart_label(row: dict[str, Any], gpu_names: Mapping[str, str]) -> 
     return " · ".join(p for p in (row.get("provider"), what, term_text) if p)
 
 
-def candidate_chart_labels(rows: list[dict[str, Any]], gpu_names: Mapping[str, str]) -> list[str]:
+def candidate_chart_labels(rows: Sequence[ShownRow], gpu_names: Mapping[str, str]) -> list[str]:
     """``candidate_chart_label`` for each row, made unique without ids: two offers alike in
     provider, GPU and term are told apart by region, then by "offer 1", "offer 2" in the
     rows' order (so that no two bars or points share a label and none reads "quote #8")."""
@@ -122,14 +123,14 @@ def candidate_chart_labels(rows: list[dict[str, Any]], gpu_names: Mapping[str, s
     return out
 
 
-def label_rows(rows: list[dict[str, Any]], gpu_names: Mapping[str, str]) -> None:
+def label_rows(rows: Sequence[ShownRow], gpu_names: Mapping[str, str]) -> None:
     """Give each row its ``chart_label`` (``candidate_chart_labels`` over all the rows at
     once), so that a candidate reads the same on every chart of the page."""
     for row, label in zip(rows, candidate_chart_labels(rows, gpu_names), strict=True):
         row["chart_label"] = label
 
 
-def _labels(rows: list[dict[str, Any]]) -> list[str]:
+def _labels(rows: Sequence[ShownRow]) -> list[str]:
     """The rows' chart labels: those ``label_rows`` gave them, else made here (GPU slugs read
     as ``gpu_text`` writes them)."""
     if all(row.get("chart_label") for row in rows):
@@ -168,11 +169,19 @@ CUT_SOLIDITY = 0.15  # thin hatching lines (Plotly's default, 0.3, hides the tex
 TEXT_COLOUR = "#1d2430"  # the page's text colour (static/css/site.css --ink)
 
 
-def unit_cost_figure(rows: list[dict[str, Any]], unit: str, currency: str) -> dict[str, Any]:
+def _unit_cost(row: ShownRow) -> float:
+    """A costed row's unit cost (the charts keep only the rows that have one)."""
+    cost = row["effective_unit_cost"]
+    if cost is None:
+        raise ValueError("a chart was given a row without a unit cost")
+    return float(cost)
+
+
+def unit_cost_figure(rows: Sequence[ShownRow], unit: str, currency: str) -> dict[str, Any]:
     """Bars of the rows' unit costs on a linear axis from 0 (outliers cut and said so); ``unit``
     in words ("per 1M accepted tokens"): the rows' costs are already in it (apps.finance.units)."""
     costed = [r for r in rows if r["effective_unit_cost"] is not None]
-    costs = [float(r["effective_unit_cost"]) for r in costed]
+    costs = [_unit_cost(r) for r in costed]
     positive = [c for c in costs if c > 0]
     ceiling = min(positive) * UNIT_COST_SPAN if positive else None
     cut = [ceiling is not None and c > ceiling for c in costs]
@@ -399,7 +408,7 @@ def place_labels(
 
 
 def cost_vs_latency_figure(
-    rows: list[dict[str, Any]], currency: str, unit: str = ""
+    rows: Sequence[ShownRow], currency: str, unit: str = ""
 ) -> dict[str, Any]:
     """Each candidate's unit cost against its p95 latency, every costed candidate on it with
     its label: one without a latency figure (a model API route) left of a dotted line, in the
@@ -415,7 +424,7 @@ def cost_vs_latency_figure(
     divider = lo - NO_LATENCY_ROOM * span / 2
     no_latency_x = lo - NO_LATENCY_ROOM * span * 3 / 4
 
-    def x_of(r: dict[str, Any]) -> float:
+    def x_of(r: ShownRow) -> float:
         return float(r["p95_latency_ms"]) if r["p95_latency_ms"] is not None else no_latency_x
 
     left = no_latency_x - NO_LATENCY_ROOM * span / 4 if any(
@@ -426,12 +435,9 @@ def cost_vs_latency_figure(
         "tickformat": ",~r",
         "range": [left, hi + LABEL_ROOM * span],
     }
-    y_ticks = _log_ticks([float(r["effective_unit_cost"]) for r in costed]) if costed else {}
+    y_ticks = _log_ticks([_unit_cost(r) for r in costed]) if costed else {}
     placed = place_labels(
-        [
-            (x_of(r), float(r["effective_unit_cost"]), label)
-            for r, label in zip(costed, labels, strict=True)
-        ],
+        [(x_of(r), _unit_cost(r), label) for r, label in zip(costed, labels, strict=True)],
         (xaxis["range"][0], xaxis["range"][1]),
         tuple(y_ticks.get("range") or (0.0, 1.0)),  # type: ignore[arg-type]
     )
@@ -439,10 +445,11 @@ def cost_vs_latency_figure(
     def points(meets: bool | None) -> list[tuple[float, float, str, int]]:
         out = []
         for i, (r, label) in enumerate(zip(costed, labels, strict=True)):
-            has = r["p95_latency_ms"] is not None
+            latency = r["p95_latency_ms"]
+            has = latency is not None
             if (meets is None) == has or (has and bool(r["meets_constraints"]) is not meets):
                 continue
-            out.append((x_of(r), float(r["effective_unit_cost"]), label, i))
+            out.append((x_of(r), _unit_cost(r), label, i))
         return out
 
     meeting, failing, unknown = points(True), points(False), points(None)
@@ -527,7 +534,7 @@ def cost_vs_latency_figure(
     }
 
 
-def cost_breakdown_figure(rows: list[dict[str, Any]], currency: str) -> dict[str, Any]:
+def cost_breakdown_figure(rows: Sequence[ShownRow], currency: str) -> dict[str, Any]:
     """Each candidate's monthly cost stacked by line, a colour per line; candidates on the
     y axis (long names read horizontally), the legend under the plot."""
     names: list[str] = []

@@ -3,14 +3,14 @@
 provider · model · model API. Two queries whatever the number of ids."""
 
 import re
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 from apps.catalog.models import Gpu
 from apps.core import formatting
 from apps.quotes.models import ApiRoute, Quote
 
 from .lines import MONEY_AFTER, TERM_LABELS
+from .shown import ShownRow
 
 
 def offer_labels(
@@ -42,12 +42,13 @@ PRICE_FROM = "Price from"
 GONE = "a quote no longer listed"
 
 
-def price_from_text(row: dict[str, Any], quotes: dict[int, str], routes: dict[int, str]) -> str:
+def price_from_text(row: ShownRow, quotes: dict[int, str], routes: dict[int, str]) -> str:
     """Where a candidate row's price comes from, in words: provider · GPU · term · region and
     the quote's age (and staleness), or provider · model · model API; never a bare id (the
     JSON and the CSV keep ``quote_id`` and ``api_route_id``)."""
-    if row.get("quote_id"):
-        text = quotes.get(row["quote_id"], GONE)
+    quote_id = row.get("quote_id")
+    if quote_id:
+        text = quotes.get(quote_id, GONE)
         age = row.get("quote_age_days")
         if age is not None:
             text += f", {age:,} day{'' if age == 1 else 's'} old"
@@ -58,7 +59,7 @@ def price_from_text(row: dict[str, Any], quotes: dict[int, str], routes: dict[in
 
 
 def name_price_sources(
-    rows: list[dict[str, Any]], quotes: dict[int, str], routes: dict[int, str]
+    rows: Sequence[ShownRow], quotes: dict[int, str], routes: dict[int, str]
 ) -> None:
     """Each row's "Price from" fact in words (``display_facts`` as candidate_table_display
     made it, with its id-named source replaced in place)."""

@@ -8,6 +8,7 @@ and the finance page says so (``dominant_assumption``).
 """
 
 import re
+from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -18,10 +19,12 @@ from apps.catalog.models import Gpu, GpuSystem
 from apps.core import formatting
 from apps.core.currency import Currency
 from apps.engine.energy import energy_per_output
+from apps.engine.sensitivity import Total
 from apps.quotes.models import TERM_LABELS
 
 from .forms import ASSUMPTION_LABELS, MONEY_FIELDS, SHARE_ASSUMPTIONS
 from .models import CandidateRow, FinanceAssumptions, LabourAllocation
+from .shown import PlanJson, ShownRow
 from .state import Assumptions
 from .totals import row_totals
 from .units import count_text, money_text
@@ -89,14 +92,14 @@ def line_label(name: str) -> str:
     return LINE_LABELS.get(name, name.replace("_", " ").capitalize())
 
 
-def _d(value: Any) -> Decimal | None:
+def _d(value: object) -> Decimal | None:
     try:
         return None if value in (None, "") else Decimal(str(value))
     except InvalidOperation:
         return None
 
 
-def dominant_line(row: dict[str, Any]) -> str | None:
+def dominant_line(row: ShownRow) -> str | None:
     """The assumption-driven line that is more than half of the row's monthly cost, or None."""
     monthly = _d(row.get("monthly_cost"))
     if not monthly or monthly <= 0:
@@ -108,14 +111,14 @@ def dominant_line(row: dict[str, Any]) -> str | None:
     return None
 
 
-def dominant_assumption_field(row: dict[str, Any]) -> str | None:
+def dominant_assumption_field(row: ShownRow) -> str | None:
     """The assumption to change for a row one assumption dominates (the assumptions table's
     row id), or None."""
     line = dominant_line(row)
     return ASSUMPTION_FIELD.get(line) if line else None
 
 
-def dominant_assumption(row: dict[str, Any], currency: str) -> str | None:
+def dominant_assumption(row: ShownRow, currency: str) -> str | None:
     """A warning in words when one assumption-driven line is more than half of the row's
     monthly cost, else None."""
     monthly = _d(row.get("monthly_cost"))
@@ -263,30 +266,31 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
-def configuration_text(row: dict[str, Any]) -> str:
+def configuration_text(row: ShownRow) -> str:
     """The GPUs paid for and how they serve, as every page says it ("18 GPUs (18 replicas x 1)",
     apps.core.formatting.gpus); a serving plan's GPUs in all ("338 GPUs in 338 replicas",
     "6 GPUs: 2 prefill and 1 decode instances"); "—" for an API route."""
-    if not row.get("gpu_count"):
+    count = row.get("gpu_count")
+    if not count:
         return "—"
     config = row.get("configuration") or {}
     if row.get("candidate_kind") == "MIX":
-        return f"{_plural(row['gpu_count'], 'GPU')} in {_plural(row['replicas'] or 1, 'replica')}"
+        return f"{_plural(count, 'GPU')} in {_plural(row['replicas'] or 1, 'replica')}"
     if row.get("candidate_kind") == "DISAGG":
         pools = {p["role"]: p["instances"] for p in plan_parts(row)}
         return (
-            f"{_plural(row['gpu_count'], 'GPU')}: {pools.get('prefill', 0)} prefill and "
+            f"{_plural(count, 'GPU')}: {pools.get('prefill', 0)} prefill and "
             f"{_plural(pools.get('decode', 0), 'decode instance')}"
         )
-    paid = config.get("paid_gpus") or row["gpu_count"] * (row.get("replicas") or 1)
-    return formatting.gpus(int(paid), int(row.get("replicas") or 1), int(row["gpu_count"]))
+    paid = config.get("paid_gpus") or count * (row.get("replicas") or 1)
+    return formatting.gpus(int(paid), int(row.get("replicas") or 1), int(count))
 
 
 # The layout of an engine on one GPU (apps.engine's label for tp=1, pp=1, one replica).
 NO_PARALLELISM = "TP1"
 
 
-def layout_text(row: dict[str, Any]) -> str | None:
+def layout_text(row: ShownRow) -> str | None:
     """The row's parallel layout (tensor / pipeline / expert), when the engine gave one: on the
     row or in its configuration."""
     layout = row.get("layout") or (row.get("configuration") or {}).get("layout")
@@ -302,7 +306,7 @@ PLAN_WORDS = {
 }
 
 
-def plan_parts(row: dict[str, Any]) -> list[dict[str, Any]]:
+def plan_parts(row: ShownRow) -> list[PlanJson]:
     """A plan row's parts: a mix's GPU types, or the prefill and decode pools."""
     plan = row.get("plan") or {}
     if row.get("candidate_kind") == "DISAGG":
@@ -310,7 +314,7 @@ def plan_parts(row: dict[str, Any]) -> list[dict[str, Any]]:
     return list(plan.get("parts") or [])
 
 
-def plan_text(row: dict[str, Any], gpu_names: dict[str, str]) -> str:
+def plan_text(row: ShownRow, gpu_names: dict[str, str]) -> str:
     """A plan in words, its GPUs by type: "2 x H100 SXM + 3 x L4" (with a times sign), or
     "Prefill 2 x H100 SXM, decode 1 x H200"."""
     parts = []
@@ -325,7 +329,7 @@ def plan_text(row: dict[str, Any], gpu_names: dict[str, str]) -> str:
     return joiner.join(parts) or PLAN_WORDS.get(row.get("candidate_kind") or "", "")
 
 
-def catalog_names(rows: list[dict[str, Any]]) -> tuple[dict[str, str], dict[str, str]]:
+def catalog_names(rows: Sequence[ShownRow]) -> tuple[dict[str, str], dict[str, str]]:
     """(GPU names, system names) by slug, for the rows' candidates: two queries in all."""
     gpus = {r["gpu"] for r in rows if r.get("gpu")}
     gpus |= {p["gpu"] for r in rows for p in plan_parts(r)}
@@ -338,7 +342,7 @@ def catalog_names(rows: list[dict[str, Any]]) -> tuple[dict[str, str], dict[str,
     )
 
 
-def _total_texts(total: Any, currency: str) -> tuple[str, str | None]:
+def _total_texts(total: Total | None, currency: str) -> tuple[str, str | None]:
     """(a horizon's total, what its commitment adds, in words or None)."""
     if total is None:
         return "—", None
@@ -353,7 +357,7 @@ def _total_texts(total: Any, currency: str) -> tuple[str, str | None]:
 
 
 def candidate_table_display(
-    rows: list[dict[str, Any]],
+    rows: Sequence[ShownRow],
     *,
     currency: str,
     values: Assumptions | None = None,
@@ -385,8 +389,10 @@ def candidate_table_display(
             row["display_candidate"] = plan_text(row, gpu_names)
             row["display_term"] = PLAN_WORDS[row["candidate_kind"]]
         else:
-            gpu = gpu_names.get(row["gpu"], row["gpu"] or "GPU")
-            system = system_names.get(row["system"]) if row.get("system") else None
+            slug = row["gpu"]
+            gpu = gpu_names.get(slug, slug) if slug else "GPU"
+            system_slug = row.get("system")
+            system = system_names.get(system_slug) if system_slug else None
             row["display_candidate"] = f"{row['provider']} \u00b7 {gpu}" + (
                 f" ({system})" if system else ""
             )
@@ -414,7 +420,7 @@ def candidate_table_display(
     return names, [line_label(n) for n in names]
 
 
-def _plan_facts(row: dict[str, Any]) -> list[tuple[str, str]]:
+def _plan_facts(row: ShownRow) -> list[tuple[str, str]]:
     """A plan row's make-up, for its disclosure: what each part serves, and the saving."""
     plan = row.get("plan") or {}
     out: list[tuple[str, str]] = []
@@ -463,7 +469,7 @@ def _plan_facts(row: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def energy_per_output_text(joules: Any, success_unit: str) -> str:
+def energy_per_output_text(joules: Decimal | str, success_unit: str) -> str:
     """An energy per accepted output as the pages and the PDF write it: joules for a small
     output (4.628 J per token), else in Wh, kWh or MWh, whichever keeps it readable
     (apps.core.formatting.energy: 128 MWh per training run, not 128,100,000 Wh)."""
@@ -473,7 +479,7 @@ def energy_per_output_text(joules: Any, success_unit: str) -> str:
     return formatting.figure(figure, unit, SHOWN_DIGITS)
 
 
-def energy_texts(row: dict[str, Any], output: str, success_unit: str) -> tuple[str, str]:
+def energy_texts(row: ShownRow, output: str, success_unit: str) -> tuple[str, str]:
     """(kWh a month, energy per accepted output) of a row in words; "—" for an API route,
     whose provider does not publish its energy."""
     kwh, joules = row.get("energy_kwh_per_month"), row.get("energy_j_per_output")
@@ -486,11 +492,12 @@ def energy_texts(row: dict[str, Any], output: str, success_unit: str) -> tuple[s
     return formatting.energy(kwh), per
 
 
-def _facts(row: dict[str, Any], outputs: str) -> list[tuple[str, str]]:
+def _facts(row: ShownRow, outputs: str) -> list[tuple[str, str]]:
     """What else a row holds, in words: (label, value) pairs for its disclosure."""
     facts = [(f"{outputs.capitalize()} a month", count_words(row["accepted_outputs_per_month"]))]
-    if row.get("p95_latency_ms") is not None:
-        ms = Decimal(row["p95_latency_ms"])
+    p95 = row.get("p95_latency_ms")
+    if p95 is not None:
+        ms = Decimal(p95)
         latency = f"{figure_text(ms / 1000)} s" if ms >= 1000 else f"{figure_text(ms)} ms"
         facts.append(("p95 latency", latency))
     if row.get("memory_headroom_gb") is not None:

@@ -10,9 +10,9 @@ import functools
 import json
 import operator
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from datetime import datetime
 from decimal import Decimal
-from typing import Any
 
 from django.db import connection, models
 from django.utils import timezone
@@ -93,7 +93,8 @@ def _decimal_limit(name: str) -> Decimal:
     return Decimal(10) ** (column.max_digits - column.decimal_places)
 
 
-_Limit = tuple[str, Any, Decimal, str]  # (column, getter, limit, words)
+# (column, getter, limit, words): the getter reads a decimal figure off a Row or its Figures.
+_Limit = tuple[str, Callable[[object], object], Decimal, str]
 
 
 @functools.cache
@@ -113,7 +114,7 @@ def _limits() -> tuple[tuple[_Limit, ...], tuple[_Limit, ...], Decimal]:
 _INTEGER_GETTERS = tuple((name, operator.attrgetter(path)) for name, path in _INTEGER_COLUMNS)
 
 
-def _past(value: Any, limit: Decimal) -> Decimal | None:
+def _past(value: object, limit: Decimal) -> Decimal | None:
     """``value`` as a Decimal when it is not a finite number below ``limit``; else None."""
     number = value if type(value) is Decimal else Decimal(str(value))
     if number.is_finite() and -limit < number < limit:
@@ -121,7 +122,7 @@ def _past(value: Any, limit: Decimal) -> Decimal | None:
     return number
 
 
-def _decimal_overflow(holder: Any, limits: tuple[_Limit, ...]) -> str | None:
+def _decimal_overflow(holder: object, limits: tuple[_Limit, ...]) -> str | None:
     for _name, get, limit, words in limits:
         value = get(holder)
         if value is not None and (number := _past(value, limit)) is not None:
@@ -227,13 +228,13 @@ COPY_CHUNK_ROWS = 2000  # rows sent to the server at a time
 _NULL = "\\N"
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     """A text or character value in COPY's text format."""
     text = str(value)
     return text.translate(_ESCAPES) if _NEEDS_ESCAPE.search(text) else text
 
 
-def _value(value: Any) -> str:
+def _value(value: object) -> str:
     return _NULL if value is None else str(value)
 
 
@@ -267,7 +268,7 @@ def _shown_text(configuration: Configuration, figures: Figures) -> str:
     )
 
 
-def _copy_text(tables: list[tuple[CandidateTable, list[Row]]], now: Any) -> Iterator[str]:
+def _copy_text(tables: list[tuple[CandidateTable, list[Row]]], now: datetime) -> Iterator[str]:
     """The rows of ``tables`` as COPY text for ``COLUMNS``, COPY_CHUNK_ROWS rows a chunk: the
     columns ``row_columns`` names, read from the row's fields (with its helpers for the JSON
     columns; tests/unit/test_candidate_rows_copy.py holds the two alike).
@@ -277,7 +278,7 @@ def _copy_text(tables: list[tuple[CandidateTable, list[Row]]], now: Any) -> Iter
     (the objects are kept with it, so an id is never another object's) or, for notes and
     reasons, by value."""
     stamp = _text(now.isoformat())
-    encoded: dict[Any, str] = {}
+    encoded: dict[tuple[str, ...], str] = {}
     shown: dict[tuple[int, int], tuple[Configuration, Figures, str]] = {}
     line_keys: dict[str, str] = {}
     out: list[str] = []

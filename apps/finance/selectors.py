@@ -4,7 +4,7 @@ effective unit cost among the rows that meet the brief; the other rows follow, u
 
 from datetime import date
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypedDict
 
 from django.conf import settings
 from django.core.cache import cache
@@ -18,6 +18,7 @@ from apps.quotes.selectors import dates_are_stale
 
 from .models import CandidateRow, CandidateTable
 from .sensitivity import in_table_unit
+from .shown import ShownMixPart, ShownRow
 from .state import ROW_READ, CandidateKind, Row, row_from_columns
 from .units import scaled, unit_for
 
@@ -56,7 +57,17 @@ def _s(value: Decimal | None) -> str | None:
 ORDER_VALUES = ("pk", "meets_constraints", "effective_unit_cost", "basis", "pricing_term")
 
 
-def _ranking_order(table: CandidateTable, team_id: int) -> tuple[list[dict[str, Any]], bool]:
+class RankedEntry(TypedDict):
+    """A row's place in the ranking and what the filters read (``_ranking_order``)."""
+
+    pk: int
+    meets_constraints: bool
+    basis: str
+    pricing_term: str
+    rank: int | None
+
+
+def _ranking_order(table: CandidateTable, team_id: int) -> tuple[list[RankedEntry], bool]:
     """Every row of the table that ``team_id`` may see, in ranking order, with its rank and
     what the filters read; the full rows are fetched only for the ones a reader is sent
     (``_full_rows``). Also whether any row was left out: a row of a quote confidential to
@@ -69,15 +80,23 @@ def _ranking_order(table: CandidateTable, team_id: int) -> tuple[list[dict[str, 
         )
         .values(*ORDER_VALUES, "quote__confidential_to_id")
     )
-    visible = [r for r in order if r.pop("quote__confidential_to_id") in (None, team_id)]
+    visible = [r for r in order if r["quote__confidential_to_id"] in (None, team_id)]
+    entries: list[RankedEntry] = []
     rank, previous = 0, None
     for position, r in enumerate(visible, start=1):
         ranked = r["meets_constraints"] and r["effective_unit_cost"] is not None
         if ranked and r["effective_unit_cost"] != previous:
             rank, previous = position, r["effective_unit_cost"]
-        r["rank"] = rank if ranked else None
-        del r["effective_unit_cost"]
-    return visible, len(visible) != len(order)
+        entries.append(
+            {
+                "pk": r["pk"],
+                "meets_constraints": r["meets_constraints"],
+                "basis": r["basis"],
+                "pricing_term": r["pricing_term"],
+                "rank": rank if ranked else None,
+            }
+        )
+    return entries, len(visible) != len(order)
 
 
 def not_costed_for(table: CandidateTable | None, team_id: int) -> list[dict[str, Any]]:
@@ -117,12 +136,12 @@ def plans_not_listed(table: CandidateTable | None) -> list[dict[str, Any]]:
 
 def _full_rows(
     table: CandidateTable,
-    wanted: list[dict[str, Any]],
+    wanted: list[RankedEntry],
     today: date,
     *,
     whole_table: bool,
     scale: int = 1,
-) -> list[dict[str, Any]]:
+) -> list[ShownRow]:
     """The rows in ``wanted`` (from ``_ranking_order``), in that order, as readers see them,
     unit costs in the table's unit (``scale`` outputs, apps.finance.units); a row that a
     recompute has replaced meanwhile is left out."""
@@ -146,18 +165,16 @@ def _full_rows(
         out = row_json(row, rank=w["rank"], scale=scale)
         if stale:
             out["notes"].insert(0, f"quote #{r['quote_id']} is stale ({age} days old)")
-        out.update(
-            provider=r["quote__provider__name"] or r["api_route__provider__name"],
-            system=r["quote__system__slug"],
-            api_model=r["api_route__model"],
-            quote_age_days=age,
-            quote_stale=stale,
-        )
+        out["provider"] = r["quote__provider__name"] or r["api_route__provider__name"]
+        out["system"] = r["quote__system__slug"]
+        out["api_model"] = r["api_route__model"]
+        out["quote_age_days"] = age
+        out["quote_stale"] = stale
         rows.append(out)
     return rows
 
 
-def row_json(row: Row, *, rank: int | None, scale: int) -> dict[str, Any]:
+def row_json(row: Row, *, rank: int | None, scale: int) -> ShownRow:
     """A row as the rankings (JSON and CSV), the finance page and a decision snapshot give it:
     its configuration and the figures the engine gives at it, its cost lines and verdict, every
     cost per output in the table's unit (``scale`` outputs)."""
@@ -226,7 +243,7 @@ def row_json(row: Row, *, rank: int | None, scale: int) -> dict[str, Any]:
     }
 
 
-def mix_parts(row: Row) -> list[dict[str, Any]]:
+def mix_parts(row: Row) -> list[ShownMixPart]:
     """A MIX row's parts as the rankings give them: each GPU type, its count and replicas, its
     quote, and the buckets it serves (with the share of each bucket's requests it takes)."""
     plan = row.mix
@@ -255,7 +272,7 @@ def mix_parts(row: Row) -> list[dict[str, Any]]:
     ]
 
 
-def _matches(row: dict[str, Any], filters: dict[str, str]) -> bool:
+def _matches(row: RankedEntry, filters: dict[str, str]) -> bool:
     """Filters as the API documents them: ``basis`` and ``pricing_term`` as stored,
     ``meets_constraints`` as ``true`` or ``false``."""
     if filters.get("basis") and row["basis"] != filters["basis"]:
@@ -324,7 +341,7 @@ def _ranking(
     # The unit the rows were computed in (the brief's until a table exists).
     unit = unit_for((table.success_unit if table else "") or brief.success_unit)
     scale = unit.scale if unit else 1
-    rows: list[dict[str, Any]] = []
+    rows: list[ShownRow] = []
     total = 0
     hidden = False
     for attempt in range(2):

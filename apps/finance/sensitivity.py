@@ -138,7 +138,7 @@ def _leading_rows(table: CandidateTable, team_id: int) -> list[Row]:
     return visible[:LEADING_ROWS]
 
 
-def _signature(ctx: TableContext, table: CandidateTable, rows: list[Row]) -> Any:
+def _signature(ctx: TableContext, table: CandidateTable, rows: list[Row]) -> dict[str, object]:
     inputs = table.inputs or {}
     versions = {
         **{f"quote:{k}": v for k, v in (inputs.get("quotes") or {}).items()},

@@ -8,27 +8,28 @@ bought GPUs' capex not yet depreciated), with the commitment as ``commitment_mon
 it. One query for the shown quotes' terms, whatever the number of rows.
 """
 
+from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
-from typing import Any
 
 from apps.engine.sensitivity import TOTAL_MONTHS, Total, horizon_totals
 from apps.quotes.models import Quote
 
 from .fx import FxMissing
 from .offers import quote_facts
+from .shown import ShownRow
 from .state import Assumptions
 
 __all__ = ["TOTAL_MONTHS", "row_totals"]
 
 
 def row_totals(
-    rows: list[dict[str, Any]], assumptions: Assumptions
+    rows: Sequence[ShownRow], assumptions: Assumptions
 ) -> dict[int, dict[int, Total | None]]:
     """{index of the row in ``rows`` (the rankings' row JSON): {months: its total, or None
     where it cannot be told}}. A row's quote that can no longer be read in the reporting
     currency (its FX rate removed since the compute) has no total rather than a wrong one."""
     finance = assumptions.finance
-    quote_ids = {r["quote_id"] for r in rows if r.get("quote_id")}
+    quote_ids = {quote_id for r in rows if (quote_id := r.get("quote_id"))}
     facts = (
         {f.pk: f for f in quote_facts(Quote.objects.filter(pk__in=quote_ids))} if quote_ids else {}
     )
@@ -36,8 +37,8 @@ def row_totals(
     for i, row in enumerate(rows):
         none: dict[int, Total | None] = dict.fromkeys(TOTAL_MONTHS)
         try:
-            monthly = Decimal(row["monthly_cost"])
-        except (InvalidOperation, TypeError):
+            monthly = Decimal(row["monthly_cost"] or "")  # none: no total
+        except InvalidOperation:
             out[i] = none
             continue
         quote = None
@@ -46,8 +47,9 @@ def row_totals(
             # quote's terms do not tell: no total rather than one that leaves that out.
             out[i] = none
             continue
-        if row.get("quote_id"):
-            fact = facts.get(row["quote_id"])
+        quote_id = row.get("quote_id")
+        if quote_id:
+            fact = facts.get(quote_id)
             if fact is None:
                 out[i] = none
                 continue
