@@ -425,6 +425,32 @@ class PresetSelect(forms.Select):
         return option
 
 
+# The tools each tooling choice applies to (a tool not named here applies to every type): the
+# language-model serving frameworks are no use to a diffusion brief, ComfyUI (a diffusion
+# pipeline runner) is no use to the others.
+TOOL_APPLIES: dict[str, frozenset[str]] = {
+    Tooling.VLLM: NOT_MEDIA,
+    Tooling.SGLANG: NOT_MEDIA,
+    Tooling.TENSORRT_LLM: NOT_MEDIA,
+    Tooling.COMFYUI: MEDIA,
+}
+
+
+def tool_applies(tool: str, workload: str) -> bool:
+    return not workload or tool not in TOOL_APPLIES or workload in TOOL_APPLIES[tool]
+
+
+class ToolingCheckboxes(forms.CheckboxSelectMultiple):
+    """The tooling choices, each naming the workload types it applies to (data-workloads, as
+    the fields do): the page's script shows the chosen type's tools only."""
+
+    def create_option(self, name: str, value: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        option = super().create_option(name, value, *args, **kwargs)
+        if str(value) in TOOL_APPLIES:
+            option["attrs"]["data-workloads"] = " ".join(sorted(TOOL_APPLIES[str(value)]))
+        return option
+
+
 class PresetField(forms.ChoiceField):
     """A preset of the brief's kind of work: a known preset of another kind is refused in
     words (an unknown one as any invalid choice)."""
@@ -482,13 +508,13 @@ class BriefForm(forms.ModelForm):  # type: ignore[type-arg]
     model_hf_config = HfConfigField(required=False, label="Hugging Face config.json")
     model_hf_quant_config = HfConfigField(required=False, label="hf_quant_config.json")
     tooling = forms.MultipleChoiceField(
-        choices=Tooling.choices, required=False, widget=forms.CheckboxSelectMultiple
+        choices=Tooling.choices, required=False, widget=ToolingCheckboxes
     )
     tolerates_interruptions = forms.NullBooleanField(
         required=False,
         widget=forms.Select(
             choices=[
-                ("unknown", "The default for this kind of work"),
+                ("unknown", "Default for this work"),
                 ("true", "Yes: spot capacity can serve it"),
                 ("false", "No: it needs capacity that stays"),
             ]
@@ -589,6 +615,8 @@ class BriefForm(forms.ModelForm):  # type: ignore[type-arg]
                     else [] if name == "request_size_buckets"
                     else ("" if isinstance(data[name], str) else None)
                 )  # fmt: skip
+        if data.get("tooling"):  # likewise a tool the type has no use for (the page hides it)
+            data["tooling"] = [t for t in data["tooling"] if tool_applies(t, workload)]
         return data
 
     def weights(self) -> dict[str, str] | None:

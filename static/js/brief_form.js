@@ -2,7 +2,7 @@
 // names the types it applies to (data-workloads; empty: every type). Without this script
 // every field shows, grouped, and the server empties the ones the type has no use for.
 // A field with an error always shows, so that no error is hidden. The model presets list
-// only those of the chosen type (data-workloads on each option).
+// only those of the chosen type (data-workloads on each option), the tooling list likewise.
 (function () {
   "use strict";
   function update(form, select) {
@@ -10,6 +10,14 @@
     form.querySelectorAll("[data-workloads]").forEach(function (el) {
       var types = el.dataset.workloads ? el.dataset.workloads.split(" ") : [];
       var wanted = !chosen || types.length === 0 || types.indexOf(chosen) !== -1;
+      if (el.tagName === "INPUT") {
+        // A tooling checkbox: its choice (the label and its wrapper) goes with it, and a
+        // hidden tool is not sent.
+        var label = el.closest("label");
+        (label ? label.parentNode : el).hidden = !wanted;
+        if (!wanted) { el.checked = false; }
+        return;
+      }
       el.hidden = !wanted && !el.querySelector(".has-error");
       // "needed for a ranking" only beside the fields the chosen type's ranking needs.
       var mark = el.querySelector(".needed-mark");

@@ -91,3 +91,21 @@ class TestBriefPagesByType:
         # the language model chosen before is no longer the choice
         assert page.eval_on_selector("#id_model_preset", "s => s.value") == ""
         assert page.console_errors == []
+
+    def test_the_tooling_list_offers_only_the_chosen_type_s_tools(
+        self, page, live_server, catalog, make_user
+    ):
+        make_user(Role.PLATFORM, username="pat")
+        sign_in(page, live_server, "pat")
+        page.goto(f"{live_server.url}/briefs/new/")
+        page.select_option("#id_workload_type", "REALTIME_INFERENCE")
+        vllm = page.locator('input[name="tooling"][value="VLLM"]')
+        comfy = page.locator('input[name="tooling"][value="COMFYUI"]')
+        assert vllm.is_visible() and not comfy.is_visible()
+        vllm.check()
+        page.select_option("#id_workload_type", "IMAGE_GENERATION")
+        assert comfy.is_visible() and not vllm.is_visible()
+        assert page.get_by_text("vLLM", exact=True).is_hidden()
+        # a tool of the other type is not sent
+        assert not vllm.is_checked()
+        assert page.console_errors == []

@@ -423,3 +423,39 @@ class TestPresetsOfTheBriefsKind:
         slugs = {slug for _, group in choices[1:] for slug, _ in group}
         assert slugs == {"sdxl", "flux.1-dev"}
         assert WorkloadBrief.objects.count() == 0
+
+
+class TestToolingOfTheBriefsKind:
+    def test_each_tool_names_the_types_it_applies_to_for_the_script(self, catalog, page):
+        html = page.get("/briefs/new/").content.decode()
+        tags = re.findall(r'<input type="checkbox" name="tooling"[^>]*>', html)
+        by_tool = {
+            re.search(r'value="(\w+)"', tag).group(1): (
+                re.search(r'data-workloads="([^"]*)"', tag).group(1).split()
+                if "data-workloads" in tag
+                else None
+            )
+            for tag in tags
+        }
+        assert "IMAGE_GENERATION" not in by_tool["VLLM"]
+        assert "REALTIME_INFERENCE" in by_tool["VLLM"]
+        assert by_tool["COMFYUI"] == ["IMAGE_GENERATION", "VIDEO_GENERATION"]
+        assert by_tool["KUBERNETES"] is None  # every type
+
+    def test_an_image_brief_keeps_no_language_model_framework(self, catalog, page, team):
+        data = post_data(
+            team, workload_type="IMAGE_GENERATION", model_preset="sdxl",
+            success_unit="IMAGE", image_width="1024", image_height="1024",
+            tooling=["VLLM", "COMFYUI", "KUBERNETES"],
+        )  # fmt: skip
+
+        response = page.post("/briefs/new/", data)
+
+        assert response.status_code == 302, response.context["form"].errors
+        assert WorkloadBrief.objects.get().tooling == ["COMFYUI", "KUBERNETES"]
+
+    def test_a_chat_brief_keeps_its_framework_and_drops_comfyui(self, catalog, page, team):
+        response = page.post("/briefs/new/", post_data(team, tooling=["SGLANG", "COMFYUI"]))
+
+        assert response.status_code == 302, response.context["form"].errors
+        assert WorkloadBrief.objects.get().tooling == ["SGLANG"]
