@@ -429,10 +429,10 @@ class PresetSelect(forms.Select):
 # language-model serving frameworks are no use to a diffusion brief, ComfyUI (a diffusion
 # pipeline runner) is no use to the others.
 TOOL_APPLIES: dict[str, frozenset[str]] = {
-    Tooling.VLLM: NOT_MEDIA,
-    Tooling.SGLANG: NOT_MEDIA,
-    Tooling.TENSORRT_LLM: NOT_MEDIA,
-    Tooling.COMFYUI: MEDIA,
+    engine.Tooling.VLLM: NOT_MEDIA,
+    engine.Tooling.SGLANG: NOT_MEDIA,
+    engine.Tooling.TENSORRT_LLM: NOT_MEDIA,
+    engine.Tooling.COMFYUI: MEDIA,
 }
 
 
