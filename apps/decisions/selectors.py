@@ -13,7 +13,8 @@ from django.urls import reverse
 
 from apps.core.models import Team
 from apps.core.roles import Role, roles_of
-from apps.finance.lines import PLAN_WORDS
+from apps.finance.lines import PLAN_WORDS, configuration_text
+from apps.finance.shown import shown_row
 from apps.quotes.models import Quote
 
 from .candidate_words import API_TERM_WORDS, base_label, candidate_labels
@@ -387,7 +388,8 @@ def chosen_candidate(record: DecisionRecord) -> dict[str, Any]:
 
 
 def candidate_rows(record: DecisionRecord) -> list[dict[str, Any]]:
-    """The frozen candidate table, each row labelled and marked chosen or alternative."""
+    """The frozen candidate table, each row labelled (its term in the label), with the GPUs it
+    pays for, and marked chosen or alternative."""
     snap = record.snapshot
     chosen = snap.get("chosen", {})
     alternatives = record.alternatives or []
@@ -407,6 +409,7 @@ def candidate_rows(record: DecisionRecord) -> list[dict[str, Any]]:
             {
                 **row,
                 "label": label,
+                "gpus_paid": configuration_text(shown_row(row)),
                 "chosen": is_chosen,
                 "alternative": is_alternative and not is_chosen,
             }

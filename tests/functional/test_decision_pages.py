@@ -172,6 +172,21 @@ class TestTheDetailPage:
         ):
             assert fragment in html
         assert [r["chosen"] for r in response.context["rows"]].count(True) == 1
+        # Each frozen row says the GPUs it pays for (its term is in its label, not repeated).
+        table = html[
+            html.index('id="frozen-table"') : html.index(
+                "</table>", html.index('id="frozen-table"')
+            )
+        ]
+        assert "<th>GPUs paid</th>" in table and "<th>Term</th>" not in table
+        paid_rows = [
+            r for r in response.context["rows"] if (r.get("configuration") or {}).get("paid_gpus")
+        ]
+        assert paid_rows
+        for row in paid_rows:
+            paid = row["configuration"]["paid_gpus"]
+            assert row["gpus_paid"].startswith(f"{paid} GPU"), row["gpus_paid"]
+            assert f"<td>{row['gpus_paid']}</td>" in table
         assert response.context["figures"][0][0] == "decision-unit-cost-chart"
         assert 'style="' not in html
         assert "<script>" not in html
