@@ -194,6 +194,12 @@ REST_FRAMEWORK = {
         "anon": env("API_THROTTLE_ANON", default="60/min"),
         "user": env("API_THROTTLE_USER", default="1200/min"),
     },
+    # The address the API throttles count by: REMOTE_ADDR (0 proxies). DRF's default (None) reads
+    # the whole X-Forwarded-For header, which any client writes (a new header each request
+    # would be a new client to the anon rate; every endpoint needs a sign-in or a token today,
+    # so that rate guards nothing yet, but it must not be open by default). Production sets it to
+    # DJANGO_TRUSTED_PROXY_HOPS, as sign-in throttling does (apps.core.login.client_address).
+    "NUM_PROXIES": 0,
     # ?format= is ours (rankings as CSV), not DRF's renderer override.
     "URL_FORMAT_OVERRIDE": None,
 }

@@ -27,6 +27,7 @@ CSRF_COOKIE_SECURE = True
 LOGIN_TRUSTED_PROXY_HOPS = env.int("DJANGO_TRUSTED_PROXY_HOPS", default=0)
 if LOGIN_TRUSTED_PROXY_HOPS < 0:
     raise ImproperlyConfigured("DJANGO_TRUSTED_PROXY_HOPS must be 0 or a positive number.")
+REST_FRAMEWORK = {**REST_FRAMEWORK, "NUM_PROXIES": LOGIN_TRUSTED_PROXY_HOPS}  # noqa: F405
 
 # Throttle counters (API rates, failed sign-ins) must be shared by every web process.
 CACHES = {

@@ -376,3 +376,16 @@ class TestApiThrottle:
 
     def test_the_configured_rates_are_in_force(self):
         assert set(api_settings.DEFAULT_THROTTLE_CLASSES) == {AnonRateThrottle, UserRateThrottle}
+
+    # Every API endpoint needs a sign-in or a token (a 401 comes before any throttle), so the
+    # anon rate guards nothing today; the address it would count by is still REMOTE_ADDR.
+    @override_settings(REST_FRAMEWORK={**settings.REST_FRAMEWORK, "NUM_PROXIES": 1})
+    def test_behind_one_trusted_proxy_the_address_it_saw_counts(self, rf):
+        request = rf.get(
+            "/api/v1/gpus/", REMOTE_ADDR=PROXY_ADDRESS, HTTP_X_FORWARDED_FOR=f"1.2.3.4, {ADDRESS_B}"
+        )
+        assert AnonRateThrottle().get_ident(request) == ADDRESS_B
+
+    def test_without_trusted_proxies_the_header_is_never_read(self, rf):
+        request = rf.get("/api/v1/gpus/", REMOTE_ADDR=ADDRESS_A, HTTP_X_FORWARDED_FOR=ADDRESS_B)
+        assert AnonRateThrottle().get_ident(request) == ADDRESS_A

@@ -75,7 +75,12 @@ class TestProductionChecks:
 
 
 def trusted_proxy_hops(tmp_path, **env_changes):
-    code = "from django.conf import settings; print(settings.LOGIN_TRUSTED_PROXY_HOPS)"
+    # The sign-in throttle's hops and the API throttles' (DRF NUM_PROXIES) are one setting.
+    code = (
+        "from django.conf import settings; "
+        "assert settings.REST_FRAMEWORK['NUM_PROXIES'] == settings.LOGIN_TRUSTED_PROXY_HOPS; "
+        "print(settings.LOGIN_TRUSTED_PROXY_HOPS)"
+    )
     return manage("shell", "--no-imports", "-c", code, **on_sqlite(tmp_path), **env_changes)
 
 
