@@ -47,6 +47,7 @@ class RankingRowSerializer(serializers.Serializer):  # type: ignore[type-arg]
     provider = serializers.CharField(allow_null=True)
     gpu = serializers.CharField(allow_null=True)
     system = serializers.CharField(allow_null=True)
+    region = serializers.CharField(allow_null=True, help_text="The quote's region.")
     api_model = serializers.CharField(allow_null=True)
     gpu_count = serializers.IntegerField(allow_null=True)
     replicas = serializers.IntegerField(allow_null=True)

@@ -8,8 +8,9 @@ from typing import Any
 from apps.core.csv_export import to_csv
 
 COLUMNS = (
-    "rank", "candidate_kind", "provider", "gpu", "system", "api_model", "gpu_count", "replicas",
-    "pricing_term", "quote_id", "api_route_id", "monthly_cost", "accepted_outputs_per_month",
+    "rank", "candidate_kind", "provider", "gpu", "system", "region", "api_model", "gpu_count",
+    "replicas", "pricing_term", "quote_id", "api_route_id", "monthly_cost",
+    "accepted_outputs_per_month",
     "effective_unit_cost", "currency", "unit", "meets_constraints", "why_not", "basis",
     "p95_latency_ms", "memory_headroom_gb", "layout", "paid_gpu_hours_per_month",
     "energy_kwh_per_month", "energy_j_per_output", "co2e_kg_per_month", "quote_age_days",

@@ -25,7 +25,7 @@ from .units import scaled, unit_for
 # What a reader reads of each row besides its own columns: names for words, quote dates for
 # staleness.
 ROW_EXTRAS = (
-    "pk", "quote__provider__name", "quote__system__slug", "quote__quote_date",
+    "pk", "quote__provider__name", "quote__system__slug", "quote__region", "quote__quote_date",
     "quote__valid_until", "api_route__provider__name", "api_route__model",
 )  # fmt: skip
 # A computed ranking is reused until its table is recomputed (or the day changes: staleness).
@@ -167,6 +167,7 @@ def _full_rows(
             out["notes"].insert(0, f"quote #{r['quote_id']} is stale ({age} days old)")
         out["provider"] = r["quote__provider__name"] or r["api_route__provider__name"]
         out["system"] = r["quote__system__slug"]
+        out["region"] = r["quote__region"] or None
         out["api_model"] = r["api_route__model"]
         out["quote_age_days"] = age
         out["quote_stale"] = stale
@@ -187,6 +188,7 @@ def row_json(row: Row, *, rank: int | None, scale: int) -> ShownRow:
         "provider": None,
         "gpu": config.gpu,
         "system": None,
+        "region": None,
         "api_model": None,
         "gpu_count": config.gpus_per_replica,
         "replicas": config.replicas,

@@ -74,6 +74,9 @@ class ShownRow(TypedDict):
     provider: str | None
     gpu: str | None
     system: str | None
+    # The quote's region (None for an API route or a serving plan): tells two offers alike in
+    # provider, GPU and term apart on a chart.
+    region: str | None
     api_model: str | None
     gpu_count: int | None
     replicas: int | None
@@ -125,9 +128,6 @@ class ShownRow(TypedDict):
     display_notes: NotRequired[list[str]]
     warning: NotRequired[str | None]
     chart_label: NotRequired[str]
-    # An offer's region, where a reader of offers (not the ranking) gives one: tells two
-    # offers alike in provider, GPU and term apart on a chart.
-    region: NotRequired[str | None]
 
 
 def shown_row(stored: dict[str, Any]) -> ShownRow:

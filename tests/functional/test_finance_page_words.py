@@ -166,3 +166,23 @@ class TestAssumptionsInWords:
         assert assumption_label("pue") == "Power usage effectiveness (PUE)"
         assert assumption_label("power_price_per_kwh") == "Electricity price per kWh"
         assert assumption_label("retry_rate") == "Retry rate"
+
+
+class TestOffersAlikeButForRegion:
+    def test_the_charts_tell_them_apart_by_region_not_by_offer_number(
+        self, catalog, team, client, make_user, django_capture_on_commit_callbacks
+    ):
+        with django_capture_on_commit_callbacks(execute=True):
+            brief = BriefFactory(team=team)
+            neo = ProviderFactory(name="Neocloud B")
+            QuoteFactory(provider=neo, region="us-east", hourly_price_per_gpu=Decimal("2.49"))
+            QuoteFactory(provider=neo, region="eu-west", hourly_price_per_gpu=Decimal("2.69"))
+            candidate_tables_request_recompute(brief_ids=[brief.pk])
+        client.force_login(make_user(Role.FINANCE))
+
+        html = client.get(f"/briefs/{brief.pk}/finance/").content.decode()
+
+        assert "· us-east" in html and "· eu-west" in html
+        assert "offer 1" not in html and "offer 2" not in html
+        rows = client.get(f"/api/v1/briefs/{brief.pk}/rankings").json()["rows"]
+        assert {r["region"] for r in rows if r["quote_id"]} == {"us-east", "eu-west"}

@@ -33,7 +33,8 @@ ROW = {
     "memory_headroom_gb", "layout", "quote_age_days", "notes",
 }  # fmt: skip
 ROW_EXTRAS = {
-    "system", "api_model", "quote_stale", "paid_gpu_hours_per_month", "energy_kwh_per_month",
+    "system", "region", "api_model", "quote_stale", "paid_gpu_hours_per_month",
+    "energy_kwh_per_month",
     "energy_j_per_output", "co2e_kg_per_month", "mix", "pools", "plan",
     # issue 23: one configuration per row, and the figures the engine gives at it
     "configuration", "figures", "paid_gpus", "vendor_monthly_cost", "plan_quote_ids",
