@@ -7,6 +7,7 @@ from typing import Any, Final
 
 from apps.catalog.selectors import preset_name
 from apps.core import formatting
+from apps.quotes.models import TERM_LABELS, Quote
 
 from .models import BenchmarkRun
 
@@ -82,8 +83,14 @@ def candidate_words(run: BenchmarkRun) -> str:
     if run.system_id:
         text += f" in {run.system.name}"  # type: ignore[union-attr]
     if run.quote_id:
-        text += f" · quote #{run.quote_id}"
+        text += f" · {quote_words(run.quote)}"  # type: ignore[arg-type]
     return text
+
+
+def quote_words(quote: Quote) -> str:
+    """The quote a run ran on, in words: "Neocloud B's quote (On demand, us-east)"."""
+    where = ", ".join(p for p in (TERM_LABELS.get(quote.pricing_term, ""), quote.region) if p)
+    return f"{quote.provider.name}'s quote ({where})" if where else f"{quote.provider.name}'s quote"
 
 
 def model_words(model: str) -> str:

@@ -19,6 +19,7 @@ from .display import (
     estimate_inputs_words,
     memory_results,
     model_words,
+    quote_words,
     results_shown,
 )
 from .forms import ManualRunForm, UploadForm
@@ -42,6 +43,8 @@ def _require_editor(request: HttpRequest) -> None:
 def brief_runs_page(request: HttpRequest, brief_id: int) -> HttpResponse:
     brief = brief_get_for_user(request.user, brief_id)
     runs = benchmark_runs_for_brief(brief)
+    for run in runs:  # the quote a run ran on, in words (display.quote_words)
+        run.quote_text = quote_words(run.quote) if run.quote is not None else ""  # type: ignore[attr-defined]
     figures = charts.run_figures(comparison_rows(runs))
     return render(
         request,

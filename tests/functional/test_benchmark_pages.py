@@ -12,6 +12,7 @@ from apps.benchmarks.models import BenchmarkRun
 from apps.catalog.models import Gpu
 from apps.core.roles import Role
 from tests.factories.briefs import BriefFactory
+from tests.factories.quotes import ProviderFactory, QuoteFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -77,6 +78,23 @@ class TestBriefRunsPage:
         assert '<script id="tps-chart-data" type="application/json">' in html
         assert "plotly-basic-" in html  # the chart script (templates/partials/plotly.html)
         assert b"Import a results file" not in response.content  # finance cannot write
+
+    def test_a_run_on_a_quote_names_the_quote_in_words(self, client, platform_user, brief):
+        quote = QuoteFactory(
+            provider=ProviderFactory(name="Neocloud B"), region="us-east", pricing_term="SPOT"
+        )
+        run = services.benchmark_runs_import(
+            brief=brief, gpu=quote.gpu, gpu_count=1, raw=VLLM_RAW, filename="vllm_result.json",
+            created_by=platform_user, quote=quote,
+        ).runs[0]  # fmt: skip
+        client.force_login(platform_user)
+
+        runs_page = client.get(f"/benchmarks/briefs/{brief.pk}/").content.decode()
+        run_page = client.get(f"/benchmarks/{run.pk}/").content.decode()
+
+        for html in (runs_page, run_page):
+            assert "Neocloud B&#x27;s quote (Spot / preemptible, us-east)" in html
+            assert f"quote #{quote.pk}" not in html
 
     def test_platform_sees_the_forms(self, client, platform_user, brief):
         client.force_login(platform_user)
