@@ -345,6 +345,10 @@ class TestChecklistPage:
         page = client.get(url)
         assert page.status_code == 200
         assert page.context["checklist"]["answered"] == 0
+        quote = setup["quote"]
+        heading = f"<h1>Procurement checklist · {quote.provider.name} · {quote.gpu.name}</h1>"
+        assert heading in page.content.decode()
+        assert f"quote #{quote.pk}" not in page.content.decode()
         response = client.post(
             url,
             {

@@ -104,6 +104,14 @@ class TestOnThePages:
         assert client.post(f"/quotes/{quote.pk}/retire/").status_code == 404
         assert unchanged(quote)
 
+    def test_the_edit_page_names_the_quote_in_words(self, world, client):
+        client.force_login(world["colleague_a"])
+        quote = world["public"]
+        html = client.get(f"/quotes/{quote.pk}/edit/").content.decode()
+        words = f"Edit quote: {quote.provider.name} · {quote.gpu.name} · "
+        assert f"<h1>{words}{quote.get_pricing_term_display()}" in html
+        assert f"quote #{quote.pk}" not in html
+
     def test_a_colleague_of_the_creator_may(self, world, client):
         client.force_login(world["colleague_a"])
         quote = world["public"]
