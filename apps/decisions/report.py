@@ -25,7 +25,7 @@ from apps.finance.shown import shown_row
 from apps.finance.units import unit_for, unit_words
 from apps.quotes.models import TERM_LABELS
 
-from .candidate_words import API_TERM_WORDS, base_label, candidate_labels
+from .candidate_words import API_TERM_WORDS, base_label, candidate_labels, configuration
 from .checklist import SECTIONS
 from .evidence_words import acknowledgement_words, evidence_words, warning_lines
 from .models import ChecklistAnswer
@@ -193,16 +193,9 @@ def _gpu_words(row: dict[str, Any], quote: dict[str, Any] | None) -> str:
 
 
 def _gpus(row: dict[str, Any]) -> str:
-    """ "18 GPUs (18 replicas x 1)": the GPUs the row pays for and how they serve
-    (apps.core.formatting.gpus)."""
-    config = row.get("configuration") or {}
-    count, replicas = row.get("gpu_count"), row.get("replicas")
-    paid = config.get("paid_gpus") or (int(count) * int(replicas or 1) if count else 0)
-    if not paid:
-        return "-"
-    if row.get("candidate_kind") in PLAN_WORDS or not count:
-        return formatting.gpus(int(paid))
-    return formatting.gpus(int(paid), int(replicas or 1), int(count))
+    """ "18 GPUs (18 replicas x 1)": the GPUs the row pays for and how they serve, as the record
+    page words them (candidate_words.configuration); "-" for none."""
+    return configuration(row) or "-"
 
 
 LAYOUT_TERMS = (

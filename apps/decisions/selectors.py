@@ -13,11 +13,10 @@ from django.urls import reverse
 
 from apps.core.models import Team
 from apps.core.roles import Role, roles_of
-from apps.finance.lines import PLAN_WORDS, configuration_text
-from apps.finance.shown import shown_row
+from apps.finance.lines import PLAN_WORDS
 from apps.quotes.models import Quote
 
-from .candidate_words import API_TERM_WORDS, base_label, candidate_labels
+from .candidate_words import API_TERM_WORDS, base_label, candidate_labels, configuration
 from .checklist import (
     MUST_HAVE,
     QUESTION_KEYS,
@@ -409,7 +408,7 @@ def candidate_rows(record: DecisionRecord) -> list[dict[str, Any]]:
             {
                 **row,
                 "label": label,
-                "gpus_paid": configuration_text(shown_row(row)),
+                "gpus_paid": configuration(row) or "—",
                 "chosen": is_chosen,
                 "alternative": is_alternative and not is_chosen,
             }

@@ -32,6 +32,14 @@ def visible(page, field):
     return page.locator(f'[data-field="{field}"]').is_visible()
 
 
+@pytest.fixture
+def new_brief_form(page, live_server, catalog, make_user):
+    """The new-brief form, open in the browser for a platform user."""
+    make_user(Role.PLATFORM, username="pat")
+    sign_in(page, live_server, "pat")
+    page.goto(f"{live_server.url}/briefs/new/")
+
+
 class TestBriefPagesByType:
     def test_the_qlora_brief_page_shows_time_to_train(
         self, page, live_server, catalog, make_user, team
@@ -53,12 +61,7 @@ class TestBriefPagesByType:
         shot(page, "brief-qlora")
         assert page.console_errors == []
 
-    def test_the_form_hides_training_fields_for_a_serving_brief(
-        self, page, live_server, catalog, make_user
-    ):
-        make_user(Role.PLATFORM, username="pat")
-        sign_in(page, live_server, "pat")
-        page.goto(f"{live_server.url}/briefs/new/")
+    def test_the_form_hides_training_fields_for_a_serving_brief(self, page, new_brief_form):
         page.select_option("#id_workload_type", "REALTIME_INFERENCE")
         assert not visible(page, "training_tokens")
         assert not visible(page, "lora_rank")
@@ -74,12 +77,7 @@ class TestBriefPagesByType:
         shot(page, "brief-form-qlora")
         assert page.console_errors == []
 
-    def test_the_preset_list_offers_only_the_chosen_type_s_models(
-        self, page, live_server, catalog, make_user
-    ):
-        make_user(Role.PLATFORM, username="pat")
-        sign_in(page, live_server, "pat")
-        page.goto(f"{live_server.url}/briefs/new/")
+    def test_the_preset_list_offers_only_the_chosen_type_s_models(self, page, new_brief_form):
         offered = """() => [...document.querySelectorAll('#id_model_preset option')]
             .filter(o => o.value && !o.disabled && !o.hidden).map(o => o.value)"""
         page.select_option("#id_workload_type", "REALTIME_INFERENCE")
@@ -92,12 +90,7 @@ class TestBriefPagesByType:
         assert page.eval_on_selector("#id_model_preset", "s => s.value") == ""
         assert page.console_errors == []
 
-    def test_the_tooling_list_offers_only_the_chosen_type_s_tools(
-        self, page, live_server, catalog, make_user
-    ):
-        make_user(Role.PLATFORM, username="pat")
-        sign_in(page, live_server, "pat")
-        page.goto(f"{live_server.url}/briefs/new/")
+    def test_the_tooling_list_offers_only_the_chosen_type_s_tools(self, page, new_brief_form):
         page.select_option("#id_workload_type", "REALTIME_INFERENCE")
         vllm = page.locator('input[name="tooling"][value="VLLM"]')
         comfy = page.locator('input[name="tooling"][value="COMFYUI"]')
