@@ -72,12 +72,13 @@ from .state import (
     Standing,
     TableInputs,
     TableState,
+    Versions,
     answer_from_json,
     answer_to_json,
-    inputs_from_json,
     inputs_to_json,
     winner_key_of,
 )
+from .version_sets import stored_inputs
 
 _Q4, _Q6 = Decimal("0.0001"), Decimal("0.000001")  # the energy columns' decimal places
 logger = logging.getLogger(__name__)
@@ -172,6 +173,9 @@ class TableFields:
             out["currency"] = self.currency
         if self.inputs is not None:
             out["inputs"] = inputs_to_json(self.inputs, self.inputs_stored)
+            # The versions, stored once a set (apps.finance.writes stores the sets).
+            out["quote_set"] = self.inputs.quotes.digest
+            out["route_set"] = self.inputs.api_routes.digest
         if self.answer is not None:
             out.update(estimates_key=self.answer.key, estimates=answer_to_json(self.answer))
         return out
@@ -511,8 +515,8 @@ def context_of(
 
 def table_inputs(
     ctx: TableContext,
-    quote_versions: dict[str, int],
-    route_versions: dict[str, int],
+    quote_versions: Versions,
+    route_versions: Versions,
     not_costed: list[NotCosted],
     plans: PlanInputs,
 ) -> TableInputs:
@@ -530,15 +534,6 @@ def table_inputs(
 
 
 # --- full and incremental ------------------------------------------------------------------------
-
-
-def _changed(seen: dict[str, int], now: dict[str, int]) -> tuple[list[int], list[int]]:
-    """(changed or new ids, ids gone) between the versions a table costed and those now."""
-    if seen == now:
-        return [], []
-    changed = [int(k) for k, v in now.items() if seen.get(k) != v]
-    gone = [int(k) for k in seen if k not in now]
-    return changed, gone
 
 
 def _not_costed_merged(
@@ -564,8 +559,8 @@ class Changes:
     the quotes and routes that changed (new ones included), and what a re-costing reads only if
     it must (every quote the team sees, for the serving plans; the catalog's names)."""
 
-    quote_versions: dict[str, int]
-    route_versions: dict[str, int]
+    quote_versions: Versions
+    route_versions: Versions
     quotes: list[QuoteFacts]
     routes: list[RouteFacts]
     gone_quotes: list[int]
@@ -677,14 +672,14 @@ def _table_build(*, brief: WorkloadBrief, table: CandidateTable) -> TableWrite:
             fields=TableFields(success_unit=brief.success_unit, no_ranking_reason=ctx)
         )
     seen = list(quotes_for_team(brief.team_id).values_list("pk", "version", "updated_at"))
-    quote_versions = {str(pk): version for pk, version, _ in seen}
-    route_versions = {
-        str(pk): v for pk, v in live_routes(brief.model_preset).values_list("pk", "version")
-    }
-    before = inputs_from_json(table.inputs) if table.computed_version > 0 else None
+    quote_versions = Versions.of_map({str(pk): version for pk, version, _ in seen})
+    route_versions = Versions.of_map(
+        {str(pk): v for pk, v in live_routes(brief.model_preset).values_list("pk", "version")}
+    )
+    before = stored_inputs(table) if table.computed_version > 0 else None
     if before is not None and before.fingerprint == ctx.fingerprint and not before.not_costed:
-        q_changed, q_gone = _changed(before.quotes, quote_versions)
-        r_changed, r_gone = _changed(before.api_routes, route_versions)
+        q_changed, q_gone = before.quotes.changes_to(quote_versions)
+        r_changed, r_gone = before.api_routes.changes_to(route_versions)
         changes = Changes(
             quote_versions=quote_versions,
             route_versions=route_versions,

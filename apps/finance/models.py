@@ -322,6 +322,10 @@ class CandidateTable(BaseModel):
     # kept here and reused when only a price changes.
     estimates_key = models.CharField(max_length=64, blank=True)
     estimates = models.JSONField(default=list, blank=True)
+    # The digests of the quote and route versions the rows were costed with (VersionSet;
+    # apps.finance.version_sets): columns, so that the sweeper finds the sets no table names.
+    quote_set = models.CharField(max_length=64, blank=True, db_index=True)
+    route_set = models.CharField(max_length=64, blank=True, db_index=True)
 
     class Meta:
         constraints = [
@@ -337,6 +341,20 @@ class CandidateTable(BaseModel):
 
     def __str__(self) -> str:
         return f"Candidates for {self.brief}"
+
+
+class VersionSet(models.Model):
+    """The versions of the quotes (or API routes) candidate tables were costed with, stored
+    once for every table that saw the same ones and named by the digest of its content
+    (apps.finance.version_sets): a price change writes one set a team, not one a table."""
+
+    digest = models.CharField(max_length=64, unique=True)
+    versions = models.JSONField(default=dict)
+    # The sweeper deletes a set no table names once it is old enough (apps.finance.version_sets).
+    created_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"versions {self.digest[:12]}"
 
 
 class CandidateRow(BaseModel):

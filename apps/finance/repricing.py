@@ -44,10 +44,12 @@ from .state import (
     Standing,
     TableInputs,
     TableState,
+    Versions,
     answer_from_json,
     inputs_from_json,
     winner_key_of,
 )
+from .version_sets import version_sets_read
 
 
 @dataclass
@@ -84,15 +86,6 @@ def stored_context(
         plan_capacities=inputs.plans.capacities,
         stamp=inputs.engine_stamp,
     )
-
-
-def _changed(seen: dict[str, int], now: dict[str, int]) -> tuple[list[int], list[int]]:
-    """(changed or new ids, ids gone) between the versions a table costed and those now."""
-    if seen == now:
-        return [], []
-    changed = [int(k) for k, v in now.items() if seen.get(k) != v]
-    gone = [int(k) for k in seen if k not in now]
-    return changed, gone
 
 
 def _answers(tables: dict[int, CandidateTable]) -> dict[int, EngineAnswer | None]:
@@ -135,8 +128,8 @@ class _Plan:
     table: CandidateTable
     ctx: TableContext
     inputs: TableInputs
-    quote_versions: dict[str, int]
-    route_versions: dict[str, int]
+    quote_versions: Versions
+    route_versions: Versions
     q_changed: list[int]
     q_gone: list[int]
     r_changed: list[int]
@@ -151,9 +144,10 @@ def tables_reprice(states: list[dict[str, int]]) -> tuple[list[Repriced], list[i
         t.pk: t
         for t in CandidateTable.objects.filter(pk__in=[s["pk"] for s in states]).only(
             "pk", "brief_id", "inputs", "estimates_key", "capacity_model", "no_ranking_reason",
-            "engine_version",
+            "engine_version", "quote_set", "route_set",
         )
     }  # fmt: skip
+    sets = version_sets_read(d for t in tables.values() for d in (t.quote_set, t.route_set))
     answers = _answers(tables)
     briefs = WorkloadBrief.objects.in_bulk([s["brief_id"] for s in states])
     live_quotes = list(
@@ -162,23 +156,34 @@ def tables_reprice(states: list[dict[str, int]]) -> tuple[list[Repriced], list[i
     live_routes = list(
         ApiRoute.objects.filter(retired=False).values_list("pk", "version", "model_preset")
     )
-    by_team: dict[int, dict[str, int]] = {}
-    by_preset: dict[str, dict[str, int]] = {}
+    # The versions each team sees now, and each model's routes: one object a team (its digest
+    # worked out once), and each table's changes from the set it costed worked out once a pair.
+    by_team: dict[int, Versions] = {}
+    by_preset: dict[str, Versions] = {}
+    changes_of: dict[tuple[str, str], tuple[list[int], list[int]]] = {}
 
-    def quotes_seen_by(team_id: int) -> dict[str, int]:
+    def quotes_seen_by(team_id: int) -> Versions:
         # What apps.quotes.selectors.quotes_for_team serves the team: live, not confidential
         # to another team.
         if team_id not in by_team:
-            by_team[team_id] = {
-                str(pk): v for pk, v, conf in live_quotes if conf is None or conf == team_id
-            }
+            by_team[team_id] = Versions.of_map(
+                {str(pk): v for pk, v, conf in live_quotes if conf is None or conf == team_id}
+            )
         return by_team[team_id]
 
-    def routes_serving(preset: str) -> dict[str, int]:
+    def routes_serving(preset: str) -> Versions:
         # apps.finance.offers.live_routes
         if preset not in by_preset:
-            by_preset[preset] = {str(pk): v for pk, v, p in live_routes if preset and p == preset}
+            by_preset[preset] = Versions.of_map(
+                {str(pk): v for pk, v, p in live_routes if preset and p == preset}
+            )
         return by_preset[preset]
+
+    def changes(seen: Versions, now: Versions) -> tuple[list[int], list[int]]:
+        key = (seen.digest, now.digest)
+        if key not in changes_of:
+            changes_of[key] = seen.changes_to(now)
+        return changes_of[key]
 
     stamp = engine_stamp()  # the catalog or engine changed since: recompute in full
     calibrations = _BatchCalibrations(briefs.values())
@@ -187,7 +192,11 @@ def tables_reprice(states: list[dict[str, int]]) -> tuple[list[Repriced], list[i
     for state in states:
         table, brief = tables.get(state["pk"]), briefs.get(state["brief_id"])
         answer = answers.get(state["pk"])
-        inputs = inputs_from_json(table.inputs) if table is not None else None
+        inputs = (
+            inputs_from_json(table.inputs, sets.get(table.quote_set), sets.get(table.route_set))
+            if table is not None
+            else None
+        )
         if (
             table is None
             or brief is None
@@ -205,8 +214,8 @@ def tables_reprice(states: list[dict[str, int]]) -> tuple[list[Repriced], list[i
             continue
         quote_versions = quotes_seen_by(brief.team_id)
         route_versions = routes_serving(brief.model_preset or "")
-        q_changed, q_gone = _changed(inputs.quotes, quote_versions)
-        r_changed, r_gone = _changed(inputs.api_routes, route_versions)
+        q_changed, q_gone = changes(inputs.quotes, quote_versions)
+        r_changed, r_gone = changes(inputs.api_routes, route_versions)
         plans.append(
             _Plan(
                 state,
@@ -241,12 +250,12 @@ def tables_reprice(states: list[dict[str, int]]) -> tuple[list[Repriced], list[i
     every: dict[int, QuoteFacts] | None = None
     catalog: PlanCatalog | None = None
 
-    def every_quote(versions: dict[str, int]) -> Callable[[], list[QuoteFacts]]:
+    def every_quote(versions: Versions) -> Callable[[], list[QuoteFacts]]:
         def read() -> list[QuoteFacts]:
             nonlocal every
             if every is None:  # every live quote's facts, one read for all the tables
                 every = {f.pk: f for f in quote_facts(Quote.objects.filter(retired=False))}
-            return [every[int(pk)] for pk in versions if int(pk) in every]
+            return [every[int(pk)] for pk in versions.of if int(pk) in every]
 
         return read
 
@@ -258,7 +267,7 @@ def tables_reprice(states: list[dict[str, int]]) -> tuple[list[Repriced], list[i
 
     by_team_quotes: dict[int, dict[int, QuoteFacts]] = {}
 
-    def team_quotes(brief_id: int, versions: dict[str, int]) -> dict[int, QuoteFacts]:
+    def team_quotes(brief_id: int, versions: Versions) -> dict[int, QuoteFacts]:
         team_id = briefs[brief_id].team_id
         if team_id not in by_team_quotes:
             by_team_quotes[team_id] = {f.pk: f for f in every_quote(versions)()}

@@ -43,6 +43,7 @@ from .offers import QuoteFacts, RouteFacts, quote_facts, route_facts
 from .plans import PREFILL_POOL_LINES, part_capacity
 from .state import PLAN_KINDS, ROW_READ, CandidateKind, Row, row_from_columns
 from .units import scaled, significant_text, unit_for, unit_text
+from .version_sets import table_versions
 
 if TYPE_CHECKING:
     from .candidates import TableContext, TableWrite
@@ -139,14 +140,18 @@ def _leading_rows(table: CandidateTable, team_id: int) -> list[Row]:
 
 
 def _signature(ctx: TableContext, table: CandidateTable, rows: list[Row]) -> dict[str, object]:
-    inputs = table.inputs or {}
-    versions = {
-        **{f"quote:{k}": v for k, v in (inputs.get("quotes") or {}).items()},
-        **{f"api_route:{k}": v for k, v in (inputs.get("api_routes") or {}).items()},
-    }
+    """What the sensitivity was worked out from: the fingerprint and the leading rows, each with
+    the version of its quote or route the table costed (apps.finance.version_sets)."""
+    quotes, routes = table_versions(table)
+
+    def version(row: Row) -> int | None:
+        if row.quote_id:
+            return quotes.get(str(row.quote_id))
+        return routes.get(str(row.api_route_id)) if row.api_route_id else None
+
     return {
         "fingerprint": ctx.fingerprint,
-        "rows": [[r.key, versions.get(r.key), _s(r.effective_unit_cost)] for r in rows],
+        "rows": [[r.key, version(r), _s(r.effective_unit_cost)] for r in rows],
     }
 
 

@@ -34,6 +34,7 @@ from .candidates import candidate_table_build
 from .models import CandidateRow, CandidateTable, FinanceAssumptions, FxRate
 from .plans import PLAN_KINDS
 from .repricing import tables_reprice
+from .version_sets import version_sets_sweep
 from .writes import tables_write
 
 logger = logging.getLogger(__name__)
@@ -397,7 +398,9 @@ def _write(table: CandidateTable, built: Any, version: int) -> None:
 
 
 def candidate_tables_sweep() -> list[int]:
-    """Re-enqueue stale tables whose recompute was never queued or looks lost."""
+    """Re-enqueue stale tables whose recompute was never queued or looks lost, and delete the
+    version sets no table names any more (apps.finance.version_sets)."""
+    version_sets_sweep()
     lost_before = timezone.now() - LOST_TASK_AFTER
     with transaction.atomic():
         stale = CandidateTable.objects.select_for_update(skip_locked=True).filter(

@@ -26,7 +26,9 @@ full rather than read.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
@@ -64,6 +66,7 @@ __all__ = [
     "Standing",
     "TableInputs",
     "TableState",
+    "Versions",
     "answer_from_json",
     "answer_to_json",
     "inputs_from_json",
@@ -73,7 +76,8 @@ __all__ = [
 ]
 
 # Bumped whenever a type below changes shape: tables stored before are recomputed in full.
-STATE_FORMAT = 2
+# 3: the quote and route versions stored once a set (apps.finance.version_sets), not per table.
+STATE_FORMAT = 3
 
 
 class CandidateKind(StrEnum):
@@ -354,16 +358,50 @@ class RequestLog:
     source: str
 
 
+@dataclass(frozen=True, slots=True)
+class Versions:
+    """Quote (or route) id -> the version a table costed, and the digest that names the set
+    (apps.finance.version_sets stores each set once for every table that saw it). Never
+    mutated: the tables of a team share one object."""
+
+    digest: str
+    of: dict[str, int]
+
+    @classmethod
+    def of_map(cls, versions: dict[str, int]) -> Versions:
+        return cls(digest=versions_digest(versions), of=versions)
+
+    def changes_to(self, now: Versions) -> tuple[list[int], list[int]]:
+        """(changed or new ids, ids gone) between these versions (a table's) and ``now``."""
+        if self.digest == now.digest:
+            return [], []
+        seen = self.of
+        changed = [int(k) for k, v in now.of.items() if seen.get(k) != v]
+        gone = [int(k) for k in seen if k not in now.of]
+        return changed, gone
+
+
+def versions_digest(versions: Mapping[str, int]) -> str:
+    """The name of a set of versions: the SHA-256 of its ids and versions in id order."""
+    text = ",".join(f"{k}:{versions[k]}" for k in sorted(versions, key=int))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+NO_VERSIONS = Versions.of_map({})
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TableInputs:
     """The versions of everything the rows were computed from, and what a price change needs
-    to re-cost changed quotes without reading anything else (apps.finance.repricing)."""
+    to re-cost changed quotes without reading anything else (apps.finance.repricing). The
+    quote and route versions are stored apart, as sets named by their digest
+    (``CandidateTable.quote_set`` / ``route_set``, apps.finance.version_sets)."""
 
     format: int
     fingerprint: str
     brief_version: int
-    quotes: dict[str, int]
-    api_routes: dict[str, int]
+    quotes: Versions
+    api_routes: Versions
     assumptions: Assumptions
     engine_stamp: str
     not_costed: tuple[NotCosted, ...]
@@ -402,33 +440,45 @@ def winner_key_of(quote_id: int | None, route_id: int | None, kind: str) -> str:
     return f"api_route:{route_id}" if route_id else kind.lower()
 
 
+#: The parts of TableInputs stored apart from its JSON (by digest: apps.finance.version_sets).
+VERSION_PARTS = ("quotes", "api_routes")
+
+
 def inputs_to_json(
     inputs: TableInputs, stored: tuple[TableInputs, dict[str, Any]] | None = None
 ) -> dict[str, Any]:
-    """``inputs`` as stored JSON. With ``stored`` (the inputs a re-costing started from, and
-    their JSON), each part it left as it was (the same object) is written as stored, not
-    encoded again: a price change re-encodes the versions it changed, not the assumptions and
-    plans of every table it touches."""
-    if stored is None:
-        return encode(inputs)  # type: ignore[no-any-return]
-    before, data = stored
+    """``inputs`` as stored JSON, without the versions (stored as sets: the caller writes
+    ``inputs.quotes.digest`` and ``inputs.api_routes.digest`` beside it). With ``stored`` (the
+    inputs a re-costing started from, and their JSON), each part it left as it was (the same
+    object) is written as stored, not encoded again: a price change re-encodes what it
+    changed, not the assumptions and plans of every table it touches."""
+    before, data = stored if stored is not None else (None, {})
     out: dict[str, Any] = {}
     for name in TableInputs.__dataclass_fields__:
+        if name in VERSION_PARTS:
+            continue
         value = getattr(inputs, name)
-        same = name in data and value is getattr(before, name)
+        same = before is not None and name in data and value is getattr(before, name)
         out[name] = data[name] if same else encode(value)
     return out
 
 
-def inputs_from_json(data: Any) -> TableInputs | None:
-    """A table's stored inputs, or None when they are of another format (or unreadable): the
-    table is then recomputed in full."""
+def inputs_from_json(
+    data: Any, quotes: Versions | None, routes: Versions | None
+) -> TableInputs | None:
+    """A table's stored inputs with the version sets it names (read by the caller), or None
+    when they are of another format, unreadable or a set is missing: the table is then
+    recomputed in full."""
     if not isinstance(data, dict) or data.get("format") != STATE_FORMAT:
         return None
+    if quotes is None or routes is None:
+        return None
     try:
-        return decode(TableInputs, data)
+        placeholder = {name: {"digest": "", "of": {}} for name in VERSION_PARTS}
+        decoded = decode(TableInputs, {**data, **placeholder})
     except (CodecError, ArithmeticError):
         return None
+    return replace(decoded, quotes=quotes, api_routes=routes)
 
 
 # --- the engine's answer -------------------------------------------------------------------------

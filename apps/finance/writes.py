@@ -18,6 +18,7 @@ from .models import CandidateRow, CandidateTable
 from .rows import UNCOSTABLE, rows_insert_many
 from .sensitivity import sensitivity_update
 from .state import ANSWERS, PLAN_KINDS
+from .version_sets import version_sets_store
 
 if TYPE_CHECKING:
     from .candidates import TableWrite
@@ -31,6 +32,13 @@ def tables_write(items: list[tuple[CandidateTable, TableWrite, int]]) -> None:
     for all of them, the new rows in one COPY, then each table's fields."""
     if not items:
         return
+    # The version sets the tables will name (apps.finance.version_sets), stored first.
+    version_sets_store(
+        versions
+        for _, built, _ in items
+        if (inputs := built.fields.inputs) is not None
+        for versions in (inputs.quotes, inputs.api_routes)
+    )
     replaced = [table.pk for table, built, _ in items if built.replace_all]
     if replaced:
         CandidateRow.objects.filter(table_id__in=replaced).delete()

@@ -13,6 +13,7 @@ from apps.decisions.snapshot import build_snapshot
 from apps.finance.api import SensitivitySerializer
 from apps.finance.models import CandidateTable
 from apps.finance.services import candidate_tables_request_recompute, fx_rate_create
+from apps.finance.version_sets import table_versions
 from apps.quotes.services import api_route_update, quote_update
 from tests.factories.briefs import BriefFactory
 from tests.factories.quotes import ApiRouteFactory, ProviderFactory
@@ -148,7 +149,7 @@ class TestSensitivityInTheRankings:
         with django_capture_on_commit_callbacks(execute=True):
             quote_update(quote=quotes["l4"], hourly_price_per_gpu=Decimal("0.45"))
         table = CandidateTable.objects.get(brief=brief)
-        assert table.inputs["quotes"][str(quotes["l4"].pk)] == 2  # the recompute did run
+        assert table_versions(table)[0][str(quotes["l4"].pk)] == 2  # the recompute did run
         assert table.sensitivity == before
         with django_capture_on_commit_callbacks(execute=True):
             quote_update(quote=quotes["h100"], hourly_price_per_gpu=Decimal("2.40"))

@@ -9,6 +9,7 @@ from apps.catalog.models import Gpu
 from apps.finance.models import CandidateRow, CandidateTable, FxRate
 from apps.finance.selectors import ranking_for_brief
 from apps.finance.services import candidate_table_recompute, candidate_tables_request_recompute
+from apps.finance.version_sets import table_versions
 from apps.quotes.models import Quote
 from apps.quotes.services import quote_update
 from tests.factories.briefs import BriefFactory
@@ -183,7 +184,7 @@ class TestIncrementalRecompute:
             assert (row.pk, row.monthly_cost) == (pk, cost)  # the very same row, not rewritten
         assert table.rows.filter(quote=quote).count() == 1
         quote.refresh_from_db()
-        assert table.inputs["quotes"][str(quote.pk)] == quote.version
+        assert table_versions(table)[0][str(quote.pk)] == quote.version
 
     def test_incremental_and_full_recomputes_give_the_same_table(self, priced):
         recompute(priced)
@@ -220,7 +221,7 @@ class TestCapacityModelKeptCurrent:
             gpu=Gpu.objects.get(slug="h200-sxm-141gb"), hourly_price_per_gpu=Decimal("0.01")
         )
         table = recompute(priced)
-        assert table.inputs["quotes"][str(cheap.pk)] == 1
+        assert table_versions(table)[0][str(cheap.pk)] == 1
         assert table.capacity_model["gpu"] == "h200-sxm-141gb"
 
     def test_a_change_to_an_unrelated_gpu_quote_keeps_it(self, priced):
@@ -230,7 +231,7 @@ class TestCapacityModelKeptCurrent:
             gpu=Gpu.objects.get(slug="a100-sxm4-80gb"), hourly_price_per_gpu=Decimal("99")
         )
         table = recompute(priced)
-        assert table.inputs["quotes"][str(dear.pk)] == 1  # the table did take the new quote in
+        assert table_versions(table)[0][str(dear.pk)] == 1  # the table did take the new quote in
         assert table.capacity_model == before
 
 

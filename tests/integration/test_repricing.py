@@ -23,6 +23,7 @@ from apps.finance.services import (
     candidate_tables_recompute,
     candidate_tables_request_recompute,
 )
+from apps.finance.version_sets import table_versions
 from apps.quotes.services import api_route_update, quote_create, quote_retire, quote_update
 from tests.factories.briefs import BriefFactory
 from tests.factories.core import UserFactory
@@ -137,8 +138,9 @@ class TestRepricing:
         assert not CandidateRow.objects.filter(quote=quotes["a100"]).exists()
         assert CandidateRow.objects.filter(quote=quotes["secret"]).count() == len(briefs)
         table = CandidateTable.objects.get(brief=briefs[0])
-        assert table.inputs["quotes"][str(new.pk)] == 1
-        assert str(quotes["a100"].pk) not in table.inputs["quotes"]
+        versions, _ = table_versions(table)
+        assert versions[str(new.pk)] == 1
+        assert str(quotes["a100"].pk) not in versions
         assert table.capacity_model["gpu"] == "h200-sxm-141gb"  # the cheap quote moved it
         assert_same_as_fresh(briefs)
 

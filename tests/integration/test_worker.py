@@ -20,6 +20,7 @@ from apps.finance.services import (
     candidate_table_request_recompute,
     candidate_tables_request_recompute,
 )
+from apps.finance.version_sets import table_versions
 from gpuselect.celery import app
 from tests.conftest import broker_url
 from tests.factories.briefs import BriefFactory
@@ -138,7 +139,7 @@ class TestRecomputeThroughTheWorker:
         quote.refresh_from_db()
         assert str(quote.hourly_price_per_gpu) == "2.9900"
         table = CandidateTable.objects.get(brief=brief)
-        assert table.inputs["quotes"][str(quote.pk)] == quote.version
+        assert table_versions(table)[0][str(quote.pk)] == quote.version
 
     def test_a_request_for_many_tables_is_sent_on_by_a_worker_and_every_table_computed(
         self, catalog, real_worker

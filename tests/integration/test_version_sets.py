@@ -1,0 +1,105 @@
+"""The quote and route versions a table costed are stored once a set, named by their digest,
+and shared by every table that saw the same ones (apps.finance.version_sets): a price change
+writes one new set a team, whatever the number of tables or quotes, and a table whose set is
+gone is recomputed in full, never costed from nothing."""
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+
+from apps.finance.models import CandidateTable, VersionSet
+from apps.finance.services import candidate_tables_recompute, candidate_tables_request_recompute
+from apps.finance.state import Versions
+from apps.finance.version_sets import (
+    SET_UNNAMED_KEPT,
+    SETS,
+    table_versions,
+    version_sets_sweep,
+)
+from apps.quotes.services import quote_update
+from tests.factories.briefs import BriefFactory
+from tests.factories.quotes import QuoteFactory
+from tests.integration.test_repricing import _gpu, assert_same_as_fresh
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def tables(catalog, other_team):
+    """Three briefs of one team, one of another team that also sees a confidential quote."""
+    first = BriefFactory()
+    team_briefs = [first, *(BriefFactory(team=first.team, concurrency=n) for n in (2, 8))]
+    other = BriefFactory(team=other_team)
+    quotes = {
+        "h100": QuoteFactory(gpu=_gpu("h100-sxm5-80gb"), hourly_price_per_gpu=Decimal("2.50")),
+        "l40s": QuoteFactory(gpu=_gpu("l40s-48gb"), hourly_price_per_gpu=Decimal("0.90")),
+        "secret": QuoteFactory(gpu=_gpu("l40s-48gb"), confidential_to=other_team),
+    }
+    briefs = [*team_briefs, other]
+    candidate_tables_request_recompute()
+    candidate_tables_recompute(brief_ids=[b.pk for b in briefs])
+    return {"team": team_briefs, "other": other, "briefs": briefs, "quotes": quotes}
+
+
+def _sets_of(briefs):
+    return [CandidateTable.objects.get(brief=b).quote_set for b in briefs]
+
+
+def test_versions_tell_changed_new_and_gone_ids():
+    before = Versions.of_map({"1": 1, "2": 3, "5": 1})
+    now = Versions.of_map({"1": 1, "2": 4, "7": 1})
+    assert before.changes_to(now) == ([2, 7], [5])
+    assert before.changes_to(Versions.of_map({"5": 1, "2": 3, "1": 1})) == ([], [])
+    assert before.digest != now.digest
+
+
+class TestSharedSets:
+    def test_a_teams_tables_name_one_set_and_another_team_its_own(self, tables):
+        team_sets = set(_sets_of(tables["team"]))
+        assert len(team_sets) == 1
+        (other_set,) = _sets_of([tables["other"]])
+        assert other_set not in team_sets  # it also sees the confidential quote
+        secret = str(tables["quotes"]["secret"].pk)
+        assert secret in table_versions(CandidateTable.objects.get(brief=tables["other"]))[0]
+        team_table = CandidateTable.objects.get(brief=tables["team"][0])
+        assert secret not in table_versions(team_table)[0]
+        # The versions live in the sets, not in each table's inputs.
+        assert "quotes" not in team_table.inputs and "api_routes" not in team_table.inputs
+        assert VersionSet.objects.filter(digest__in=[*team_sets, other_set]).count() == 2
+
+    def test_a_price_change_writes_one_new_set_a_team_and_the_sweeper_drops_the_old(self, tables):
+        before = set(VersionSet.objects.values_list("digest", flat=True))
+        old_team_set = _sets_of(tables["team"])[0]
+        quote_update(quote=tables["quotes"]["h100"], hourly_price_per_gpu=Decimal("2.10"))
+        candidate_tables_recompute(brief_ids=[b.pk for b in tables["briefs"]])
+        new = set(VersionSet.objects.values_list("digest", flat=True)) - before
+        assert len(new) == 2  # one for each team, however many tables it has
+        team_sets = set(_sets_of(tables["team"]))
+        assert len(team_sets) == 1 and team_sets <= new
+        team_table = CandidateTable.objects.get(brief=tables["team"][0])
+        assert table_versions(team_table)[0][str(tables["quotes"]["h100"].pk)] == 2
+        assert_same_as_fresh(tables["briefs"])
+
+        assert version_sets_sweep() == 0  # the old sets are new: kept
+        VersionSet.objects.update(created_at=timezone.now() - SET_UNNAMED_KEPT - timedelta(1))
+        named = {d for t in _all_tables() for d in (t.quote_set, t.route_set)}
+        stored = set(VersionSet.objects.values_list("digest", flat=True))
+        assert old_team_set in stored - named
+        assert version_sets_sweep() == len(stored - named)
+        assert set(VersionSet.objects.values_list("digest", flat=True)) == named
+
+    def test_a_table_whose_set_is_gone_is_recomputed_in_full(self, tables):
+        VersionSet.objects.all().delete()
+        SETS.clear()  # nothing kept by this process either
+        quote_update(quote=tables["quotes"]["l40s"], hourly_price_per_gpu=Decimal("0.80"))
+        candidate_tables_recompute(brief_ids=[b.pk for b in tables["briefs"]])
+        for table in _all_tables():
+            assert table.computed_version == table.requested_version
+            assert VersionSet.objects.filter(digest=table.quote_set).exists()
+        assert_same_as_fresh(tables["briefs"])
+
+
+def _all_tables():
+    return list(CandidateTable.objects.all())
