@@ -59,7 +59,9 @@ import _seed
 AIM_FULL_S = 60.0
 AIM_QUOTE_S = 2.0
 AIM_SECOND_WORKER_CUT = 1 / 3  # a second worker cuts the full recompute by at least this share
-WAIT_FULL_S = 400.0  # give up waiting for a full recompute after this long
+# Give up waiting for a full recompute (a price change) after this long, at --scale 1; the
+# wait grows with the work (briefs x quotes: scale squared).
+WAIT_FULL_S = 400.0
 WAIT_QUOTE_S = 400.0
 
 
@@ -214,7 +216,7 @@ def empty_tables() -> None:
         cursor.execute(f"TRUNCATE {CandidateRow._meta.db_table}, {CandidateTable._meta.db_table}")
 
 
-def full_recompute(label: str, workers: Workers) -> float | None:
+def full_recompute(label: str, workers: Workers, wait_s: float = WAIT_FULL_S) -> float | None:
     from apps.finance.models import CandidateTable
     from apps.finance.services import candidate_tables_request_recompute
 
@@ -223,7 +225,7 @@ def full_recompute(label: str, workers: Workers) -> float | None:
     t0 = time.perf_counter()
     enqueued = candidate_tables_request_recompute()
     t_req = time.perf_counter() - t0
-    took = wait_all_current(workers, t0, WAIT_FULL_S)
+    took = wait_all_current(workers, t0, wait_s)
     cpu = [b - a for a, b in zip(cpu0, workers.cpu_seconds(), strict=True)]
     print(
         f"    worker CPU during it: {', '.join(f'{c:.1f} s' for c in cpu)} (sum {sum(cpu):.1f} s"
@@ -231,7 +233,7 @@ def full_recompute(label: str, workers: Workers) -> float | None:
     )
     n = CandidateTable.objects.count()
     if took is None:
-        print(f"(a) {label}: NOT DONE within {WAIT_FULL_S:.0f} s")
+        print(f"(a) {label}: NOT DONE within {wait_s:.0f} s")
     else:
         print(
             f"(a) {label}: {took:7.2f} s for {n} tables ({len(enqueued)} enqueued, request "
@@ -256,10 +258,10 @@ def bench_quote(nth: int = 0) -> Any:
     return quotes[nth]
 
 
-def quote_change(workers: Workers, nth: int = 0) -> float | None:
+def quote_change(workers: Workers, nth: int = 0, wait_s: float = WAIT_QUOTE_S) -> float | None:
     from django.db.models.fields.json import KeyTextTransform
 
-    from apps.finance.models import CandidateRow, CandidateTable
+    from apps.finance.models import CandidateRow, CandidateTable, VersionSet
     from apps.quotes.services import quote_update
 
     quote = bench_quote(nth)
@@ -270,14 +272,19 @@ def quote_change(workers: Workers, nth: int = 0) -> float | None:
     t0 = time.perf_counter()
     quote = quote_update(quote=quote, hourly_price_per_gpu=new_price)
     t_call = time.perf_counter() - t0
-    took = wait_all_current(workers, t0, WAIT_QUOTE_S)
+    took = wait_all_current(workers, t0, wait_s)
     # Check that the rankings really moved: every table computed from the new quote version,
     # every row of the quote with a non-zero cost now costs more.
-    tables = list(
-        CandidateTable.objects.annotate(
-            seen=KeyTextTransform(str(quote.pk), "inputs__quotes")
-        ).values_list("seen", flat=True)
+    # The version each table costed, from the version set it names (apps.finance.version_sets).
+    seen_in_set = dict(
+        VersionSet.objects.filter(digest__in=CandidateTable.objects.values("quote_set"))
+        .annotate(seen=KeyTextTransform(str(quote.pk), "versions"))
+        .values_list("digest", "seen")
     )
+    tables = [
+        seen_in_set.get(digest)
+        for digest in CandidateTable.objects.values_list("quote_set", flat=True)
+    ]
     with_quote = [seen for seen in tables if seen is not None]
     on_new = sum(1 for seen in with_quote if int(seen) == quote.version)
     after = dict(CandidateRow.objects.filter(quote=quote).values_list("table_id", "monthly_cost"))
@@ -288,7 +295,7 @@ def quote_change(workers: Workers, nth: int = 0) -> float | None:
         f"(call {t_call * 1000:.0f} ms, {len(tables)} tables asked to recompute):"
     )
     if took is None:
-        print(f"    NOT DONE within {WAIT_QUOTE_S:.0f} s")
+        print(f"    NOT DONE within {wait_s:.0f} s")
     else:
         print(
             f"    {took:7.2f} s until every ranking is current  [aim < {AIM_QUOTE_S:.0f} s: "
@@ -445,8 +452,6 @@ def cpu_in_process(brief_ids: list[int], profile: bool = False) -> None:
     (the functions that take the most time of their own)."""
     import gc
 
-    from django.db.models import F
-
     from apps.finance import candidates, services, writes
     from apps.finance.models import CandidateTable
     from gpuselect.celery import WORKER_GC_GEN0_THRESHOLD
@@ -483,10 +488,9 @@ def cpu_in_process(brief_ids: list[int], profile: bool = False) -> None:
             [CandidateTable(brief_id=pk, requested_version=1, full_version=1) for pk in brief_ids]
         )
         services.candidate_table_recompute(brief_id=brief_ids[0])  # warm-up, not counted
-        CandidateTable.objects.filter(brief_id=brief_ids[0]).update(
-            requested_version=F("requested_version") + 1,
-            full_version=F("requested_version") + 1,
-            estimates_key="",
+        empty_tables()  # the timed loop starts from empty tables, the warm-up's one included
+        CandidateTable.objects.bulk_create(
+            [CandidateTable(brief_id=pk, requested_version=1, full_version=1) for pk in brief_ids]
         )
         cpu.clear()
         wall.clear()
@@ -596,6 +600,7 @@ def main() -> int:
                 )
                 return 0
 
+            grow = max(1.0, args.scale) ** 2  # the waits grow with briefs x quotes
             for i, n in enumerate(counts):
                 if i:
                     empty_tables()
@@ -604,12 +609,15 @@ def main() -> int:
                 print()
                 print(f"-- {n} worker process{'es' if n != 1 else ''} (solo pool, concurrency 1 "
                       f"each), ready after {ready:.1f} s --")  # fmt: skip
-                full[n] = full_recompute(f"full recompute, cold (first compute), {n}w", workers)
+                full[n] = full_recompute(
+                    f"full recompute, cold (first compute), {n}w", workers, WAIT_FULL_S * grow
+                )
                 if i == 0:
                     print(f"    rows:    {_seed.row_counts()}")
                     print(f"    tables:  {_seed.ranking_summary()}")
-                    full_recompute(f"full recompute, repeat (nothing changed), {n}w", workers)
-                price[n] = quote_change(workers, nth=2 * i + 2)
+                    again = f"full recompute, repeat (nothing changed), {n}w"
+                    full_recompute(again, workers, WAIT_FULL_S * grow)
+                price[n] = quote_change(workers, nth=2 * i + 2, wait_s=WAIT_QUOTE_S * grow)
                 print(f"workers:     stopped (exits {workers.stop()})")
                 workers = None
             print()

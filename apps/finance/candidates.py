@@ -106,6 +106,9 @@ class TableContext:
     # buy comparison and the sensitivity read again (None on a re-costing: they query).
     quotes_costed: dict[int, QuoteFacts] | None = None
     routes_costed: dict[int, RouteFacts] | None = None
+    # On a re-costing of many tables, the team's live quotes of one GPU (by GPU id), read once
+    # for the batch: what the rent / reserve / buy comparison reads (apps.finance.repricing).
+    gpu_quotes: Callable[[int], list[QuoteFacts]] | None = None
 
     @property
     def finance(self) -> FinanceAssumptions:

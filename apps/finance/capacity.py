@@ -89,6 +89,8 @@ def capacity_model_for(ctx: TableContext, table: CandidateTable) -> dict[str, An
     if ctx.quotes_costed is not None:  # a full compute: the quotes it costed, by id
         quotes = [q for q in ctx.quotes_costed.values() if q.gpu_id == reference.gpu_id]
         quotes.sort(key=lambda q: q.pk)
+    elif ctx.gpu_quotes is not None:  # a batch's re-costing: read once for its tables
+        quotes = ctx.gpu_quotes(reference.gpu_id)
     else:
         quotes = quote_facts(
             quotes_for_team(ctx.brief.team_id)

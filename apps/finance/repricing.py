@@ -18,13 +18,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from django.db import connection
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, Q, Subquery
 
 from apps.benchmarks.selectors import calibrations_for_briefs
 from apps.briefs.contract import request_for_brief
 from apps.briefs.models import WorkloadBrief
 from apps.engine import ENGINE_VERSION, EngineInputError
 from apps.quotes.models import ApiRoute, Quote
+from apps.quotes.selectors import quotes_for_team
 
 from .candidates import (
     Changes,
@@ -122,6 +123,37 @@ class _BatchCalibrations:
         return load
 
 
+class LiveVersions:
+    """The versions each team (or model) sees among the live quotes (or routes) a batch read,
+    and each table's changes from the set it costed, worked out once a team (a pair of sets)
+    and kept for the next batch while the live quotes read are the same (compared whole, in C):
+    a price change's batches work each team's set out once, not once a batch."""
+
+    def __init__(self) -> None:
+        self.live: tuple[tuple[object, ...], ...] = ()
+        self.by_key: dict[object, Versions] = {}
+        self.changes_of: dict[tuple[str, str], tuple[list[int], list[int]]] = {}
+
+    def read(self, live: tuple[tuple[object, ...], ...]) -> None:
+        if live != self.live:
+            self.live, self.by_key, self.changes_of = live, {}, {}
+
+    def versions(self, key: object, build: Callable[[], dict[str, int]]) -> Versions:
+        if key not in self.by_key:
+            self.by_key[key] = Versions.of_map(build())
+        return self.by_key[key]
+
+    def changes(self, seen: Versions, now: Versions) -> tuple[list[int], list[int]]:
+        key = (seen.digest, now.digest)
+        if key not in self.changes_of:
+            self.changes_of[key] = seen.changes_to(now)
+        return self.changes_of[key]
+
+
+LIVE_QUOTES = LiveVersions()
+LIVE_ROUTES = LiveVersions()
+
+
 @dataclass
 class _Plan:
     state: dict[str, int]
@@ -150,40 +182,32 @@ def tables_reprice(states: list[dict[str, int]]) -> tuple[list[Repriced], list[i
     sets = version_sets_read(d for t in tables.values() for d in (t.quote_set, t.route_set))
     answers = _answers(tables)
     briefs = WorkloadBrief.objects.in_bulk([s["brief_id"] for s in states])
-    live_quotes = list(
-        Quote.objects.filter(retired=False).values_list("pk", "version", "confidential_to_id")
+    live_quotes = tuple(
+        Quote.objects.filter(retired=False)
+        .order_by("pk")
+        .values_list("pk", "version", "confidential_to_id")
     )
-    live_routes = list(
-        ApiRoute.objects.filter(retired=False).values_list("pk", "version", "model_preset")
+    live_routes = tuple(
+        ApiRoute.objects.filter(retired=False)
+        .order_by("pk")
+        .values_list("pk", "version", "model_preset")
     )
-    # The versions each team sees now, and each model's routes: one object a team (its digest
-    # worked out once), and each table's changes from the set it costed worked out once a pair.
-    by_team: dict[int, Versions] = {}
-    by_preset: dict[str, Versions] = {}
-    changes_of: dict[tuple[str, str], tuple[list[int], list[int]]] = {}
+    LIVE_QUOTES.read(live_quotes)
+    LIVE_ROUTES.read(live_routes)
 
     def quotes_seen_by(team_id: int) -> Versions:
         # What apps.quotes.selectors.quotes_for_team serves the team: live, not confidential
         # to another team.
-        if team_id not in by_team:
-            by_team[team_id] = Versions.of_map(
-                {str(pk): v for pk, v, conf in live_quotes if conf is None or conf == team_id}
-            )
-        return by_team[team_id]
+        return LIVE_QUOTES.versions(
+            team_id,
+            lambda: {str(pk): v for pk, v, conf in live_quotes if conf is None or conf == team_id},
+        )
 
     def routes_serving(preset: str) -> Versions:
         # apps.finance.offers.live_routes
-        if preset not in by_preset:
-            by_preset[preset] = Versions.of_map(
-                {str(pk): v for pk, v, p in live_routes if preset and p == preset}
-            )
-        return by_preset[preset]
-
-    def changes(seen: Versions, now: Versions) -> tuple[list[int], list[int]]:
-        key = (seen.digest, now.digest)
-        if key not in changes_of:
-            changes_of[key] = seen.changes_to(now)
-        return changes_of[key]
+        return LIVE_ROUTES.versions(
+            preset, lambda: {str(pk): v for pk, v, p in live_routes if preset and p == preset}
+        )
 
     stamp = engine_stamp()  # the catalog or engine changed since: recompute in full
     calibrations = _BatchCalibrations(briefs.values())
@@ -214,8 +238,8 @@ def tables_reprice(states: list[dict[str, int]]) -> tuple[list[Repriced], list[i
             continue
         quote_versions = quotes_seen_by(brief.team_id)
         route_versions = routes_serving(brief.model_preset or "")
-        q_changed, q_gone = changes(inputs.quotes, quote_versions)
-        r_changed, r_gone = changes(inputs.api_routes, route_versions)
+        q_changed, q_gone = LIVE_QUOTES.changes(inputs.quotes, quote_versions)
+        r_changed, r_gone = LIVE_ROUTES.changes(inputs.api_routes, route_versions)
         plans.append(
             _Plan(
                 state,
@@ -265,13 +289,22 @@ def tables_reprice(states: list[dict[str, int]]) -> tuple[list[Repriced], list[i
             catalog = plan_catalog()
         return catalog
 
-    by_team_quotes: dict[int, dict[int, QuoteFacts]] = {}
+    by_team_gpu: dict[tuple[int, int], list[QuoteFacts]] = {}
 
-    def team_quotes(brief_id: int, versions: Versions) -> dict[int, QuoteFacts]:
-        team_id = briefs[brief_id].team_id
-        if team_id not in by_team_quotes:
-            by_team_quotes[team_id] = {f.pk: f for f in every_quote(versions)()}
-        return by_team_quotes[team_id]
+    def gpu_quotes(team_id: int) -> Callable[[int], list[QuoteFacts]]:
+        """The team's live quotes of one GPU, by id: what the rent / reserve / buy comparison
+        compares, one query a team and GPU for the batch (not every quote's facts)."""
+
+        def read(gpu_id: int) -> list[QuoteFacts]:
+            if (team_id, gpu_id) not in by_team_gpu:
+                by_team_gpu[team_id, gpu_id] = quote_facts(
+                    quotes_for_team(team_id)
+                    .filter(Q(gpu_id=gpu_id) | Q(system__gpu_id=gpu_id))
+                    .order_by("pk")
+                )
+            return by_team_gpu[team_id, gpu_id]
+
+        return read
 
     out = []
     for p in plans:
@@ -294,9 +327,9 @@ def tables_reprice(states: list[dict[str, int]]) -> tuple[list[Repriced], list[i
         )
         built = recost(p.ctx, stored, changes, gpus_of=gpus_of)
         if built.capacity_model_affected:
-            # The rent / reserve / buy comparison reads the team's quotes of its GPU: from the
-            # batch's one read of every live quote, not a query of its own per table.
-            p.ctx.quotes_costed = team_quotes(p.table.brief_id, p.quote_versions)
+            # The rent / reserve / buy comparison reads the team's quotes of its GPU: read once
+            # for the batch's tables of the team, not a query of its own per table.
+            p.ctx.gpu_quotes = gpu_quotes(briefs[p.table.brief_id].team_id)
         out.append(
             Repriced(
                 table_id=p.table.pk,
