@@ -493,3 +493,9 @@ def report_of(data: Frozen) -> Report:
         engine_version=data.get("engine_version"),
         frozen_at=data.get("frozen_at"),
     )
+
+
+def as_report(report: Report | Frozen) -> Report:
+    """The typed report, from ``selectors.decision_record_report``'s plain data (``report_of``)
+    or as it is."""
+    return report if isinstance(report, Report) else report_of(report)
