@@ -11,7 +11,7 @@ them apart, in this order, until none is alike: its region, its configuration ("
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from apps.core import formatting
@@ -21,9 +21,12 @@ from apps.quotes.models import TERM_LABELS
 
 #: What an API route's row reads for its pricing term.
 API_TERM_WORDS = "Per token (API)"
+# A candidate row as these words read it: a live ``ShownRow``, or one frozen in a snapshot by
+# any build (older ones lack keys; read with .get). A frozen quote likewise (snapshot.py).
+RowLike = Mapping[str, Any]
 
 
-def base_label(row: dict[str, Any], names: dict[str, str], quote: dict[str, Any]) -> str:
+def base_label(row: RowLike, names: dict[str, str], quote: RowLike) -> str:
     """provider · GPU name (system) · term, the names from ``names`` (slug -> name) or the
     frozen quote, without what would tell it from a row like it."""
     if row.get("candidate_kind") in PLAN_WORDS:
@@ -46,7 +49,7 @@ def base_label(row: dict[str, Any], names: dict[str, str], quote: dict[str, Any]
     return " · ".join(parts)
 
 
-def configuration(row: dict[str, Any]) -> str:
+def configuration(row: RowLike) -> str:
     """ "8 GPUs (1 replica x 8)": the GPUs the row pays for and how they serve."""
     config = row.get("configuration") or {}
     count, replicas = row.get("gpu_count"), row.get("replicas")
@@ -58,26 +61,26 @@ def configuration(row: dict[str, Any]) -> str:
     return formatting.gpus(int(paid), int(replicas or 1), int(count))
 
 
-def _region(row: dict[str, Any], quote: dict[str, Any]) -> str:
+def _region(row: RowLike, quote: RowLike) -> str:
     return str(quote.get("region") or row.get("region") or "")
 
 
-def _quoted(row: dict[str, Any], quote: dict[str, Any]) -> str:
+def _quoted(row: RowLike, quote: RowLike) -> str:
     when = quote.get("quote_date") or row.get("quote_date")
     return f"quoted {str(when)[:10]}" if when else ""
 
 
 def candidate_labels(
-    rows: list[dict[str, Any]],
+    rows: Sequence[RowLike],
     names: dict[str, str] | None = None,
-    quotes: dict[Any, dict[str, Any]] | None = None,
+    quotes: Mapping[Any, RowLike] | None = None,
 ) -> list[str]:
     """Each row's label, in ``rows``' order, no two alike (``quotes``: the frozen quotes by
     id, for their names, region and date)."""
     names, quotes = names or {}, quotes or {}
     found = [quotes.get(r.get("quote_id")) or {} for r in rows]
     labels = [base_label(r, names, q) for r, q in zip(rows, found, strict=True)]
-    telling: list[Callable[[dict[str, Any], dict[str, Any]], str]] = [
+    telling: list[Callable[[RowLike, RowLike], str]] = [
         _region,
         lambda r, _q: configuration(r),
         _quoted,

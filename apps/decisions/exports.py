@@ -1,8 +1,9 @@
 """A decision record as CSV (its frozen candidate table) and as a PDF report.
 
 The PDF's content is built once, in words, by apps.decisions.report (a typed
-``pdf_layout.Document``) and drawn by apps.decisions.pdf_layout; this module is their entry
-points."""
+``pdf_layout.Document``, from the typed report apps.decisions.report_data reads; its sections'
+words in report_words, report_commercial and report_alternatives) and drawn by
+apps.decisions.pdf_layout; this module is their entry points."""
 
 from typing import Any
 
@@ -17,14 +18,10 @@ from .pdf_layout import (
     latin1,
     truncation_mark,
 )
-from .report import (
-    NOT_RECORDED,
-    alternatives_lost,
-    build_document,
-    commercial_summary,
-    criterion_words,
-    why_it_lost,
-)
+from .report import build_document
+from .report_alternatives import alternatives_lost, why_it_lost
+from .report_commercial import commercial_summary
+from .report_words import NOT_RECORDED, criterion_words
 
 __all__ = [
     "MAX_PARAGRAPH_CHARS",

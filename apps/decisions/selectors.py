@@ -16,7 +16,13 @@ from apps.core.roles import Role, roles_of
 from apps.finance.lines import PLAN_WORDS
 from apps.quotes.models import Quote
 
-from .candidate_words import API_TERM_WORDS, base_label, candidate_labels, configuration
+from .candidate_words import (
+    API_TERM_WORDS,
+    RowLike,
+    base_label,
+    candidate_labels,
+    configuration,
+)
 from .checklist import (
     MUST_HAVE,
     QUESTION_KEYS,
@@ -301,7 +307,7 @@ NOT_FROZEN = "a candidate not in the frozen evidence"
 
 
 def candidate_label(
-    row: dict[str, Any], names: dict[str, str] | None = None, quote: dict[str, Any] | None = None
+    row: RowLike, names: dict[str, str] | None = None, quote: RowLike | None = None
 ) -> str:
     """provider · GPU name (system) · term in words (apps.decisions.candidate_words), the GPU
     and system by name where ``names`` (slug -> name) or the frozen ``quote`` has them; a

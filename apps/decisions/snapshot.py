@@ -205,8 +205,8 @@ def build_snapshot(
     # The quotes the table could not cost (a missing FX rate) are frozen too, so that the
     # record can say whose quote was left out and on what terms.
     for entry in ranking["not_costed"]:
-        if entry.get("quote_id") and entry["quote_id"] not in quote_ids:
-            quote_ids.append(entry["quote_id"])
+        if (qid := entry.get("quote_id")) and qid not in quote_ids:
+            quote_ids.append(qid)
     if chosen_api_route is not None and chosen_api_route.pk not in route_ids:
         route_ids.append(chosen_api_route.pk)
     quotes = Quote.objects.filter(pk__in=quote_ids).select_related("provider", "gpu", "system")

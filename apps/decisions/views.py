@@ -1,7 +1,7 @@
 """Decision-record pages: list, open from a brief's candidate table, detail with the frozen
 evidence, review actions (POST only), exports, verify, and the procurement checklist."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -26,7 +26,7 @@ from apps.engine.costing import PricingTerm
 from apps.engine.costing_breakeven import capacity_option_for_term
 from apps.finance import charts
 from apps.finance.selectors import ranking_for_brief
-from apps.finance.shown import shown_rows
+from apps.finance.shown import ShownRow, shown_rows
 from apps.finance.units import unit_words
 from apps.quotes.models import ApiRoute, Quote
 from apps.quotes.selectors import quote_get_for_user
@@ -82,13 +82,13 @@ def capacity_option_for_quote(quote: Quote) -> CapacityOption:
     )
 
 
-def capacity_option_for_plan(row: dict[str, Any]) -> CapacityOption:
+def capacity_option_for_plan(row: ShownRow) -> CapacityOption:
     """A serving plan's option: that of its largest pool (most GPUs)."""
     parts = row.get("mix") or row.get("pools") or []
     if not parts:
         return CapacityOption.RENT_ON_DEMAND
 
-    def gpus(part: dict[str, Any]) -> int:
+    def gpus(part: Mapping[str, Any]) -> int:  # a MIX part, or a DISAGG pool's JSON
         return int(part.get("gpu_count") or part.get("gpus_per_instance") or 1) * int(
             part.get("replicas") or part.get("instances") or 1
         )

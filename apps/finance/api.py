@@ -1,6 +1,6 @@
 """GET /api/v1/briefs/<id>/rankings (JSON or CSV); GET/POST /api/v1/fx-rates/."""
 
-from typing import Any
+from decimal import Decimal
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
@@ -264,12 +264,13 @@ class BriefRankingsApi(KnownQueryParams, APIView):
     )
     def get(self, request: Request, pk: int) -> Response | HttpResponse:
         brief = brief_get_for_user(request.user, pk)
-        filters: dict[str, Any] = {
+        filters: dict[str, str] = {
             p.name: value for p in FILTER_PARAMS if (value := p.parse(request)) is not None
         }
         limit = LIMIT.parse(request) or DEFAULT_LIMIT  # checked for both formats
         if FORMAT.parse(request) == "csv":
-            ranking = ranking_for_brief(brief, **filters)
+            # Every row, as the brief's team sees them.
+            ranking = ranking_for_brief(brief, limit=None, team_id=None, **filters)
             response = HttpResponse(ranking_csv(ranking), content_type="text/csv; charset=utf-8")
             response["Content-Disposition"] = (
                 f'attachment; filename="brief-{brief.pk}-rankings.csv"'
@@ -302,7 +303,7 @@ class FxRateInputSerializer(StrictJsonTypes, serializers.Serializer):  # type: i
         max_length=FX_SOURCE_MAX_LENGTH
     )
 
-    def validate_rate(self, value: Any) -> Any:
+    def validate_rate(self, value: Decimal) -> Decimal:
         problem = bounds.fx_rate_problem(value)
         if problem:
             raise serializers.ValidationError(problem)

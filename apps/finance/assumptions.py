@@ -14,7 +14,11 @@ from .models import ORGANISATION_ONLY, CandidateRow, CandidateTable, FinanceAssu
 from .state import Assumptions
 
 # Used where the organisation has not set a default (each constant cites its source).
-FALLBACKS: dict[str, Decimal | str | None] = {
+# A finance assumption's value: an amount, a share or a count as a Decimal, a code (the
+# reporting currency, the labour allocation) as a str, or None where it is not set.
+AssumptionValue = Decimal | str | None
+
+FALLBACKS: dict[str, AssumptionValue] = {
     "reporting_currency": "USD",
     "labour_rate_per_hour": k.DEFAULT_LABOUR_RATE_PER_HOUR,
     "observability_share": k.DEFAULT_OBSERVABILITY_SHARE,
@@ -89,7 +93,7 @@ def resolved_assumptions(brief: WorkloadBrief) -> Assumptions:
     )
 
 
-def assumption_values(assumptions: Assumptions) -> dict[str, object]:
+def assumption_values(assumptions: Assumptions) -> dict[str, AssumptionValue]:
     """Every assumption's value as the table is costed with it, by field name (for the pages
     and a decision snapshot)."""
     return {name: getattr(assumptions.finance, name) for name in FIELDS}

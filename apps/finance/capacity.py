@@ -16,7 +16,7 @@ costs), and so are the rationale and break-evens.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict, overload
 
 from django.db.models import Q
 
@@ -33,6 +33,7 @@ from .fx import FxMissing
 from .lines import figure_text, readable
 from .models import CandidateRow, CandidateTable
 from .offers import live_routes, quote_facts, route_facts
+from .shown import CapacityModel, CapacityOption
 from .state import PLAN_KINDS, ROW_READ, CandidateKind, Row, row_from_columns
 from .units import money_text, unit_for, unit_text
 
@@ -49,6 +50,10 @@ def display_unit(success_unit: str, currency: str) -> UnitDisplay:
     )
 
 
+@overload
+def _s(value: Decimal, scale: Decimal = ...) -> str: ...
+@overload
+def _s(value: Decimal | None, scale: Decimal = ...) -> str | None: ...
 def _s(value: Decimal | None, scale: Decimal = Decimal(1)) -> str | None:
     if value is None:
         return None
@@ -66,7 +71,7 @@ def _best(table: CandidateTable, *kinds: CandidateKind) -> Row | None:
     return None if found is None else row_from_columns(found)
 
 
-def capacity_model_for(ctx: TableContext, table: CandidateTable) -> dict[str, Any]:
+def capacity_model_for(ctx: TableContext, table: CandidateTable) -> CapacityModel:
     """The comparison for the table's rank 1 (module doc): each capacity option's cost at the
     brief's utilization, the recommendation and why, the break-evens and the chart's curve."""
     winner = _best(table)
@@ -151,7 +156,7 @@ def _as_json(
     offered: list[tuple[int, QuoteTerms]],
     routes: list[tuple[int, ApiRouteTerms]],
     ctx: TableContext,
-) -> dict[str, Any]:
+) -> CapacityModel:
     recommended = comparison.option(comparison.recommended) if comparison.recommended else None
     scale = display.scale
     return {
@@ -211,11 +216,35 @@ def _as_json(
     }
 
 
-def capacity_model_page(capacity_model: dict[str, Any]) -> dict[str, Any]:
+class ShownCapacityOption(CapacityOption):
+    """A capacity option as the finance page shows it: its figures in words, and the quote or
+    route it is priced from (``source``, named by the view)."""
+
+    display_unit_cost: str | None
+    display_hourly_rate: str | None
+    display_monthly_cost: str
+    display_why_not: list[str]
+    source: NotRequired[str]
+
+
+class CapacityPage(TypedDict):
+    """The finance page's capacity-model section (the view adds the ``NotRequired`` keys)."""
+
+    capacity_options: list[ShownCapacityOption]
+    capacity_utilization: str
+    capacity_note: str
+    capacity_gpu: NotRequired[str]
+    capacity_rationale: NotRequired[list[str]]
+    capacity_break_evens: NotRequired[list[str]]
+    capacity_about_winner: NotRequired[bool]
+
+
+def capacity_model_page(capacity_model: CapacityModel) -> CapacityPage:
     """What the finance page's capacity-model section shows beyond the JSON: each option's
     figures as money (its unit cost already in the table's unit), and the brief's utilization
     as a percentage."""
-    options = []
+    options: list[ShownCapacityOption] = []
+    # A table stored by an older build may lack a key of an option: read with .get.
     for option in capacity_model.get("options") or []:
         cost = option.get("effective_unit_cost")
         rate = option.get("hourly_rate_per_gpu")

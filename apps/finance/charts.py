@@ -4,13 +4,17 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
-from typing import Any
+from typing import Any, Literal, cast
 
 from apps.engine.costing_breakeven import CAPACITY_OPTION_LABELS, CapacityOption
 from apps.quotes.models import TERM_LABELS
 
 from .lines import PLAN_WORDS, line_label, plan_text, unit_amount_text
-from .shown import ShownRow
+from .shown import CapacityModel, CurvePoint, Sensitivity, ShownRow
+
+# A Plotly figure, or a part of one (a trace, an axis, a shape): plotly.js's own JSON, built
+# here and handed to the page as it is.
+PlotlyJson = dict[str, Any]
 
 # The capacity model's curve keys (apps.finance.capacity) and the label a person reads.
 OPTION_LABELS = {option.value.lower(): label for option, label in CAPACITY_OPTION_LABELS.items()}
@@ -177,7 +181,7 @@ def _unit_cost(row: ShownRow) -> float:
     return float(cost)
 
 
-def unit_cost_figure(rows: Sequence[ShownRow], unit: str, currency: str) -> dict[str, Any]:
+def unit_cost_figure(rows: Sequence[ShownRow], unit: str, currency: str) -> PlotlyJson:
     """Bars of the rows' unit costs on a linear axis from 0 (outliers cut and said so); ``unit``
     in words ("per 1M accepted tokens"): the rows' costs are already in it (apps.finance.units)."""
     costed = [r for r in rows if r["effective_unit_cost"] is not None]
@@ -303,7 +307,7 @@ FINE_TICKS_BELOW = 10
 COARSE_STEPS, FINE_STEPS = (1, 2, 5), (1, 1.5, 2, 3, 4, 5, 6, 8)
 
 
-def _log_ticks(values: list[float]) -> dict[str, Any]:
+def _log_ticks(values: list[float]) -> PlotlyJson:
     """A log axis's ticks at round values (1, 2 and 5 times each power of ten; finer where the
     values span less than ``FINE_TICKS_BELOW`` times), each labelled in full ("20", "0.5"),
     and the axis ranged from the last tick at or below the lowest value to the first at or
@@ -407,9 +411,7 @@ def place_labels(
     return out
 
 
-def cost_vs_latency_figure(
-    rows: Sequence[ShownRow], currency: str, unit: str = ""
-) -> dict[str, Any]:
+def cost_vs_latency_figure(rows: Sequence[ShownRow], currency: str, unit: str = "") -> PlotlyJson:
     """Each candidate's unit cost against its p95 latency, every costed candidate on it with
     its label: one without a latency figure (a model API route) left of a dotted line, in the
     legend as such. Each label sits beside its point where it covers no other label or point,
@@ -430,7 +432,7 @@ def cost_vs_latency_figure(
     left = no_latency_x - NO_LATENCY_ROOM * span / 4 if any(
         r["p95_latency_ms"] is None for r in costed
     ) else lo - 0.1 * span  # fmt: skip
-    xaxis: dict[str, Any] = {
+    xaxis: PlotlyJson = {
         "title": {"text": "p95 end-to-end latency (ms)"},
         "tickformat": ",~r",
         "range": [left, hi + LABEL_ROOM * span],
@@ -484,7 +486,7 @@ def cost_vs_latency_figure(
         for x, y, label, i in meeting + failing + unknown
         if (offset := placed[i][1]) is not None
     ]  # fmt: skip
-    data: list[dict[str, Any]] = [
+    data: list[PlotlyJson] = [
         {
             "type": "scatter",
             "mode": "lines+markers",  # a front of one candidate is still seen
@@ -501,7 +503,7 @@ def cost_vs_latency_figure(
         data.append(
             markers("Fails the brief", failing, FAILS_COLOUR, "p95 %{x:,.0f} ms, %{y:.4g} " + units)
         )
-    shapes: list[dict[str, Any]] = []
+    shapes: list[PlotlyJson] = []
     if unknown:
         trace = markers(
             NO_LATENCY_NAME, unknown, PALETTE[2], "no latency figure, %{y:.4g} " + units
@@ -534,7 +536,7 @@ def cost_vs_latency_figure(
     }
 
 
-def cost_breakdown_figure(rows: Sequence[ShownRow], currency: str) -> dict[str, Any]:
+def cost_breakdown_figure(rows: Sequence[ShownRow], currency: str) -> PlotlyJson:
     """Each candidate's monthly cost stacked by line, a colour per line; candidates on the
     y axis (long names read horizontally), the legend under the plot."""
     names: list[str] = []
@@ -572,13 +574,18 @@ def cost_breakdown_figure(rows: Sequence[ShownRow], currency: str) -> dict[str, 
     }
 
 
-def _cost_at(curve: list[dict[str, Any]], key: str, utilization: float) -> float | None:
+def _option_cost(point: CurvePoint, option: str) -> float | None:
+    """An option's unit cost at a curve point (``option``: its code in lower case, a key of
+    OPTION_LABELS); None where it has none."""
+    value = cast(Mapping[str, str | None], point).get(option)  # an option's key: a figure
+    return None if value is None else float(value)
+
+
+def _cost_at(curve: list[CurvePoint], key: str, utilization: float) -> float | None:
     """An option's cost per output at ``utilization``, read off the curve (linear between its
     points); None off the curve or where the option has no figure."""
     pts = [
-        (float(p["utilization"]), float(p[key]))
-        for p in curve
-        if p.get(key) is not None and p.get("utilization") is not None
+        (float(p["utilization"]), cost) for p in curve if (cost := _option_cost(p, key)) is not None
     ]
     pts.sort()
     for (x0, y0), (x1, y1) in pairwise(pts):
@@ -588,8 +595,8 @@ def _cost_at(curve: list[dict[str, Any]], key: str, utilization: float) -> float
 
 
 def utilization_figure(
-    capacity_model: dict[str, Any], currency: str, gpu_name: str = ""
-) -> dict[str, Any] | None:
+    capacity_model: CapacityModel, currency: str, gpu_name: str = ""
+) -> PlotlyJson | None:
     """Each option's cost per accepted output against the utilization of committed GPU-hours,
     in the candidate table's unit, with the break-evens and the brief's own utilization.
 
@@ -604,11 +611,11 @@ def utilization_figure(
     unit_label = capacity_model.get("unit_label") or "per accepted output"
     units = f"{currency} {unit_label}"
     xs = [float(p["utilization"]) for p in curve]
-    traces: list[dict[str, Any]] = []
-    keys = [k for k in OPTION_LABELS if any(p.get(k) is not None for p in curve)]
+    traces: list[PlotlyJson] = []
+    keys = [k for k in OPTION_LABELS if any(_option_cost(p, k) is not None for p in curve)]
     for key, colour in zip(keys, _colours(keys, OPTION_COLOURS), strict=True):
         label = OPTION_LABELS[key]
-        ys = [None if p.get(key) is None else float(p[key]) for p in curve]
+        ys = [_option_cost(p, key) for p in curve]
         traces.append(
             {
                 "type": "scatter",
@@ -621,7 +628,7 @@ def utilization_figure(
             }
         )
 
-    def line(x: float, dash: str, color: str) -> dict[str, Any]:
+    def line(x: float, dash: str, color: str) -> PlotlyJson:
         return {
             "type": "line",
             "x0": x,
@@ -632,11 +639,15 @@ def utilization_figure(
             "line": {"dash": dash, "width": 1, "color": color},
         }
 
-    marks = [b for b in capacity_model.get("break_evens", []) if b["utilization"] is not None]
-    shapes = [line(float(b["utilization"]), "dot", BREAK_EVEN_COLOUR) for b in marks]
+    # The break-evens that cross, at the utilization they cross at.
+    marks = [
+        (float(crossing), b)
+        for b in capacity_model.get("break_evens", [])
+        if (crossing := b["utilization"]) is not None
+    ]
+    shapes = [line(u, "dot", BREAK_EVEN_COLOUR) for u, _ in marks]
     even_x, even_y, even_text = [], [], []
-    for b in marks:
-        u = float(b["utilization"])
+    for u, b in marks:
         cost = _cost_at(curve, b["cheaper_below"].lower(), u)
         if cost is None:
             cost = _cost_at(curve, b["cheaper_above"].lower(), u)
@@ -666,7 +677,7 @@ def utilization_figure(
     if brief is not None:
         u = float(brief["utilization"])
         shapes.append(line(u, "solid", BRIEF_COLOUR))
-        at = [(OPTION_LABELS[k], float(brief[k])) for k in keys if brief.get(k) is not None]
+        at = [(OPTION_LABELS[k], c) for k in keys if (c := _option_cost(brief, k)) is not None]
         traces.append(
             {
                 "type": "scatter",
@@ -707,7 +718,7 @@ def utilization_figure(
     }
 
 
-def tornado_figure(sensitivity: dict[str, Any]) -> dict[str, Any] | None:
+def tornado_figure(sensitivity: Sensitivity) -> PlotlyJson | None:
     """The winner's unit cost (in the table's unit) at each assumption's low and high value
     (apps.finance.sensitivity), widest swing on top, around today's figure; None without one."""
     bars = [
@@ -723,8 +734,9 @@ def tornado_figure(sensitivity: dict[str, Any]) -> dict[str, Any] | None:
     currency, unit_label = sensitivity["currency"], sensitivity["unit_label"]
     labels = [b["label"] for b in bars]
 
-    def trace(end: str, name: str, color: str) -> dict[str, Any]:
-        costs = [float(b[f"{end}_unit_cost"]) for b in bars]
+    def trace(end: Literal["low", "high"], name: str, color: str) -> PlotlyJson:
+        low = end == "low"
+        costs = [float(str(b["low_unit_cost"] if low else b["high_unit_cost"])) for b in bars]
         return {
             "type": "bar",
             "orientation": "h",
@@ -733,7 +745,10 @@ def tornado_figure(sensitivity: dict[str, Any]) -> dict[str, Any] | None:
             "x": [c - base for c in costs],
             "base": base,
             "marker": {"color": color},
-            "customdata": [[b[f"{end}_value"], c] for b, c in zip(bars, costs, strict=True)],
+            "customdata": [
+                [b["low_value"] if low else b["high_value"], c]
+                for b, c in zip(bars, costs, strict=True)
+            ],
             "hovertemplate": "%{y} at %{customdata[0]}: %{customdata[1]:.4g} "
             + f"{currency} {unit_label}<extra></extra>",
         }

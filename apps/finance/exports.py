@@ -3,9 +3,10 @@ is in the table's unit, which the ``currency`` and ``unit`` columns repeat on ev
 file keeps its meaning when rows are filtered or pasted elsewhere)."""
 
 from decimal import Decimal
-from typing import Any
 
 from apps.core.csv_export import to_csv
+
+from .shown import CsvTable, ShownRow
 
 COLUMNS = (
     "rank", "candidate_kind", "provider", "gpu", "system", "region", "api_model", "gpu_count",
@@ -25,19 +26,22 @@ DECIMAL_COLUMNS = frozenset(
 TABLE_COLUMNS = frozenset({"currency", "unit"})
 
 
-def ranking_csv(ranking: dict[str, Any]) -> str:
+def ranking_csv(ranking: CsvTable) -> str:
+    """A ranking's rows (a ``Ranking``, or a snapshot's frozen table) with the table's currency
+    and unit on each."""
     line_names: list[str] = []
     for row in ranking["rows"]:
         line_names += [n for n in row["cost_lines"] if n not in line_names]
     header = [*COLUMNS, *(f"cost_line:{n}" for n in line_names)]
 
-    def cells(row: dict[str, Any]) -> list[Any]:
-        values: list[Any] = []
+    def cells(row: ShownRow) -> list[object]:
+        values: list[object] = []
         for column in COLUMNS:
+            # Column by column; a snapshot written by an older build may lack one.
             value = ranking.get(column) if column in TABLE_COLUMNS else row.get(column)
             if column in DECIMAL_COLUMNS and value is not None:
-                value = Decimal(value)
-            elif isinstance(value, list):
+                value = Decimal(str(value))  # decimals travel as strings
+            elif isinstance(value, list):  # why_not, notes
                 value = "; ".join(value)
             values.append(value)
         lines = row["cost_lines"]

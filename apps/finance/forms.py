@@ -1,3 +1,4 @@
+from decimal import Decimal
 from typing import Any
 
 from django import forms
@@ -6,7 +7,7 @@ from apps.core import bounds, formatting
 from apps.core.currency import BASE_CURRENCY, Currency
 from apps.core.forms import percent_field, trim_decimal_initials
 
-from .assumptions import FALLBACKS, organisation_defaults
+from .assumptions import FALLBACKS, AssumptionValue, organisation_defaults
 from .models import (
     FX_RATE_DECIMAL_PLACES,
     FX_RATE_MAX_DIGITS,
@@ -98,14 +99,14 @@ MONEY_FIELDS = frozenset(
 )  # fmt: skip
 
 
-def value_words(name: str, value: Any) -> str:
+def value_words(name: str, value: AssumptionValue) -> str:
     """An assumption's value as the form's help says it: 3 %, USD 115.00, 1.56, a choice."""
     if value in (None, ""):
         return "none"
     if name in SHARE_ASSUMPTIONS:
         return formatting.percent(value, 4)
     if name == "labour_allocation":
-        return str(LabourAllocation(value).label).lower()
+        return str(LabourAllocation(str(value)).label).lower()
     if name == "reporting_currency":
         return str(value)
     return formatting.number(value, 4)
@@ -145,7 +146,7 @@ class FinanceAssumptionsForm(forms.ModelForm):  # type: ignore[type-arg]
                 shown = value_words(name, blank).replace("\u00a0%", "")
                 field.widget.attrs.setdefault("placeholder", shown)
 
-    def blank_values(self) -> dict[str, Any]:
+    def blank_values(self) -> dict[str, AssumptionValue]:
         """What each field is when left blank: the organisation's default, else built-in."""
         if not hasattr(self, "_blank_values"):
             default = organisation_defaults()
@@ -173,7 +174,7 @@ class OrganisationAssumptionsForm(FinanceAssumptionsForm):
     class Meta(FinanceAssumptionsForm.Meta):
         fields = list(MOVES)
 
-    def blank_values(self) -> dict[str, Any]:
+    def blank_values(self) -> dict[str, AssumptionValue]:
         return dict(FALLBACKS)
 
 
@@ -197,7 +198,7 @@ class FxRateForm(forms.Form):
         max_length=FX_SOURCE_MAX_LENGTH, help_text="Where the rate comes from (e.g. ECB, 1 Dec)."
     )
 
-    def clean_rate(self) -> Any:
+    def clean_rate(self) -> Decimal:
         rate = self.cleaned_data["rate"]
         problem = bounds.fx_rate_problem(rate)
         if problem:

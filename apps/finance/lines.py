@@ -8,9 +8,8 @@ and the finance page says so (``dominant_assumption``).
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
-from typing import Any
 
 from django.core.exceptions import FieldDoesNotExist
 
@@ -22,6 +21,7 @@ from apps.engine.energy import energy_per_output
 from apps.engine.sensitivity import Total
 from apps.quotes.models import TERM_LABELS
 
+from .assumptions import AssumptionValue
 from .forms import ASSUMPTION_LABELS, MONEY_FIELDS, SHARE_ASSUMPTIONS
 from .models import CandidateRow, FinanceAssumptions, LabourAllocation
 from .shown import PlanJson, ShownRow
@@ -140,9 +140,11 @@ def dominant_assumption(row: ShownRow, currency: str) -> str | None:
     return None
 
 
-def labour_policy_text(values: dict[str, Any], sources: dict[str, str]) -> str:
-    """How platform labour is allocated for this brief's table, in words."""
-    rate = formatting.rate(values["labour_rate_per_hour"], values["reporting_currency"], "h")
+def labour_policy_text(values: Mapping[str, AssumptionValue], sources: dict[str, str]) -> str:
+    """How platform labour is allocated for this brief's table, in words (``values``: by name,
+    as ``assumptions.assumption_values`` gives them)."""
+    currency = str(values["reporting_currency"])
+    rate = formatting.rate(values["labour_rate_per_hour"], currency, "h")
     where = sources.get("labour_allocation", "built-in")
     if values.get("labour_allocation") == "SHARED_BY_GPU_HOURS":
         return (
@@ -528,13 +530,13 @@ def assumption_label(name: str) -> str:
     return label[:1].upper() + label[1:]
 
 
-def assumption_value(name: str, value: Any, currency: str = "") -> str:
+def assumption_value(name: str, value: AssumptionValue, currency: str = "") -> str:
     """An assumption's value in words: a choice by its label, money with ``currency`` as it was
     typed (USD 115, USD 0.08), none as "—"."""
     if value in (None, ""):
         return "—"
     if name == "labour_allocation":
-        return str(LabourAllocation(value).label)
+        return str(LabourAllocation(str(value)).label)
     d = _d(value) if not isinstance(value, str) or value[:1].isdigit() else None
     if d is None:
         return str(value)

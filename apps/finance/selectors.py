@@ -4,7 +4,7 @@ effective unit cost among the rows that meet the brief; the other rows follow, u
 
 from datetime import date
 from decimal import Decimal
-from typing import Any, TypedDict
+from typing import TypedDict, cast
 
 from django.conf import settings
 from django.core.cache import cache
@@ -18,7 +18,7 @@ from apps.quotes.selectors import dates_are_stale
 
 from .models import CandidateRow, CandidateTable
 from .sensitivity import in_table_unit
-from .shown import ShownMixPart, ShownRow
+from .shown import NotCostedEntry, PlanNotListed, Ranking, ShownMixPart, ShownRow
 from .state import ROW_READ, CandidateKind, Row, row_from_columns
 from .units import scaled, unit_for
 
@@ -99,7 +99,7 @@ def _ranking_order(table: CandidateTable, team_id: int) -> tuple[list[RankedEntr
     return entries, len(visible) != len(order)
 
 
-def not_costed_for(table: CandidateTable | None, team_id: int) -> list[dict[str, Any]]:
+def not_costed_for(table: CandidateTable | None, team_id: int) -> list[NotCostedEntry]:
     """The quotes and API routes the last compute could not cost, each with why (a missing FX
     rate names the currency), as ``team_id`` may see them: an entry for a quote confidential
     to another team is left out like its row would be."""
@@ -110,8 +110,9 @@ def not_costed_for(table: CandidateTable | None, team_id: int) -> list[dict[str,
         .values_list("inputs__not_costed", flat=True)
         .first()
     )
-    entries = [e for e in (found or []) if isinstance(e, dict)]
-    quote_ids = [e["quote_id"] for e in entries if e.get("quote_id")]
+    # Stored JSON of ``state.NotCosted`` (``CandidateTable.inputs``), taken as such.
+    entries = cast(list[NotCostedEntry], [e for e in (found or []) if isinstance(e, dict)])
+    quote_ids = [qid for e in entries if (qid := e.get("quote_id"))]
     hidden = set(
         Quote.objects.filter(pk__in=quote_ids)
         .exclude(confidential_to__isnull=True)
@@ -121,7 +122,7 @@ def not_costed_for(table: CandidateTable | None, team_id: int) -> list[dict[str,
     return [e for e in entries if e.get("quote_id") not in hidden or not e.get("quote_id")]
 
 
-def plans_not_listed(table: CandidateTable | None) -> list[dict[str, Any]]:
+def plans_not_listed(table: CandidateTable | None) -> list[PlanNotListed]:
     """The serving plans (apps.finance.plans) the last compute built no row for, each with why
     ({"candidate_kind": "MIX", "reason": ...})."""
     if table is None:
@@ -131,7 +132,8 @@ def plans_not_listed(table: CandidateTable | None) -> list[dict[str, Any]]:
         .values_list("inputs__plans__missing", flat=True)
         .first()
     )
-    return [e for e in (found or []) if isinstance(e, dict)]
+    # Stored JSON of ``state.PlanMissing``, taken as such.
+    return cast(list[PlanNotListed], [e for e in (found or []) if isinstance(e, dict)])
 
 
 def _full_rows(
@@ -323,7 +325,7 @@ def ranking_for_brief(
     limit: int | None = None,
     team_id: int | None = None,
     **filters: str,
-) -> dict[str, Any]:
+) -> Ranking:
     """The brief's ranking as ``team_id`` (default: the brief's team) may see it; filters
     keep each row's rank in the whole table; ``limit`` keeps the first rows (``total_rows``
     says how many there are)."""
@@ -337,7 +339,7 @@ def _ranking(
     filters: dict[str, str],
     *,
     team_id: int | None = None,
-) -> dict[str, Any]:
+) -> Ranking:
     today = timezone.localdate()
     team_id = brief.team_id if team_id is None else team_id
     # The unit the rows were computed in (the brief's until a table exists).

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, cast, overload
 
 from django.db.models import Q
 
@@ -41,6 +41,14 @@ from .fx import FxMissing, fx_convert
 from .models import CandidateRow, CandidateTable
 from .offers import QuoteFacts, RouteFacts, quote_facts, route_facts
 from .plans import PREFILL_POOL_LINES, part_capacity
+from .shown import (
+    LeftOut,
+    Sensitivity,
+    SensitivityChange,
+    SensitivityFinding,
+    SensitivitySignature,
+    SensitivityTotal,
+)
 from .state import PLAN_KINDS, ROW_READ, CandidateKind, Row, row_from_columns
 from .units import scaled, significant_text, unit_for, unit_text
 from .version_sets import table_versions
@@ -73,11 +81,12 @@ def unit_scale(unit: str) -> tuple[int, str]:
     return (table_unit.scale if table_unit else 1), unit_text(table_unit)
 
 
-def in_table_unit(stored: dict[str, Any]) -> dict[str, Any]:
+def in_table_unit(stored: Sensitivity) -> Sensitivity:
     """The stored sensitivity as readers get it (rankings JSON, finance page, snapshot): its
     unit costs, stored per one output, in the table's unit like the rows beside it (times
     ``unit_scale``), without the stored bookkeeping (``signature``)."""
-    out = {k: v for k, v in stored.items() if k != "signature"}
+    out = stored.copy()
+    out.pop("signature", None)
     if not out:
         return out
     scale = int(out.get("unit_scale") or 1)
@@ -112,6 +121,10 @@ def _same(costed: Decimal | None, stored: Decimal | None) -> bool:
     return abs(costed - stored) <= abs(stored) * SAME_UNIT_COST + Decimal("1e-18")
 
 
+@overload
+def _s(value: Decimal) -> str: ...
+@overload
+def _s(value: Decimal | None) -> str | None: ...
 def _s(value: Decimal | None) -> str | None:
     return None if value is None else format(value.normalize(), "f")
 
@@ -139,7 +152,7 @@ def _leading_rows(table: CandidateTable, team_id: int) -> list[Row]:
     return visible[:LEADING_ROWS]
 
 
-def _signature(ctx: TableContext, table: CandidateTable, rows: list[Row]) -> dict[str, object]:
+def _signature(ctx: TableContext, table: CandidateTable, rows: list[Row]) -> SensitivitySignature:
     """What the sensitivity was worked out from: the fingerprint and the leading rows, each with
     the version of its quote or route the table costed (apps.finance.version_sets)."""
     quotes, routes = table_versions(table)
@@ -155,7 +168,7 @@ def _signature(ctx: TableContext, table: CandidateTable, rows: list[Row]) -> dic
     }
 
 
-def _still_holds(stored: dict[str, Any], built: TableWrite, ctx: TableContext) -> bool:
+def _still_holds(stored: Sensitivity, built: TableWrite, ctx: TableContext) -> bool:
     """Whether an incremental recompute (only the rows of changed quotes and routes written
     again) leaves the leading rows as they were, told without a query: none of them changed,
     no serving plan was solved again, and no re-costed row undercuts the last of them (or joins
@@ -180,7 +193,7 @@ def _still_holds(stored: dict[str, Any], built: TableWrite, ctx: TableContext) -
         return True
     if len(leading) < LEADING_ROWS:
         return False
-    last = Decimal(signature["rows"][-1][2])
+    last = Decimal(str(signature["rows"][-1][2]))  # the last leading row's unit cost
     return all(cost >= last for cost in costs)
 
 
@@ -192,11 +205,12 @@ def sensitivity_update(table: CandidateTable, built: TableWrite) -> list[str]:
         changed = table.sensitivity != {}
         table.sensitivity = {}
         return ["sensitivity"] if changed else []
-    if _still_holds(table.sensitivity or {}, built, ctx):
+    stored = cast(Sensitivity, table.sensitivity or {})  # what sensitivity_for stored
+    if _still_holds(stored, built, ctx):
         return []
     rows = _leading_rows(table, ctx.brief.team_id)
     signature = _signature(ctx, table, rows)
-    if (table.sensitivity or {}).get("signature") == signature:
+    if stored.get("signature") == signature:
         return []
     table.sensitivity = sensitivity_for(ctx, rows)
     table.sensitivity["signature"] = signature
@@ -296,7 +310,7 @@ def _plan_candidate(
     )
 
 
-def sensitivity_for(ctx: TableContext, rows: list[Row]) -> dict[str, Any]:
+def sensitivity_for(ctx: TableContext, rows: list[Row]) -> Sensitivity:
     """The sensitivity of the leading ``rows`` (rank 1 first) as stored JSON ({} when there
     is no winner). The winner it names is rank 1 whatever its kind: a serving plan is costed
     again part by part."""
@@ -312,7 +326,7 @@ def sensitivity_for(ctx: TableContext, rows: list[Row]) -> dict[str, Any]:
     else:
         routes = {a.pk: a for a in route_facts(ApiRoute.objects.filter(pk__in=route_ids))}
     candidates: list[LeadingCandidate] = []
-    left_out: list[dict[str, str]] = []
+    left_out: list[LeftOut] = []
     leading: dict[str, _Leading] = {}
     for row in rows:
         quote = quotes.get(row.quote_id) if row.quote_id else None
@@ -357,8 +371,8 @@ def _computed(
     ctx: TableContext,
     candidates: list[LeadingCandidate],
     leading: dict[str, _Leading],
-    left_out: list[dict[str, str]],
-) -> dict[str, Any]:
+    left_out: list[LeftOut],
+) -> Sensitivity:
     result = sensitivity(demand=ctx.demand, finance=ctx.finance, candidates=candidates)
     if result is not None:
         # Only rows whose costing gives back the table's figure (else: left out, and again).
@@ -387,14 +401,14 @@ def _as_json(
     ctx: TableContext,
     result: SensitivityResult,
     leading: dict[str, _Leading],
-    left_out: list[dict[str, str]],
-) -> dict[str, Any]:
+    left_out: list[LeftOut],
+) -> Sensitivity:
     currency = ctx.currency
     unit = ctx.brief.success_unit
     scale, unit_label = unit_scale(unit)
     labels = {key: found.label for key, found in leading.items()}
     words = _Words(ctx, result, leading, labels, currency, scale, unit_label)
-    totals: dict[str, list[dict[str, Any]]] = {}
+    totals: dict[str, list[SensitivityTotal]] = {}
     for t in result.totals:
         totals.setdefault(t.key, []).append(
             {
@@ -405,7 +419,7 @@ def _as_json(
                 "commitment_months": t.commitment_months,
             }
         )
-    findings = [
+    findings: list[SensitivityFinding] = [
         {
             "assumption": f.assumption.value,
             "label": LABELS[f.assumption],
@@ -456,7 +470,7 @@ def _as_json(
     }
 
 
-def _change_json(change: Change | None) -> dict[str, Any] | None:
+def _change_json(change: Change | None) -> SensitivityChange | None:
     if change is None:
         return None
     return {
@@ -599,14 +613,35 @@ class _Words:
         return [head, *(self.finding(f) for f in changing)]
 
 
-def sensitivity_display(sensitivity: dict[str, Any]) -> dict[str, Any] | None:
+class ShownLeading(TypedDict):
+    """A leading candidate's row on the finance page, its figures in words."""
+
+    label: str
+    winner: bool
+    unit_cost: str
+    monthly: str
+    totals: list[str]
+
+
+class SensitivityPage(TypedDict):
+    """The finance page's "What would change the winner" section."""
+
+    summary: list[str]
+    gist: str
+    others: list[str]
+    rows: list[ShownLeading]
+    months: list[int]
+    unit_heading: str
+
+
+def sensitivity_display(sensitivity: Sensitivity) -> SensitivityPage | None:
     """What the finance page's "What would change the winner" section shows: the sentences,
     and each leading candidate's figures as formatted money in the table's unit."""
     if not sensitivity.get("leading"):
         return None
     currency = sensitivity["currency"]
 
-    def total_text(total: dict[str, Any]) -> str:
+    def total_text(total: SensitivityTotal) -> str:
         text = formatting.money(total["total"], currency)
         if Decimal(total["committed_beyond"]):
             text += (
@@ -616,7 +651,7 @@ def sensitivity_display(sensitivity: dict[str, Any]) -> dict[str, Any] | None:
             )
         return text
 
-    rows = []
+    rows: list[ShownLeading] = []
     for c in sensitivity["leading"]:
         by_months = {t["months"]: t for t in c["totals"]}
         cost = c["effective_unit_cost"]

@@ -11,7 +11,7 @@ Call ``unit_for(brief)`` / ``scale_for(success_unit)`` wherever a cost per outpu
 """
 
 from decimal import Decimal
-from typing import Any
+from typing import TypedDict
 
 from apps.briefs.models import WorkloadBrief
 from apps.core import formatting
@@ -72,7 +72,15 @@ def unit_words(unit: str | None) -> str:
     return "per accepted output"
 
 
-def unit_of_snapshot(table: dict[str, Any]) -> tuple[str, int]:
+class TableUnitJson(TypedDict, total=False):
+    """What a candidate table's JSON says of its unit (a snapshot frozen by an older build may
+    say neither: a success unit's code as ``unit``, costs per one output)."""
+
+    unit: str | None
+    unit_scale: int | None
+
+
+def unit_of_snapshot(table: TableUnitJson) -> tuple[str, int]:
     """(the unit in words, its scale) of a frozen or live candidate table dict."""
     unit = table.get("unit")
     scale = int(table.get("unit_scale") or 1) if unit_for(unit) is None else 1

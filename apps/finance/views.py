@@ -1,5 +1,3 @@
-from typing import Any
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -7,6 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from apps.briefs.models import WorkloadBrief
 from apps.briefs.selectors import brief_get_for_user
 from apps.core.currency import BASE_CURRENCY
 from apps.core.roles import FINANCE_EDITORS, has_role
@@ -89,7 +88,9 @@ def assumptions_gist(sources: dict[str, str]) -> str:
     return f"{len(MOVES)} assumptions: " + ", ".join(parts)
 
 
-def _save_form(request: HttpRequest, form: FinanceAssumptionsForm, brief: Any) -> bool:
+def _save_form(
+    request: HttpRequest, form: FinanceAssumptionsForm, brief: WorkloadBrief | None
+) -> bool:
     if not form.is_valid():
         return False
     fields = {name: form.cleaned_data[name] for name in form.Meta.fields}
@@ -150,7 +151,7 @@ def brief_finance_page(request: HttpRequest, pk: int) -> HttpResponse:
     # collapsed sections (the utilization curve with rent / reserve / buy, the cost lines in
     # their own), so that the page reads in under three screens before its details.
     placed = {"breakdown-chart": "breakdown_figures", "utilization-chart": "capacity_figures"}
-    sections: dict[str, list[tuple[str, str, Any]]] = {
+    sections: dict[str, list[tuple[str, str, charts.PlotlyJson]]] = {
         "figures": [], "breakdown_figures": [], "capacity_figures": []
     }  # fmt: skip
     for name, figure in figures.items():

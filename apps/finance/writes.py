@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from django.db import connection
@@ -17,11 +18,12 @@ from .capacity import capacity_model_for
 from .models import CandidateRow, CandidateTable
 from .rows import UNCOSTABLE, rows_insert_many
 from .sensitivity import sensitivity_update
+from .shown import CapacityModel
 from .state import ANSWERS, PLAN_KINDS
 from .version_sets import version_sets_store
 
 if TYPE_CHECKING:
-    from .candidates import TableWrite
+    from .candidates import TableContext, TableWrite
 
 logger = logging.getLogger(__name__)
 
@@ -79,11 +81,15 @@ def tables_write(items: list[tuple[CandidateTable, TableWrite, int]]) -> None:
         ANSWERS.keep([a for _, built, _ in items if (a := built.fields.answer) is not None])
 
 
-def _derived(build: Any, ctx: Any, table: CandidateTable) -> dict[str, Any]:
+def _derived(
+    build: Callable[[TableContext, CandidateTable], CapacityModel],
+    ctx: TableContext,
+    table: CandidateTable,
+) -> CapacityModel:
     """The rent / reserve / buy comparison, or none when a figure is too large to compare (the
     rows are written all the same: one candidate's figures never fail a table)."""
     try:
-        return build(ctx, table)  # type: ignore[no-any-return]
+        return build(ctx, table)
     except UNCOSTABLE as exc:
         _not_derived("capacity model", table, exc)
         return {}
@@ -100,7 +106,8 @@ def _tables_update(tables: list[CandidateTable], names: tuple[str, ...]) -> None
         tables[0].save(update_fields=list(names))
         return
     meta = CandidateTable._meta
-    fields: list[Any] = [meta.get_field(name) for name in names]  # concrete fields
+    # Concrete fields (get_field's type admits relations, which have no column).
+    fields: list[Any] = [meta.get_field(name) for name in names]
     quote = connection.ops.quote_name
     sets = ", ".join(f"{quote(f.column)} = %s" for f in fields)
     sql = f"UPDATE {quote(meta.db_table)} SET {sets} WHERE {quote(str(meta.pk.column))} = %s"  # noqa: S608 (names from the model)

@@ -12,7 +12,7 @@ from django.utils.dateparse import parse_datetime
 
 from apps.core.roles import Role
 from apps.decisions.models import Approval, ChecklistAnswer, DecisionRecord
-from apps.decisions.report import criterion_words
+from apps.decisions.report_words import criterion_words
 from apps.finance.lines import BASIS_LABELS, figure_text
 from apps.finance.units import money_text
 from apps.quotes.models import Quote
