@@ -314,6 +314,41 @@ def test_sglang_runs_prompts_as_passes_of_their_own() -> None:
     assert split.prefill_seconds(prompt) == sm.prefill_seconds(prompt)
 
 
+def test_the_eager_pass_factor_reproduces_its_measurement() -> None:
+    """EAGER_PASS_FLOOR_FACTOR is SGLang PR #12160's eager DeepSeek-V3 forward (82.6 ms for one
+    new token, 61 layers) over the engine's graphed per-layer kernel cost for that model at FP8:
+    the floor it gives DeepSeek-V3 on an FP8 part is that measurement."""
+    model = PRESETS["deepseek-v3"]
+    h100 = next(g for g in GPUS if g.slug == "h100-sxm5-80gb")
+    assert model.layers == c.EAGER_PASS_MEASURED_LAYERS
+    sm = serving_setup(model, h100, 8, Precision.FP8, Precision.FP8, 1.0, 1.0).sm
+    floor = with_scheduler(sm, Framework.SGLANG, 8192).prompt_pass_floor_s
+    assert math.isclose(floor, c.EAGER_PASS_MEASURED_S, rel_tol=0.01)
+
+
+def test_sglang_prompt_passes_pay_the_eager_host_floor() -> None:
+    """SGLang's prompt-only passes run outside CUDA graphs: a short prompt's pass takes the host
+    floor (EAGER_PASS_FLOOR_FACTOR x the layers' graphed kernel cost) where its GPU time is
+    shorter, a long prompt's pass is unchanged, and decode steps and vLLM's mixed steps never pay
+    it."""
+    model = PRESETS["deepseek-r1"]
+    b200 = next(g for g in GPUS if g.slug == "b200-sxm-180gb")
+    sm = serving_setup(model, b200, 8, Precision.FP8, Precision.BF16, 1.0, 1.0).sm
+    split = with_scheduler(sm, Framework.SGLANG, 16384)
+    floor = split.prompt_pass_floor_s
+    assert floor == pytest.approx(c.EAGER_PASS_FLOOR_FACTOR * sm.graphed_overhead_s)
+    assert sm.prefill_seconds(500) < floor  # the GPU work of a 500-token pass is shorter
+    assert split.prefill_seconds(500) == floor
+    assert split.prefill_seconds(16384) == sm.prefill_seconds(16384) > floor
+    assert split.seconds(100, 750, 0.0, 0.0) == sm.seconds(100, 750, 0.0, 0.0)
+    # A fifth of a 1000-token prompt a step: a fifth of a floored pass on top of the decode pass.
+    got = split.seconds(100, 750, 0.2 * 1000, 500)
+    assert math.isclose(got, sm.seconds(100, 750, 0.0, 0.0) + 0.2 * floor)
+    mixed = with_scheduler(sm, Framework.VLLM, 8192)
+    assert mixed.prompt_pass_floor_s == 0.0
+    assert mixed.prefill_seconds(500) == sm.prefill_seconds(500)
+
+
 class TestChunkedPrefillUnderTheTokenBudget:
     """vLLM / TensorRT-LLM mix prompts into the decode steps as whole prompts or chunks of the
     token budget left after the decode tokens (ServingModel._chunked), not spread evenly."""
