@@ -16,7 +16,8 @@ from typing import Final
 # prefill under the token budget, the batch it reaches, measured MoE kernels at their exact
 # shapes) and shares written as percentages in the costing notes. 0.3.0: SGLang's prompt-only
 # passes run outside CUDA graphs and take at least the host's eager floor
-# (EAGER_PASS_FLOOR_FACTOR).
+# (EAGER_PASS_FLOOR_FACTOR); prompt tokens run the LM head only where a token is sampled
+# (LM_HEAD_ON_SAMPLED_POSITIONS_ONLY).
 ENGINE_VERSION: Final = "0.3.0"
 
 GB: Final = 1e9  # docs/design.md: "GB means 10^9 bytes".
@@ -660,6 +661,13 @@ SEPARATE_PREFILL_FRAMEWORKS: Final = frozenset({"SGLANG"})
 # One measurement (DeepSeek-V3, its GPU and CPU unstated) scaled by the engine's per-layer kernel
 # accounting to the other models: the host's speed is not modelled per machine.
 EAGER_PASS_FLOOR_FACTOR: Final = 25.6
+# Prompt tokens run the LM head (hidden x vocab) only at the positions a token is sampled from,
+# each prompt's last: vLLM computes logits at `logits_indices`, the last scheduled position of
+# each request (vllm/v1/worker/gpu_model_runner.py, `_prepare_inputs`), SGLang's LogitsProcessor
+# keeps the last token of each extend sequence unless logprobs of the prompt are asked for
+# (python/sglang/srt/layers/logits_processor.py), and TensorRT-LLM gathers context logits only
+# with gather_context_logits (default False). Decode tokens are each sampled, so they pay it.
+LM_HEAD_ON_SAMPLED_POSITIONS_ONLY: Final = True
 # The measurement the factor comes from, kept so a test can check the derivation.
 EAGER_PASS_MEASURED_S: Final = 82.6e-3  # SGLang PR #12160, DeepSeek-V3, 1 new token, eager
 EAGER_PASS_MEASURED_LAYERS: Final = 61  # DeepSeek-V3's decoder layers (config.json)

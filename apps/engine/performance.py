@@ -26,7 +26,16 @@ from apps.engine.kernel_tables import (
 )
 from apps.engine.memory import kv_bytes_per_token, kv_cost, stage_fraction
 from apps.engine.precision import ComputePath, compute_path, embedding_params, weight_bytes
-from apps.engine.types import Bound, Framework, GpuSpec, Layout, ModelSpec, Precision, fast_init
+from apps.engine.types import (
+    Bound,
+    Framework,
+    GpuSpec,
+    Layout,
+    ModelKind,
+    ModelSpec,
+    Precision,
+    fast_init,
+)
 
 
 def attention_flops_per_layer_position(model: ModelSpec, *, absorbed: bool = True) -> float:
@@ -208,6 +217,9 @@ class ServingModel:
     # or mixed into the decode steps); see `with_scheduler`.
     graphed_overhead_s: float = 0.0
     prompt_pass_floor_s: float = 0.0
+    # Per GPU, the LM head's share of flops_per_token (2 x vocab x hidden over the split), which
+    # a prompt token skips unless it is the one sampled (constants.LM_HEAD_...); 0: charged.
+    head_flops_per_token: float = 0.0
 
     def times(
         self, decode_seqs: float, context: float, prefill_tokens: float, prefill_context: float
@@ -359,7 +371,12 @@ class ServingModel:
         apf = self.attn_flops_per_position
         kv_read = context * self.kv_per_token + self.kv_state
         decode_flops = fpt + apf * context
-        prefill_flops = fpt + self.prefill_attn_flops_per_position * prefill_context
+        # A prompt token runs the LM head only where a token is sampled: the prompt's last
+        # position, one in 2 x prefill_context (LM_HEAD_ON_SAMPLED_POSITIONS_ONLY).
+        head = self.head_flops_per_token
+        if head and prefill_context > 0.0:
+            head -= head / (2.0 * prefill_context)
+        prefill_flops = fpt - head + self.prefill_attn_flops_per_position * prefill_context
         if self.kv_window_per_token:
             w = self.kv_window
             seen = context if context < w else w
@@ -824,6 +841,7 @@ def serving_model(
             )
         ),
         graphed_overhead_s=stage_layers * layer_overhead_s(model, weight_precision, path),
+        head_flops_per_token=_head_flops(model, lay, split),
         allreduces=allreduces,
         ar_fraction=2.0 * (tp - 1) / tp,
         ar_bandwidth=link * c.GB * c.ALLREDUCE_BW_EFFICIENCY,
@@ -845,6 +863,15 @@ def serving_model(
         moe_op_points=moe_op_points,
         skew_imbalance=skew,
     )
+
+
+def _head_flops(model: ModelSpec, lay: Layout, split: float) -> float:
+    """Per GPU, the LM head's FLOPs per token under `lay`, split as flops_per_token is (its
+    vocab-parallel slice over `split` under TP x PP, whole under DEP); 0 where not modelled."""
+    if not c.LM_HEAD_ON_SAMPLED_POSITIONS_ONLY or model.kind is not ModelKind.DECODER:
+        return 0.0
+    head = 2.0 * model.vocab_size * model.hidden_size
+    return head if lay.dep > 1 else head / split
 
 
 def training_flops_per_token(model: ModelSpec, seq: int, per_param: float) -> float:

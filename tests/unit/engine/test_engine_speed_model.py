@@ -3,6 +3,7 @@ MoE step reads and computes (issue 13)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 
@@ -471,3 +472,20 @@ def test_tensor_parallel_moe_pays_the_measured_routing_skew_only_at_its_measured
     assert sm.seconds(small, 2000, 0.0, 0.0) == even.seconds(small, 2000, 0.0, 0.0)
     big = c.MOE_SKEW_MIN_TOKENS * 2
     assert sm.seconds(big, 2000, 0.0, 0.0) > even.seconds(big, 2000, 0.0, 0.0)
+
+
+def test_prompt_tokens_run_the_lm_head_only_where_sampled() -> None:
+    """LM_HEAD_ON_SAMPLED_POSITIONS_ONLY: a prompt of n tokens runs the LM head (2 x vocab x
+    hidden FLOPs, split over the tensor-parallel ranks) once, at its last position, where a
+    decode token runs it every step."""
+    model = PRESETS["llama-3.1-8b"]
+    h100 = next(g for g in GPUS if g.slug == "h100-sxm5-80gb")
+    for tp in (1, 2):
+        sm = serving_setup(model, h100, tp, Precision.BF16, Precision.BF16, 1.0, 1.0).sm
+        head = 2.0 * model.vocab_size * model.hidden_size / tp
+        assert sm.head_flops_per_token == pytest.approx(head)
+        every = dataclasses.replace(sm, head_flops_per_token=0.0)  # the head on every position
+        n = 4096.0
+        saved = every.times(0.0, 0.0, n, n / 2)[2] - sm.times(0.0, 0.0, n, n / 2)[2]
+        assert saved == pytest.approx((n - 1.0) * head / sm.rate)
+        assert sm.times(32, 2000, 0.0, 0.0) == every.times(32, 2000, 0.0, 0.0)
