@@ -489,3 +489,31 @@ def test_prompt_tokens_run_the_lm_head_only_where_sampled() -> None:
         saved = every.times(0.0, 0.0, n, n / 2)[2] - sm.times(0.0, 0.0, n, n / 2)[2]
         assert saved == pytest.approx((n - 1.0) * head / sm.rate)
         assert sm.times(32, 2000, 0.0, 0.0) == every.times(32, 2000, 0.0, 0.0)
+
+
+def test_an_sglang_estimate_says_when_a_prompt_pass_takes_the_eager_floor() -> None:
+    """The estimate names the eager floor where it sets the prompt's pass (a short DeepSeek-R1
+    prompt under SGLang on 8 x B200), and not where the GPU work is longer or under vLLM."""
+    b200 = next(g for g in GPUS if g.slug == "b200-sxm-180gb")
+
+    def notes(framework: Framework, prompt: int) -> list[str]:
+        req = EstimateRequest(
+            workload_type=WorkloadType.REALTIME_INFERENCE,
+            model=PRESETS["deepseek-r1"],
+            weight_precision=Precision.FP8,
+            kv_cache_precision=Precision.BF16,
+            input_tokens_p50=prompt,
+            input_tokens_p95=prompt,
+            output_tokens_p50=500,
+            output_tokens_p95=500,
+            framework=framework,
+        )
+        return estimate_at(req, b200, 8, layout=Layout(tp=8)).notes
+
+    def eager(ns: list[str]) -> list[str]:
+        return [n for n in ns if "outside CUDA graphs" in n]
+
+    short = eager(notes(Framework.SGLANG, 500))
+    assert len(short) == 1 and "500-token prompt" in short[0] and "SGLang" in short[0]
+    assert not eager(notes(Framework.SGLANG, 16000))
+    assert not eager(notes(Framework.VLLM, 500))
