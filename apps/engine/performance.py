@@ -841,7 +841,7 @@ def serving_model(
             )
         ),
         graphed_overhead_s=stage_layers * layer_overhead_s(model, weight_precision, path),
-        head_flops_per_token=_head_flops(model, lay, split),
+        head_flops_per_token=min(_head_flops(model, lay, split), flops),
         allreduces=allreduces,
         ar_fraction=2.0 * (tp - 1) / tp,
         ar_bandwidth=link * c.GB * c.ALLREDUCE_BW_EFFICIENCY,
