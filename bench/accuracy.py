@@ -294,9 +294,10 @@ def main() -> None:
         "block-FP8 GEMM floor (constants SMALL_KERNEL_S, MLA_DECODE_EXTRA_KERNELS, "
         "FP8_BLOCK_GEMM_FLOOR_S), and TP-sliced experts run at the narrow-expert grouped-GEMM "
         "rate (GROUPED_GEMM_SATURATION_WIDTH). Its throughput at TP8 is still over-predicted "
-        "1.4-2.6x on the early-2025 stacks (dstack rows) and where SGLang runs prompts as "
-        "separate prefill passes (the step model does not know the framework); the late-2025 "
-        "vLLM and SGLang rows are within 35%. The published runs used plain TP8, so "
+        "1.4-2.6x on the early-2025 stacks (dstack rows); SGLang's separate prompt passes, run "
+        "outside CUDA graphs at the host's eager floor (EAGER_PASS_FLOOR_FACTOR, from SGLang PR "
+        "#12160's eager DeepSeek-V3 forward), bring its ~100-in-flight rows within 25%, and the "
+        "late-2025 vLLM and SGLang rows are within 35%. The published runs used plain TP8, so "
         "attention-DP layouts do not explain these misses. (The two dstack online rows were "
         "corrected to output tokens/s from the benchmark's raw CSV: the blog's figures counted "
         "prompt tokens too.)",

@@ -14,8 +14,11 @@ from typing import Final
 # table's fingerprint (a new version recomputes every table on its next compute) and each
 # decision record keeps the version its figures came from. 0.2.0: issue 25's scheduler (chunked
 # prefill under the token budget, the batch it reaches, measured MoE kernels at their exact
-# shapes) and shares written as percentages in the costing notes.
-ENGINE_VERSION: Final = "0.2.0"
+# shapes) and shares written as percentages in the costing notes. 0.3.0: SGLang's prompt-only
+# passes run outside CUDA graphs and take at least the host's eager floor
+# (EAGER_PASS_FLOOR_FACTOR); prompt tokens run the LM head only where a token is sampled
+# (LM_HEAD_ON_SAMPLED_POSITIONS_ONLY).
+ENGINE_VERSION: Final = "0.3.0"
 
 GB: Final = 1e9  # docs/design.md: "GB means 10^9 bytes".
 # nvidia-smi ("FB Memory Usage: Total ... MiB") and amd-smi ("VRAM total ... MB", MiB in fact)
@@ -642,6 +645,32 @@ PCIE_GB_PER_S_BY_ARCHITECTURE: Final = {
 # TensorRT-LLM's in-flight batching schedules context and generation requests in one batch
 # (TensorRT-LLM docs, "In-flight batching"). Values are Framework values (apps/engine/types.py).
 SEPARATE_PREFILL_FRAMEWORKS: Final = frozenset({"SGLANG"})
+# Those prompt-only passes run outside CUDA graphs at SGLang's defaults: it captures graphs for
+# decode batches only (--cuda-graph-max-bs); graphs for prefill are opt-in
+# (--enable-piecewise-cuda-graph, sgl-project/sglang PR #10062: "SGLang's current native
+# prefilling can incur kernel launch overhead"; DeepSeek-V3 support in PR #12996), and none of
+# the published SGLang runs the engine is checked against pass it. Eager, a short pass is bound
+# by the host launching its kernels one by one, with the GPU work running under it: SGLang PR
+# #12160 logs a DeepSeek-V3 prefill of one new token at "forward cost 82.6 ms" eager against
+# 23.1 ms under a prefill CUDA graph, and "prefill latency is similar when new_tokens < 100".
+# Over DeepSeek-V3's 61 layers the eager figure is 1.354 ms a layer, 25.6 times the 52.8 us a
+# layer the engine charges that model's graphed kernels at FP8 (performance.layer_overhead_s:
+# DECODE_OVERHEAD_S_PER_LAYER, MOE_ROUTING_OVERHEAD_S_PER_LAYER and 12 small kernels at
+# SMALL_KERNEL_S), so a prompt-only pass of these frameworks takes at least 25.6 x its layers'
+# graphed kernel cost (the host floor); longer prompts, whose GPU time exceeds it, are unchanged.
+# One measurement (DeepSeek-V3, its GPU and CPU unstated) scaled by the engine's per-layer kernel
+# accounting to the other models: the host's speed is not modelled per machine.
+EAGER_PASS_FLOOR_FACTOR: Final = 25.6
+# Prompt tokens run the LM head (hidden x vocab) only at the positions a token is sampled from,
+# each prompt's last: vLLM computes logits at `logits_indices`, the last scheduled position of
+# each request (vllm/v1/worker/gpu_model_runner.py, `_prepare_inputs`), SGLang's LogitsProcessor
+# keeps the last token of each extend sequence unless logprobs of the prompt are asked for
+# (python/sglang/srt/layers/logits_processor.py), and TensorRT-LLM gathers context logits only
+# with gather_context_logits (default False). Decode tokens are each sampled, so they pay it.
+LM_HEAD_ON_SAMPLED_POSITIONS_ONLY: Final = True
+# The measurement the factor comes from, kept so a test can check the derivation.
+EAGER_PASS_MEASURED_S: Final = 82.6e-3  # SGLang PR #12160, DeepSeek-V3, 1 new token, eager
+EAGER_PASS_MEASURED_LAYERS: Final = 61  # DeepSeek-V3's decoder layers (config.json)
 ATTENTION_16BIT_NOTE: Final = "attention at the 16-bit tensor rate unless the KV cache is FP8"
 # Measured kernel tables (apps/engine/kernel_tables_data.py, from AIConfigurator's database):
 # the grouped-MoE and the per-precision GEMM rates are charged from them on the GPUs they

@@ -26,7 +26,16 @@ from apps.engine.kernel_tables import (
 )
 from apps.engine.memory import kv_bytes_per_token, kv_cost, stage_fraction
 from apps.engine.precision import ComputePath, compute_path, embedding_params, weight_bytes
-from apps.engine.types import Bound, Framework, GpuSpec, Layout, ModelSpec, Precision, fast_init
+from apps.engine.types import (
+    Bound,
+    Framework,
+    GpuSpec,
+    Layout,
+    ModelKind,
+    ModelSpec,
+    Precision,
+    fast_init,
+)
 
 
 def attention_flops_per_layer_position(model: ModelSpec, *, absorbed: bool = True) -> float:
@@ -201,6 +210,16 @@ class ServingModel:
     # (constants.MEASURED_MOE_SHAPES). Its latency includes the op's own weight reads, so where
     # it exists the routed experts are charged after the rest of the step's roofline.
     moe_op_points: tuple[tuple[float, float], ...] = ()
+    # The fixed per-pass cost of the stage's layers under CUDA graphs (stage layers x
+    # layer_overhead_s: launches and small kernels, without the block-FP8 GEMM floors), and the
+    # least a prompt-only pass takes where the framework runs such passes outside CUDA graphs
+    # (EAGER_PASS_FLOOR_FACTOR x that cost: the host launching its kernels eagerly; 0: graphed
+    # or mixed into the decode steps); see `with_scheduler`.
+    graphed_overhead_s: float = 0.0
+    prompt_pass_floor_s: float = 0.0
+    # Per GPU, the LM head's share of flops_per_token (2 x vocab x hidden over the split), which
+    # a prompt token skips unless it is the one sampled (constants.LM_HEAD_...); 0: charged.
+    head_flops_per_token: float = 0.0
 
     def times(
         self, decode_seqs: float, context: float, prefill_tokens: float, prefill_context: float
@@ -352,7 +371,12 @@ class ServingModel:
         apf = self.attn_flops_per_position
         kv_read = context * self.kv_per_token + self.kv_state
         decode_flops = fpt + apf * context
-        prefill_flops = fpt + self.prefill_attn_flops_per_position * prefill_context
+        # A prompt token runs the LM head only where a token is sampled: the prompt's last
+        # position, one in 2 x prefill_context (LM_HEAD_ON_SAMPLED_POSITIONS_ONLY).
+        head = self.head_flops_per_token
+        if head and prefill_context > 0.0:
+            head -= head / (2.0 * prefill_context)
+        prefill_flops = fpt - head + self.prefill_attn_flops_per_position * prefill_context
         if self.kv_window_per_token:
             w = self.kv_window
             seen = context if context < w else w
@@ -394,6 +418,8 @@ class ServingModel:
                 roofline = rest_prefill_s if rest_prefill_s > rest_memory_s else rest_memory_s
             roofline += decode_expert_s + prefill_expert_s
             seconds = roofline + comm_s + self.step_overhead_s
+            if decode_seqs <= 0 and seconds < self.prompt_pass_floor_s:
+                seconds = self.prompt_pass_floor_s  # an eager prompt pass: the host's floor
             return seconds, memory_s, decode_compute_s + prefill_s, comm_s
         if decode_seqs > 0:
             # max(memory_s, decode_compute_s), spelled out: this runs ~100 times per estimate.
@@ -401,6 +427,8 @@ class ServingModel:
         else:  # a prompt-only pass streams the weights while it computes
             roofline = prefill_s if prefill_s > memory_s else memory_s
         seconds = roofline + comm_s + self.step_overhead_s
+        if decode_seqs <= 0 and seconds < self.prompt_pass_floor_s:
+            seconds = self.prompt_pass_floor_s  # an eager prompt pass: the host's floor
         return seconds, memory_s, decode_compute_s + prefill_s, comm_s
 
     def seconds(
@@ -496,14 +524,20 @@ def with_scheduler(sm: ServingModel, framework: Framework | None, budget: int) -
     constants.SEPARATE_PREFILL_FRAMEWORKS (SGLang) a copy whose steps run the prompts as
     prompt-only passes of up to `budget` tokens (the framework's max batched tokens); else a
     copy whose steps carry the prompts mixed in, as whole prompts or chunks of up to `budget`
-    tokens (`ServingModel._chunked`; vLLM, TensorRT-LLM; None: vLLM)."""
+    tokens (`ServingModel._chunked`; vLLM, TensorRT-LLM; None: vLLM). The separate passes run
+    outside CUDA graphs, so each takes at least the host's floor (`prompt_pass_floor_s`)."""
     separate = framework is not None and framework.value in c.SEPARATE_PREFILL_FRAMEWORKS
     key = (id(sm), float(budget), framework)
     hit = _SCHEDULED.get(key)
     if hit is not None and hit[0] is sm:
         return hit[1]
     if separate:
-        scheduled = dataclasses.replace(sm, prefill_pass_tokens=float(max(budget, 1)))
+        # Its prompt-only passes run eagerly, outside CUDA graphs (EAGER_PASS_FLOOR_FACTOR).
+        scheduled = dataclasses.replace(
+            sm,
+            prefill_pass_tokens=float(max(budget, 1)),
+            prompt_pass_floor_s=c.EAGER_PASS_FLOOR_FACTOR * sm.graphed_overhead_s,
+        )
     else:
         scheduled = dataclasses.replace(
             sm,
@@ -806,6 +840,8 @@ def serving_model(
                 model, gpu, weight_precision, dense_bytes / stage_layers / bandwidth
             )
         ),
+        graphed_overhead_s=stage_layers * layer_overhead_s(model, weight_precision, path),
+        head_flops_per_token=min(_head_flops(model, lay, split), flops),
         allreduces=allreduces,
         ar_fraction=2.0 * (tp - 1) / tp,
         ar_bandwidth=link * c.GB * c.ALLREDUCE_BW_EFFICIENCY,
@@ -827,6 +863,15 @@ def serving_model(
         moe_op_points=moe_op_points,
         skew_imbalance=skew,
     )
+
+
+def _head_flops(model: ModelSpec, lay: Layout, split: float) -> float:
+    """Per GPU, the LM head's FLOPs per token under `lay`, split as flops_per_token is (its
+    vocab-parallel slice over `split` under TP x PP, whole under DEP); 0 where not modelled."""
+    if not c.LM_HEAD_ON_SAMPLED_POSITIONS_ONLY or model.kind is not ModelKind.DECODER:
+        return 0.0
+    head = 2.0 * model.vocab_size * model.hidden_size
+    return head if lay.dep > 1 else head / split
 
 
 def training_flops_per_token(model: ModelSpec, seq: int, per_param: float) -> float:

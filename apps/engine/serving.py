@@ -9,6 +9,7 @@ from functools import lru_cache
 
 from apps.engine import constants as c
 from apps.engine.frameworks import (
+    FRAMEWORK_NAMES,
     SchedulerLimits,
     marlin_moe_padding_bytes,
     profiled_sampler_bytes,
@@ -587,6 +588,16 @@ def _capacity(
     )
 
 
+def eager_pass_note(framework: Framework, tokens: int, floor_s: float) -> str:
+    """Why a prompt's pass takes the host's eager floor (constants.EAGER_PASS_FLOOR_FACTOR)."""
+    return (
+        f"{FRAMEWORK_NAMES[framework]} runs each prompt as a pass of its own outside CUDA graphs "
+        f"(graphs capture decode only unless --enable-piecewise-cuda-graph is set): a "
+        f"{tokens}-token prompt's pass takes the {floor_s * 1e3:.0f} ms the host needs to launch "
+        "its kernels, more than its GPU work"
+    )
+
+
 _PERFORMANCE_NOTE = (
     "performance: roofline estimate (prefill compute-bound, decode bandwidth-bound, plus the "
     "layout's communication: tensor-parallel all-reduces, expert all-to-all, pipeline sends); "
@@ -786,6 +797,9 @@ def _estimate_layout(
         notes.append(_TIGHT_NOTE)
     notes.append(_PERFORMANCE_NOTE)
     notes.append(plan.kernel_note)
+    floor = sm.prompt_pass_floor_s
+    if floor and prefill_s <= floor and req.framework is not None:
+        notes.append(eager_pass_note(req.framework, in95, floor))
     if req.speculative is not None:
         notes.append(speculative_note(model, req.speculative))
     label = plan.label

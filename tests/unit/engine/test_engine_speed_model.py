@@ -3,6 +3,7 @@ MoE step reads and computes (issue 13)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 
@@ -314,6 +315,41 @@ def test_sglang_runs_prompts_as_passes_of_their_own() -> None:
     assert split.prefill_seconds(prompt) == sm.prefill_seconds(prompt)
 
 
+def test_the_eager_pass_factor_reproduces_its_measurement() -> None:
+    """EAGER_PASS_FLOOR_FACTOR is SGLang PR #12160's eager DeepSeek-V3 forward (82.6 ms for one
+    new token, 61 layers) over the engine's graphed per-layer kernel cost for that model at FP8:
+    the floor it gives DeepSeek-V3 on an FP8 part is that measurement."""
+    model = PRESETS["deepseek-v3"]
+    h100 = next(g for g in GPUS if g.slug == "h100-sxm5-80gb")
+    assert model.layers == c.EAGER_PASS_MEASURED_LAYERS
+    sm = serving_setup(model, h100, 8, Precision.FP8, Precision.FP8, 1.0, 1.0).sm
+    floor = with_scheduler(sm, Framework.SGLANG, 8192).prompt_pass_floor_s
+    assert math.isclose(floor, c.EAGER_PASS_MEASURED_S, rel_tol=0.01)
+
+
+def test_sglang_prompt_passes_pay_the_eager_host_floor() -> None:
+    """SGLang's prompt-only passes run outside CUDA graphs: a short prompt's pass takes the host
+    floor (EAGER_PASS_FLOOR_FACTOR x the layers' graphed kernel cost) where its GPU time is
+    shorter, a long prompt's pass is unchanged, and decode steps and vLLM's mixed steps never pay
+    it."""
+    model = PRESETS["deepseek-r1"]
+    b200 = next(g for g in GPUS if g.slug == "b200-sxm-180gb")
+    sm = serving_setup(model, b200, 8, Precision.FP8, Precision.BF16, 1.0, 1.0).sm
+    split = with_scheduler(sm, Framework.SGLANG, 16384)
+    floor = split.prompt_pass_floor_s
+    assert floor == pytest.approx(c.EAGER_PASS_FLOOR_FACTOR * sm.graphed_overhead_s)
+    assert sm.prefill_seconds(500) < floor  # the GPU work of a 500-token pass is shorter
+    assert split.prefill_seconds(500) == floor
+    assert split.prefill_seconds(16384) == sm.prefill_seconds(16384) > floor
+    assert split.seconds(100, 750, 0.0, 0.0) == sm.seconds(100, 750, 0.0, 0.0)
+    # A fifth of a 1000-token prompt a step: a fifth of a floored pass on top of the decode pass.
+    got = split.seconds(100, 750, 0.2 * 1000, 500)
+    assert math.isclose(got, sm.seconds(100, 750, 0.0, 0.0) + 0.2 * floor)
+    mixed = with_scheduler(sm, Framework.VLLM, 8192)
+    assert mixed.prompt_pass_floor_s == 0.0
+    assert mixed.prefill_seconds(500) == sm.prefill_seconds(500)
+
+
 class TestChunkedPrefillUnderTheTokenBudget:
     """vLLM / TensorRT-LLM mix prompts into the decode steps as whole prompts or chunks of the
     token budget left after the decode tokens (ServingModel._chunked), not spread evenly."""
@@ -436,3 +472,48 @@ def test_tensor_parallel_moe_pays_the_measured_routing_skew_only_at_its_measured
     assert sm.seconds(small, 2000, 0.0, 0.0) == even.seconds(small, 2000, 0.0, 0.0)
     big = c.MOE_SKEW_MIN_TOKENS * 2
     assert sm.seconds(big, 2000, 0.0, 0.0) > even.seconds(big, 2000, 0.0, 0.0)
+
+
+def test_prompt_tokens_run_the_lm_head_only_where_sampled() -> None:
+    """LM_HEAD_ON_SAMPLED_POSITIONS_ONLY: a prompt of n tokens runs the LM head (2 x vocab x
+    hidden FLOPs, split over the tensor-parallel ranks) once, at its last position, where a
+    decode token runs it every step."""
+    model = PRESETS["llama-3.1-8b"]
+    h100 = next(g for g in GPUS if g.slug == "h100-sxm5-80gb")
+    for tp in (1, 2):
+        sm = serving_setup(model, h100, tp, Precision.BF16, Precision.BF16, 1.0, 1.0).sm
+        head = 2.0 * model.vocab_size * model.hidden_size / tp
+        assert sm.head_flops_per_token == pytest.approx(head)
+        every = dataclasses.replace(sm, head_flops_per_token=0.0)  # the head on every position
+        n = 4096.0
+        saved = every.times(0.0, 0.0, n, n / 2)[2] - sm.times(0.0, 0.0, n, n / 2)[2]
+        assert saved == pytest.approx((n - 1.0) * head / sm.rate)
+        assert sm.times(32, 2000, 0.0, 0.0) == every.times(32, 2000, 0.0, 0.0)
+
+
+def test_an_sglang_estimate_says_when_a_prompt_pass_takes_the_eager_floor() -> None:
+    """The estimate names the eager floor where it sets the prompt's pass (a short DeepSeek-R1
+    prompt under SGLang on 8 x B200), and not where the GPU work is longer or under vLLM."""
+    b200 = next(g for g in GPUS if g.slug == "b200-sxm-180gb")
+
+    def notes(framework: Framework, prompt: int) -> list[str]:
+        req = EstimateRequest(
+            workload_type=WorkloadType.REALTIME_INFERENCE,
+            model=PRESETS["deepseek-r1"],
+            weight_precision=Precision.FP8,
+            kv_cache_precision=Precision.BF16,
+            input_tokens_p50=prompt,
+            input_tokens_p95=prompt,
+            output_tokens_p50=500,
+            output_tokens_p95=500,
+            framework=framework,
+        )
+        return estimate_at(req, b200, 8, layout=Layout(tp=8)).notes
+
+    def eager(ns: list[str]) -> list[str]:
+        return [n for n in ns if "outside CUDA graphs" in n]
+
+    short = eager(notes(Framework.SGLANG, 500))
+    assert len(short) == 1 and "500-token prompt" in short[0] and "SGLang" in short[0]
+    assert not eager(notes(Framework.SGLANG, 16000))
+    assert not eager(notes(Framework.VLLM, 500))
