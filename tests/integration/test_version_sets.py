@@ -103,3 +103,39 @@ class TestSharedSets:
 
 def _all_tables():
     return list(CandidateTable.objects.all())
+
+
+class TestLiveVersionsKeptAcrossBatches:
+    """The versions each team sees among the live quotes are kept from one batch to the next
+    while the live quotes read are the same (apps.finance.repricing.LIVE_QUOTES). Batches may
+    overlap (the embedded server's eight threads run recomputes in-process; here a batch is
+    started from inside another at the point where a second thread could run it), so a batch
+    must never keep versions worked out from live quotes other than those it is kept for."""
+
+    def test_a_batch_that_overlaps_another_leaves_no_team_on_older_versions(
+        self, tables, monkeypatch
+    ):
+        from apps.finance import repricing
+
+        quotes, briefs = tables["quotes"], tables["briefs"]
+        real_stamp = repricing.engine_stamp
+        overlapped = []
+
+        def stamp_while_another_batch_runs():
+            # Called once this batch has read the live quotes and before it works out any
+            # team's versions: a price change lands and a second batch runs to the end.
+            if not overlapped:
+                overlapped.append(True)
+                quote_update(quote=quotes["l40s"], hourly_price_per_gpu=Decimal("0.80"))
+                candidate_tables_recompute(brief_ids=[tables["team"][0].pk])
+            return real_stamp()
+
+        quote_update(quote=quotes["h100"], hourly_price_per_gpu=Decimal("2.10"))
+        monkeypatch.setattr(repricing, "engine_stamp", stamp_while_another_batch_runs)
+        candidate_tables_recompute(brief_ids=[b.pk for b in briefs])
+        assert overlapped
+        # The second price change asked for every table again: the next batch finishes them.
+        candidate_tables_recompute(brief_ids=[b.pk for b in briefs])
+        other = CandidateTable.objects.get(brief=tables["other"])
+        assert table_versions(other)[0][str(quotes["l40s"].pk)] == 2
+        assert_same_as_fresh(briefs)
