@@ -123,20 +123,14 @@ class _BatchCalibrations:
         return load
 
 
-class LiveVersions:
-    """The versions each team (or model) sees among the live quotes (or routes) a batch read,
-    and each table's changes from the set it costed, worked out once a team (a pair of sets)
-    and kept for the next batch while the live quotes read are the same (compared whole, in C):
-    a price change's batches work each team's set out once, not once a batch."""
+class LiveSeen:
+    """The versions each team (or model) sees among one read of the live quotes (or routes),
+    and each table's changes from the set it costed, worked out once a team (a pair of sets)."""
 
-    def __init__(self) -> None:
-        self.live: tuple[tuple[object, ...], ...] = ()
+    def __init__(self, live: tuple[tuple[object, ...], ...]) -> None:
+        self.live = live
         self.by_key: dict[object, Versions] = {}
         self.changes_of: dict[tuple[str, str], tuple[list[int], list[int]]] = {}
-
-    def read(self, live: tuple[tuple[object, ...], ...]) -> None:
-        if live != self.live:
-            self.live, self.by_key, self.changes_of = live, {}, {}
 
     def versions(self, key: object, build: Callable[[], dict[str, int]]) -> Versions:
         if key not in self.by_key:
@@ -148,6 +142,23 @@ class LiveVersions:
         if key not in self.changes_of:
             self.changes_of[key] = seen.changes_to(now)
         return self.changes_of[key]
+
+
+class LiveVersions:
+    """The ``LiveSeen`` of the latest live quotes (or routes) a batch read, kept for the next
+    batch while the live quotes read are the same (compared whole, in C): a price change's
+    batches work each team's set out once, not once a batch. Each batch works with the one
+    ``read`` gave it, so batches that overlap (threads) never mix versions from different
+    reads."""
+
+    def __init__(self) -> None:
+        self.now = LiveSeen(())
+
+    def read(self, live: tuple[tuple[object, ...], ...]) -> LiveSeen:
+        now = self.now
+        if live != now.live:
+            now = self.now = LiveSeen(live)
+        return now
 
 
 LIVE_QUOTES = LiveVersions()
@@ -192,20 +203,19 @@ def tables_reprice(states: list[dict[str, int]]) -> tuple[list[Repriced], list[i
         .order_by("pk")
         .values_list("pk", "version", "model_preset")
     )
-    LIVE_QUOTES.read(live_quotes)
-    LIVE_ROUTES.read(live_routes)
+    quotes_live, routes_live = LIVE_QUOTES.read(live_quotes), LIVE_ROUTES.read(live_routes)
 
     def quotes_seen_by(team_id: int) -> Versions:
         # What apps.quotes.selectors.quotes_for_team serves the team: live, not confidential
         # to another team.
-        return LIVE_QUOTES.versions(
+        return quotes_live.versions(
             team_id,
             lambda: {str(pk): v for pk, v, conf in live_quotes if conf is None or conf == team_id},
         )
 
     def routes_serving(preset: str) -> Versions:
         # apps.finance.offers.live_routes
-        return LIVE_ROUTES.versions(
+        return routes_live.versions(
             preset, lambda: {str(pk): v for pk, v, p in live_routes if preset and p == preset}
         )
 
@@ -238,8 +248,8 @@ def tables_reprice(states: list[dict[str, int]]) -> tuple[list[Repriced], list[i
             continue
         quote_versions = quotes_seen_by(brief.team_id)
         route_versions = routes_serving(brief.model_preset or "")
-        q_changed, q_gone = LIVE_QUOTES.changes(inputs.quotes, quote_versions)
-        r_changed, r_gone = LIVE_ROUTES.changes(inputs.api_routes, route_versions)
+        q_changed, q_gone = quotes_live.changes(inputs.quotes, quote_versions)
+        r_changed, r_gone = routes_live.changes(inputs.api_routes, route_versions)
         plans.append(
             _Plan(
                 state,
