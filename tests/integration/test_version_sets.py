@@ -139,3 +139,25 @@ class TestLiveVersionsKeptAcrossBatches:
         other = CandidateTable.objects.get(brief=tables["other"])
         assert table_versions(other)[0][str(quotes["l40s"].pk)] == 2
         assert_same_as_fresh(briefs)
+
+    def test_teams_that_see_the_same_quotes_share_one_map_and_few_maps_are_kept(
+        self, monkeypatch
+    ):
+        # A worker keeps the last live quotes' versions between batches, for every team it
+        # met: at 20,000 quotes a map is about 1.5 MB (apps.finance.version_sets.SETS_KEPT), so
+        # one a team would grow with the teams.
+        from apps.finance import repricing
+
+        monkeypatch.setattr(repricing, "LIVE_SETS_KEPT", 2, raising=False)
+        seen = repricing.LiveSeen(((1, 1, None), (2, 1, 10), (3, 1, 11), (4, 1, 12)))
+
+        def visible(team):
+            return lambda: {str(pk): v for pk, v, conf in seen.live if conf in (None, team)}
+
+        first, second = seen.versions(20, visible(20)), seen.versions(21, visible(21))
+        assert first is second  # neither team has a confidential quote: one map
+        assert first.of == {"1": 1}
+        for team in (10, 11, 12):  # each sees a quote of its own: a map each
+            assert seen.versions(team, visible(team)).of == {"1": 1, str(team - 8): 1}
+        kept = {id(v) for v in seen.by_key.values()}
+        assert len(kept) <= 2
