@@ -50,7 +50,7 @@ from .state import (
     inputs_from_json,
     winner_key_of,
 )
-from .version_sets import version_sets_read
+from .version_sets import SETS_KEPT, version_sets_read
 
 
 @dataclass
@@ -123,19 +123,30 @@ class _BatchCalibrations:
         return load
 
 
+# The distinct sets a LiveSeen keeps (teams that see the same quotes share one); cleared when
+# full, like apps.finance.version_sets.SETS_KEPT (about 1.5 MB a set at 20,000 quotes).
+LIVE_SETS_KEPT = SETS_KEPT
+
+
 class LiveSeen:
     """The versions each team (or model) sees among one read of the live quotes (or routes),
-    and each table's changes from the set it costed, worked out once a team (a pair of sets)."""
+    and each table's changes from the set it costed, worked out once a team (a pair of sets).
+    Teams that see the same quotes share one set; at most LIVE_SETS_KEPT distinct ones."""
 
     def __init__(self, live: tuple[tuple[object, ...], ...]) -> None:
         self.live = live
         self.by_key: dict[object, Versions] = {}
+        self.by_digest: dict[str, Versions] = {}
         self.changes_of: dict[tuple[str, str], tuple[list[int], list[int]]] = {}
 
     def versions(self, key: object, build: Callable[[], dict[str, int]]) -> Versions:
-        if key not in self.by_key:
-            self.by_key[key] = Versions.of_map(build())
-        return self.by_key[key]
+        found = self.by_key.get(key)
+        if found is None:
+            built = Versions.of_map(build())
+            if built.digest not in self.by_digest and len(self.by_digest) >= LIVE_SETS_KEPT:
+                self.by_key, self.by_digest, self.changes_of = {}, {}, {}
+            found = self.by_key[key] = self.by_digest.setdefault(built.digest, built)
+        return found
 
     def changes(self, seen: Versions, now: Versions) -> tuple[list[int], list[int]]:
         key = (seen.digest, now.digest)

@@ -140,9 +140,7 @@ class TestLiveVersionsKeptAcrossBatches:
         assert table_versions(other)[0][str(quotes["l40s"].pk)] == 2
         assert_same_as_fresh(briefs)
 
-    def test_teams_that_see_the_same_quotes_share_one_map_and_few_maps_are_kept(
-        self, monkeypatch
-    ):
+    def test_teams_that_see_the_same_quotes_share_one_map_and_few_maps_are_kept(self, monkeypatch):
         # A worker keeps the last live quotes' versions between batches, for every team it
         # met: at 20,000 quotes a map is about 1.5 MB (apps.finance.version_sets.SETS_KEPT), so
         # one a team would grow with the teams.
