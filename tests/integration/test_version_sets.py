@@ -159,3 +159,45 @@ class TestLiveVersionsKeptAcrossBatches:
             assert seen.versions(team, visible(team)).of == {"1": 1, str(team - 8): 1}
         kept = {id(v) for v in seen.by_key.values()}
         assert len(kept) <= 2
+
+
+class TestTheRentReserveBuyComparisonOfABatch:
+    """A batch's re-costing reads each team's quotes of the compared GPU once
+    (apps.finance.repricing, ``gpu_quotes``): the comparison must be the full recompute's,
+    with a system quote of that GPU, another team's confidential quote and the team's own."""
+
+    def test_it_compares_what_a_fresh_recompute_compares(self, catalog, other_team):
+        from apps.catalog.models import GpuSystem
+
+        first = BriefFactory()
+        briefs = [
+            first,
+            BriefFactory(team=first.team, concurrency=8),
+            BriefFactory(team=other_team),
+        ]
+        h100 = _gpu("h100-sxm5-80gb")
+        quotes = {
+            "rent": QuoteFactory(gpu=h100, hourly_price_per_gpu=Decimal("2.00")),
+            "reserve": QuoteFactory(
+                gpu=h100, pricing_term="RESERVED_1Y", hourly_price_per_gpu=Decimal("1.60")
+            ),
+            "system": QuoteFactory(
+                gpu=None,
+                system=GpuSystem.objects.get(slug="hgx-h100-8"),
+                pricing_term="RESERVED_3Y",
+                hourly_price_per_gpu=Decimal("1.40"),
+            ),
+            "ours": QuoteFactory(
+                gpu=h100, confidential_to=first.team, hourly_price_per_gpu=Decimal("1.90")
+            ),
+            "theirs": QuoteFactory(
+                gpu=h100, confidential_to=other_team, hourly_price_per_gpu=Decimal("1.80")
+            ),
+        }
+        candidate_tables_request_recompute()
+        candidate_tables_recompute(brief_ids=[b.pk for b in briefs])
+        assert {t.capacity_model.get("gpu") for t in _all_tables()} == {"h100-sxm5-80gb"}
+        for key, price in (("rent", "1.50"), ("ours", "1.45"), ("theirs", "1.35")):
+            quote_update(quote=quotes[key], hourly_price_per_gpu=Decimal(price))
+            candidate_tables_recompute(brief_ids=[b.pk for b in briefs])
+            assert_same_as_fresh(briefs)
