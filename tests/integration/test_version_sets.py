@@ -18,6 +18,7 @@ from apps.finance.version_sets import (
     table_versions,
     version_sets_sweep,
 )
+from apps.quotes.models import Quote
 from apps.quotes.services import quote_update
 from tests.factories.briefs import BriefFactory
 from tests.factories.quotes import QuoteFactory
@@ -201,3 +202,23 @@ class TestTheRentReserveBuyComparisonOfABatch:
             quote_update(quote=quotes[key], hourly_price_per_gpu=Decimal(price))
             candidate_tables_recompute(brief_ids=[b.pk for b in briefs])
             assert_same_as_fresh(briefs)
+
+
+class TestRescopedQuotes:
+    def test_a_quote_made_confidential_and_one_moved_between_teams_are_recosted(
+        self, tables, other_team
+    ):
+        from apps.core.roles import Role
+        from tests.factories.core import UserFactory
+
+        quotes, team = tables["quotes"], tables["team"][0].team
+        both = UserFactory(roles=[Role.PROCUREMENT], teams=[team, other_team])
+        Quote.objects.filter(pk=quotes["h100"].pk).update(created_by=both)  # a team owns it
+        quote_update(quote=quotes["h100"], confidential_to=other_team, user=both)
+        quote_update(quote=quotes["secret"], confidential_to=team, user=both)
+        candidate_tables_recompute(brief_ids=[b.pk for b in tables["briefs"]])
+        mine = table_versions(CandidateTable.objects.get(brief=tables["team"][0]))[0]
+        theirs = table_versions(CandidateTable.objects.get(brief=tables["other"]))[0]
+        assert str(quotes["h100"].pk) in theirs and str(quotes["h100"].pk) not in mine
+        assert str(quotes["secret"].pk) in mine and str(quotes["secret"].pk) not in theirs
+        assert_same_as_fresh(tables["briefs"])
