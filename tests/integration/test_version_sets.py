@@ -269,3 +269,26 @@ class TestTwoWorkersStoreTheSameSet:
         assert list(
             VersionSet.objects.filter(digest=new.digest).values_list("versions", flat=True)
         ) == [{"1": 5, "2": 7}]
+
+
+class TestTheSweeper:
+    def test_a_locked_database_in_the_set_sweep_does_not_keep_stale_tables_from_being_sent(
+        self, tables, monkeypatch
+    ):
+        # The sweeper's own job is to send the stale tables whose recompute was lost; deleting
+        # unnamed sets is housekeeping. On the embedded default (SQLite, eight threads writing)
+        # either write may meet a locked database (apps.finance.tasks._sweep_once tries again
+        # next time): the sets' delete must not stop the tables being sent.
+        from django.db import OperationalError
+
+        from apps.finance import services
+
+        def locked():
+            raise OperationalError("database is locked")
+
+        quote_update(quote=tables["quotes"]["h100"], hourly_price_per_gpu=Decimal("2.10"))
+        CandidateTable.objects.update(queued_at=None)  # the recompute's task was lost
+        monkeypatch.setattr(services, "version_sets_sweep", locked)
+        with pytest.raises(OperationalError):
+            services.candidate_tables_sweep()
+        assert not CandidateTable.objects.filter(queued_at__isnull=True).exists()
