@@ -50,7 +50,7 @@ from .state import (
     inputs_from_json,
     winner_key_of,
 )
-from .version_sets import version_sets_read
+from .version_sets import SETS_KEPT, version_sets_read
 
 
 @dataclass
@@ -123,31 +123,53 @@ class _BatchCalibrations:
         return load
 
 
-class LiveVersions:
-    """The versions each team (or model) sees among the live quotes (or routes) a batch read,
-    and each table's changes from the set it costed, worked out once a team (a pair of sets)
-    and kept for the next batch while the live quotes read are the same (compared whole, in C):
-    a price change's batches work each team's set out once, not once a batch."""
+# The distinct sets a LiveSeen keeps (teams that see the same quotes share one); cleared when
+# full, like apps.finance.version_sets.SETS_KEPT (about 1.5 MB a set at 20,000 quotes).
+LIVE_SETS_KEPT = SETS_KEPT
 
-    def __init__(self) -> None:
-        self.live: tuple[tuple[object, ...], ...] = ()
+
+class LiveSeen:
+    """The versions each team (or model) sees among one read of the live quotes (or routes),
+    and each table's changes from the set it costed, worked out once a team (a pair of sets).
+    Teams that see the same quotes share one set; at most LIVE_SETS_KEPT distinct ones."""
+
+    def __init__(self, live: tuple[tuple[object, ...], ...]) -> None:
+        self.live = live
         self.by_key: dict[object, Versions] = {}
+        self.by_digest: dict[str, Versions] = {}
         self.changes_of: dict[tuple[str, str], tuple[list[int], list[int]]] = {}
 
-    def read(self, live: tuple[tuple[object, ...], ...]) -> None:
-        if live != self.live:
-            self.live, self.by_key, self.changes_of = live, {}, {}
-
     def versions(self, key: object, build: Callable[[], dict[str, int]]) -> Versions:
-        if key not in self.by_key:
-            self.by_key[key] = Versions.of_map(build())
-        return self.by_key[key]
+        found = self.by_key.get(key)
+        if found is None:
+            built = Versions.of_map(build())
+            if built.digest not in self.by_digest and len(self.by_digest) >= LIVE_SETS_KEPT:
+                self.by_key, self.by_digest, self.changes_of = {}, {}, {}
+            found = self.by_key[key] = self.by_digest.setdefault(built.digest, built)
+        return found
 
     def changes(self, seen: Versions, now: Versions) -> tuple[list[int], list[int]]:
         key = (seen.digest, now.digest)
         if key not in self.changes_of:
             self.changes_of[key] = seen.changes_to(now)
         return self.changes_of[key]
+
+
+class LiveVersions:
+    """The ``LiveSeen`` of the latest live quotes (or routes) a batch read, kept for the next
+    batch while the live quotes read are the same (compared whole, in C): a price change's
+    batches work each team's set out once, not once a batch. Each batch works with the one
+    ``read`` gave it, so batches that overlap (threads) never mix versions from different
+    reads."""
+
+    def __init__(self) -> None:
+        self.now = LiveSeen(())
+
+    def read(self, live: tuple[tuple[object, ...], ...]) -> LiveSeen:
+        now = self.now
+        if live != now.live:
+            now = self.now = LiveSeen(live)
+        return now
 
 
 LIVE_QUOTES = LiveVersions()
@@ -192,20 +214,19 @@ def tables_reprice(states: list[dict[str, int]]) -> tuple[list[Repriced], list[i
         .order_by("pk")
         .values_list("pk", "version", "model_preset")
     )
-    LIVE_QUOTES.read(live_quotes)
-    LIVE_ROUTES.read(live_routes)
+    quotes_live, routes_live = LIVE_QUOTES.read(live_quotes), LIVE_ROUTES.read(live_routes)
 
     def quotes_seen_by(team_id: int) -> Versions:
         # What apps.quotes.selectors.quotes_for_team serves the team: live, not confidential
         # to another team.
-        return LIVE_QUOTES.versions(
+        return quotes_live.versions(
             team_id,
             lambda: {str(pk): v for pk, v, conf in live_quotes if conf is None or conf == team_id},
         )
 
     def routes_serving(preset: str) -> Versions:
         # apps.finance.offers.live_routes
-        return LIVE_ROUTES.versions(
+        return routes_live.versions(
             preset, lambda: {str(pk): v for pk, v, p in live_routes if preset and p == preset}
         )
 
@@ -238,8 +259,8 @@ def tables_reprice(states: list[dict[str, int]]) -> tuple[list[Repriced], list[i
             continue
         quote_versions = quotes_seen_by(brief.team_id)
         route_versions = routes_serving(brief.model_preset or "")
-        q_changed, q_gone = LIVE_QUOTES.changes(inputs.quotes, quote_versions)
-        r_changed, r_gone = LIVE_ROUTES.changes(inputs.api_routes, route_versions)
+        q_changed, q_gone = quotes_live.changes(inputs.quotes, quote_versions)
+        r_changed, r_gone = routes_live.changes(inputs.api_routes, route_versions)
         plans.append(
             _Plan(
                 state,

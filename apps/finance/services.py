@@ -399,8 +399,8 @@ def _write(table: CandidateTable, built: Any, version: int) -> None:
 
 def candidate_tables_sweep() -> list[int]:
     """Re-enqueue stale tables whose recompute was never queued or looks lost, and delete the
-    version sets no table names any more (apps.finance.version_sets)."""
-    version_sets_sweep()
+    version sets no table names any more (apps.finance.version_sets): after the tables are
+    sent, so that a locked database in that housekeeping never keeps them stale."""
     lost_before = timezone.now() - LOST_TASK_AFTER
     with transaction.atomic():
         stale = CandidateTable.objects.select_for_update(skip_locked=True).filter(
@@ -410,6 +410,7 @@ def candidate_tables_sweep() -> list[int]:
         brief_ids = list(stale.values_list("brief_id", flat=True))
         CandidateTable.objects.filter(brief_id__in=brief_ids).update(queued_at=timezone.now())
         _enqueue(brief_ids)
+    version_sets_sweep()
     return brief_ids
 
 
