@@ -157,10 +157,10 @@ class LiveSeen:
 
 class LiveVersions:
     """The ``LiveSeen`` of the latest live quotes (or routes) a batch read, kept for the next
-    batch while the live quotes read are the same (compared whole, in C): a price change's
-    batches work each team's set out once, not once a batch. Each batch works with the one
-    ``read`` gave it, so batches that overlap (threads) never mix versions from different
-    reads."""
+    batch while the live quotes read are the same (the two reads compared as whole tuples, a
+    fast C loop): a price change's batches work each team's set out once, not once a batch.
+    Each batch works with the one ``read`` gave it, so batches that overlap (threads) never
+    mix versions from different reads."""
 
     def __init__(self) -> None:
         self.now = LiveSeen(())

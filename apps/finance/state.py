@@ -474,6 +474,8 @@ def inputs_from_json(
     if quotes is None or routes is None:
         return None
     try:
+        # The versions are not in the JSON: decode the rest with empty ones, then put the
+        # sets read by the caller in their place (no walk over thousands of versions).
         placeholder = {name: {"digest": "", "of": {}} for name in VERSION_PARTS}
         decoded = decode(TableInputs, {**data, **placeholder})
     except (CodecError, ArithmeticError):

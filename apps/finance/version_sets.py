@@ -49,7 +49,7 @@ class SetCache:
         return self._by_digest.get(digest)
 
     def keep(self, sets: Iterable[Versions]) -> None:
-        new = [s for s in sets if s.digest not in self._by_digest]
+        new = [s for s in sets if s.digest not in self._by_digest][-self.size :]
         if len(self._by_digest) + len(new) > self.size:
             self._by_digest.clear()
         for found in new:
