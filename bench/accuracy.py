@@ -310,6 +310,13 @@ def main() -> None:
         "SGLang and TensorRT-LLM run unless told otherwise; the layouts the engine would choose "
         "itself (DEP, pipeline, data-parallel engines) are not what these rows measured "
         "(bench/layouts.py prints them).",
+        "- Each row passes its framework's version (the `framework_version` column, from the "
+        "row's cited source: its framework column, or for the dstack rows the benchmark "
+        "README's Environment section) as the estimate's `framework_version`: a vLLM version "
+        "picks AIConfigurator's measured vLLM MoE table nearest at or below it, the oldest "
+        "measured where it predates them all (0.12.0 ships older vLLM MoE tables on H200, "
+        "0.19.0, and B200, 0.19.0 and 0.22.0; elsewhere one version); other frameworks' "
+        "versions choose nothing yet. Each estimate's kernel note names the table it used.",
         "",
         *_aic_section(comps, by_id),
         *plans_section(),

@@ -21,6 +21,14 @@ Tables, per AIConfigurator system (mapped to catalog slugs below):
   presets (hidden, expert intermediate, experts, top-k) at a tensor-parallel degree, the fused
   MoE op's latency per layer by tokens through it (balanced routing), which the engine charges
   in place of the width x rows efficiency table (small-batch latency floors included).
+
+Per framework version: the top-level tables are each op's newest vLLM version. Where the package
+also measured vLLM's MoE op at older versions on a system (0.12.0: h200_sxm 0.19.0; b200_sxm
+0.19.0 and 0.22.0), the MoE tables above (efficiency, imbalance, exact shapes) are emitted again
+for each of them under `moe_older_versions`, by version, the GEMM rates that normalise them being
+the newest (the only GEMM version measured); the engine picks the one for the estimate's
+framework version (kernel_tables.moe_version_for). Other ops (GEMM, all-reduce) and the other
+frameworks' folders are not emitted per version.
 """
 
 from __future__ import annotations
@@ -83,14 +91,20 @@ def _moe_rows(d: pd.DataFrame, dtype: str) -> pd.DataFrame:
     return sub
 
 
-def _latest(system: str, op: str, framework: str = FRAMEWORK) -> Path | None:
+def _version_key(name: str) -> list[int | str]:
+    return [int(x) if x.isdigit() else x for x in name.replace("rc", ".").split(".")]
+
+
+def _versions(system: str, op: str, framework: str = FRAMEWORK) -> list[Path]:
+    """The framework-version folders AIConfigurator measured `op` in on `system`, oldest first."""
     root = DATA / system / op / framework
     if not root.is_dir():
-        return None
-    versions = sorted(
-        root.iterdir(),
-        key=lambda p: [int(x) if x.isdigit() else x for x in p.name.replace("rc", ".").split(".")],
-    )
+        return []
+    return sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: _version_key(p.name))
+
+
+def _latest(system: str, op: str, framework: str = FRAMEWORK) -> Path | None:
+    versions = _versions(system, op, framework)
     return versions[-1] if versions else None
 
 
@@ -121,10 +135,11 @@ def gemm_table(system: str) -> tuple[str | None, dict[str, list[tuple[int, float
 
 
 def moe_tables(
-    system: str, gemm: dict[str, list[tuple[int, float]]]
+    system: str, gemm: dict[str, list[tuple[int, float]]], folder: Path | None = None
 ) -> tuple[str | None, dict[str, Any], dict[str, float]]:
-    folder = _latest(system, "moe")
-    if folder is None or "bfloat16" not in gemm:
+    """`folder`: one framework version's MoE measurements (None: the newest)."""
+    folder = folder or _latest(system, "moe")
+    if folder is None or "bfloat16" not in gemm or not (folder / "moe_perf.parquet").exists():
         return None, {}, {}
     d = pd.read_parquet(folder / "moe_perf.parquet")
     d = d[d.moe_ep_size == 1]
@@ -194,14 +209,17 @@ def _us(seconds_ms: float) -> int:
     return max(int(float(f"{us:.3g}")), 1)
 
 
-def moe_shape_tables(system: str) -> dict[str, dict[str, tuple[int | None, ...]]]:
+def moe_shape_tables(
+    system: str, folder: Path | None = None
+) -> dict[str, dict[str, tuple[int | None, ...]]]:
     """Exact-shape fused-MoE latency curves: per dtype, per "hidden,inter,experts,topk,moe_tp"
     of an engine preset that AIConfigurator measured on `system` (balanced routing, no expert
     parallelism), microseconds per MoE layer at each of SHAPE_TOKENS tokens through the layer
     (None: not measured). The kernel is vLLM's default where several were measured
-    (PREFERRED_MOE_KERNELS), else the one measured."""
-    folder = _latest(system, "moe")
-    if folder is None:
+    (PREFERRED_MOE_KERNELS), else the one measured. `folder`: one framework version's
+    measurements (None: the newest)."""
+    folder = folder or _latest(system, "moe")
+    if folder is None or not (folder / "moe_perf.parquet").exists():
         return {}
     shapes = _preset_moe_shapes()
     d = pd.read_parquet(folder / "moe_perf.parquet")
@@ -250,6 +268,16 @@ def main() -> None:
         shapes = moe_shape_tables(system)
         if not gemm:
             continue
+        older: dict[str, Any] = {}
+        for folder in _versions(system, "moe")[:-1]:
+            _, o_moe, o_imbalance = moe_tables(system, gemm, folder)
+            o_shapes = moe_shape_tables(system, folder)
+            if o_moe or o_shapes:
+                older[folder.name] = {
+                    "moe_efficiency": o_moe,
+                    "moe_imbalance": o_imbalance,
+                    "moe_shapes_us": o_shapes,
+                }
         systems[system] = {
             "sources": {"gemm": gsrc, "moe": msrc, "allreduce": asrc},
             "gemm_tflops": gemm,
@@ -257,6 +285,8 @@ def main() -> None:
             "moe_imbalance": imbalance,
             "allreduce_s": allreduce,
             "moe_shapes_us": shapes,
+            "moe_version": msrc.split()[-1] if msrc else None,
+            "moe_older_versions": older,
         }
     lines = [
         '"""Measured kernel tables, GENERATED by scripts/kernel_tables.py; do not edit by hand.',
@@ -266,7 +296,9 @@ def main() -> None:
         "TFLOP/s by M; grouped-MoE efficiency by expert width and rows per expert (over the dense",
         "GEMM rate); power-law / balanced routing latency ratio; vLLM custom all-reduce seconds by",
         "message elements and GPU count; exact-shape fused-MoE microseconds per layer by tokens",
-        "for the engine's MoE presets. See scripts/kernel_tables.py for each table's recipe.",
+        "for the engine's MoE presets; the MoE tables also for each older vLLM version measured",
+        "(moe_older_versions, by version; the top-level tables are the newest). See",
+        "scripts/kernel_tables.py for each table's recipe.",
         '"""',
         "",
         "from typing import Any, Final",

@@ -17,8 +17,10 @@ from typing import Final
 # shapes) and shares written as percentages in the costing notes. 0.3.0: SGLang's prompt-only
 # passes run outside CUDA graphs and take at least the host's eager floor
 # (EAGER_PASS_FLOOR_FACTOR); prompt tokens run the LM head only where a token is sampled
-# (LM_HEAD_ON_SAMPLED_POSITIONS_ONLY).
-ENGINE_VERSION: Final = "0.3.0"
+# (LM_HEAD_ON_SAMPLED_POSITIONS_ONLY). 0.4.0: an estimate's `framework_version` picks the
+# measured MoE tables of the vLLM version nearest at or below it (kernel_tables.moe_version_for),
+# and the kernel note says which.
+ENGINE_VERSION: Final = "0.4.0"
 
 GB: Final = 1e9  # docs/design.md: "GB means 10^9 bytes".
 # nvidia-smi ("FB Memory Usage: Total ... MiB") and amd-smi ("VRAM total ... MB", MiB in fact)

@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from apps.engine import kernel_tables_data as data
-from apps.engine.types import GpuSpec, ModelSpec, Precision
+from apps.engine.types import Framework, GpuSpec, ModelSpec, Precision
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -50,26 +50,117 @@ def interpolate_log(points: tuple[tuple[float, float], ...], x: float) -> float:
     return points[-1][1]
 
 
+# Numeric parts of a release a version key pads to ("0.19" is "0.19.0.0").
+_RELEASE_PARTS = 4
+
+
+def version_key(version: str) -> tuple[int | str, ...]:
+    """A framework version ("0.11.0", "0.5.6.post2", "1.3.0rc20") as a sortable key: the
+    release's numbers (padded, so "0.19" is "0.19.0"), then a pre-release ("rc", "dev") below
+    the release itself, a ".post" above it, and the tag's number (a ".postN.dev" counts as its
+    post release)."""
+    public = version.lower().split("+", 1)[0]  # a local label ("+gf35f8e22") does not order
+    text = public.replace("rc", ".rc.").replace("post", ".post.").replace("dev", ".dev.")
+    parts = [p for p in text.split(".") if p]
+    release = [int(p) for p in itertools.takewhile(str.isdigit, parts)][:_RELEASE_PARTS]
+    release += [0] * (_RELEASE_PARTS - len(release))
+    rest = parts[len(list(itertools.takewhile(str.isdigit, parts))) :]
+    tag = rest[0] if rest else ""
+    rank = 1 if not tag else 2 if tag == "post" else 0
+    number = int(rest[1]) if len(rest) > 1 and rest[1].isdigit() else 0
+    return (*release, rank, tag, number)
+
+
+def moe_versions(slug: str) -> tuple[str, ...]:
+    """The vLLM versions whose MoE op AIConfigurator measured on this GPU, oldest first (the
+    last is the newest, the top-level table); empty where the GPU has no measured tables."""
+    system = data.SYSTEM_FOR_SLUG.get(slug)
+    entry = data.SYSTEMS.get(system) if system else None
+    if entry is None or not entry.get("moe_version"):
+        return ()
+    older = sorted(entry.get("moe_older_versions", {}), key=version_key)
+    return (*older, entry["moe_version"])
+
+
+def moe_version_for(
+    slug: str, framework: Framework | None, framework_version: str | None
+) -> str | None:
+    """The older vLLM MoE table an estimate runs on: the measured version nearest at or below
+    the estimate's vLLM version, or the oldest measured where that version is older than all of
+    them; None for the newest table (no version given, a newer version, another framework, or
+    no older table measured on this GPU)."""
+    if framework_version is None or framework not in (None, Framework.VLLM):
+        return None
+    versions = moe_versions(slug)
+    if len(versions) < 2:
+        return None
+    asked = version_key(framework_version)
+    at_or_below = [v for v in versions if version_key(v) <= asked]
+    chosen = at_or_below[-1] if at_or_below else versions[0]
+    return None if chosen == versions[-1] else chosen
+
+
+def moe_version_note(
+    slug: str,
+    framework: Framework | None,
+    framework_version: str | None,
+    moe_version: str | None,
+) -> str:
+    """Words on which vLLM version's MoE table an estimate used and why ('' for the newest
+    without a version asked)."""
+    versions = moe_versions(slug)
+    if not versions or framework_version is None:
+        return ""
+    if framework not in (None, Framework.VLLM):
+        return (
+            f"; MoE table of vLLM {versions[-1]}, the newest: tables per version are vLLM's only, "
+            f"so {framework_version} of this framework does not choose one"
+        )
+    chosen = moe_version or versions[-1]
+    if len(versions) == 1:
+        why = "the only version measured on this GPU"
+    elif version_key(framework_version) < version_key(versions[0]):
+        why = f"older than every version measured on this GPU ({', '.join(versions)}): the oldest"
+    else:
+        why = "the measured version nearest at or below it"
+    return f"; MoE table of vLLM {chosen} for the estimate's vLLM {framework_version} ({why})"
+
+
 @lru_cache(maxsize=64)
-def tables_for(slug: str) -> KernelTables | None:
+def tables_for(slug: str, moe_version: str | None = None) -> KernelTables | None:
+    """The GPU's measured tables; `moe_version` (moe_version_for) swaps in that older vLLM
+    version's MoE tables, dtype by dtype: a dtype it did not measure keeps the newest's."""
     system = data.SYSTEM_FOR_SLUG.get(slug)
     entry = data.SYSTEMS.get(system) if system else None
     if entry is None or system is None:
         return None
     src = entry["sources"]
+    moe = dict(entry["moe_efficiency"])
+    imbalance = dict(entry["moe_imbalance"])
+    shapes = dict(entry.get("moe_shapes_us", {}))
+    moe_src = src["moe"]
+    older = entry.get("moe_older_versions", {}).get(moe_version) if moe_version else None
+    if older is not None:
+        moe.update(older["moe_efficiency"])
+        imbalance.update(older["moe_imbalance"])
+        shapes.update(older["moe_shapes_us"])
+        kept = sorted(set(entry["moe_efficiency"]) - set(older["moe_efficiency"]))
+        moe_src = f"vLLM {moe_version}" + (
+            f" ({', '.join(kept)}: {src['moe']}, not measured at {moe_version})" if kept else ""
+        )
     note = (
         f"kernel efficiencies: measured (NVIDIA AIConfigurator {data.AIC_VERSION} performance "
-        f"database, {data.AIC_LICENCE}, system {system}: GEMM {src['gemm']}, MoE {src['moe']}, "
+        f"database, {data.AIC_LICENCE}, system {system}: GEMM {src['gemm']}, MoE {moe_src}, "
         f"all-reduce {src['allreduce']})"
     )
     return KernelTables(
         system=system,
         note=note,
         gemm_tflops={k: tuple(v) for k, v in entry["gemm_tflops"].items()},
-        moe=entry["moe_efficiency"],
-        imbalance=entry["moe_imbalance"],
+        moe=moe,
+        imbalance=imbalance,
         allreduce={int(n): tuple(v) for n, v in entry["allreduce_s"].items()},
-        moe_shapes=entry.get("moe_shapes_us", {}),
+        moe_shapes=shapes,
     )
 
 
@@ -177,8 +268,16 @@ def allreduce_seconds(points: tuple[tuple[int, float], ...], elements: float) ->
     return interpolate_log(points, max(elements, 1.0))
 
 
-def kernel_note_for(gpu: GpuSpec) -> str:
+def kernel_note_for(
+    gpu: GpuSpec,
+    framework: Framework | None = None,
+    framework_version: str | None = None,
+    moe_version: str | None = None,
+) -> str:
     """What an estimate's kernel efficiencies came from, in words: the measured tables (MoE
-    grouped GEMM; the precision GEMM rates normalise them) or the per-architecture constants."""
-    t = tables_for(gpu.slug)
-    return t.note if t is not None else constants_note(gpu)
+    grouped GEMM, of the vLLM version `moe_version_for` chose; the precision GEMM rates
+    normalise them) or the per-architecture constants."""
+    t = tables_for(gpu.slug, moe_version)
+    if t is None:
+        return constants_note(gpu)
+    return t.note + moe_version_note(gpu.slug, framework, framework_version, moe_version)

@@ -710,15 +710,18 @@ def serving_model(
     bw_scale: float = 1.0,
     mfu_scale: float = 1.0,
     layout: Layout | None = None,
+    moe_version: str | None = None,
 ) -> ServingModel:
-    """The per-GPU coefficients under `layout` (None: tensor parallel over `tp` GPUs)."""
+    """The per-GPU coefficients under `layout` (None: tensor parallel over `tp` GPUs);
+    `moe_version`: an older vLLM version's measured MoE tables (kernel_tables.moe_version_for;
+    None: the newest)."""
     lay = layout if layout is not None else Layout(tp=tp)
     tp = lay.tp
     dp = lay.dep
     mc = model_coefficients(model, weight_precision, kv_precision)
     eff = c.DECODE_BW_EFFICIENCY.get(gpu.architecture, 0.7) * bw_scale
     rate = path.tflops * 1e12 * path.mfu * mfu_scale
-    tables = tables_for(gpu.slug)
+    tables = tables_for(gpu.slug, moe_version)
     link = link_gb_per_s(gpu, dp if dp > 1 else tp)
     kv = kv_cost(model, kv_precision, tp, lay)
     stage = stage_fraction(model, lay.pp)

@@ -377,11 +377,36 @@ def parse_estimate_request(data: Any, *, known_gpus: Collection[str]) -> Estimat
         video_frames=frames,
         speculative=parse_speculative(body.get("speculative"), wt),
         framework=get_enum(body, "framework", "framework", Framework),
+        framework_version=parse_framework_version(body.get("framework_version")),
         layout=parse_layout(body.get("layout"), wt, body.get("gpu_count")),
     )
 
 
 _LAYOUT_PART = re.compile(r"^(DP|TP|PP|DEP)(\d+)$")
+# A release as frameworks number them (PEP 440 style): "0.11.0", "0.5.6.post2", "1.3.0rc20",
+# "0.17.post1.dev", "0.7.4.dev181+gf35f8e22" (a leading "v" is dropped);
+# FRAMEWORK_VERSION_MAX_CHARS bounds what an estimate echoes back in its notes.
+_FRAMEWORK_VERSION = re.compile(
+    r"^\d+(?:\.\d+){0,3}(?:\.?(?:post|rc|dev)\d*){0,2}(?:\+[a-z0-9.]{1,16})?$"
+)
+FRAMEWORK_VERSION_MAX_CHARS = 32
+
+
+def parse_framework_version(raw: Any) -> str | None:
+    """`framework_version`: the serving framework's release ("0.11.0"); None: not given (the
+    newest measured kernel tables, kernel_tables.moe_version_for)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or len(raw) > FRAMEWORK_VERSION_MAX_CHARS:
+        raise EngineInputError(
+            "framework_version", "must be a release string such as '0.11.0' or '1.3.0rc20'"
+        )
+    text = raw.strip().lower().removeprefix("v")
+    if not _FRAMEWORK_VERSION.match(text):
+        raise EngineInputError(
+            "framework_version", f"unknown release {raw[:24]!r}; expected e.g. '0.11.0'"
+        )
+    return text
 
 
 def parse_layout(raw: Any, wt: WorkloadType, gpu_count: Any) -> Layout | None:

@@ -16,7 +16,7 @@ from apps.engine.frameworks import (
     scheduler_limits,
     setting_words,
 )
-from apps.engine.kernel_tables import kernel_note_for
+from apps.engine.kernel_tables import kernel_note_for, moe_version_for
 from apps.engine.memory import (
     KvCost,
     gpu_capacity_source,
@@ -87,8 +87,10 @@ def serving_setup(
     bw_scale: float,
     mfu_scale: float,
     layout: Layout | None = None,
+    moe_version: str | None = None,
 ) -> ServingSetup:
-    """`layout` None: tensor parallel over `tp` GPUs."""
+    """`layout` None: tensor parallel over `tp` GPUs; `moe_version`: an older vLLM version's
+    measured MoE tables (kernel_tables.moe_version_for; None: the newest)."""
     lay = layout if layout is not None else Layout(tp=tp)
     path = compute_path(gpu, weight_precision)
     sm = serving_model(
@@ -101,6 +103,7 @@ def serving_setup(
         bw_scale=bw_scale,
         mfu_scale=mfu_scale,
         layout=lay,
+        moe_version=moe_version,
     )
     # The same per-GPU figures `serving_memory` gives, without the chunk-dependent activations.
     mem = serving_memory(
@@ -133,7 +136,7 @@ def serving_setup(
 # estimate() runs at 40% of the warm rate (8B realtime FP8: 210 against 516 calls/s, Mixtral
 # batch 75 against 288, at f907b0a), with the presets and catalog GPUs a server sees on every
 # request. Each entry keeps its key objects alive, so an id is never reused while it exists.
-_SetupKey = tuple[int, int, Layout, Precision, Precision, float, float]
+_SetupKey = tuple[int, int, Layout, Precision, Precision, float, float, str | None]
 _SETUPS: dict[_SetupKey, tuple[ModelSpec, GpuSpec, ServingSetup]] = {}
 _SETUPS_MAX = 4096
 
@@ -146,16 +149,34 @@ def _setup_for(
     kv_precision: Precision,
     bw_scale: float,
     mfu_scale: float,
+    moe_version: str | None = None,
 ) -> ServingSetup:
     """`serving_setup`, memoised by the identity of the (usually long-lived) model and GPU
     objects: hashing two 15-19-field dataclasses per evaluation costs more than the lookup. The
     entry keeps both objects alive, so their ids cannot be reused while it exists."""
-    key = (id(model), id(gpu), layout, weight_precision, kv_precision, bw_scale, mfu_scale)
+    key = (
+        id(model),
+        id(gpu),
+        layout,
+        weight_precision,
+        kv_precision,
+        bw_scale,
+        mfu_scale,
+        moe_version,
+    )
     hit = _SETUPS.get(key)
     if hit is not None and hit[0] is model and hit[1] is gpu:
         return hit[2]
     setup = serving_setup(
-        model, gpu, layout.tp, weight_precision, kv_precision, bw_scale, mfu_scale, layout
+        model,
+        gpu,
+        layout.tp,
+        weight_precision,
+        kv_precision,
+        bw_scale,
+        mfu_scale,
+        layout,
+        moe_version,
     )
     if len(_SETUPS) >= _SETUPS_MAX:
         _SETUPS.clear()
@@ -253,7 +274,19 @@ class _LayoutPlan:
 # The layout keys by its four fields: hashing a Layout (its generated __hash__, a Python call)
 # costs more than the rest of the key, and callers may build an equal Layout on every call.
 _PlanKey = tuple[
-    int, int, int, int, int, int, Precision, Precision, float, float, Framework | None, bool
+    int,
+    int,
+    int,
+    int,
+    int,
+    int,
+    Precision,
+    Precision,
+    float,
+    float,
+    Framework | None,
+    str | None,
+    bool,
 ]
 _PLANS: dict[_PlanKey, _LayoutPlan] = {}
 _SAMPLERS_MAX = 64  # entries of a plan's per-concurrency and per-prompt-length memos
@@ -277,6 +310,7 @@ def serving_plan_for(
         bw_scale,
         mfu_scale,
         req.framework,
+        req.framework_version,
         req.speculative is not None,
     )
     hit = _PLANS.get(key)
@@ -296,7 +330,10 @@ def _new_plan(
     framework = req.framework
     speculative = req.speculative is not None
     wp = req.weight_precision
-    setup = _setup_for(model, gpu, layout, wp, req.kv_cache_precision, bw_scale, mfu_scale)
+    moe_version = moe_version_for(gpu.slug, framework, req.framework_version)
+    setup = _setup_for(
+        model, gpu, layout, wp, req.kv_cache_precision, bw_scale, mfu_scale, moe_version
+    )
     limits = _limits_for(gpu, framework, speculative)
     sm = with_scheduler(setup.sm, framework, limits.max_batched_tokens)  # SGLang: own passes
     sm = with_moe_kernel(sm, model, gpu, wp, framework)  # vLLM Marlin MoE
@@ -317,7 +354,7 @@ def _new_plan(
         logits_per_seq=model.vocab_size * c.LOGITS_BYTES,
         label=label,
         layout_note=layout_note,
-        kernel_note=kernel_note_for(gpu),
+        kernel_note=kernel_note_for(gpu, framework, req.framework_version, moe_version),
         fits_bytes=capacity * c.USABLE_MEMORY_FRACTION,
         tight_bytes=capacity * c.TIGHT_MEMORY_FRACTION,
         weights_fit=setup.weights_per_gpu + setup.overhead_per_gpu

@@ -468,6 +468,9 @@ class EstimateRequest:
     video_frames: int | None = None
     speculative: SpeculativeSpec | None = None  # None: plain one-token-per-step decoding
     framework: Framework | None = None  # None: vLLM (frameworks.DEFAULT_FRAMEWORK)
+    # The framework's version ("0.11.0"): a vLLM version picks the measured MoE kernel table
+    # of the version nearest at or below it (kernel_tables.moe_version_for); None: the newest.
+    framework_version: str | None = None
     # Serving: evaluate this parallel layout only (its GPUs are the count); None: the engine
     # chooses among the layouts the framework offers for the model (serving.candidate_layouts).
     layout: Layout | None = None

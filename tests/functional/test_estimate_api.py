@@ -79,6 +79,20 @@ class TestEstimateContract:
             2 * perf["output_tokens_per_s_per_gpu"], rel=0.01
         )
 
+    def test_framework_version_picks_the_measured_moe_table_and_says_so(self, api):
+        body = {
+            **CONTRACT_EXAMPLE,
+            "model": {"preset": "qwen3-30b-a3b"},
+            "gpus": ["h200-sxm-141gb"],
+            "gpu_count": 1,
+            "framework": "VLLM",
+        }
+        newest = post(api, body).json()["estimates"][0]
+        older = post(api, {**body, "framework_version": "0.11.0"}).json()["estimates"][0]
+        note = next(n for n in older["notes"] if n.startswith("kernel efficiencies"))
+        assert "MoE table of vLLM 0.19.0 for the estimate's vLLM 0.11.0" in note
+        assert not any("vLLM 0.19.0" in n for n in newest["notes"])
+
     def test_without_a_filter_every_catalog_gpu_is_answered(self, api):
         body = {k: v for k, v in CONTRACT_EXAMPLE.items() if k not in ("gpus", "gpu_count")}
         estimates = post(api, body).json()["estimates"]
@@ -167,6 +181,7 @@ class TestEstimateBadInput:
             ({"training": {"sequence_length": 2048}}, "training"),
             ({"workload_type": "MINING"}, "workload_type"),
             ({"weight_precision": "FP3"}, "weight_precision"),
+            ({"framework_version": "newest"}, "framework_version"),
         ],
     )
     def test_answers_400_naming_the_field(self, api, change, field):

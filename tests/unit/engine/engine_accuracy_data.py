@@ -17,6 +17,7 @@ from apps.engine import (
     WorkloadType,
     estimate_at,
 )
+from apps.engine.request import parse_framework_version
 from apps.engine.serving import candidate_layouts
 from apps.engine.types import Framework, GpuSpec, Layout, SpeculativeMethod, SpeculativeSpec
 
@@ -88,6 +89,7 @@ def _request(row: dict[str, str]) -> EstimateRequest:
         concurrency=int(row["concurrency"]) if row["concurrency"] else None,
         training=training,
         framework=_framework(row["framework"]),
+        framework_version=parse_framework_version(row.get("framework_version") or None),
         speculative=_speculative(row.get("speculative")),
     )
 

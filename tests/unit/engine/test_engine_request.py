@@ -97,12 +97,31 @@ class TestParseEstimateRequest:
             ),
             ({"requests_per_second": float("nan")}, "requests_per_second"),
             ({"workload_type": "IMAGE_GENERATION"}, "model"),
+            ({"framework_version": "latest"}, "framework_version"),
+            ({"framework_version": 11}, "framework_version"),
+            ({"framework_version": "0.11.0; rm"}, "framework_version"),
+            ({"framework_version": "1" * 40}, "framework_version"),
         ],
     )
     def test_bad_input_names_the_field(self, overrides: dict[str, Any], field: str) -> None:
         with pytest.raises(EngineInputError) as err:
             parse_estimate_request(body(**overrides), known_gpus=KNOWN)
         assert err.value.field == field
+
+    @pytest.mark.parametrize(
+        ("given", "kept"),
+        [
+            ("0.11.0", "0.11.0"),
+            ("v0.10.2", "0.10.2"),
+            ("1.3.0rc20", "1.3.0rc20"),
+            ("0.5.6.post2", "0.5.6.post2"),
+            ("0.7.4.dev181+gf35f8e22", "0.7.4.dev181+gf35f8e22"),
+        ],
+    )
+    def test_framework_version_is_kept_as_a_release(self, given: str, kept: str) -> None:
+        r = parse_estimate_request(body(framework_version=given), known_gpus=KNOWN)
+        assert r.framework_version == kept
+        assert parse_estimate_request(body(), known_gpus=KNOWN).framework_version is None
 
     def test_non_dict_body_is_rejected(self) -> None:
         with pytest.raises(EngineInputError) as err:
