@@ -171,7 +171,8 @@ class TableFields:
             "no_ranking_reason": self.no_ranking_reason,
         }
         if self.no_ranking_reason:
-            out["capacity_model"] = {}
+            # No rows: nothing costed, so no version sets named (the sweeper may drop them).
+            out.update(capacity_model={}, quote_set="", route_set="")
         if self.currency is not None:
             out["currency"] = self.currency
         if self.inputs is not None:

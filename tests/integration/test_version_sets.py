@@ -9,6 +9,7 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
+from apps.briefs.models import WorkloadBrief
 from apps.finance.models import CandidateTable, VersionSet
 from apps.finance.services import candidate_tables_recompute, candidate_tables_request_recompute
 from apps.finance.state import Versions
@@ -292,3 +293,16 @@ class TestTheSweeper:
         with pytest.raises(OperationalError):
             services.candidate_tables_sweep()
         assert not CandidateTable.objects.filter(queued_at__isnull=True).exists()
+
+
+def test_a_table_without_a_ranking_names_no_set_and_its_old_one_is_swept(tables):
+    brief = tables["team"][0]
+    WorkloadBrief.objects.filter(pk=brief.pk).update(concurrency=None)  # no longer costable
+    candidate_tables_request_recompute(brief_ids=[brief.pk])
+    candidate_tables_recompute(brief_ids=[brief.pk])
+    table = CandidateTable.objects.get(brief=brief)
+    assert table.no_ranking_reason and (table.quote_set, table.route_set) == ("", "")
+    VersionSet.objects.update(created_at=timezone.now() - SET_UNNAMED_KEPT - timedelta(1))
+    version_sets_sweep()
+    named = {d for t in _all_tables() for d in (t.quote_set, t.route_set) if d}
+    assert set(VersionSet.objects.values_list("digest", flat=True)) == named
