@@ -1,6 +1,6 @@
 """A decision record's report as the PDF reads it: one typed object (``Report``), read once by
-``report_of`` from ``selectors.decision_record_report``'s plain data (the frozen snapshot and the
-record's own fields).
+``report_of`` from ``selectors.decision_record_report``'s plain data (a ``selectors.RecordReport``:
+the frozen snapshot, typed by apps.decisions.frozen, and the record's own fields).
 
 ``report_of`` is the one place a missing key is given its default: a record frozen by an older
 build lacks keys (a row without ``vendor_monthly_cost``, a quote without
