@@ -16,17 +16,22 @@ from typing import Any
 
 from apps.core import formatting
 from apps.finance.lines import PLAN_WORDS, plan_text
-from apps.finance.shown import shown_row
+from apps.finance.shown import ShownRow, shown_row
 from apps.quotes.models import TERM_LABELS
+
+from .frozen import FrozenQuote
 
 #: What an API route's row reads for its pricing term.
 API_TERM_WORDS = "Per token (API)"
 # A candidate row as these words read it: a live ``ShownRow``, or one frozen in a snapshot by
-# any build (older ones lack keys; read with .get). A frozen quote likewise (snapshot.py).
-RowLike = Mapping[str, Any]
+# any build (``frozen.FrozenTable``'s rows: older ones lack keys, so read with .get; the PDF's
+# report passes them as plain mappings). A quote likewise: a ``frozen.FrozenQuote``, or the
+# record form's live values of a quote (views._candidates).
+RowLike = ShownRow | Mapping[str, Any]
+QuoteLike = FrozenQuote | Mapping[str, Any]
 
 
-def base_label(row: RowLike, names: dict[str, str], quote: RowLike) -> str:
+def base_label(row: RowLike, names: dict[str, str], quote: QuoteLike) -> str:
     """provider · GPU name (system) · term, the names from ``names`` (slug -> name) or the
     frozen quote, without what would tell it from a row like it."""
     if row.get("candidate_kind") in PLAN_WORDS:
@@ -61,11 +66,11 @@ def configuration(row: RowLike) -> str:
     return formatting.gpus(int(paid), int(replicas or 1), int(count))
 
 
-def _region(row: RowLike, quote: RowLike) -> str:
+def _region(row: RowLike, quote: QuoteLike) -> str:
     return str(quote.get("region") or row.get("region") or "")
 
 
-def _quoted(row: RowLike, quote: RowLike) -> str:
+def _quoted(row: RowLike, quote: QuoteLike) -> str:
     when = quote.get("quote_date") or row.get("quote_date")
     return f"quoted {str(when)[:10]}" if when else ""
 
@@ -73,14 +78,14 @@ def _quoted(row: RowLike, quote: RowLike) -> str:
 def candidate_labels(
     rows: Sequence[RowLike],
     names: dict[str, str] | None = None,
-    quotes: Mapping[Any, RowLike] | None = None,
+    quotes: Mapping[Any, QuoteLike] | None = None,
 ) -> list[str]:
     """Each row's label, in ``rows``' order, no two alike (``quotes``: the frozen quotes by
     id, for their names, region and date)."""
     names, quotes = names or {}, quotes or {}
     found = [quotes.get(r.get("quote_id")) or {} for r in rows]
     labels = [base_label(r, names, q) for r, q in zip(rows, found, strict=True)]
-    telling: list[Callable[[RowLike, RowLike], str]] = [
+    telling: list[Callable[[RowLike, QuoteLike], str]] = [
         _region,
         lambda r, _q: configuration(r),
         _quoted,

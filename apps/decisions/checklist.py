@@ -2,7 +2,9 @@
 (a quote, or a GPU system), following the seed's procurement checklist."""
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
+
+from .frozen import FrozenChecklist
 
 
 @dataclass(frozen=True)
@@ -93,15 +95,24 @@ MUST_HAVE = frozenset({"se_compliance", "se_data", "co_sla"})
 SHORT_ANSWERS = frozenset({"NO", "PARTIAL"})
 
 
-def must_have_warnings(checklist: dict[str, Any]) -> list[dict[str, Any]]:
-    """The must-have questions a frozen checklist answers "No" or "Partial", in question order:
-    [{"question", "text", "answer", "evidence"}] (a snapshot's ``checklist``)."""
+class ChecklistWarning(TypedDict):
+    """A must-have question a frozen checklist answers "No" or "Partial"."""
+
+    question: str
+    text: str
+    answer: str
+    evidence: str
+
+
+def must_have_warnings(checklist: FrozenChecklist) -> list[ChecklistWarning]:
+    """The must-have questions a frozen checklist answers "No" or "Partial", in question order
+    (a snapshot's ``checklist``)."""
     answers = {a.get("question"): a for a in checklist.get("answers", [])}
     return [
         {
             "question": q.key,
             "text": q.text,
-            "answer": answers[q.key]["answer"],
+            "answer": str(answers[q.key]["answer"]),  # one of SHORT_ANSWERS (the filter below)
             "evidence": answers[q.key].get("evidence") or "",
         }
         for q in QUESTIONS

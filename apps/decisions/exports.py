@@ -5,11 +5,10 @@ The PDF's content is built once, in words, by apps.decisions.report (a typed
 words in report_words, report_commercial and report_alternatives) and drawn by
 apps.decisions.pdf_layout; this module is their entry points."""
 
-from typing import Any
-
 from apps.finance.exports import ranking_csv
 from apps.finance.units import unit_of_snapshot
 
+from .frozen import Snapshot
 from .pdf_layout import (
     MAX_PARAGRAPH_CHARS,
     MAX_PARAGRAPH_LINES,
@@ -21,7 +20,9 @@ from .pdf_layout import (
 from .report import build_document
 from .report_alternatives import alternatives_lost, why_it_lost
 from .report_commercial import commercial_summary
+from .report_data import Report
 from .report_words import NOT_RECORDED, criterion_words
+from .selectors import RecordReport
 
 __all__ = [
     "MAX_PARAGRAPH_CHARS",
@@ -39,7 +40,7 @@ __all__ = [
 ]
 
 
-def decision_record_csv(snapshot: dict[str, Any]) -> str:
+def decision_record_csv(snapshot: Snapshot) -> str:
     """The frozen candidate table, in the rankings CSV's columns (decimals exact, formulas
     neutralised)."""
     table = snapshot.get("candidate_table", {})
@@ -49,6 +50,6 @@ def decision_record_csv(snapshot: dict[str, Any]) -> str:
     )
 
 
-def decision_record_pdf(report: dict[str, Any]) -> bytes:
+def decision_record_pdf(report: RecordReport | Report) -> bytes:
     """A readable PDF of a decision record from ``selectors.decision_record_report``."""
     return draw(build_document(report))

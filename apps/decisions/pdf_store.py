@@ -12,7 +12,6 @@ record's own export views, after the team check, as an attachment.
 
 import hashlib
 import json
-from typing import Any
 
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
@@ -20,13 +19,13 @@ from django.http import HttpResponse
 
 from .exports import decision_record_pdf
 from .models import DecisionRecord
-from .selectors import decision_record_report
+from .selectors import RecordReport, decision_record_report
 
 #: Where the stored PDFs live in the default storage (one folder per record).
 PDF_FOLDER = "decision-pdfs"
 
 
-def report_digest(report: dict[str, Any]) -> str:
+def report_digest(report: RecordReport) -> str:
     """SHA-256 of a report as canonical JSON (dates and decimals as text): two reports with
     the same digest draw the same PDF."""
     text = json.dumps(report, sort_keys=True, separators=(",", ":"), default=str)

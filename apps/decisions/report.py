@@ -313,7 +313,7 @@ def _checklist_rows(answers: Sequence[Answer]) -> tuple[tuple[str, ...] | str, .
             (
                 a.text,
                 words(a.answer, ANSWER_WORDS) if a.answer else "unanswered",
-                evidence_words(dict(a.frozen)),
+                evidence_words(a.frozen),
                 a.answered_by,
             )
         )
@@ -323,7 +323,7 @@ def _checklist_rows(answers: Sequence[Answer]) -> tuple[tuple[str, ...] | str, .
 def _checklist_blocks(report: Report) -> tuple[Block, ...]:
     checklist = report.checklist
     blocks: list[Block] = []
-    warnings = warning_lines([dict(w) for w in report.checklist_warnings])
+    warnings = warning_lines(report.checklist_warnings)
     if warnings:
         blocks.append(Paragraph(text="Must-have questions answered No or Partial:", style="B"))
         blocks += [Paragraph(text=f"- {line}") for line in warnings]
@@ -353,9 +353,7 @@ def _approval_blocks(report: Report) -> tuple[Block, ...]:
                         words(a.verdict, VERDICT_WORDS),
                         a.user,
                         when_words(a.created_at),
-                        "; ".join(
-                            t for t in (a.reason, acknowledgement_words(dict(a.frozen))) if t
-                        ),
+                        "; ".join(t for t in (a.reason, acknowledgement_words(a.frozen)) if t),
                     )
                     for a in report.approvals
                 ),

@@ -1,6 +1,6 @@
 """A decision record's report as the PDF reads it: one typed object (``Report``), read once by
-``report_of`` from ``selectors.decision_record_report``'s plain data (the frozen snapshot and the
-record's own fields).
+``report_of`` from ``selectors.decision_record_report``'s plain data (a ``selectors.RecordReport``:
+the frozen snapshot, typed by apps.decisions.frozen, and the record's own fields).
 
 ``report_of`` is the one place a missing key is given its default: a record frozen by an older
 build lacks keys (a row without ``vendor_monthly_cost``, a quote without
@@ -16,12 +16,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import Any, cast
 
 from apps.finance.lines import PLAN_WORDS, plan_parts
 from apps.finance.shown import shown_row
 
 from .candidate_words import candidate_labels, configuration
+from .checklist import ChecklistWarning
+from .frozen import FrozenAnswer
 
 # The frozen JSON of a row, a quote, an answer or the report itself: the snapshot's, read key
 # by key below and nowhere else in the PDF's code.
@@ -161,7 +163,7 @@ class Owned:
 class Answer:
     """A frozen checklist answer (its evidence is worded from ``frozen``)."""
 
-    frozen: Frozen
+    frozen: FrozenAnswer
     section: str | None
     text: str
     answer: str | None
@@ -234,7 +236,7 @@ class Report:
     leading: tuple[LeadingTotals, ...]
     not_costed: tuple[NotCosted, ...]
     checklist: Checklist
-    checklist_warnings: tuple[Frozen, ...]  # worded by evidence_words.warning_lines
+    checklist_warnings: tuple[ChecklistWarning, ...]  # worded by evidence_words.warning_lines
     approvals: tuple[Approval, ...]
     audit_trail: tuple[AuditEvent, ...]
     content_hash: str
@@ -456,7 +458,7 @@ def report_of(data: Frozen) -> Report:
             total=int(checklist.get("total") or 0),
             answers=tuple(
                 Answer(
-                    frozen=a,
+                    frozen=cast(FrozenAnswer, a),  # the snapshot's answer (frozen.py's shape)
                     section=a.get("section"),
                     text=a.get("text", ""),
                     answer=a.get("answer"),
@@ -465,7 +467,9 @@ def report_of(data: Frozen) -> Report:
                 for a in map(_dict, _list(checklist.get("answers")))
             ),
         ),
-        checklist_warnings=tuple(map(_dict, _list(data.get("checklist_warnings")))),
+        checklist_warnings=tuple(
+            cast(ChecklistWarning, w) for w in map(_dict, _list(data.get("checklist_warnings")))
+        ),
         approvals=tuple(
             Approval(
                 frozen=a,

@@ -2,7 +2,9 @@
 procurement checklist with its completeness; the plain report the exports draw."""
 
 from collections import Counter
-from typing import Any
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, NotRequired, TypedDict, cast
 from urllib.parse import urlencode
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
@@ -14,10 +16,12 @@ from django.urls import reverse
 from apps.core.models import Team
 from apps.core.roles import Role, roles_of
 from apps.finance.lines import PLAN_WORDS
+from apps.finance.shown import NotCostedEntry, Sensitivity, ShownRow
 from apps.quotes.models import Quote
 
 from .candidate_words import (
     API_TERM_WORDS,
+    QuoteLike,
     RowLike,
     base_label,
     candidate_labels,
@@ -29,7 +33,20 @@ from .checklist import (
     QUESTIONS,
     SECTIONS,
     SHORT_ANSWERS,
+    ChecklistWarning,
     must_have_warnings,
+)
+from .frozen import (
+    BodyJson,
+    FrozenAnswer,
+    FrozenAssumptions,
+    FrozenChecklist,
+    FrozenFxRate,
+    FrozenOwned,
+    FrozenQuote,
+    FrozenRoute,
+    Snapshot,
+    snapshot_of,
 )
 from .models import Approval, AuditEvent, ChecklistAnswer, DecisionRecord
 from .snapshot import checklist_evidence, content_hash, inputs_fingerprint
@@ -58,7 +75,16 @@ def decision_record_get_for_user(user: AbstractBaseUser | AnonymousUser, pk: int
         raise Http404("No such decision record.") from None
 
 
-def approvals_for_record(record: DecisionRecord) -> list[dict[str, Any]]:
+class ApprovalShown(TypedDict):
+    role: str
+    verdict: str
+    user: str
+    reason: str
+    acknowledged_warnings: list[str]  # the checklist questions the approver acknowledged
+    created_at: datetime
+
+
+def approvals_for_record(record: DecisionRecord) -> list[ApprovalShown]:
     rows = (
         Approval.objects.filter(record=record).select_related("user").order_by("created_at", "id")
     )
@@ -75,7 +101,17 @@ def approvals_for_record(record: DecisionRecord) -> list[dict[str, Any]]:
     ]
 
 
-def audit_trail_for_record(record: DecisionRecord) -> list[dict[str, Any]]:
+class AuditShown(TypedDict):
+    action: str
+    from_status: str
+    to_status: str
+    role: str
+    actor: str
+    reason: str
+    created_at: datetime
+
+
+def audit_trail_for_record(record: DecisionRecord) -> list[AuditShown]:
     rows = AuditEvent.objects.filter(record=record).select_related("actor").order_by("id")
     return [
         {
@@ -104,7 +140,7 @@ def record_verify(record: DecisionRecord) -> dict[str, Any]:
 
 
 def _versions_changed(
-    kind: str, frozen: dict[str, Any], now: dict[str, Any], names: dict[str, str]
+    kind: str, frozen: Mapping[str, int], now: Mapping[str, int], names: dict[str, str]
 ) -> list[str]:
     """Each frozen quote or route that changed or is gone, by its words (``names``: id ->
     "provider · GPU · term"), not its id."""
@@ -118,7 +154,7 @@ def _versions_changed(
     return changes
 
 
-def _answers_differ(live: list[dict[str, Any]], frozen: list[dict[str, Any]]) -> bool:
+def _answers_differ(live: list[FrozenAnswer], frozen: list[FrozenAnswer]) -> bool:
     """Whether the live checklist answers differ from the frozen ones, compared on the fields
     the frozen answers hold (a record frozen before answers kept their file's name, size and
     hash compares on what it kept)."""
@@ -134,7 +170,8 @@ def inputs_changed(record: DecisionRecord) -> list[str]:
 
     Compares the snapshot's inputs fingerprint with one recomputed now for the same quotes and
     routes, and the frozen procurement checklist of the chosen quote with the live one."""
-    frozen = record.snapshot.get("inputs")
+    snap = snapshot_of(record)
+    frozen = snap.get("inputs")
     if not frozen:
         return ["the record has no frozen evidence"]
     quote_ids = [int(k) for k in frozen.get("quotes", {})]
@@ -146,7 +183,6 @@ def inputs_changed(record: DecisionRecord) -> list[str]:
             f"the brief changed since freezing "
             f"(version {frozen.get('brief_version')} → {now['brief_version']})"
         )
-    snap = record.snapshot
     quote_names = {str(q["id"]): _quote_words(q) for q in snap.get("quotes", []) if "id" in q}
     route_names = {
         str(r["id"]): f"{r.get('provider')} · {r.get('model')}"
@@ -164,8 +200,8 @@ def inputs_changed(record: DecisionRecord) -> list[str]:
         changes.append("benchmark runs were removed")
     if now["assumptions"] != frozen.get("assumptions"):
         changes.append("finance assumptions changed")
-    if record.chosen_quote_id is not None and "checklist" in record.snapshot:
-        then = record.snapshot["checklist"]
+    if record.chosen_quote_id is not None and "checklist" in snap:
+        then = snap["checklist"]
         live = checklist_evidence(quote=record.chosen_quote, team_id=record.team_id)
         if _answers_differ(live["answers"], then.get("answers") or []):
             changes.append(
@@ -286,9 +322,145 @@ def checklist_answer_with_file(quote: Quote, question: str, *, team: Team) -> Ch
 
 
 # --- Plain data for the pages and the exports ----------------------------------------------
+# Each read of the frozen snapshot goes through ``frozen.Snapshot`` (``snapshot_of``); what these
+# functions give the pages, the API and the PDF is typed below.
 
 
-def catalog_names(snapshot: dict[str, Any]) -> dict[str, str]:
+class AlternativeRef(TypedDict, total=False):
+    """One of ``DecisionRecord.alternatives``: the quote or the API route set aside."""
+
+    quote_id: int | None
+    api_route_id: int | None
+
+
+def _alternatives(record: DecisionRecord) -> list[AlternativeRef]:
+    return cast(list[AlternativeRef], record.alternatives or [])
+
+
+class ChosenCandidate(TypedDict):
+    """The chosen candidate as frozen (``chosen_candidate``): a quote's, an API route's or a
+    serving plan's (``kind`` "quote", "api_route" or "plan")."""
+
+    kind: str
+    quote_id: int | None
+    api_route_id: int | None
+    label: str
+    provider: str | None
+    row: ShownRow | None  # its candidate-table row (None: not in the frozen table)
+    evidence: FrozenQuote | FrozenRoute | None  # a plan's: its first part's quote
+    # A plan only: its candidate kind, its parts' quote ids and their frozen quotes.
+    plan: NotRequired[str]
+    plan_quote_ids: NotRequired[list[int]]
+    parts: NotRequired[list[FrozenQuote]]
+
+
+class CandidateRow(ShownRow):
+    """A frozen candidate row as the record page and the PDF list it (``candidate_rows``)."""
+
+    label: str
+    gpus_paid: str  # "18 GPUs (18 replicas x 1)", "—" for none
+    chosen: bool
+    alternative: bool
+
+
+class AlternativeDescribed(TypedDict):
+    quote_id: int | None
+    api_route_id: int | None
+    label: str
+    row: ShownRow | None
+
+
+class ChecklistCount(TypedDict):
+    answered: int | None
+    total: int | None
+
+
+class SnapshotSummary(TypedDict):
+    """What the API's record detail says of the frozen evidence (``snapshot_summary``)."""
+
+    format: int | None
+    engine_version: str | None
+    computed_at: str | None
+    currency: str | None
+    unit: str | None
+    no_ranking_reason: str | None
+    candidates: int
+    quotes: int
+    api_routes: int
+    benchmark_runs: int
+    checklist: ChecklistCount
+    chosen_row: ShownRow | None
+
+
+class AnswerShown(FrozenAnswer, total=True):
+    """A frozen answer, marked when its question is a must-have (warned: answered No or
+    Partial)."""
+
+    must_have: bool
+    warning: bool
+
+
+class ChecklistSection(TypedDict):
+    section: str
+    title: str
+    answers: list[AnswerShown]
+
+
+class ReportBrief(TypedDict):
+    """The frozen brief as the PDF reads it (its name from the live brief when not frozen)."""
+
+    id: int | None
+    name: str
+    workload_type: str | None
+    model: BodyJson | None
+    success_unit: str | None
+    concurrency: int | None
+    latency_target: BodyJson | None
+    inputs_version: int | None
+
+
+class RecordReport(TypedDict):
+    """Everything the PDF shows (``decision_record_report``), read once by
+    ``report_data.report_of``; its JSON is ``pdf_store.report_digest``'s input."""
+
+    id: int
+    title: str
+    status: str
+    team: str
+    capacity_model: str  # in words
+    rationale: str
+    acceptance_criteria: BodyJson
+    required_roles: list[str]
+    brief: ReportBrief
+    chosen: ChosenCandidate
+    alternatives: list[str]  # their labels
+    currency: str
+    unit: str
+    computed_at: str | None
+    rows: list[CandidateRow]
+    owned_hardware: list[FrozenOwned]
+    checklist: FrozenChecklist
+    # The must-have questions answered No or Partial (each approval acknowledged them: its
+    # ``acknowledged_warnings``); what the PDF must show beside the checklist.
+    checklist_warnings: list[ChecklistWarning]
+    approvals: list[ApprovalShown]
+    audit_trail: list[AuditShown]
+    content_hash: str
+    engine_version: str
+    frozen_at: datetime | None
+    # What the PDF's commercial summary and "why it lost" read (apps.decisions.exports);
+    # a record frozen before a field existed lacks it, and the PDF says "not recorded".
+    capacity_model_code: str
+    alternative_refs: list[AlternativeRef]
+    quotes: list[FrozenQuote]
+    api_routes: list[FrozenRoute]
+    fx_rates: list[FrozenFxRate]
+    assumptions: FrozenAssumptions
+    sensitivity: Sensitivity
+    not_costed: list[NotCostedEntry]
+
+
+def catalog_names(snapshot: Snapshot) -> dict[str, str]:
     """GPU and system slugs to the names a person reads, from a snapshot's frozen quotes
     (records frozen before the names were frozen keep their slugs)."""
     names: dict[str, str] = {}
@@ -307,7 +479,7 @@ NOT_FROZEN = "a candidate not in the frozen evidence"
 
 
 def candidate_label(
-    row: RowLike, names: dict[str, str] | None = None, quote: RowLike | None = None
+    row: RowLike, names: dict[str, str] | None = None, quote: QuoteLike | None = None
 ) -> str:
     """provider · GPU name (system) · term in words (apps.decisions.candidate_words), the GPU
     and system by name where ``names`` (slug -> name) or the frozen ``quote`` has them; a
@@ -315,28 +487,34 @@ def candidate_label(
     return base_label(row, names or {}, quote or {})
 
 
-def frozen_quotes(snapshot: dict[str, Any]) -> dict[Any, dict[str, Any]]:
+def frozen_quotes(snapshot: Snapshot) -> dict[int | None, FrozenQuote]:
     return {q.get("id"): q for q in snapshot.get("quotes", [])}
 
 
-def labelled_rows(snapshot: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+def _frozen_rows(snapshot: Snapshot) -> list[ShownRow]:
+    return snapshot.get("candidate_table", {}).get("rows", [])
+
+
+def labelled_rows(snapshot: Snapshot) -> list[tuple[ShownRow, str]]:
     """The frozen candidate table's rows, each with its label (none two alike)."""
-    rows = snapshot.get("candidate_table", {}).get("rows", [])
+    rows = _frozen_rows(snapshot)
     labels = candidate_labels(rows, catalog_names(snapshot), frozen_quotes(snapshot))
     return list(zip(rows, labels, strict=True))
 
 
-def _label_of(snapshot: dict[str, Any], row: dict[str, Any]) -> str:
+def _label_of(snapshot: Snapshot, row: ShownRow) -> str:
     return next((label for r, label in labelled_rows(snapshot) if r is row), "")
 
 
-def _quote_words(evidence: dict[str, Any]) -> str:
+def _quote_words(evidence: FrozenQuote) -> str:
     """A frozen quote without a row: provider · GPU · term, region."""
     label = base_label({}, {}, evidence)
     return f"{label} · {evidence['region']}" if evidence.get("region") else label
 
 
-def _is_row(row: dict[str, Any], *, quote_id: Any, api_route_id: Any, plan: Any = None) -> bool:
+def _is_row(
+    row: ShownRow, *, quote_id: int | None, api_route_id: int | None, plan: str | None = None
+) -> bool:
     if plan:
         return bool(row.get("candidate_kind") == plan)
     if quote_id is not None:
@@ -344,13 +522,13 @@ def _is_row(row: dict[str, Any], *, quote_id: Any, api_route_id: Any, plan: Any 
     return api_route_id is not None and row.get("api_route_id") == api_route_id
 
 
-def chosen_candidate(record: DecisionRecord) -> dict[str, Any]:
+def chosen_candidate(record: DecisionRecord) -> ChosenCandidate:
     """The chosen candidate as frozen: its candidate-table row when it has one, and its
     quote or route evidence."""
-    snap = record.snapshot
+    snap = snapshot_of(record)
     chosen = snap.get("chosen", {})
     qid, rid, plan = chosen.get("quote_id"), chosen.get("api_route_id"), chosen.get("plan")
-    rows = snap.get("candidate_table", {}).get("rows", [])
+    rows = _frozen_rows(snap)
     row = next((r for r in rows if _is_row(r, quote_id=qid, api_route_id=rid, plan=plan)), None)
     if plan:
         ids = chosen.get("plan_quote_ids") or []
@@ -367,18 +545,22 @@ def chosen_candidate(record: DecisionRecord) -> dict[str, Any]:
             "evidence": parts[0] if parts else None,
             "parts": parts,
         }
+    evidence: FrozenQuote | FrozenRoute | None
+    words: str | None = None  # the evidence in words, for a chosen candidate without a row
     if qid is not None:
-        evidence = next((q for q in snap.get("quotes", []) if q["id"] == qid), None)
-        kind = "quote"
+        quote = next((q for q in snap.get("quotes", []) if q["id"] == qid), None)
+        evidence, kind = quote, "quote"
+        if quote is not None:
+            words = _quote_words(quote)
     else:
-        evidence = next((r for r in snap.get("api_routes", []) if r["id"] == rid), None)
-        kind = "api_route"
+        route = next((r for r in snap.get("api_routes", []) if r["id"] == rid), None)
+        evidence, kind = route, "api_route"
+        if route is not None:
+            words = f"{route['provider']} · {route['model']} · {API_TERM_WORDS}"
     if row is not None:
         label = _label_of(snap, row)
-    elif evidence is not None and kind == "quote":
-        label = _quote_words(evidence)
-    elif evidence is not None:
-        label = f"{evidence['provider']} · {evidence['model']} · {API_TERM_WORDS}"
+    elif words is not None:
+        label = words
     else:
         label = NOT_FROZEN
     return {
@@ -386,19 +568,20 @@ def chosen_candidate(record: DecisionRecord) -> dict[str, Any]:
         "quote_id": qid,
         "api_route_id": rid,
         "label": label,
-        "provider": (evidence or {}).get("provider") or (row or {}).get("provider"),
+        "provider": (evidence.get("provider") if evidence else None)
+        or (row.get("provider") if row else None),
         "row": row,
         "evidence": evidence,
     }
 
 
-def candidate_rows(record: DecisionRecord) -> list[dict[str, Any]]:
+def candidate_rows(record: DecisionRecord) -> list[CandidateRow]:
     """The frozen candidate table, each row labelled (its term in the label), with the GPUs it
     pays for, and marked chosen or alternative."""
-    snap = record.snapshot
+    snap = snapshot_of(record)
     chosen = snap.get("chosen", {})
-    alternatives = record.alternatives or []
-    rows = []
+    alternatives = _alternatives(record)
+    rows: list[CandidateRow] = []
     for row, label in labelled_rows(snap):
         is_chosen = _is_row(
             row,
@@ -422,12 +605,12 @@ def candidate_rows(record: DecisionRecord) -> list[dict[str, Any]]:
     return rows
 
 
-def alternatives_described(record: DecisionRecord) -> list[dict[str, Any]]:
-    snap = record.snapshot
+def alternatives_described(record: DecisionRecord) -> list[AlternativeDescribed]:
+    snap = snapshot_of(record)
     labelled = labelled_rows(snap)
     quotes = frozen_quotes(snap)
-    described = []
-    for alt in record.alternatives or []:
+    described: list[AlternativeDescribed] = []
+    for alt in _alternatives(record):
         qid, rid = alt.get("quote_id"), alt.get("api_route_id")
         found = next(
             ((r, label) for r, label in labelled if _is_row(r, quote_id=qid, api_route_id=rid)),
@@ -450,8 +633,8 @@ def alternatives_described(record: DecisionRecord) -> list[dict[str, Any]]:
     return described
 
 
-def snapshot_summary(record: DecisionRecord) -> dict[str, Any]:
-    snap = record.snapshot
+def snapshot_summary(record: DecisionRecord) -> SnapshotSummary:
+    snap = snapshot_of(record)
     table = snap.get("candidate_table", {})
     checklist = snap.get("checklist", {})
     return {
@@ -470,10 +653,10 @@ def snapshot_summary(record: DecisionRecord) -> dict[str, Any]:
     }
 
 
-def checklist_frozen_by_section(record: DecisionRecord) -> list[dict[str, Any]]:
+def checklist_frozen_by_section(record: DecisionRecord) -> list[ChecklistSection]:
     """The frozen checklist by section, each answer marked when its question is a must-have
     (and warned when that answer is No or Partial)."""
-    answers = record.snapshot.get("checklist", {}).get("answers", [])
+    answers = snapshot_of(record).get("checklist", {}).get("answers", [])
     warned = {w["question"] for w in checklist_warnings(record)}
     return [
         {
@@ -493,14 +676,14 @@ def checklist_frozen_by_section(record: DecisionRecord) -> list[dict[str, Any]]:
     ]
 
 
-def checklist_warnings(record: DecisionRecord) -> list[dict[str, Any]]:
+def checklist_warnings(record: DecisionRecord) -> list[ChecklistWarning]:
     """The must-have questions the record's frozen checklist answers No or Partial."""
-    return must_have_warnings(record.snapshot.get("checklist", {}))
+    return must_have_warnings(snapshot_of(record).get("checklist", {}))
 
 
-def decision_record_report(record: DecisionRecord) -> dict[str, Any]:
+def decision_record_report(record: DecisionRecord) -> RecordReport:
     """Everything the PDF shows, as plain data (the PDF itself is drawn without queries)."""
-    snap = record.snapshot
+    snap = snapshot_of(record)
     brief = snap.get("brief", {})
     table = snap.get("candidate_table", {})
     checklist = snap.get("checklist", {})
@@ -535,20 +718,16 @@ def decision_record_report(record: DecisionRecord) -> dict[str, Any]:
             "total": checklist.get("total", len(QUESTIONS)),
             "answers": checklist.get("answers", []),
         },
-        # The must-have questions answered No or Partial (each approval acknowledged them:
-        # its ``acknowledged_warnings``); what the PDF must show beside the checklist.
         "checklist_warnings": checklist_warnings(record),
         "approvals": approvals_for_record(record),
         "audit_trail": audit_trail_for_record(record),
         "content_hash": record.content_hash,
         "engine_version": record.engine_version,
         "frozen_at": record.frozen_at,
-        # What the PDF's commercial summary and "why it lost" read (apps.decisions.exports);
-        # a record frozen before a field existed lacks it, and the PDF says "not recorded".
         "capacity_model_code": record.capacity_model,
         "alternative_refs": [
             {"quote_id": a.get("quote_id"), "api_route_id": a.get("api_route_id")}
-            for a in record.alternatives or []
+            for a in _alternatives(record)
         ],
         "quotes": snap.get("quotes", []),
         "api_routes": snap.get("api_routes", []),

@@ -2,9 +2,10 @@
 
 import hashlib
 import json
+from collections.abc import Mapping
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from django.core.exceptions import ValidationError
 
@@ -25,6 +26,13 @@ from apps.finance.selectors import ranking_for_brief
 from apps.quotes.models import OWNED_FIELDS, ApiRoute, Quote
 
 from .checklist import QUESTIONS
+from .frozen import (
+    FrozenAnswer,
+    FrozenChecklist,
+    FrozenEvidenceFile,
+    FrozenInputs,
+    Snapshot,
+)
 from .models import ChecklistAnswer
 
 SNAPSHOT_FORMAT = 1
@@ -48,15 +56,17 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def canonical_json(snapshot: dict[str, Any]) -> str:
+def canonical_json(snapshot: Mapping[str, object]) -> str:
     return json.dumps(snapshot, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def content_hash(snapshot: dict[str, Any]) -> str:
+def content_hash(snapshot: Mapping[str, object]) -> str:
     return hashlib.sha256(canonical_json(snapshot).encode("utf-8")).hexdigest()
 
 
 def quote_evidence(quote: Quote) -> dict[str, Any]:
+    """The quote as a record freezes it: before ``_plain`` (decimals, dates); frozen, a
+    ``frozen.FrozenQuote``."""
     return {
         "id": quote.pk,
         "version": quote.version,
@@ -85,6 +95,8 @@ def quote_evidence(quote: Quote) -> dict[str, Any]:
 
 
 def route_evidence(route: ApiRoute) -> dict[str, Any]:
+    """The API route as a record freezes it: before ``_plain``; frozen, a
+    ``frozen.FrozenRoute``."""
     return {
         "id": route.pk,
         "version": route.version,
@@ -100,7 +112,7 @@ def route_evidence(route: ApiRoute) -> dict[str, Any]:
     }
 
 
-def evidence_file_frozen(answer: ChecklistAnswer) -> dict[str, Any] | None:
+def evidence_file_frozen(answer: ChecklistAnswer) -> FrozenEvidenceFile | None:
     """An answer's evidence file as a record freezes it: {"name", "bytes", "sha256"} (None
     without one). A file stored before answers kept its size and hash is read for them."""
     if not answer.evidence_file:
@@ -115,7 +127,7 @@ def evidence_file_frozen(answer: ChecklistAnswer) -> dict[str, Any] | None:
     return {"name": answer.evidence_download_name, "bytes": size, "sha256": sha256}
 
 
-def checklist_evidence(*, quote: Quote | None, team_id: int) -> dict[str, Any]:
+def checklist_evidence(*, quote: Quote | None, team_id: int) -> FrozenChecklist:
     """The chosen quote's checklist, as answered by the record's team (``team_id``; other
     teams' answers are theirs), as a record freezes it. Each answer keeps ``evidence`` (its
     text, else its link: what records frozen before the fields below hold) and, since issue 27,
@@ -128,7 +140,7 @@ def checklist_evidence(*, quote: Quote | None, team_id: int) -> dict[str, Any]:
             "answered_by"
         )
     }
-    frozen = []
+    frozen: list[FrozenAnswer] = []
     for q in QUESTIONS:
         a = answers.get(q.key)
         frozen.append(
@@ -160,20 +172,23 @@ def fx_rates_frozen(
 
 def inputs_fingerprint(
     brief: WorkloadBrief, quote_ids: list[int], route_ids: list[int]
-) -> dict[str, Any]:
+) -> FrozenInputs:
     """What the snapshot's figures rest on; compared later to say "inputs have changed"."""
-    return _plain(
-        {
-            "brief_version": brief.inputs_version,
-            "quotes": dict(Quote.objects.filter(pk__in=quote_ids).values_list("pk", "version")),
-            "api_routes": dict(
-                ApiRoute.objects.filter(pk__in=route_ids).values_list("pk", "version")
-            ),
-            "benchmark_runs": sorted(
-                BenchmarkRun.objects.filter(brief=brief).values_list("pk", flat=True)
-            ),
-            "assumptions": assumptions_version(brief),
-        }
+    return cast(
+        FrozenInputs,
+        _plain(
+            {
+                "brief_version": brief.inputs_version,
+                "quotes": dict(Quote.objects.filter(pk__in=quote_ids).values_list("pk", "version")),
+                "api_routes": dict(
+                    ApiRoute.objects.filter(pk__in=route_ids).values_list("pk", "version")
+                ),
+                "benchmark_runs": sorted(
+                    BenchmarkRun.objects.filter(brief=brief).values_list("pk", flat=True)
+                ),
+                "assumptions": assumptions_version(brief),
+            }
+        ),
     )
 
 
@@ -185,7 +200,7 @@ def build_snapshot(
     acceptance_criteria: dict[str, Any],
     team_id: int | None = None,
     chosen_plan: str = "",
-) -> dict[str, Any]:
+) -> Snapshot:
     """The evidence as ``team_id`` (the record's team; default the brief's) may see it: the
     candidate rows of quotes confidential to another team are never frozen."""
     ranking = ranking_for_brief(brief, team_id=team_id)
@@ -276,4 +291,5 @@ def build_snapshot(
         ],
         "inputs": inputs_fingerprint(brief, quote_ids, route_ids),
     }
-    return _plain(snapshot)
+    # Stored as ``_plain`` gives it: the shape ``frozen.Snapshot`` describes.
+    return cast(Snapshot, _plain(snapshot))

@@ -43,6 +43,7 @@ from .forms import (
     encode_candidate,
     initial_criteria,
 )
+from .frozen import snapshot_of
 from .models import DecisionRecord
 from .pdf_store import decision_record_pdf_response
 from .selectors import (
@@ -145,7 +146,8 @@ def decision_list_page(request: HttpRequest) -> HttpResponse:
 def decision_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
     record = decision_record_get_for_user(request.user, pk)
     is_author = has_role(request.user, DECISION_AUTHORS)
-    snap_table = record.snapshot.get("candidate_table", {})
+    snap = snapshot_of(record)
+    snap_table = snap.get("candidate_table", {})
     rows = candidate_rows(record)
     currency, unit = snap_table.get("currency") or "USD", unit_words(snap_table.get("unit"))
     figures = []
@@ -180,9 +182,9 @@ def decision_detail_page(request: HttpRequest, pk: int) -> HttpResponse:
             "unit": unit,
             "computed_at": snap_table.get("computed_at"),
             "criteria": list((record.acceptance_criteria or {}).items()),
-            "checklist": record.snapshot.get("checklist", {}),
+            "checklist": snap.get("checklist", {}),
             # Frozen with the record (records frozen before the FX-rate table have none).
-            "fx_rates": record.snapshot.get("fx_rates", []),
+            "fx_rates": snap.get("fx_rates", []),
             "checklist_sections": checklist_frozen_by_section(record),
             "checklist_warnings": checklist_warnings(record),
             "live_checklist": live_checklist,
@@ -491,7 +493,7 @@ def decision_refresh_action(request: HttpRequest, pk: int) -> HttpResponse:
 def decision_export_csv(request: HttpRequest, pk: int) -> HttpResponse:
     record = decision_record_get_for_user(request.user, pk)
     response = HttpResponse(
-        decision_record_csv(record.snapshot), content_type="text/csv; charset=utf-8"
+        decision_record_csv(snapshot_of(record)), content_type="text/csv; charset=utf-8"
     )
     response["Content-Disposition"] = f'attachment; filename="decision-{record.pk}.csv"'
     return response

@@ -77,7 +77,7 @@ class TableUnitJson(TypedDict, total=False):
     say neither: a success unit's code as ``unit``, costs per one output)."""
 
     unit: str | None
-    unit_scale: int | None
+    unit_scale: int | str | None  # read with int(): builds before aa2579b wrote some as strings
 
 
 def unit_of_snapshot(table: TableUnitJson) -> tuple[str, int]:

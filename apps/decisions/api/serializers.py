@@ -151,7 +151,9 @@ class DecisionRecordOutputSerializer(serializers.ModelSerializer):  # type: igno
 
     def get_chosen(self, record: DecisionRecord) -> dict[str, Any]:
         chosen = chosen_candidate(record)
-        found = {k: chosen[k] for k in ("kind", "quote_id", "api_route_id", "label", "provider")}
+        found: dict[str, Any] = {
+            k: chosen[k] for k in ("kind", "quote_id", "api_route_id", "label", "provider")
+        }
         found["plan"] = chosen.get("plan")
         found["plan_quote_ids"] = chosen.get("plan_quote_ids") or []
         return found
@@ -177,7 +179,8 @@ class DecisionRecordDetailSerializer(DecisionRecordOutputSerializer):
                 alternatives_described(record)]  # fmt: skip
 
     def get_snapshot_summary(self, record: DecisionRecord) -> dict[str, Any]:
-        return snapshot_summary(record)
+        # Documented as free-form JSON (docs/openapi.yaml); its shape: selectors.SnapshotSummary.
+        return dict(snapshot_summary(record))
 
     def get_approvals(self, record: DecisionRecord) -> list[dict[str, Any]]:
         return [

@@ -27,6 +27,7 @@ from apps.core.query import MAX_ID, ChoiceParam, IntParam, KnownQueryParams, Tex
 from apps.core.roles import DECISION_AUTHORS, QUOTE_EDITORS
 from apps.decisions import services
 from apps.decisions.exports import decision_record_csv
+from apps.decisions.frozen import snapshot_of
 from apps.decisions.models import DecisionRecord
 from apps.decisions.pdf_store import decision_record_pdf_response
 from apps.decisions.selectors import (
@@ -272,7 +273,7 @@ class DecisionRecordCsvApi(APIView):
     def get(self, request: Request, pk: int) -> HttpResponse:
         record = decision_record_get_for_user(request.user, pk)
         response = HttpResponse(
-            decision_record_csv(record.snapshot), content_type="text/csv; charset=utf-8"
+            decision_record_csv(snapshot_of(record)), content_type="text/csv; charset=utf-8"
         )
         response["Content-Disposition"] = f'attachment; filename="decision-{record.pk}.csv"'
         return response
