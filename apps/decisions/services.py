@@ -16,6 +16,7 @@ from apps.engine import ENGINE_VERSION
 from apps.quotes.models import ApiRoute, Quote
 
 from .checklist import QUESTION_KEYS, must_have_warnings
+from .frozen import snapshot_of
 from .models import Approval, AuditEvent, ChecklistAnswer, DecisionRecord
 from .snapshot import build_snapshot, content_hash
 
@@ -285,7 +286,8 @@ def _warnings_acknowledged(
 ) -> list[str]:
     """The must-have checklist warnings of the record's frozen checklist (question keys), when
     the approver has acknowledged them and said why the risk is accepted; refused otherwise."""
-    warnings = [w["question"] for w in must_have_warnings(record.snapshot.get("checklist", {}))]
+    checklist = snapshot_of(record).get("checklist", {})
+    warnings = [w["question"] for w in must_have_warnings(checklist)]
     if not warnings:
         return []
     if not acknowledged:
