@@ -17,6 +17,11 @@ Tables, per AIConfigurator system (mapped to catalog slugs below):
   measured cost of expert load imbalance.
 - All-reduce: vLLM's custom all-reduce under CUDA graphs, latency by message size (elements,
   AIConfigurator's convention) and GPU count.
+- MLA prefill module: where AIConfigurator measured vLLM's whole MLA attention module in the
+  context phase for DeepSeek-V3's MLA (`mla_context_module`: q_a / kv_a down-projections
+  replicated on every GPU, q_b / kv_b / o_proj sliced, the prefill attention kernel), its latency
+  per layer by prompt length (isl) and prompts per pass (batch), per GEMM dtype and KV-cache
+  dtype, per attention heads on one GPU (128 / TP); the kernel with the most measurements.
 - MoE shapes: where AIConfigurator measured the exact expert shape of one of the engine's MoE
   presets (hidden, expert intermediate, experts, top-k) at a tensor-parallel degree, the fused
   MoE op's latency per layer by tokens through it (balanced routing), which the engine charges
@@ -245,6 +250,37 @@ def moe_shape_tables(
     return out
 
 
+MLA_CONTEXT_MODEL = "deepseek-ai/DeepSeek-V3"  # the MLA shape AIConfigurator measured
+MLA_HEADS = (8, 16, 32, 64, 128)  # attention heads on one GPU: DeepSeek-V3's 128 over TP 16..1
+MLA_ISL = (128, 512, 1024, 2048, 4096, 8192, 16384, 32768)
+MLA_BATCH = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+
+def mla_context_tables(system: str) -> tuple[str | None, dict[str, Any]]:
+    """vLLM's measured MLA prefill module (DeepSeek-V3's MLA) on `system`: per
+    "gemm_dtype/kv_cache_dtype", per attention heads on one GPU (MLA_HEADS), per prompt length
+    (MLA_ISL), microseconds per layer at each of MLA_BATCH prompts per pass (None: not
+    measured); the kernel source with the most measurements, the median over its rows."""
+    folder = _latest(system, "mla")
+    if folder is None or not (folder / "mla_context_module_perf.parquet").exists():
+        return None, {}
+    d = pd.read_parquet(folder / "mla_context_module_perf.parquet")
+    d = d[(d.model == MLA_CONTEXT_MODEL) & (d.step == 0) & (d.tp_size == 1)]
+    d = d[d.num_heads.isin(MLA_HEADS) & d.isl.isin(MLA_ISL)]
+    out: dict[str, Any] = {}
+    for (gemm, kv), g in d.groupby(["gemm_type", "kv_cache_dtype"]):
+        chosen = g.kernel_source.value_counts().index[0]
+        g = g[g.kernel_source == chosen]
+        heads: dict[int, dict[int, tuple[int | None, ...]]] = {}
+        for (h, isl), t in g.groupby(["num_heads", "isl"]):
+            pts = t.groupby("batch_size").latency.median()
+            curve = tuple(_us(pts[b]) if b in pts.index else None for b in MLA_BATCH)
+            if curve[0] is not None:
+                heads.setdefault(int(h), {})[int(isl)] = curve
+        out[f"{gemm}/{kv}"] = heads
+    return f"vLLM {folder.name} MLA context module", out
+
+
 def allreduce_table(system: str) -> tuple[str | None, dict[int, list[tuple[int, float]]]]:
     folder = _latest(system, "comm")
     if folder is None or not (folder / "custom_allreduce_perf.parquet").exists():
@@ -266,6 +302,7 @@ def main() -> None:
         msrc, moe, imbalance = moe_tables(system, gemm)
         asrc, allreduce = allreduce_table(system)
         shapes = moe_shape_tables(system)
+        lsrc, mla_context = mla_context_tables(system)
         if not gemm:
             continue
         older: dict[str, Any] = {}
@@ -279,12 +316,13 @@ def main() -> None:
                     "moe_shapes_us": o_shapes,
                 }
         systems[system] = {
-            "sources": {"gemm": gsrc, "moe": msrc, "allreduce": asrc},
+            "sources": {"gemm": gsrc, "moe": msrc, "allreduce": asrc, "mla_context": lsrc},
             "gemm_tflops": gemm,
             "moe_efficiency": moe,
             "moe_imbalance": imbalance,
             "allreduce_s": allreduce,
             "moe_shapes_us": shapes,
+            "mla_context_us": mla_context,
             "moe_version": msrc.split()[-1] if msrc else None,
             "moe_older_versions": older,
         }
@@ -296,8 +334,10 @@ def main() -> None:
         "TFLOP/s by M; grouped-MoE efficiency by expert width and rows per expert (over the dense",
         "GEMM rate); power-law / balanced routing latency ratio; vLLM custom all-reduce seconds by",
         "message elements and GPU count; exact-shape fused-MoE microseconds per layer by tokens",
-        "for the engine's MoE presets; the MoE tables also for each older vLLM version measured",
-        "(moe_older_versions, by version; the top-level tables are the newest). See",
+        "for the engine's MoE presets; vLLM's MLA prefill module microseconds per layer by heads,",
+        "prompt length and prompts per pass (mla_context_us); the MoE tables also for each older",
+        "vLLM version measured (moe_older_versions, by version; the top-level tables are the",
+        "newest). See",
         "scripts/kernel_tables.py for each table's recipe.",
         '"""',
         "",
@@ -309,6 +349,7 @@ def main() -> None:
         f"MOE_WIDTHS: Final = {WIDTHS!r}",
         f"MOE_ROWS: Final = {ROWS!r}",
         f"MOE_SHAPE_TOKENS: Final = {SHAPE_TOKENS!r}",
+        f"MLA_BATCH: Final = {MLA_BATCH!r}",
         f"SYSTEM_FOR_SLUG: Final[dict[str, str]] = {SYSTEMS!r}",
         f"SYSTEMS: Final[dict[str, Any]] = {systems!r}",
         "",
