@@ -19,8 +19,9 @@ from typing import Final
 # (EAGER_PASS_FLOOR_FACTOR); prompt tokens run the LM head only where a token is sampled
 # (LM_HEAD_ON_SAMPLED_POSITIONS_ONLY). 0.4.0: an estimate's `framework_version` picks the
 # measured MoE tables of the vLLM version nearest at or below it (kernel_tables.moe_version_for),
-# and the kernel note says which.
-ENGINE_VERSION: Final = "0.4.0"
+# and the kernel note says which. 0.5.0: prompt tokens of DeepSeek-V3-shaped MLA pay vLLM's
+# measured MLA prefill module where the GPU has one (MEASURED_MLA_CONTEXT).
+ENGINE_VERSION: Final = "0.5.0"
 
 GB: Final = 1e9  # docs/design.md: "GB means 10^9 bytes".
 # nvidia-smi ("FB Memory Usage: Total ... MiB") and amd-smi ("VRAM total ... MB", MiB in fact)
@@ -683,6 +684,15 @@ ATTENTION_16BIT_NOTE: Final = "attention at the 16-bit tensor rate unless the KV
 # (AIConfigurator does), and charging the measured figure alone moved DeepSeek-R1's batch-1 ITL
 # on 8 x B200 from -12% to -45% of the published figure. Turn it on with those kernels modelled.
 MEASURED_ALLREDUCE: Final = False
+# Prompt tokens of a model with DeepSeek-V3's MLA shape pay vLLM's measured MLA prefill module
+# (AIConfigurator mla_context_module, kernel_tables_data "mla_context_us": the q_a / kv_a
+# down-projections replicated on every GPU as vLLM's ReplicatedLinear / fused_qkv_a_proj runs
+# them, the q_b / kv_b / o_proj slices at their narrow TP shapes, and the prefill attention
+# kernel) in place of the projection and attention FLOPs at the path's one rate. On 8 x H200 at
+# TP8 (16 heads a GPU, block FP8) it is 1.28 ms a layer for 4 x 2048 prompt tokens where the
+# FLOPs gave 0.64, and 10.1 ms for one 32K prompt where they gave 12.0 (issue 25's op-by-op
+# comparison with AIConfigurator's context phase).
+MEASURED_MLA_CONTEXT: Final = True
 # Where AIConfigurator measured the exact expert shape of the served model (hidden, expert
 # intermediate, experts, top-k) at the layout's tensor-parallel slice (kernel_tables_data
 # "moe_shapes_us": vLLM's fused MoE op, balanced routing, 1-16384 tokens), that op's measured

@@ -38,6 +38,9 @@ class KernelTables:
     # exact-shape fused-MoE microseconds per layer at data.MOE_SHAPE_TOKENS, per dtype and
     # "hidden,inter,experts,topk,moe_tp" (None where not measured)
     moe_shapes: dict[str, dict[str, tuple[int | None, ...]]]
+    # vLLM's MLA prefill module (DeepSeek-V3's MLA), microseconds per layer at data.MLA_BATCH
+    # prompts per pass, per "gemm_dtype/kv_dtype", heads on one GPU and prompt length
+    mla_context: dict[str, dict[int, dict[int, tuple[int | None, ...]]]]
 
 
 def interpolate_log(points: tuple[tuple[float, float], ...], x: float) -> float:
@@ -151,7 +154,13 @@ def tables_for(slug: str, moe_version: str | None = None) -> KernelTables | None
     note = (
         f"kernel efficiencies: measured (NVIDIA AIConfigurator {data.AIC_VERSION} performance "
         f"database, {data.AIC_LICENCE}, system {system}: GEMM {src['gemm']}, MoE {moe_src}, "
-        f"all-reduce {src['allreduce']})"
+        f"all-reduce {src['allreduce']}"
+        + (
+            f", MLA prefill {src['mla_context']} (DeepSeek-V3's MLA shape)"
+            if src.get("mla_context")
+            else ""
+        )
+        + ")"
     )
     return KernelTables(
         system=system,
@@ -161,6 +170,7 @@ def tables_for(slug: str, moe_version: str | None = None) -> KernelTables | None
         imbalance=imbalance,
         allreduce={int(n): tuple(v) for n, v in entry["allreduce_s"].items()},
         moe_shapes=shapes,
+        mla_context=entry.get("mla_context_us", {}),
     )
 
 
@@ -238,6 +248,91 @@ def moe_shape_points(
         (float(n), us * 1e-6) for n, us in zip(data.MOE_SHAPE_TOKENS, curve, strict=True) if us
     )
     return points if len(points) >= 2 else None
+
+
+# The MLA shape AIConfigurator's mla_context_module measured (DeepSeek-V3 config.json: hidden
+# 7168, 128 attention heads, kv_lora_rank 512, qk_rope_head_dim 64, v_head_dim 128), and the
+# parameters of its projections per layer (q_lora_rank 1536: q_a_proj 7168 x 1536, q_b_proj
+# 1536 x 128 x 192, kv_a_proj_with_mqa 7168 x 576, kv_b_proj 512 x 128 x 256, o_proj
+# 128 x 128 x 7168), whose FLOPs the measured module replaces.
+MLA_MODULE_SHAPE = (7168, 128, 512, 64, 128)
+MLA_MODULE_PROJECTION_PARAMS = (
+    7168 * 1536 + 1536 * 128 * 192 + 7168 * 576 + 512 * 128 * 256 + 128 * 128 * 7168
+)
+
+MlaPoints = tuple[tuple[float, tuple[tuple[float, float], ...]], ...]
+
+
+def mla_module_shape(model: ModelSpec) -> bool:
+    """Whether `model`'s MLA is the shape AIConfigurator's MLA module table measured."""
+    if model.kv_lora_rank is None or model.qk_rope_head_dim is None:
+        return False
+    v = (
+        model.v_head_dim
+        if model.v_head_dim is not None
+        else model.head_dim - model.qk_rope_head_dim
+    )
+    shape = (
+        model.hidden_size,
+        model.attention_heads,
+        model.kv_lora_rank,
+        model.qk_rope_head_dim,
+        v,
+    )
+    return shape == MLA_MODULE_SHAPE
+
+
+def mla_context_points(
+    t: KernelTables, model: ModelSpec, gemm: str | None, kv: Precision, tp: int
+) -> MlaPoints | None:
+    """vLLM's measured MLA prefill module for `model` sliced `tp` ways (its heads / tp on one
+    GPU), GEMMs in `gemm` and the KV cache in `kv`: (prompt length, ((prompts per pass, seconds
+    per layer), ...)) by prompt length; None where the shape, dtype or head count was not
+    measured."""
+    if gemm is None or not mla_module_shape(model) or model.attention_heads % tp:
+        return None
+    kv_key = "fp8" if kv is Precision.FP8 else "bfloat16"
+    table = t.mla_context.get(f"{gemm}/{kv_key}", {}).get(model.attention_heads // tp)
+    if not table:
+        return None
+    out = []
+    for isl, curve in sorted(table.items()):
+        pts = tuple(
+            (float(b), us * 1e-6) for b, us in zip(data.MLA_BATCH, curve, strict=True) if us
+        )
+        if pts:
+            out.append((float(isl), pts))
+    return tuple(out) if out else None
+
+
+def _mla_at(points: tuple[tuple[float, float], ...], prompts: float) -> float:
+    """Seconds per layer at `prompts` prompts per pass: below one prompt, that share of one
+    prompt's pass (a chunk of it); log-log between measured counts; beyond the last, scaled."""
+    first_x, first_y = points[0]
+    if prompts <= first_x:
+        return first_y * prompts / first_x
+    return moe_op_seconds(points, prompts)
+
+
+def mla_context_seconds(points: MlaPoints, tokens: float, prompt: float) -> float:
+    """Measured seconds per layer of the MLA module over `tokens` prompt tokens of prompts
+    `prompt` long (tokens / prompt prompts per pass), log-log between the measured prompt
+    lengths; outside them, the nearest length's curve at the same tokens."""
+    if tokens <= 0.0:
+        return 0.0
+    prompt = prompt if prompt > 1.0 else 1.0
+    lo_isl, lo = points[0]
+    if prompt <= lo_isl or len(points) == 1:
+        return _mla_at(lo, tokens / lo_isl)
+    hi_isl, hi = points[-1]
+    if prompt >= hi_isl:
+        return _mla_at(hi, tokens / hi_isl)
+    for (x0, c0), (x1, c1) in itertools.pairwise(points):
+        if prompt <= x1:
+            y0 = _mla_at(c0, tokens / prompt)
+            y1 = _mla_at(c1, tokens / prompt)
+            return y0 * math.exp(math.log(y1 / y0) * math.log(prompt / x0) / math.log(x1 / x0))
+    return _mla_at(hi, tokens / hi_isl)
 
 
 def moe_op_seconds(points: tuple[tuple[float, float], ...], tokens: float) -> float:

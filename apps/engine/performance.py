@@ -15,9 +15,14 @@ from functools import lru_cache
 from apps.engine import constants as c
 from apps.engine.frameworks import marlin_moe_padding
 from apps.engine.kernel_tables import (
+    MLA_MODULE_PROJECTION_PARAMS,
+    MlaPoints,
     allreduce_points,
     allreduce_seconds,
+    gemm_dtype,
     interpolate_log,
+    mla_context_points,
+    mla_context_seconds,
     moe_curve,
     moe_dtype,
     moe_op_seconds,
@@ -220,6 +225,13 @@ class ServingModel:
     # Per GPU, the LM head's share of flops_per_token (2 x vocab x hidden over the split), which
     # a prompt token skips unless it is the one sampled (constants.LM_HEAD_...); 0: charged.
     head_flops_per_token: float = 0.0
+    # vLLM's MLA prefill module measured at this model's exact MLA shape and heads per GPU
+    # (kernel_tables.mla_context_points; constants.MEASURED_MLA_CONTEXT): prompt tokens pay it
+    # for `mla_prefill_layers` layers in place of the projection FLOPs it covers
+    # (`mla_prefill_flops`, per GPU per token) and the prefill attention FLOPs. Empty: FLOPs.
+    mla_prefill_points: MlaPoints = ()
+    mla_prefill_layers: float = 0.0
+    mla_prefill_flops: float = 0.0
 
     def times(
         self, decode_seqs: float, context: float, prefill_tokens: float, prefill_context: float
@@ -377,6 +389,15 @@ class ServingModel:
         if head and prefill_context > 0.0:
             head -= head / (2.0 * prefill_context)
         prefill_flops = fpt - head + self.prefill_attn_flops_per_position * prefill_context
+        mla_s = 0.0
+        if self.mla_prefill_points and local_prefill > 0.0:
+            # measured: the MLA module (projections and attention) of the prompt tokens
+            prefill_flops -= (
+                self.mla_prefill_flops + self.prefill_attn_flops_per_position * prefill_context
+            )
+            mla_s = self.mla_prefill_layers * mla_context_seconds(
+                self.mla_prefill_points, local_prefill, 2.0 * prefill_context
+            )
         if self.kv_window_per_token:
             w = self.kv_window
             seen = context if context < w else w
@@ -404,7 +425,7 @@ class ServingModel:
             )
         memory_s = bytes_read / self.bandwidth
         decode_compute_s = local_decode * decode_flops / self.decode_rate + decode_expert_s
-        prefill_s = local_prefill * prefill_flops / self.rate + prefill_expert_s
+        prefill_s = local_prefill * prefill_flops / self.rate + prefill_expert_s + mla_s
         if self.moe_op_points and decode_expert_s + prefill_expert_s > 0.0:
             # The measured op runs after the step's other kernels, its weight reads its own.
             rest_memory_s = (bytes_read - touched) / self.bandwidth
@@ -781,6 +802,8 @@ def serving_model(
     ar_points: tuple[tuple[int, float], ...] = ()
     moe_op_points: tuple[tuple[float, float], ...] = ()
     skew = 1.0
+    mla_points: MlaPoints = ()
+    mla_layers = mla_flops = 0.0
     if tables is not None:
         if moe and dp <= 1 and c.MEASURED_MOE_SHAPES and expert_flops > 0:
             shape = None
@@ -814,6 +837,13 @@ def serving_model(
                 skew = curve.imbalance if dp <= 1 and c.MOE_SKEW_UNDER_TP else 1.0
         if c.MEASURED_ALLREDUCE and dp <= 1 and 1 < tp <= gpu.max_gpus_per_node:
             ar_points = allreduce_points(tables, tp) or ()
+        if c.MEASURED_MLA_CONTEXT and lay.pp <= 1 and not (attn and attn.window_layers):
+            heads_split = tp if dp <= 1 else 1  # DEP: every GPU holds all of a sequence's heads
+            gemm = gemm_dtype(weight_precision, is_block_fp8(model, weight_precision))
+            mla_points = mla_context_points(tables, model, gemm, kv_precision, heads_split) or ()
+            if mla_points:
+                mla_layers = n_full / mfu_scale  # the calibration scales it as the FLOP rate
+                mla_flops = 2.0 * MLA_MODULE_PROJECTION_PARAMS * n_full / heads_split
     return ServingModel(
         tp=tp,
         layers=model.layers,
@@ -865,6 +895,9 @@ def serving_model(
         ar_points=ar_points,
         moe_op_points=moe_op_points,
         skew_imbalance=skew,
+        mla_prefill_points=mla_points,
+        mla_prefill_layers=mla_layers,
+        mla_prefill_flops=mla_flops,
     )
 
 
