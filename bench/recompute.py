@@ -259,8 +259,6 @@ def bench_quote(nth: int = 0) -> Any:
 
 
 def quote_change(workers: Workers, nth: int = 0, wait_s: float = WAIT_QUOTE_S) -> float | None:
-    from django.db.models.fields.json import KeyTextTransform
-
     from apps.finance.models import CandidateRow, CandidateTable, VersionSet
     from apps.quotes.services import quote_update
 
@@ -275,14 +273,15 @@ def quote_change(workers: Workers, nth: int = 0, wait_s: float = WAIT_QUOTE_S) -
     took = wait_all_current(workers, t0, wait_s)
     # Check that the rankings really moved: every table computed from the new quote version,
     # every row of the quote with a non-zero cost now costs more.
-    # The version each table costed, from the version set it names (apps.finance.version_sets).
-    seen_in_set = dict(
-        VersionSet.objects.filter(digest__in=CandidateTable.objects.values("quote_set"))
-        .annotate(seen=KeyTextTransform(str(quote.pk), "versions"))
-        .values_list("digest", "seen")
+    # The version each table costed, from the version set it names (apps.finance.version_sets;
+    # a few sets, one a team, read whole: a JSON key lookup would read "418" as an array index).
+    sets = dict(
+        VersionSet.objects.filter(
+            digest__in=CandidateTable.objects.values("quote_set")
+        ).values_list("digest", "versions")
     )
     tables = [
-        seen_in_set.get(digest)
+        (sets.get(digest) or {}).get(str(quote.pk))
         for digest in CandidateTable.objects.values_list("quote_set", flat=True)
     ]
     with_quote = [seen for seen in tables if seen is not None]
