@@ -55,7 +55,14 @@ def market(catalog, team, django_capture_on_commit_callbacks):
             hourly_price_per_gpu=Decimal("0.40"),
         ),
     }
-    route = ApiRouteFactory(provider=ProviderFactory(name="Epsilon"), model_preset="llama-3.1-8b")
+    # The winner, priced so that a rise within the range searched (prices up to 4x) makes the
+    # reserved H100 the winner.
+    route = ApiRouteFactory(
+        provider=ProviderFactory(name="Epsilon"),
+        model_preset="llama-3.1-8b",
+        input_price_per_mtok=Decimal("0.20"),
+        output_price_per_mtok=Decimal("0.60"),
+    )
     with django_capture_on_commit_callbacks(execute=True):
         candidate_tables_request_recompute(brief_ids=[brief.pk])
     return {"brief": brief, "quotes": quotes, "route": route}
