@@ -188,7 +188,7 @@ class Approval:
 
 
 @dataclass(frozen=True, kw_only=True)
-class AuditEvent:
+class AuditEntry:
     created_at: When
     action: str
     from_status: str
@@ -238,7 +238,7 @@ class Report:
     checklist: Checklist
     checklist_warnings: tuple[ChecklistWarning, ...]  # worded by evidence_words.warning_lines
     approvals: tuple[Approval, ...]
-    audit_trail: tuple[AuditEvent, ...]
+    audit_trail: tuple[AuditEntry, ...]
     content_hash: str
     engine_version: str | None
     frozen_at: When
@@ -482,7 +482,7 @@ def report_of(data: Frozen) -> Report:
             for a in map(_dict, _list(data.get("approvals")))
         ),
         audit_trail=tuple(
-            AuditEvent(
+            AuditEntry(
                 created_at=e.get("created_at"),
                 action=str(e.get("action") or ""),
                 from_status=str(e.get("from_status") or ""),
